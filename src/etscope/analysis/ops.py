@@ -1,0 +1,130 @@
+"""Per-event and per-op statistics over runs, every event kept.
+
+An event's identity inside a run is (role, name, instruction id, occurrence), where occurrence
+numbers events of the same name and instruction in file order. Unlike the Inspector, two events
+with the same name in one run are two rows, never one overwriting the other.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from etscope import profile as P
+from etscope import units
+from etscope.analysis.stats import grouped
+from etscope.formats import etdump as etdump_format
+
+
+def effective_names(profile: P.Profile) -> np.ndarray:
+    """Name code per event: ProfileEvent.name, or delegate_debug_id_str for unnamed delegate events."""
+    ev = profile.events
+    return np.where(ev["role"] == P.ROLE_DELEGATE_INTERNAL,
+                    np.where(ev["delegate_id_str"] >= 0, ev["delegate_id_str"], ev["name"]), ev["name"])
+
+
+def occurrences(run: np.ndarray, instr: np.ndarray, name: np.ndarray) -> np.ndarray:
+    """0-based index of each event among events with the same (run, instruction, name), file order."""
+    n = run.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort((np.arange(n), name, instr, run))
+    r, i, m = run[order], instr[order], name[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = (r[1:] != r[:-1]) | (i[1:] != i[:-1]) | (m[1:] != m[:-1])
+    starts = np.nonzero(new)[0]
+    group_start = starts[np.cumsum(new) - 1]
+    occ_sorted = np.arange(n) - group_start
+    occ = np.empty(n, dtype=np.int64)
+    occ[order] = occ_sorted
+    return occ
+
+
+def event_stats(profile: P.Profile, execute_only: bool = False) -> list[dict]:
+    """Statistics of every profile event signature over the runs holding it.
+
+    Values are in their true unit; time values (ns) are also given in ms. Rows come in order of
+    first appearance.
+    """
+    ev = profile.events
+    sel = ev["kind"] == etdump_format.PROFILE
+    if execute_only:
+        sel &= ev["execute"] >= 0
+    idx = np.nonzero(sel)[0]
+    if idx.size == 0:
+        return []
+    name = effective_names(profile)[idx].astype(np.int64)
+    run = ev["run"][idx].astype(np.int64)
+    instr = ev["instruction_id"][idx].astype(np.int64)
+    role = ev["role"][idx].astype(np.int64)
+    # Instruction id is meaningless for framework events (chain -1): keep it out of the identity.
+    instr_key = np.where(ev["chain"][idx] >= 0, instr, -1)
+    occ = occurrences(run, instr_key, name)
+    block = (ev["execute"][idx] >= 0).astype(np.int64)
+    keys = np.stack([block, role, name, instr_key, occ, ev["unit"][idx].astype(np.int64)])
+    uniq, first, inv = np.unique(keys, axis=1, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    st = grouped(inv, ev["value"][idx], uniq.shape[1])
+    n_exec = max(profile.n_runs, 1)
+    rows = []
+    for j in np.argsort(first, kind="stable"):
+        b, rl, nm, ins, oc, un = (int(x) for x in uniq[:, j])
+        row = {"block": "Execute" if b else "Default", "role": P.ROLE_NAMES[rl],
+               "name": profile.name_of(nm), "instruction_id": ins if ins >= 0 else None,
+               "occurrence": oc, "unit": units.NAMES[un], "runs": int(st["count"][j]),
+               "calls_per_run": float(st["count"][j] / n_exec) if b else None}
+        for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
+            row[k] = float(st[k][j])
+        if un == units.NS:
+            for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
+                row[f"{k}_ms"] = row[k] / 1e6
+        rows.append(row)
+    return rows
+
+
+def op_table(profile: P.Profile) -> list[dict]:
+    """The per-op table: each instruction (delegate call or CPU kernel), then what it contains.
+
+    ``share`` is the op's total time over the sum of Method::execute (time units only).
+    """
+    stats = event_stats(profile, execute_only=True)
+    total_ns = float(np.nansum(profile.runs["latency_ns"]))
+    by_instr: dict[int, list[dict]] = {}
+    for s in stats:
+        if s["instruction_id"] is not None and s["role"] in (
+                "delegate_call", "operator_call", "kernel", "delegate_internal"):
+            by_instr.setdefault(s["instruction_id"], []).append(s)
+    rows = []
+    for iid in sorted(by_instr):
+        ins = profile.instructions.get(iid)
+        group = by_instr[iid]
+        top = [s for s in group if s["role"] in ("delegate_call", "operator_call")]
+        if not top:
+            top = [s for s in group if s["role"] == "kernel"][:1]
+        kernel_rows = [s for s in group if s["role"] == "kernel" and s not in top]
+        inner = [s for s in group if s["role"] == "delegate_internal"]
+        for s in top:
+            rows.append(_row(s, ins, level=0, total_ns=total_ns))
+        for s in kernel_rows + inner:
+            rows.append(_row(s, ins, level=1, total_ns=total_ns))
+    return rows
+
+
+def _row(s: dict, ins, level: int, total_ns: float) -> dict:
+    is_time = s["unit"] == "ns"
+    placement = ins.backend if ins else None
+    if s["role"] == "delegate_call":
+        name = f"DELEGATE_CALL ({placement})" if placement else "DELEGATE_CALL"
+    elif s["role"] == "operator_call":
+        name = (ins.kernel or ins.operator) if ins and (ins.kernel or ins.operator) else "OPERATOR_CALL"
+    else:
+        name = s["name"] or (ins.kernel if ins else "")
+    return {
+        "instruction_id": s["instruction_id"], "level": level, "role": s["role"], "name": name,
+        "occurrence": s["occurrence"],
+        "op_type": (ins.op_type if ins and level == 0 else None),
+        "placement": placement, "runs": s["runs"], "calls_per_run": s["calls_per_run"],
+        "unit": s["unit"],
+        "p50": s["p50"], "mean": s["mean"], "total": s["total"], "min": s["min"], "max": s["max"],
+        "p50_ms": s.get("p50_ms"), "mean_ms": s.get("mean_ms"), "total_ms": s.get("total_ms"),
+        "share": (s["total"] / total_ns) if is_time and total_ns else None,
+        "source": ins.source if ins and level == 0 else None,
+    }

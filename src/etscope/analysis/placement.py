@@ -1,0 +1,146 @@
+"""What ran where: Method::execute split into delegate calls (per backend), CPU kernels and framework
+overhead, per run; and the list of CPU-fallback kernels.
+
+Per run: latency = Σ DELEGATE_CALL + Σ OPERATOR_CALL + overhead, where overhead is what
+Method::execute measured outside any instruction event (argument setup, memory planning, moves,
+the profiler itself). The three parts add up to the latency by construction; the parts are
+measured, the overhead is the remainder.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from etscope import profile as P
+from etscope.analysis.stats import describe, grouped
+
+
+def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
+    """Per (run, instruction): wall time in ns of its instruction-level events and their count.
+
+    For CPU instructions the OPERATOR_CALL event is the instruction's time; when a build logs only
+    the kernel event, that is used instead.
+    """
+    ev = profile.events
+    ex = ev["execute"]
+    role = ev["role"]
+    in_exec = ex >= 0
+    op_call = (role == P.ROLE_OPERATOR_CALL) & in_exec
+    dcall = (role == P.ROLE_DELEGATE_CALL) & in_exec
+    kern = (role == P.ROLE_KERNEL) & in_exec
+    instr = ev["instruction_id"].astype(np.int64)
+    # Instructions that have an OPERATOR_CALL anywhere use it; others fall back to their kernel event.
+    with_op_call = np.unique(instr[op_call])
+    kern_only = kern & ~np.isin(instr, with_op_call)
+    sel = op_call | dcall | kern_only
+    return {"execute": ex[sel].astype(np.int64), "instruction_id": instr[sel], "ns": ev["value"][sel],
+            "is_delegate": dcall[sel]}
+
+
+def per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
+    """Per-run ns: latency, one column per delegate backend, CPU ops, overhead, and call counts."""
+    n = profile.n_runs
+    it = instruction_times(profile)
+    parts: dict[str, np.ndarray] = {"latency": profile.runs["latency_ns"].astype(np.float64)}
+    backend_of = {i.id: i.backend for i in profile.instructions.values()}
+    backends = profile.backends()
+    ids = it["instruction_id"]
+    inside = np.zeros(n)
+    for b in backends:
+        bid = np.array([i for i, bk in backend_of.items() if bk == b and profile.instructions[i].kind == "delegate"])
+        m = it["is_delegate"] & np.isin(ids, bid)
+        parts[f"delegate:{b}"] = np.bincount(it["execute"][m], weights=it["ns"][m], minlength=n)
+        parts[f"calls:{b}"] = np.bincount(it["execute"][m], minlength=n).astype(np.float64)
+        inside += parts[f"delegate:{b}"]
+    cpu = ~it["is_delegate"]
+    parts["cpu_ops"] = np.bincount(it["execute"][cpu], weights=it["ns"][cpu], minlength=n)
+    parts["calls:cpu"] = np.bincount(it["execute"][cpu], minlength=n).astype(np.float64)
+    inside += parts["cpu_ops"]
+    parts["framework_overhead"] = parts["latency"] - inside
+    return parts
+
+
+def breakdown(profile: P.Profile) -> list[dict]:
+    """Mean per run of each part of Method::execute, in ms, with its share of the mean latency."""
+    parts = per_run_parts(profile)
+    lat = parts["latency"]
+    ok = ~np.isnan(lat)
+    mean_lat = float(lat[ok].mean()) if ok.any() else float("nan")
+    rows = []
+    for b in profile.backends():
+        d = parts[f"delegate:{b}"][ok]
+        rows.append({"kind": "delegate", "backend": b,
+                     "calls_per_run": float(parts[f"calls:{b}"][ok].mean()) if ok.any() else 0.0,
+                     "mean_ms": _ms(d.mean()) if ok.any() else 0.0,
+                     "p50_ms": _ms(np.median(d)) if ok.any() else 0.0,
+                     "share": float(d.mean() / mean_lat) if ok.any() and mean_lat else 0.0})
+    for kind in ("cpu_ops", "framework_overhead"):
+        d = parts[kind][ok]
+        row = {"kind": kind, "mean_ms": _ms(d.mean()) if ok.any() else 0.0,
+               "p50_ms": _ms(np.median(d)) if ok.any() else 0.0,
+               "share": float(d.mean() / mean_lat) if ok.any() and mean_lat else 0.0}
+        if kind == "cpu_ops":
+            row["calls_per_run"] = float(parts["calls:cpu"][ok].mean()) if ok.any() else 0.0
+        rows.append(row)
+    return rows
+
+
+def latency_summary(profile: P.Profile) -> dict:
+    lat = profile.runs["latency_ns"]
+    lat = lat[~np.isnan(lat)]
+    if lat.size == 0:
+        return {"count": profile.n_runs, "latency_ms": None}
+    s = describe(lat / 1e6)
+    return {"count": profile.n_runs,
+            "latency_ms": {k: s[k] for k in ("p10", "p50", "p90", "p99", "mean", "min", "max", "total")}}
+
+
+def fallback_ops(profile: P.Profile) -> list[dict]:
+    """One entry per CPU-kernel instruction, in instruction order."""
+    it = instruction_times(profile)
+    cpu = ~it["is_delegate"]
+    ids = it["instruction_id"][cpu]
+    if ids.size == 0:
+        return []
+    uniq, inv = np.unique(ids, return_inverse=True)
+    # Per (instruction, run) totals, then statistics over the runs that executed it.
+    key = inv.reshape(-1) * profile.n_runs + it["execute"][cpu]
+    kuniq, kinv = np.unique(key, return_inverse=True)
+    per_run = np.bincount(kinv.reshape(-1), weights=it["ns"][cpu])
+    group = kuniq // profile.n_runs
+    st = grouped(group, per_run / 1e6, len(uniq))
+    calls = np.bincount(inv.reshape(-1), minlength=len(uniq))
+    total_latency_ms = float(np.nansum(profile.runs["latency_ns"])) / 1e6
+    rows = []
+    for j, i in enumerate(uniq):
+        ins = profile.instructions.get(int(i))
+        rows.append({
+            "instruction_id": int(i),
+            "op_type": ins.op_type if ins else None,
+            "op_type_from": _op_type_origin(ins),
+            "kernel": ins.kernel if ins else None,
+            "operator": ins.operator if ins else None,
+            "runs": int(st["count"][j]),
+            "calls_per_run": float(calls[j] / max(profile.n_runs, 1)),
+            "mean_ms": float(st["mean"][j]), "p50_ms": float(st["p50"][j]),
+            "total_ms": float(st["total"][j]),
+            "share": float(st["total"][j] / total_latency_ms) if total_latency_ms else 0.0,
+            "source": ins.source if ins else None,
+            "nodes": ins.nodes if ins else [],
+        })
+    return rows
+
+
+def _op_type_origin(ins) -> str | None:
+    if ins is None:
+        return None
+    if ins.op_types:
+        return "etrecord"
+    if ins.operator:
+        return "pte"
+    if ins.kernel:
+        return "kernel name (guess)"
+    return None
+
+
+def _ms(ns) -> float:
+    return float(ns) / 1e6

@@ -1,0 +1,50 @@
+"""Statistics over runs, vectorised over many groups at once.
+
+Percentiles use numpy's default (linear interpolation between closest ranks), the same as
+ExecuTorch's Inspector, so the two can be compared exactly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+STAT_NAMES = ("count", "p10", "p50", "p90", "p99", "mean", "min", "max", "total")
+
+
+def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None) -> dict[str, np.ndarray]:
+    """Statistics of ``values`` per group id (0..n_groups-1). Empty groups give NaN (count 0)."""
+    groups = np.asarray(groups, dtype=np.int64)
+    values = np.asarray(values, dtype=np.float64)
+    if n_groups is None:
+        n_groups = int(groups.max()) + 1 if groups.size else 0
+    count = np.bincount(groups, minlength=n_groups).astype(np.int64)
+    total = np.bincount(groups, weights=values, minlength=n_groups)
+    out = {"count": count, "total": total}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["mean"] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    order = np.lexsort((values, groups))
+    sorted_vals = values[order]
+    first = np.cumsum(count) - count
+    nonempty = count > 0
+    for q in (10, 50, 90, 99):
+        res = np.full(n_groups, np.nan)
+        pos = (count[nonempty] - 1) * (q / 100.0)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, count[nonempty] - 1)
+        frac = pos - lo
+        base = first[nonempty]
+        a, b = sorted_vals[base + lo], sorted_vals[base + hi]
+        res[nonempty] = a + (b - a) * frac
+        out[f"p{q}"] = res
+    mins = np.full(n_groups, np.nan)
+    maxs = np.full(n_groups, np.nan)
+    mins[nonempty] = sorted_vals[first[nonempty]]
+    maxs[nonempty] = sorted_vals[first[nonempty] + count[nonempty] - 1]
+    out["min"], out["max"] = mins, maxs
+    return out
+
+
+def describe(values: np.ndarray) -> dict[str, float]:
+    """Statistics of one sample as plain floats."""
+    values = np.asarray(values, dtype=np.float64)
+    res = grouped(np.zeros(values.shape, dtype=np.int64), values, 1)
+    return {k: (int(v[0]) if k == "count" else float(v[0])) for k, v in res.items()}

@@ -1,0 +1,97 @@
+"""The summary of one profile as plain data (the JSON of ``etscope summary --json``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from etscope import profile as P
+from etscope.analysis import ops as ops_analysis
+from etscope.analysis import placement
+
+SCHEMA = "etscope.summary/1"
+
+
+def summarize(profile: P.Profile, top: int = 10) -> dict:
+    lat = placement.latency_summary(profile)
+    rows = placement.breakdown(profile)
+    fallback = placement.fallback_ops(profile)
+    return {
+        "schema": SCHEMA,
+        "inputs": dict(profile.sources),
+        "method": profile.method,
+        "etdump": {"version": profile.etdump.version, "run_data": len(profile.etdump.runs),
+                   "events": profile.etdump.event_count, "bytes": profile.etdump.size_bytes},
+        "runs": lat,
+        "breakdown": rows,
+        "fallback_ops": fallback,
+        "top_fallback_op_types": _top_op_types(fallback, top),
+        "delegate_calls": delegate_calls(profile),
+        "load": load_events(profile),
+        "memory": memory(profile),
+        "warnings": list(profile.warnings),
+    }
+
+
+def delegate_calls(profile: P.Profile) -> list[dict]:
+    """Each delegate instruction with its wall time and what is logged inside it."""
+    rows = []
+    table = ops_analysis.op_table(profile)
+    for r in table:
+        if r["role"] != "delegate_call":
+            continue
+        inner = [x for x in table if x["instruction_id"] == r["instruction_id"] and x["level"] == 1]
+        ins = profile.instructions.get(r["instruction_id"])
+        rows.append({"instruction_id": r["instruction_id"], "backend": r["placement"],
+                     "backend_from": ins.backend_from if ins else None,
+                     "p50_ms": r["p50_ms"], "mean_ms": r["mean_ms"], "share": r["share"],
+                     "inner_events": len(inner),
+                     "inner_units": sorted({x["unit"] for x in inner}),
+                     "op_types": ins.op_types if ins else []})
+    return rows
+
+
+def load_events(profile: P.Profile) -> list[dict]:
+    """Events outside the Execute runs (Program::load_method, Method::init)."""
+    out = []
+    for s in ops_analysis.event_stats(profile):
+        if s["block"] == "Default" and s["unit"] == "ns":
+            out.append({"name": s["name"], "ms": s["total_ms"], "count": s["runs"]})
+    return out
+
+
+def memory(profile: P.Profile) -> dict:
+    """Planned memory from the .pte and allocation events from the ETDump, in bytes."""
+    out: dict = {"planned_bytes": None, "planned_buffers": None, "allocation_events": 0,
+                 "allocated_bytes_per_run": None, "delegate_blob_bytes": None}
+    pte = profile.pte
+    if pte is not None and profile.method:
+        for m in pte.methods:
+            if m.name == profile.method:
+                sizes = [int(s) for s in m.non_const_buffer_sizes]
+                out["planned_buffers"] = sizes
+                out["planned_bytes"] = int(sum(sizes))
+                out["delegate_blob_bytes"] = {d.backend_id: 0 for d in m.delegates}
+                for d in m.delegates:
+                    out["delegate_blob_bytes"][d.backend_id] += int(d.blob_size or 0)
+    ev = profile.events
+    alloc = ev["role"] == P.ROLE_ALLOCATION
+    out["allocation_events"] = int(alloc.sum())
+    if alloc.any():
+        in_exec = alloc & (ev["execute"] >= 0)
+        if in_exec.any():
+            per = np.bincount(ev["execute"][in_exec], weights=ev["value"][in_exec], minlength=profile.n_runs)
+            out["allocated_bytes_per_run"] = float(per.mean())
+    return out
+
+
+def _top_op_types(fallback: list[dict], top: int) -> list[dict]:
+    agg: dict[str, dict] = {}
+    for f in fallback:
+        key = f["op_type"] or f["kernel"] or "?"
+        a = agg.setdefault(key, {"op_type": key, "instructions": 0, "mean_ms": 0.0, "share": 0.0,
+                                 "sources": []})
+        a["instructions"] += 1
+        a["mean_ms"] += f["mean_ms"] * f["runs"] / max(1, f["runs"])
+        a["share"] += f["share"]
+        if f["source"] and f["source"] not in a["sources"]:
+            a["sources"].append(f["source"])
+    return sorted(agg.values(), key=lambda a: -a["share"])[:top]

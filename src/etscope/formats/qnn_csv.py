@@ -1,0 +1,436 @@
+"""QNN profile CSV (qnn-profile-viewer, ONNX Runtime QNN EP ``profiling_file_path``).
+
+Also home of :class:`QnnProfile`, the one model the three QNN profile readers return
+(this CSV, the viewer's text output in :mod:`qnn_text`, its ``QNN_PROFILE`` JSON in :mod:`qnn_json`).
+
+The file::
+
+    Msg Timestamp,Message,Time,Unit of Measurement,Timing Source,Event Level,Event Identifier
+    0,FINALIZE,60432,US,BACKEND,ROOT,QNN (finalize) time
+    0,UNKNOWN,550,US,BACKEND,SUB-EVENT,Graph Preparation Initializing
+    0,BACKEND,13554100,CYCLES,BACKEND,ROOT,Accelerator (execute) time (cycles)
+    0,NODE,13500,CYCLES,BACKEND,SUB-EVENT,Input OpId_2 (cycles)
+    0,UNKNOWN,UNKNOWN,OBJECT,BACKEND,ROOT,Unknown event type
+    0,EXECUTE,19363,US,BACKEND,ROOT,QNN (execute) time
+
+CRLF line endings; ``Msg Timestamp`` is always 0 in the real files; a SUB-EVENT belongs to the
+ROOT before it; ``Time`` is ``UNKNOWN`` for ``Unknown event type`` rows (kept, value NaN). The
+identifier is the last column and is taken whole, so op names containing commas survive.
+
+Blocks
+------
+QNN reports one group of events per API call: ``QNN (finalize) time`` (graph finalize, with
+its optimisation steps as sub-events), ``QNN (execute) time`` (one execute of one graph),
+``QNN (load binary) time`` (init from a context binary), ``QNN (deinit) time``. That ROOT comes
+last in its group (only its own sub-events follow), so the events are cut into
+:class:`QnnBlock` s after each such closing ROOT. A trailing group without one is kept with
+``complete=False``.
+
+The CSV names no graph. With several QNN partitions (graphs) there is one execute block per
+execute per graph, in execution order, and finalize blocks may repeat (emulator ``vit_mixed_qdq``:
+finalize g1, g1, g2). Execute blocks are assigned to graphs by their NODE name sets
+(``graph_index``, first seen = 0). Blocks without NODE events (``basic`` profiling level) get
+``graph_index = None``: nothing in the file tells their graphs apart.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from etscope.errors import FormatError
+from etscope.formats.qnn_names import decode_text, head_text, normalise_unit, read_input_bytes
+
+__all__ = [
+    "ACCEL_CYCLES", "CSV_COLUMNS", "QnnBlock", "QnnEventTable", "QnnProfile",
+    "parse_qnn_csv", "read_qnn_csv", "sniff",
+]
+
+CSV_COLUMNS = ("Msg Timestamp", "Message", "Time", "Unit of Measurement", "Timing Source",
+               "Event Level", "Event Identifier")
+# The ROOT whose NODE sub-events are the per-op cycles (their sum equals its value in real data).
+ACCEL_CYCLES = "Accelerator (execute) time (cycles)"
+
+BLOCK_KINDS = ("execute", "finalize", "init", "deinit", "other")
+_CLOSING_NAME = re.compile(r"^QNN \(([^()]*)\) time$")
+_PHASE_KIND = {
+    "execute": "execute", "finalize": "finalize", "load binary": "init", "init": "init",
+    "create from binary": "init", "deinit": "deinit", "de-init": "deinit",
+}
+_TYPE_KIND = {"EXECUTE": "execute", "FINALIZE": "finalize", "INIT": "init", "DEINIT": "deinit"}
+_NAN_WORDS = {"", "unknown", "n/a", "na", "none", "null", "-"}
+
+
+# ---- the model -------------------------------------------------------------------------------------
+
+@dataclass
+class QnnEventTable:
+    """Every event of a QNN profile as columns, in file order (row i = i-th event).
+
+    ``value`` is in ``unit`` (normalised: ``us``, ``cycles``, ``count``, ``bytes``, ``object``,
+    other spellings lowercased); NaN where QNN wrote ``UNKNOWN`` or no value.
+    ``type`` is the CSV ``Message`` column (FINALIZE, BACKEND, EXECUTE, NODE, UNKNOWN), the JSON
+    ``type`` field, or for text ``NODE``/``""``. ``parent`` is the row of the ROOT (or outer
+    sub-event) a SUB-EVENT belongs to, -1 for ROOTs. ``block`` indexes ``QnnProfile.blocks``.
+    ``line`` is the 1-based source line (CSV, text) or -1 (JSON). ``extra`` holds format-specific
+    columns (CSV: ``msg_timestamp`` float64, unit unknown; ``timing_source`` str).
+    """
+
+    name: np.ndarray       # object (str)
+    value: np.ndarray      # float64
+    unit: np.ndarray       # object (str)
+    level: np.ndarray      # object: "ROOT" | "SUB-EVENT"
+    type: np.ndarray       # object (str)
+    parent: np.ndarray     # int64
+    block: np.ndarray      # int64
+    line: np.ndarray       # int64
+    extra: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.name.shape[0])
+
+
+@dataclass
+class QnnBlock:
+    """One QNN API call's events: a finalize, one execute of one graph, an init (load binary), ...
+
+    ``roots`` maps ROOT name -> ``(value, unit)`` in file order (the first of a repeated name
+    wins; all are in ``events``). ``node_names``/``node_cycles`` are the NODE sub-events in order
+    (per-op cycles; NaN where the unit was not cycles), ``node_parent`` the ROOT holding them.
+    ``sub_events`` are the other sub-events as ``(parent name, name, value, unit)``.
+    """
+
+    index: int
+    kind: str                      # one of BLOCK_KINDS
+    label: str                     # closing ROOT name, text section ("Execute Stat 2") or JSON method
+    row_start: int                 # rows [row_start, row_stop) of QnnProfile.events
+    row_stop: int
+    complete: bool                 # ended by its closing ROOT "QNN (<phase>) time"
+    roots: dict[str, tuple[float, str]]
+    sub_events: list[tuple[str, str, float, str]]
+    node_names: list[str]
+    node_cycles: np.ndarray        # float64, cycles
+    node_parent: str | None
+    graph_index: int | None = None          # QNN graph (partition), from NODE names; None = unknown
+    graph_execute_index: int | None = None  # 0-based execute number within its graph
+    execute_index: int | None = None        # 0-based execute number among all execute blocks
+
+    @property
+    def accel_cycles(self) -> float | None:
+        """``Accelerator (execute) time (cycles)`` of this block, or None."""
+        v = self.roots.get(ACCEL_CYCLES)
+        return None if v is None else v[0]
+
+    def root_value(self, name: str, unit: str | None = None) -> float | None:
+        """Value of ROOT ``name`` (optionally only if its unit is ``unit``), else None."""
+        v = self.roots.get(name)
+        if v is None or (unit is not None and v[1] != unit):
+            return None
+        return v[0]
+
+
+@dataclass
+class QnnProfile:
+    """A QNN profile (CSV, viewer text or viewer JSON) as events and blocks. No analysis.
+
+    ``graph_node_names[g]`` are the NODE names of graph ``g``'s first execute block.
+    ``metadata``: text header lines / JSON ``metadata`` as strings. ``app_stats``: application-level
+    numbers outside the backend events (viewer text ``NetRun``/summary lines, JSON ``APP_*``
+    messages) as ``(section, name, value, unit)``.
+    """
+
+    source: str                    # "qnn_csv" | "qnn_text" | "qnn_json"
+    path: str
+    events: QnnEventTable
+    blocks: list[QnnBlock]
+    graph_node_names: list[list[str]]
+    metadata: dict[str, str] = field(default_factory=dict)
+    app_stats: list[tuple[str, str, float, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def n_graphs(self) -> int:
+        """Graphs told apart by NODE names (0 when no block has NODE events)."""
+        return len(self.graph_node_names)
+
+    def execute_blocks(self, graph: int | None = None) -> list[QnnBlock]:
+        """Execute blocks in order; with ``graph``, only those assigned to that graph."""
+        return [b for b in self.blocks
+                if b.kind == "execute" and (graph is None or b.graph_index == graph)]
+
+    def blocks_of_kind(self, kind: str) -> list[QnnBlock]:
+        return [b for b in self.blocks if b.kind == kind]
+
+
+# ---- building a profile from events (shared by the CSV, text and JSON readers) --------------------
+
+class _Builder:
+    """Collects events in order, with optional forced section boundaries, then cuts blocks."""
+
+    def __init__(self, source: str, path: str):
+        self.source, self.path = source, path
+        self.name: list[str] = []
+        self.value: list[float] = []
+        self.unit: list[str] = []
+        self.level: list[str] = []
+        self.type: list[str] = []
+        self.parent: list[int] = []
+        self.line: list[int] = []
+        self.sections: dict[int, tuple[str | None, str]] = {}   # first row -> (kind, label)
+        self.warnings: list[str] = []
+        self._last_root = -1
+
+    def section(self, kind: str | None, label: str) -> None:
+        """Start a new block at the next event (text section / JSON message)."""
+        self.sections[len(self.name)] = (kind, label)
+        self._last_root = -1
+
+    def add(self, name: str, value: float, unit: str, level: str, type_: str, line: int = -1,
+            parent: int | None = None) -> int:
+        row = len(self.name)
+        if level == "SUB-EVENT":
+            if parent is None:
+                parent = self._last_root
+            if parent < 0:
+                self.warnings.append(f"sub-event {name!r} (row {row}) has no ROOT before it; kept as ROOT")
+                level, parent = "ROOT", -1
+        else:
+            parent = -1
+        if level == "ROOT":
+            self._last_root = row
+        self.name.append(name)
+        self.value.append(value)
+        self.unit.append(unit)
+        self.level.append(level)
+        self.type.append(type_)
+        self.parent.append(parent)
+        self.line.append(line)
+        return row
+
+    def build(self, metadata=None, app_stats=None, extra=None) -> QnnProfile:
+        n = len(self.name)
+        table = QnnEventTable(
+            name=np.array(self.name, dtype=object),
+            value=np.array(self.value, dtype=np.float64),
+            unit=np.array(self.unit, dtype=object),
+            level=np.array(self.level, dtype=object),
+            type=np.array(self.type, dtype=object),
+            parent=np.array(self.parent, dtype=np.int64),
+            block=np.full(n, -1, dtype=np.int64),
+            line=np.array(self.line, dtype=np.int64),
+            extra=extra or {},
+        )
+        blocks = self._cut(table)
+        graph_names = _assign_graphs(blocks)
+        return QnnProfile(self.source, self.path, table, blocks, graph_names,
+                          metadata=dict(metadata or {}), app_stats=list(app_stats or []),
+                          warnings=self.warnings)
+
+    def _cut(self, t: QnnEventTable) -> list[QnnBlock]:
+        blocks: list[QnnBlock] = []
+        n = len(t)
+        start = 0
+        sec_kind: str | None = None
+        sec_label = ""
+        closing: tuple[str, str] | None = None   # (kind, label) of the closing ROOT seen
+
+        def flush(stop: int) -> None:
+            nonlocal start, closing
+            if stop > start:
+                blocks.append(self._block(t, len(blocks), start, stop, closing, sec_kind, sec_label))
+            start, closing = stop, None
+
+        for i in range(n):
+            if i in self.sections:
+                flush(i)
+                sec_kind, sec_label = self.sections[i]
+            elif closing is not None and t.level[i] == "ROOT":
+                flush(i)
+            if t.level[i] == "ROOT" and closing is None:
+                kind = _closing_kind(t.name[i], t.type[i])
+                if kind is not None:
+                    closing = (kind, t.name[i])
+        flush(n)
+        return blocks
+
+    def _block(self, t, index, start, stop, closing, sec_kind, sec_label) -> QnnBlock:
+        t.block[start:stop] = index
+        roots: dict[str, tuple[float, str]] = {}
+        subs: list[tuple[str, str, float, str]] = []
+        node_rows: list[int] = []
+        for i in range(start, stop):
+            if t.level[i] == "ROOT":
+                roots.setdefault(t.name[i], (float(t.value[i]), t.unit[i]))
+            elif t.type[i] == "NODE":
+                node_rows.append(i)
+            else:
+                p = int(t.parent[i])
+                subs.append((t.name[p] if p >= 0 else "", t.name[i], float(t.value[i]), t.unit[i]))
+        cycles = np.array([t.value[i] if t.unit[i] == "cycles" else math.nan for i in node_rows],
+                          dtype=np.float64)
+        if any(t.unit[i] != "cycles" for i in node_rows):
+            self.warnings.append(f"block {index}: NODE events not in cycles (value set to NaN)")
+        parents = {int(t.parent[i]) for i in node_rows}
+        node_parent = None
+        if len(parents) == 1:
+            p = parents.pop()
+            node_parent = t.name[p] if p >= 0 else None
+        elif len(parents) > 1:
+            node_parent = " | ".join(sorted({t.name[p] for p in parents if p >= 0}))
+        if closing is not None:
+            kind, label, complete = closing[0], closing[1], True
+        else:
+            kind = sec_kind or _guess_kind(roots)
+            label, complete = sec_label, False
+        if sec_label and closing is not None and sec_kind is not None:
+            label = sec_label
+        return QnnBlock(index=index, kind=kind, label=label, row_start=start, row_stop=stop,
+                        complete=complete, roots=roots, sub_events=subs,
+                        node_names=[t.name[i] for i in node_rows], node_cycles=cycles,
+                        node_parent=node_parent)
+
+
+def _closing_kind(name: str, type_: str) -> str | None:
+    m = _CLOSING_NAME.match(name)
+    if m:
+        return _PHASE_KIND.get(m.group(1).strip().lower(), "other")
+    return _TYPE_KIND.get(str(type_).upper())
+
+
+def _guess_kind(roots: dict) -> str:
+    for name in roots:
+        for phase, kind in _PHASE_KIND.items():
+            if f"({phase})" in name.lower():
+                return kind
+    return "other"
+
+
+def _assign_graphs(blocks: list[QnnBlock]) -> list[list[str]]:
+    keys: dict[frozenset, int] = {}
+    names: list[list[str]] = []
+    count: dict[int, int] = {}
+    n_exec = 0
+    for b in blocks:
+        if b.kind != "execute":
+            continue
+        b.execute_index = n_exec
+        n_exec += 1
+        if not b.node_names:
+            continue
+        key = frozenset(b.node_names)
+        g = keys.get(key)
+        if g is None:
+            g = keys[key] = len(names)
+            names.append(list(b.node_names))
+        b.graph_index = g
+        b.graph_execute_index = count.get(g, 0)
+        count[g] = b.graph_execute_index + 1
+    return names
+
+
+def parse_number(raw: str, what: str, path: str) -> float:
+    """QNN value text -> float; UNKNOWN/empty -> NaN; garbage -> FormatError."""
+    s = raw.strip()
+    if s.lower() in _NAN_WORDS:
+        return math.nan
+    try:
+        return float(s)
+    except ValueError:
+        raise FormatError(f"{what}: value {s[:40]!r} is not a number", file=path) from None
+
+
+# ---- CSV ---------------------------------------------------------------------------------------
+
+def _header_index(fields: list[str]) -> dict[str, int] | None:
+    norm = [f.strip().strip('"').strip().lower() for f in fields]
+    if "event identifier" not in norm or "time" not in norm:
+        return None
+    return {name: i for i, name in enumerate(norm)}
+
+
+def _unquote(s: str) -> str:
+    s = s.strip()
+    if len(s) >= 2 and s[0] == '"' and s[-1] == '"':
+        return s[1:-1].replace('""', '"')
+    return s
+
+
+def _norm_level(raw: str, where: str, path: str) -> str:
+    s = raw.strip().upper().replace("_", "-").replace(" ", "-")
+    if s == "ROOT":
+        return "ROOT"
+    if s in ("SUB-EVENT", "SUBEVENT"):
+        return "SUB-EVENT"
+    raise FormatError(f"{where}: event level {raw.strip()[:40]!r} is neither ROOT nor SUB-EVENT", file=path)
+
+
+def parse_qnn_csv(data: bytes | str, name: str = "<input>", *, max_bytes: int | None = None) -> QnnProfile:
+    """Parse QNN profile CSV text or bytes (see the module docstring)."""
+    try:
+        return _parse_csv(data, name, max_bytes)
+    except FormatError as e:
+        raise e.with_file(name) from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as e:
+        raise FormatError(f"QNN profile CSV is malformed ({e.__class__.__name__}: {e})", file=name) from None
+
+
+def _parse_csv(data, path: str, max_bytes) -> QnnProfile:
+    text = decode_text(data, path, "QNN profile CSV", max_bytes)
+    lines = text.split("\n")
+    b = _Builder("qnn_csv", path)
+    header: dict[str, int] | None = None
+    n_cols = 0
+    ts: list[float] = []
+    src: list[str] = []
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r")
+        if not line.strip():
+            continue
+        if header is None:
+            header = _header_index(line.split(","))
+            if header is None:
+                raise FormatError("not a QNN profile CSV: first line is not the header "
+                                  f"({','.join(CSV_COLUMNS)})", file=path)
+            n_cols = len(line.split(","))
+            ident_last = header["event identifier"] == n_cols - 1
+            continue
+        parts = line.split(",", n_cols - 1) if ident_last else line.split(",")
+        if len(parts) < n_cols or (not ident_last and len(parts) != n_cols):
+            raise FormatError(f"line {lineno}: {len(parts)} fields, expected {n_cols}", file=path)
+        if parts[header["time"]].strip().lower() == "time":
+            continue                                       # a repeated header line
+        where = f"line {lineno}"
+
+        def col(key: str, default: str = "") -> str:
+            i = header.get(key)
+            return _unquote(parts[i]) if i is not None else default
+
+        ident = col("event identifier")
+        value = parse_number(col("time"), where, path)
+        unit = normalise_unit(col("unit of measurement"))
+        level = _norm_level(col("event level", "ROOT"), where, path)
+        type_ = col("message").upper()
+        b.add(ident, value, unit, level, type_, line=lineno)
+        tstr = col("msg timestamp")
+        ts.append(parse_number(tstr, where, path) if tstr else math.nan)
+        src.append(col("timing source"))
+    if header is None:
+        raise FormatError("not a QNN profile CSV: empty file", file=path)
+    extra = {"msg_timestamp": np.array(ts, dtype=np.float64), "timing_source": np.array(src, dtype=object)}
+    return b.build(extra=extra)
+
+
+def read_qnn_csv(path, *, max_bytes: int | None = None) -> QnnProfile:
+    """Read a QNN profile CSV file (read-only, at most ``qnn_names.MAX_INPUT_BYTES``)."""
+    name = str(path)
+    data = read_input_bytes(path, max_bytes, "QNN profile CSV")
+    return parse_qnn_csv(data, name, max_bytes=max_bytes)
+
+
+def sniff(head: bytes | str) -> bool:
+    """True if ``head`` (the first bytes of a file) looks like a QNN profile CSV."""
+    first = head_text(head, 4096).lstrip().split("\n", 1)[0].rstrip("\r").lower()
+    return "event identifier" in first and "unit of measurement" in first and "," in first
+

@@ -1,0 +1,425 @@
+"""One Profile: the ETDump's events (with their units and roles), the Execute runs, and what each
+instruction is (backend or CPU kernel, op type, source location), joined from ETRecord / .pte.
+
+Built by :func:`load`. Analysis lives in ``etscope.analysis``; this module only joins inputs.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from etscope import units
+from etscope.errors import FormatError, MismatchError
+from etscope.formats import etdump as etdump_format
+
+# Event roles (column ``role``): what an event is in the runtime's hierarchy.
+(ROLE_OTHER, ROLE_METHOD, ROLE_DELEGATE_CALL, ROLE_OPERATOR_CALL, ROLE_KERNEL,
+ ROLE_DELEGATE_INTERNAL, ROLE_DEBUG, ROLE_ALLOCATION) = range(8)
+ROLE_NAMES = ("framework", "method_execute", "delegate_call", "operator_call", "kernel",
+              "delegate_internal", "debug", "allocation")
+
+METHOD_EXECUTE = "Method::execute"
+DELEGATE_CALL = "DELEGATE_CALL"
+OPERATOR_CALL = "OPERATOR_CALL"
+
+CPU = "cpu"
+UNKNOWN_DELEGATE = "delegate"
+
+
+@dataclass
+class Instruction:
+    """One instruction of the executed method, as far as the inputs tell."""
+
+    id: int
+    kind: str                      # "delegate" | "cpu"
+    backend: str                   # backend id (e.g. "XnnpackBackend", "QnnBackend"), or "cpu"
+    kernel: str | None = None      # kernel event name, e.g. "native_call_cumsum.out"
+    operator: str | None = None    # operator from the .pte, e.g. "aten::cumsum.out"
+    op_types: list[str] = field(default_factory=list)   # graph targets, e.g. ["aten.cumsum.default"]
+    source: str | None = None      # "file.py:LINE" of the first graph node
+    nodes: list[str] = field(default_factory=list)      # graph node names
+    debug_handles: list[int] = field(default_factory=list)
+    backend_from: str = "event names"   # which input told the backend
+
+    @property
+    def op_type(self) -> str | None:
+        if self.op_types:
+            return self.op_types[0] if len(self.op_types) == 1 else ", ".join(self.op_types[:3]) + (
+                f" (+{len(self.op_types) - 3})" if len(self.op_types) > 3 else "")
+        if self.operator:
+            return self.operator.replace("::", ".")
+        if self.kernel:
+            return guess_op_from_kernel(self.kernel)
+        return None
+
+
+@dataclass
+class Profile:
+    etdump: etdump_format.EtdumpData
+    strings: list[str]
+    events: dict[str, np.ndarray]
+    runs: dict[str, np.ndarray]          # one row per Execute run
+    instructions: dict[int, Instruction]
+    method: str | None
+    etrecord: object | None = None
+    pte: object | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    # ---- small accessors -----------------------------------------------------------------------
+    @property
+    def n_runs(self) -> int:
+        return int(self.runs["etdump_run"].shape[0])
+
+    def name_of(self, code: int) -> str:
+        return self.strings[code] if code >= 0 else ""
+
+    def names(self, codes: np.ndarray) -> list[str]:
+        return [self.strings[c] if c >= 0 else "" for c in codes]
+
+    def backends(self) -> list[str]:
+        seen = []
+        for ins in sorted(self.instructions.values(), key=lambda i: i.id):
+            if ins.kind == "delegate" and ins.backend not in seen:
+                seen.append(ins.backend)
+        return seen
+
+
+_KERNEL_RE = re.compile(r"^native_call_(?P<op>.+?)(?:\.(?P<overload>[A-Za-z0-9_]+))?$")
+
+
+def guess_op_from_kernel(kernel: str) -> str:
+    """``native_call_cumsum.out`` -> ``aten.cumsum.out`` (a guess: the kernel name drops the namespace)."""
+    m = _KERNEL_RE.match(kernel)
+    if not m:
+        return kernel.replace("::", ".")
+    op, overload = m.group("op"), m.group("overload")
+    return f"aten.{op}" + (f".{overload}" if overload else "")
+
+
+# ---- building ------------------------------------------------------------------------------------
+def load(etdump, etrecord=None, pte=None, method: str | None = None) -> Profile:
+    """Read and join the inputs. Each argument may be a path or an already-read object."""
+    sources = {}
+    if not isinstance(etdump, etdump_format.EtdumpData):
+        sources["etdump"] = os.fspath(etdump)
+        etdump = etdump_format.read_etdump(etdump)
+    if etrecord is not None and isinstance(etrecord, (str, os.PathLike)):
+        from etscope.formats.etrecord import read_etrecord
+
+        sources["etrecord"] = os.fspath(etrecord)
+        etrecord = read_etrecord(etrecord)
+    if pte is not None and isinstance(pte, (str, os.PathLike)):
+        from etscope.formats.pte import read_pte
+
+        sources["pte"] = os.fspath(pte)
+        pte = read_pte(pte)
+    return build(etdump, etrecord, pte, method, sources)
+
+
+def build(data: etdump_format.EtdumpData, etrecord=None, pte=None, method=None, sources=None) -> Profile:
+    strings = list(data.strings)
+    ev = data.events
+    role = _roles(strings, ev)
+    execute_runs = _execute_runs(data, ev, role, strings)
+    warnings: list[str] = []
+
+    run_to_execute = np.full(len(data.runs), -1, dtype=np.int32)
+    run_to_execute[execute_runs] = np.arange(len(execute_runs), dtype=np.int32)
+    execute = run_to_execute[ev["run"]] if len(ev["run"]) else np.zeros(0, np.int32)
+
+    value, unit = _values_and_units(strings, ev, role)
+    events = dict(ev)
+    events.update(role=role, execute=execute, value=value, unit=unit)
+
+    runs = _run_table(data, events, execute_runs, warnings)
+    profile = Profile(etdump=data, strings=strings, events=events, runs=runs, instructions={},
+                      method=None, etrecord=etrecord, pte=pte, sources=dict(sources or {}),
+                      warnings=warnings)
+    _join_instructions(profile, etrecord, pte, method)
+    return profile
+
+
+def _roles(strings: list[str], ev) -> np.ndarray:
+    n = len(ev["run"])
+    role = np.full(n, ROLE_OTHER, dtype=np.uint8)
+    kind = ev["kind"]
+    role[kind == etdump_format.DEBUG] = ROLE_DEBUG
+    role[kind == etdump_format.ALLOCATION] = ROLE_ALLOCATION
+    prof = kind == etdump_format.PROFILE
+    code_of = {s: i for i, s in enumerate(strings)}
+    name = ev["name"]
+
+    def is_name(s):
+        c = code_of.get(s)
+        return (name == c) if c is not None else np.zeros(n, dtype=bool)
+
+    # Delegate-internal events have no name (or an empty one) but a delegate debug id.
+    empty = code_of.get("")
+    unnamed = (name < 0) | ((name == empty) if empty is not None else False)
+    has_delegate_id = (ev["delegate_id_str"] >= 0) | (ev["delegate_id_int"] >= 0)
+    role[prof & unnamed & has_delegate_id] = ROLE_DELEGATE_INTERNAL
+    role[prof & is_name(METHOD_EXECUTE)] = ROLE_METHOD
+    role[prof & is_name(DELEGATE_CALL)] = ROLE_DELEGATE_CALL
+    role[prof & is_name(OPERATOR_CALL)] = ROLE_OPERATOR_CALL
+    # A named event attached to an instruction (chain set) that is neither call wrapper is a kernel.
+    kernel = prof & ~unnamed & (ev["chain"] >= 0) & (role == ROLE_OTHER) & (ev["instruction_id"] >= 0)
+    role[kernel] = ROLE_KERNEL
+    return role
+
+
+def _execute_runs(data, ev, role, strings) -> np.ndarray:
+    """RunData indices that are executions: those holding Method::execute, else non-'Default' runs."""
+    has_method = np.zeros(len(data.runs), dtype=bool)
+    if len(ev["run"]):
+        has_method[np.unique(ev["run"][role == ROLE_METHOD])] = True
+    if has_method.any():
+        return np.nonzero(has_method)[0]
+    names = np.array([r.name != "Default" and r.event_count > 0 for r in data.runs], dtype=bool)
+    return np.nonzero(names)[0]
+
+
+def _values_and_units(strings, ev, role):
+    """Each event's value in its true unit.
+
+    Interval events (start > 0) are durations in the runtime clock's ticks (ns on Linux/Android).
+    Value events (delegate events with start_time == 0, as QNN writes them) carry the value in
+    ``end_time`` and their unit in the name suffix.
+    """
+    n = len(ev["run"])
+    start = ev["start"].astype(np.int64, copy=False) if n else np.zeros(0, np.int64)
+    end = ev["end"].astype(np.int64, copy=False) if n else np.zeros(0, np.int64)
+    value = (end - start).astype(np.float64)
+    unit = np.full(n, units.UNKNOWN, dtype=np.uint8)
+    is_prof = ev["kind"] == etdump_format.PROFILE
+    unit[is_prof] = units.NS
+    value_style = (role == ROLE_DELEGATE_INTERNAL) & (start == 0)
+    if value_style.any():
+        value[value_style] = end[value_style].astype(np.float64)
+        codes = np.where(ev["name"] >= 0, ev["name"], ev["delegate_id_str"])
+        sel = np.nonzero(value_style)[0]
+        uniq, inv = np.unique(codes[sel], return_inverse=True)
+        u = np.array([units.unit_from_suffix(strings[c]) if c >= 0 else units.UNKNOWN for c in uniq],
+                     dtype=np.uint8)
+        unit[sel] = u[inv.reshape(-1)]
+    alloc = ev["kind"] == etdump_format.ALLOCATION
+    value[alloc] = ev["allocation_size"][alloc].astype(np.float64)
+    unit[alloc] = units.BYTES
+    debug = ev["kind"] == etdump_format.DEBUG
+    value[debug] = np.nan
+    return value, unit
+
+
+def _run_table(data, events, execute_runs, warnings) -> dict[str, np.ndarray]:
+    n = len(execute_runs)
+    start = np.zeros(n, dtype=np.int64)
+    latency = np.full(n, np.nan)
+    is_method = (events["role"] == ROLE_METHOD) & (events["execute"] >= 0)
+    ex = events["execute"][is_method]
+    counts = np.bincount(ex, minlength=n)
+    if (counts > 1).any():
+        warnings.append(f"{int((counts > 1).sum())} run(s) hold several Method::execute events; "
+                        "their durations are added")
+    np.add.at(latency, ex, 0)  # NaN stays NaN: fill below
+    lat = np.bincount(ex, weights=events["value"][is_method], minlength=n)
+    latency = np.where(counts > 0, lat, np.nan)
+    st = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(st, ex, events["start"][is_method].astype(np.int64))
+    start = np.where(counts > 0, st, 0)
+    missing = counts == 0
+    if missing.any():
+        # Without Method::execute, span the run's interval events instead (an estimate).
+        sel = (events["execute"] >= 0) & (events["role"] != ROLE_DELEGATE_INTERNAL) & (
+            events["kind"] == etdump_format.PROFILE) & (events["start"] > 0)
+        lo = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+        hi = np.zeros(n, dtype=np.int64)
+        np.minimum.at(lo, events["execute"][sel], events["start"][sel].astype(np.int64))
+        np.maximum.at(hi, events["execute"][sel], events["end"][sel].astype(np.int64))
+        ok = missing & (hi > 0)
+        latency[ok] = (hi - lo)[ok]
+        start[ok] = lo[ok]
+        warnings.append(f"{int(missing.sum())} run(s) have no Method::execute event; their latency "
+                        "is the span of their events (an estimate)")
+    return {"etdump_run": np.asarray(execute_runs, dtype=np.int64), "start_ns": start,
+            "latency_ns": latency, "event_count": np.array([data.runs[r].event_count for r in execute_runs],
+                                                           dtype=np.int64)}
+
+
+# ---- instructions: what ran where ------------------------------------------------------------------
+def _join_instructions(profile: Profile, etrecord, pte, method_hint):
+    ev = profile.events
+    in_exec = ev["execute"] >= 0
+    role = ev["role"]
+    instr = ev["instruction_id"]
+    found: dict[int, Instruction] = {}
+
+    def ids(mask):
+        return np.unique(instr[mask & in_exec & (instr >= 0)])
+
+    delegate_ids = ids(role == ROLE_DELEGATE_CALL)
+    cpu_ids = ids((role == ROLE_OPERATOR_CALL) | (role == ROLE_KERNEL))
+    for i in delegate_ids:
+        found[int(i)] = Instruction(int(i), "delegate", _guess_backend(profile, int(i)))
+    for i in cpu_ids:
+        if int(i) in found:
+            profile.warnings.append(f"instruction {int(i)} has both DELEGATE_CALL and operator events")
+            continue
+        found[int(i)] = Instruction(int(i), "cpu", CPU)
+    # Kernel names (the kernel event nested in OPERATOR_CALL).
+    kmask = (role == ROLE_KERNEL) & in_exec
+    if kmask.any():
+        pairs = np.unique(np.stack([instr[kmask].astype(np.int64), ev["name"][kmask].astype(np.int64)]), axis=1)
+        for i, code in pairs.T:
+            ins = found.get(int(i))
+            if ins is not None and ins.kernel is None:
+                ins.kernel = profile.strings[int(code)]
+
+    profile.instructions = found
+    profile.method = _choose_method(profile, etrecord, pte, method_hint)
+    if pte is not None:
+        _join_pte(profile, pte)
+    if etrecord is not None:
+        _join_etrecord(profile, etrecord)
+
+
+_XNNPACK_HINT = re.compile(r"\((?:N[CDH]|ND|NHWC|NCHW)[^)]*\)|#\d+$")
+_QNN_HINT = re.compile(r"\((?:us|cycles|bytes|count)\)$|OpId_\d+|^QNN ")
+
+
+def _guess_backend(profile: Profile, instruction_id: int) -> str:
+    """Without ETRecord or .pte, tell the backend from the names of its internal events."""
+    ev = profile.events
+    sel = (ev["role"] == ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == instruction_id)
+    codes = np.unique(ev["delegate_id_str"][sel])
+    names = [profile.strings[c] for c in codes[:50] if c >= 0]
+    if any(_QNN_HINT.search(n) for n in names):
+        return "QnnBackend"
+    if any(_XNNPACK_HINT.search(n) for n in names):
+        return "XnnpackBackend"
+    return UNKNOWN_DELEGATE
+
+
+def _method_names(obj) -> list[str]:
+    if obj is None:
+        return []
+    methods = getattr(obj, "methods", None) or []
+    return [m if isinstance(m, str) else m.name for m in methods]
+
+
+def _choose_method(profile: Profile, etrecord, pte, hint) -> str | None:
+    names = _method_names(pte) or _method_names(etrecord)
+    if hint:
+        if names and hint not in names:
+            raise MismatchError(f"method {hint!r} not found (available: {', '.join(names)})",
+                                profile.sources.get("pte") or profile.sources.get("etrecord"))
+        return hint
+    if not names:
+        return None
+    if pte is not None and len(names) > 1:
+        fitting = [m.name for m in pte.methods if _fits_pte_method(profile, m)]
+        if len(fitting) >= 1:
+            if len(fitting) > 1:
+                profile.warnings.append(
+                    f"several methods fit the ETDump ({', '.join(fitting)}); using {fitting[0]} (pass --method)")
+            return fitting[0]
+    if "forward" in names:
+        return "forward"
+    return names[0]
+
+
+def _pte_method(pte, name):
+    for m in pte.methods:
+        if m.name == name:
+            return m
+    return None
+
+
+def _fits_pte_method(profile: Profile, method) -> bool:
+    by_index = {ins.index: ins for ins in method.instructions}
+    for ins in profile.instructions.values():
+        p = by_index.get(ins.id)
+        if p is None:
+            return False
+        if (ins.kind == "delegate") != (p.kind == "delegate"):
+            return False
+    return True
+
+
+def _join_pte(profile: Profile, pte):
+    method = _pte_method(pte, profile.method) if profile.method else None
+    if method is None:
+        raise MismatchError(f"the .pte has no method {profile.method!r}", profile.sources.get("pte"))
+    by_index = {ins.index: ins for ins in method.instructions}
+    bad = []
+    for ins in profile.instructions.values():
+        p = by_index.get(ins.id)
+        if p is None:
+            bad.append(f"instruction {ins.id} not in method {method.name!r} "
+                       f"({len(method.instructions)} instructions)")
+            continue
+        if ins.kind == "delegate":
+            if p.kind != "delegate":
+                bad.append(f"instruction {ins.id} is a DELEGATE_CALL in the ETDump but a {p.kind} in the .pte")
+                continue
+            if p.backend_id:
+                ins.backend, ins.backend_from = p.backend_id, ".pte"
+        else:
+            if p.kind != "kernel":
+                bad.append(f"instruction {ins.id} is a CPU operator in the ETDump but a {p.kind} in the .pte")
+                continue
+            ins.operator = p.operator
+    if bad:
+        raise MismatchError("the .pte does not match the ETDump: " + "; ".join(bad[:3])
+                            + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
+                            profile.sources.get("pte"))
+
+
+def _join_etrecord(profile: Profile, etrecord):
+    method = profile.method or "forward"
+    dmap = (getattr(etrecord, "delegate_map", None) or {}).get(method, {})
+    hmap = (getattr(etrecord, "debug_handle_map", None) or {}).get(method, {})
+    graph = (getattr(etrecord, "graphs", None) or {}).get(method)
+    if not hmap and not dmap and profile.instructions:
+        profile.warnings.append(f"the ETRecord has no debug handle or delegate map for method {method!r}")
+        return
+    bad = []
+    for ins in profile.instructions.values():
+        info = dmap.get(ins.id)
+        if ins.kind == "delegate":
+            if info is not None:
+                name = info.name if hasattr(info, "name") else info.get("name")
+                if name:
+                    ins.backend, ins.backend_from = name, "ETRecord"
+            elif dmap:
+                bad.append(f"DELEGATE_CALL instruction {ins.id} is not a delegate in the ETRecord")
+        elif info is not None:
+            bad.append(f"instruction {ins.id} is a CPU operator in the ETDump but a delegate in the ETRecord")
+        handles = hmap.get(ins.id)
+        if handles is None:
+            if hmap and ins.kind == "cpu":
+                bad.append(f"instruction {ins.id} has no debug handles in the ETRecord")
+            continue
+        ins.debug_handles = [int(h) for h in handles]
+        if graph is not None:
+            nodes = []
+            for h in ins.debug_handles:
+                nodes.extend(graph.by_debug_handle.get(h, []))
+            ins.nodes = [n.name for n in nodes]
+            if ins.kind == "cpu":
+                ins.op_types = list(dict.fromkeys(n.target for n in nodes if n.target))
+            else:
+                ins.op_types = list(dict.fromkeys(
+                    n.target for n in nodes if n.target and "executorch_call_delegate" not in n.target))
+            ins.source = next((n.source for n in nodes if n.source), None)
+    if bad:
+        raise MismatchError("the ETRecord does not match the ETDump: " + "; ".join(bad[:3])
+                            + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
+                            profile.sources.get("etrecord"))
+
+
+def require(path: str | None, what: str):
+    if path is not None and not os.path.exists(path):
+        raise FormatError(f"no such {what} file", path)

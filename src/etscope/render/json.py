@@ -1,0 +1,25 @@
+"""JSON output: one object on stdout, NaN written as null."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+
+def _clean(x):
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return None
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    return x
+
+
+def dumps(obj, indent: int | None = 2) -> str:
+    return json.dumps(_clean(obj), indent=indent, ensure_ascii=False, allow_nan=False)

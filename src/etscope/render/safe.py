@@ -1,0 +1,11 @@
+"""Make strings from input files safe to print: no control characters or terminal escapes."""
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(s: object, limit: int = 200) -> str:
+    text = _CONTROL.sub("\N{REPLACEMENT CHARACTER}", str(s))
+    return text if len(text) <= limit else text[: limit - 1] + "…"

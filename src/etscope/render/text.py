@@ -1,0 +1,83 @@
+"""Terminal output (rich). For people; the layout may change (use --json for machines)."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from etscope.render.guide import reading_guide
+from etscope.render.safe import clean
+from etscope.units import fmt_ms
+
+
+def _t(s, limit: int = 200) -> Text:
+    return Text(clean(s, limit)) if s is not None else Text("")
+
+
+def _console(console: Console | None) -> Console:
+    if console is not None:
+        return console
+    c = Console(highlight=False)
+    if not c.is_terminal:
+        c = Console(highlight=False, width=160)
+    return c
+
+
+def render_summary(s: dict, console: Console | None = None, title: str | None = None) -> None:
+    c = _console(console)
+    if title:
+        c.print(Text(clean(title, 1000), style="bold"))
+    inputs = ", ".join(f"{k}: {clean(v)}" for k, v in s["inputs"].items())
+    if inputs:
+        c.print(Text(inputs, style="dim"))
+    for line in reading_guide(s):
+        c.print(_t(line, limit=4000), soft_wrap=True)
+        c.print()
+    if s["runs"].get("latency_ms"):
+        t = Table(title="Where Method::execute's time goes (mean per run)", title_justify="left")
+        for col in ("part", "calls/run", "mean", "p50", "share"):
+            t.add_column(col, justify="right" if col != "part" else "left")
+        for b in s["breakdown"]:
+            label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
+                     "framework_overhead": "framework overhead"}[b["kind"]]
+            calls = b.get("calls_per_run")
+            t.add_row(_t(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
+                      fmt_ms(b["p50_ms"]), f"{b['share']:.1%}")
+        c.print(t)
+    fb = s["fallback_ops"]
+    if fb:
+        t = Table(title=f"CPU-fallback kernels ({len(fb)} instructions, slowest first)", title_justify="left")
+        for col in ("instr", "op type", "kernel", "mean", "share", "source"):
+            t.add_column(col, justify="right" if col in ("instr", "mean", "share") else "left")
+        for f in sorted(fb, key=lambda f: -f["share"])[:15]:
+            t.add_row(str(f["instruction_id"]), _t(f["op_type"]), _t(f["kernel"]), fmt_ms(f["mean_ms"]),
+                      f"{f['share']:.1%}", _t(f["source"] or "—"))
+        if len(fb) > 15:
+            t.caption = f"… {len(fb) - 15} more: `etscope ops` lists all"
+        c.print(t)
+    if s.get("load"):
+        c.print(_t("Before the runs: " + ", ".join(f"{clean(e['name'])} {fmt_ms(e['ms'])}" for e in s["load"])))
+    for w in s.get("warnings", []):
+        c.print(Text("warning: " + clean(w), style="yellow"))
+
+
+def render_ops(rows: list[dict], console: Console | None = None, limit: int | None = None) -> None:
+    c = _console(console)
+    t = Table(title="Per-op table (every event kept; time in true units)", title_justify="left")
+    for col in ("instr", "name", "op type", "placement", "calls/run", "p50", "mean", "total", "share", "source"):
+        t.add_column(col, justify="right" if col in ("instr", "calls/run", "p50", "mean", "total", "share") else "left")
+    shown = rows if limit is None else rows[:limit]
+    for r in shown:
+        indent = "  " * r["level"]
+        if r["unit"] == "ns":
+            p50, mean, total = fmt_ms(r["p50_ms"]), fmt_ms(r["mean_ms"]), fmt_ms(r["total_ms"])
+        else:
+            unit = r["unit"]
+            p50, mean, total = f"{r['p50']:,.0f} {unit}", f"{r['mean']:,.0f} {unit}", f"{r['total']:,.0f} {unit}"
+        t.add_row(str(r["instruction_id"]), _t(indent + (r["name"] or "")), _t(r["op_type"] or ""),
+                  _t(r["placement"] or ""), f"{r['calls_per_run']:g}" if r["calls_per_run"] is not None else "",
+                  p50, mean, total, f"{r['share']:.1%}" if r["share"] is not None else "",
+                  _t(r["source"] or ""))
+    if limit is not None and len(rows) > limit:
+        t.caption = f"… {len(rows) - limit} more rows (--limit 0 shows all)"
+    c.print(t)

@@ -1,0 +1,30 @@
+"""etscope's per-event statistics against ExecuTorch's Inspector on the same real files."""
+import csv
+from collections import defaultdict
+
+import pytest
+
+from etscope.analysis import ops
+from etscope.profile import load
+
+STATS = (("p10_ms", "p10 (ms)"), ("p50_ms", "p50 (ms)"), ("p90_ms", "p90 (ms)"),
+         ("mean_ms", "avg (ms)"), ("min_ms", "min (ms)"), ("max_ms", "max (ms)"))
+
+
+@pytest.mark.parametrize("name", ["cnn", "llama_nodebug"])
+def test_every_inspector_row_matches_within_0_1_percent(real, name):
+    profile = load(real / f"{name}.etdump")
+    # The Inspector hides OPERATOR_CALL wrappers; everything else has one row per event signature.
+    ours = defaultdict(list)
+    for s in ops.event_stats(profile):
+        if s["role"] != "operator_call":
+            ours[(s["block"], s["name"])].append(s)
+    rows = list(csv.DictReader(open(real / f"{name}.inspector.tsv"), delimiter="\t"))
+    assert rows
+    for r in rows:
+        candidates = ours[(r["event_block_name"], r["event_name"])]
+        assert candidates, r["event_name"]
+        s = candidates.pop(0)  # both list signatures in order of first appearance
+        for mine, theirs in STATS:
+            assert s[mine] == pytest.approx(float(r[theirs]), rel=1e-3, abs=1e-9), (r["event_name"], mine)
+    assert not any(ours.values()), "etscope has events the Inspector does not show"

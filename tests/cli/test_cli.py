@@ -1,0 +1,74 @@
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from etscope.cli import main
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_summary_json_schema(real):
+    r = run("summary", real / "cnn.etdump", "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output)  # stdout holds one JSON object and nothing else
+    assert s["runs"]["count"] == 10
+    assert set(s["runs"]["latency_ms"]) >= {"p50", "p90", "mean", "min", "max"}
+    kinds = [b["kind"] for b in s["breakdown"]]
+    assert kinds == ["delegate", "cpu_ops", "framework_overhead"]
+    assert sum(b["mean_ms"] for b in s["breakdown"]) == pytest.approx(s["runs"]["latency_ms"]["mean"], rel=0.01)
+    (fb,) = s["fallback_ops"]
+    assert fb["kernel"] == "native_call_cumsum.out" and fb["instruction_id"] == 1
+    assert set(fb) >= {"op_type", "kernel", "instruction_id", "mean_ms", "share", "source"}
+
+
+def test_ops_json_has_rows(real):
+    r = run("ops", real / "cnn.etdump", "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output)
+    names = [o["name"] for o in s["ops"]]
+    assert "Convolution (NHWC, F32) IGEMM #1" in names
+    assert any(o["placement"] == "cpu" for o in s["ops"])
+
+
+def test_text_outputs(real):
+    r = run("summary", real / "cnn.etdump")
+    assert r.exit_code == 0
+    assert "Method::execute" in r.output and "XnnpackBackend" in r.output
+    r = run("ops", real / "llama_nodebug.etdump", "--limit", "0")
+    assert r.exit_code == 0 and "native_call_index_put.out" in r.output
+
+
+def test_demo_runs_offline_and_says_what_it_is():
+    r = run("demo")
+    assert r.exit_code == 0, r.output
+    assert "etscope demo" in r.output and "XNNPACK" in r.output and "cumsum" in r.output
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00" * 7, b"not an etdump at all, just text"])
+def test_bad_input_exits_2_with_one_line(tmp_path, content):
+    p = tmp_path / "bad.etdump"
+    p.write_bytes(content)
+    proc = subprocess.run([sys.executable, "-m", "etscope.cli", "summary", str(p)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("etscope: ") and str(p) in lines[0]
+
+
+def test_missing_file_exits_2(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "etscope.cli", "summary", str(tmp_path / "none.etdump")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "no such file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_help_does_not_import_heavy_modules():
+    code = ("import sys, etscope.cli; "
+            "print(sorted(m for m in ('numpy','rich','torch','executorch','pyarrow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+    assert out == "[]"

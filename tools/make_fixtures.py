@@ -1,0 +1,1038 @@
+#!/usr/bin/env python3
+"""Generate REAL ExecuTorch ETDump fixtures (plus oracle JSON) for etscope's tests.
+
+This script is the only place in the repository that imports torch/executorch. It
+needs an "oracle" environment (see DEVELOPERS.md)::
+
+    python -m venv .venv-oracle
+    .venv-oracle/bin/pip install torch==2.13.0
+    .venv-oracle/bin/pip install executorch==1.5.1
+    .venv-oracle/bin/python tools/make_fixtures.py
+
+For every fixture NAME it exports a small model with
+``to_edge_transform_and_lower(..., partitioner=[XnnpackPartitioner()],
+generate_etrecord=True)``, runs it on this CPU through ``executorch.runtime`` with
+ETDump enabled, and writes into ``--out`` (default ``tests/fixtures/real``):
+
+* ``NAME.pte``            the program that ran
+* ``NAME.etrecord``       ETRecord (zip); repacked with ZIP_DEFLATED when the stored
+                          form would exceed the per-file budget (entries byte-identical;
+                          see ``etrecord_repacked`` in the manifest)
+* ``NAME.etdump``         the ETDump the runtime wrote
+* ``NAME.debugbuf``       debug buffer (only for fixtures that log intermediate outputs)
+* ``NAME.inspector.json`` what ``executorch.devtools.Inspector`` reports (the oracle)
+* ``NAME.raw.json``       every RunData/event as decoded by executorch's own ETDump
+                          deserializer (``deserialize_from_etdump_flatcc`` -> flatc)
+
+and ``gen_manifest.json`` (versions, schedules, timings, sizes).
+
+``--big N PATH`` additionally writes a large tiny-Llama ETDump (N executes of
+[prefill(8) + 56 decodes] repeated) for benchmarks; it is not meant to be committed.
+``--big-inspect`` also times the Inspector's construction on it (wall time, peak RSS)
+in a child process and writes the numbers to ``PATH.meta.json``.
+
+Every output name is prefixed ``gen_`` so it never collides with hand-copied fixtures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import io
+import json
+import math
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = REPO / "tests" / "fixtures" / "real"
+MANIFEST = "gen_manifest.json"
+FILE_BUDGET = 1_400_000  # keep every committed file < 1.5 MB
+SEED = 20260802
+
+# Tiny Llama configuration (same family as shared/data/executorch-cpu/llama.pte).
+LLAMA_CFG = dict(
+    dim=64,
+    n_layers=2,
+    n_heads=4,
+    vocab_size=128,
+    hidden_dim=192,
+    max_seq_len=64,
+    max_context_len=64,
+)
+PROMPT_LEN = 8
+
+
+# --------------------------------------------------------------------------- utils
+
+
+def _lazy_imports():
+    """Import the heavy stack only when needed (so --help works anywhere)."""
+    global torch, np
+    import numpy as np  # noqa: F401
+    import torch  # noqa: F401
+
+    return torch, np
+
+
+def _versions() -> Dict[str, Any]:
+    torch, np = _lazy_imports()
+    import executorch.version as etv
+    from executorch.runtime import Runtime
+
+    flatc = _flatc_path()
+    flatc_ver = None
+    if flatc:
+        with contextlib.suppress(Exception):
+            flatc_ver = subprocess.run(
+                [flatc, "--version"], capture_output=True, text=True, timeout=30
+            ).stdout.strip()
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "executorch": etv.__version__,
+        "executorch_git": getattr(etv, "git_version", None),
+        "numpy": np.__version__,
+        "flatc": flatc_ver,
+        "flatc_path": _flatc_label(),
+        "registered_backends": list(Runtime.get().backend_registry.registered_backend_names),
+    }
+
+
+def _flatc_path() -> Optional[str]:
+    try:
+        from executorch.exir._serialize._flatbuffer import _get_flatc_path
+
+        p = _get_flatc_path()
+    except Exception:
+        return None
+    if os.path.sep in p and os.path.exists(p):
+        return p
+    from shutil import which
+
+    return which(p)
+
+
+def _flatc_label() -> Optional[str]:
+    """flatc location without machine-specific prefixes (for committed files)."""
+    p = _flatc_path()
+    if p is None:
+        return None
+    parts = Path(p).parts
+    if "site-packages" in parts:
+        return "<site-packages>/" + "/".join(parts[parts.index("site-packages") + 1 :])
+    return Path(p).name
+
+
+def _f(x: Any) -> Any:
+    """numpy/torch scalars -> plain Python, floats kept exact (no rounding)."""
+    torch, np = _lazy_imports()
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    if isinstance(x, float):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (list, tuple)):
+        return [_f(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): _f(v) for k, v in x.items()}
+    if isinstance(x, bytes):
+        return x.hex()
+    return repr(x)
+
+
+def _summarise_value(v: Any) -> Any:
+    """Summarise Inspector debug_data entries (tensors) without storing them whole."""
+    torch, np = _lazy_imports()
+    if isinstance(v, torch.Tensor):
+        t = v.detach()
+        out = {
+            "type": "tensor",
+            "dtype": str(t.dtype).replace("torch.", ""),
+            "shape": list(t.shape),
+        }
+        if t.is_floating_point() or t.dtype in (torch.int32, torch.int64):
+            tf = t.double()
+            out["sum"] = float(tf.sum())
+            out["first"] = [float(x) for x in tf.flatten()[:4]]
+        return out
+    if isinstance(v, (list, tuple)):
+        return [_summarise_value(x) for x in v]
+    return _f(v)
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    """Compact JSON; gzip'd (deterministically: mtime=0) when the name ends in .gz."""
+    text = json.dumps(obj, indent=None, separators=(",", ":"), allow_nan=True) + "\n"
+    if path.name.endswith(".gz"):
+        import gzip
+
+        with open(path, "wb") as raw, gzip.GzipFile(
+            filename="", mode="wb", fileobj=raw, compresslevel=9, mtime=0
+        ) as fh:
+            fh.write(text.encode())
+    else:
+        path.write_text(text)
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# ------------------------------------------------------------------ export / run
+
+
+def _lower(
+    programs: Any,
+    out_dir: Path,
+    name: str,
+    backend_config: Any = None,
+) -> Tuple[Path, Path, Dict[str, Any]]:
+    """to_edge_transform_and_lower + to_executorch; writes NAME.pte and NAME.etrecord."""
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
+        XnnpackPartitioner,
+    )
+    from executorch.exir import to_edge_transform_and_lower
+
+    t0 = time.perf_counter()
+    edge = to_edge_transform_and_lower(
+        programs, partitioner=[XnnpackPartitioner()], generate_etrecord=True
+    )
+    et = edge.to_executorch(backend_config) if backend_config else edge.to_executorch()
+    lower_s = time.perf_counter() - t0
+    pte = out_dir / f"{name}.pte"
+    pte.write_bytes(et.buffer)
+    etrecord_path = out_dir / f"{name}.etrecord"
+    et.get_etrecord().save(str(etrecord_path))
+    info: Dict[str, Any] = {"lower_s": round(lower_s, 3), "etrecord_repacked": False}
+    if etrecord_path.stat().st_size > FILE_BUDGET:
+        _repack_deflate(etrecord_path)
+        info["etrecord_repacked"] = "ZIP_DEFLATED (entries byte-identical to executorch's stored zip)"
+    return pte, etrecord_path, info
+
+
+def _repack_deflate(path: Path) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(
+        buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9
+    ) as dst:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            zi = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            zi.external_attr = info.external_attr
+            dst.writestr(zi, data)
+    path.write_bytes(buf.getvalue())
+
+
+def _run(
+    pte: Path,
+    etdump: Path,
+    debugbuf: Optional[Path],
+    debug_buffer_size: int,
+    calls: Sequence[Tuple[str, Sequence[Any]]],
+    on_output: Optional[Callable[[int, Sequence[Any]], None]] = None,
+) -> Dict[str, Any]:
+    """Load PTE with ETDump enabled, execute `calls` [(method, inputs)...], write ETDump."""
+    from executorch.runtime import Runtime
+
+    rt = Runtime.get()
+    program = rt.load_program(
+        str(pte), enable_etdump=True, debug_buffer_size=debug_buffer_size
+    )
+    methods: Dict[str, Any] = {}
+    t0 = time.perf_counter()
+    outs = []
+    for i, (mname, inputs) in enumerate(calls):
+        if mname not in methods:
+            methods[mname] = program.load_method(mname)
+        out = methods[mname].execute(list(inputs))
+        if on_output is not None:
+            on_output(i, out)
+        outs.append(out)
+    run_s = time.perf_counter() - t0
+    if debugbuf is None:
+        # write_etdump_result_to_file always wants a debug path; park it in a temp file.
+        with tempfile.TemporaryDirectory() as td:
+            program.write_etdump_result_to_file(str(etdump), os.path.join(td, "dbg.bin"))
+    else:
+        program.write_etdump_result_to_file(str(etdump), str(debugbuf))
+    return {"run_s": round(run_s, 4), "outputs": outs}
+
+
+# ------------------------------------------------------------------ oracles
+
+
+def _raw_events(etdump_path: Path) -> Dict[str, Any]:
+    """Decode the ETDump with executorch's own deserializer (shells out to flatc)."""
+    from executorch.devtools.etdump.serialize import deserialize_from_etdump_flatcc
+
+    data = etdump_path.read_bytes()
+    t0 = time.perf_counter()
+    et = deserialize_from_etdump_flatcc(data)
+    dt = time.perf_counter() - t0
+
+    def val(v) -> Any:
+        if v is None:
+            return None
+        d: Dict[str, Any] = {"val": v.val}
+        if v.tensor is not None:
+            d["tensor"] = {
+                "scalar_type": getattr(v.tensor.scalar_type, "name", v.tensor.scalar_type),
+                "sizes": list(v.tensor.sizes),
+                "strides": list(v.tensor.strides),
+                "offset": v.tensor.offset,
+            }
+        if v.tensor_list is not None:
+            d["tensor_list"] = [
+                {
+                    "scalar_type": getattr(t.scalar_type, "name", t.scalar_type),
+                    "sizes": list(t.sizes),
+                    "strides": list(t.strides),
+                    "offset": t.offset,
+                }
+                for t in v.tensor_list.tensors
+            ]
+        for k in ("int_value", "float_value", "double_value", "bool_value"):
+            x = getattr(v, k)
+            if x is not None:
+                d[k] = dataclasses.asdict(x) if dataclasses.is_dataclass(x) else x
+        if v.output is not None:
+            d["output"] = v.output.bool_val if hasattr(v.output, "bool_val") else v.output
+        return d
+
+    runs = []
+    for rd in et.run_data:
+        evs = []
+        for ev in rd.events or []:
+            if ev.profile_event is not None:
+                p = ev.profile_event
+                md = p.delegate_debug_metadata
+                if isinstance(md, (bytes, bytearray)):
+                    md = md.hex()
+                elif isinstance(md, list):
+                    md = bytes(md).hex()
+                evs.append(
+                    [
+                        "P",
+                        p.name,
+                        p.chain_index,
+                        p.instruction_id,
+                        p.delegate_debug_id_int,
+                        p.delegate_debug_id_str,
+                        p.start_time,
+                        p.end_time,
+                        md or None,
+                    ]
+                )
+            elif ev.debug_event is not None:
+                d = ev.debug_event
+                evs.append(
+                    [
+                        "D",
+                        d.name,
+                        d.chain_index,
+                        d.instruction_id,
+                        d.delegate_debug_id_int,
+                        d.delegate_debug_id_str,
+                        val(d.debug_entry),
+                    ]
+                )
+            elif ev.allocation_event is not None:
+                a = ev.allocation_event
+                evs.append(["A", a.allocator_id, a.allocation_size])
+            else:
+                evs.append(["?"])
+        runs.append(
+            {
+                "name": rd.name,
+                "bundled_input_index": rd.bundled_input_index,
+                "allocators": [a.name for a in (rd.allocators or [])] or None,
+                "events": evs,
+            }
+        )
+    return {
+        "source": "executorch.devtools.etdump.serialize.deserialize_from_etdump_flatcc",
+        "flatc": _flatc_label(),
+        "deserialize_s": round(dt, 4),
+        "version": et.version,
+        "columns": {
+            "P": [
+                "kind",
+                "name",
+                "chain_index",
+                "instruction_id",
+                "delegate_debug_id_int",
+                "delegate_debug_id_str",
+                "start_time",
+                "end_time",
+                "delegate_debug_metadata_hex",
+            ],
+            "D": [
+                "kind",
+                "name",
+                "chain_index",
+                "instruction_id",
+                "delegate_debug_id_int",
+                "delegate_debug_id_str",
+                "debug_entry",
+            ],
+            "A": ["kind", "allocator_id", "allocation_size"],
+        },
+        "num_runs": len(runs),
+        "num_events": sum(len(r["events"]) for r in runs),
+        "run_data": runs,
+    }
+
+
+def _inspector_oracle(
+    etdump: Path, etrecord: Optional[Path], debugbuf: Optional[Path]
+) -> Dict[str, Any]:
+    """Everything executorch's Inspector says about the ETDump (default NS -> MS)."""
+    import warnings
+
+    from executorch.devtools import Inspector
+
+    kw: Dict[str, Any] = {"etdump_path": str(etdump)}
+    if etrecord is not None:
+        kw["etrecord"] = str(etrecord)
+    if debugbuf is not None:
+        kw["debug_buffer_path"] = str(debugbuf)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ins = Inspector(**kw)
+    dt = time.perf_counter() - t0
+    blocks = []
+    for bi, blk in enumerate(ins.event_blocks):
+        evs = []
+        for ev in blk.events:
+            pd = ev.perf_data
+            e: Dict[str, Any] = {
+                "name": ev.name,
+                "instruction_id": ev._instruction_id,
+                "is_delegated_op": ev.is_delegated_op,
+                "delegate_backend_name": ev.delegate_backend_name,
+                "delegate_debug_identifier": _f(ev.delegate_debug_identifier),
+                "debug_handles": _f(ev.debug_handles),
+                "op_types": list(ev.op_types),
+                "num_outputs": ev.num_outputs,
+                "num_runs": len(pd.raw) if pd is not None else 0,
+                "raw": [float(x) for x in pd.raw] if pd is not None else None,
+                "p10": _f(pd.p10) if pd is not None else None,
+                "p50": _f(pd.p50) if pd is not None else None,
+                "p90": _f(pd.p90) if pd is not None else None,
+                "avg": _f(pd.avg) if pd is not None else None,
+                "min": _f(pd.min) if pd is not None else None,
+                "max": _f(pd.max) if pd is not None else None,
+                "start_time": _f(ev.start_time),
+                "module_hierarchy_keys": sorted(ev.module_hierarchy.keys()),
+            }
+            if ev.raw_delegate_debug_metadatas:
+                e["delegate_debug_metadatas"] = _f(ev.raw_delegate_debug_metadatas)
+            if ev.debug_data:
+                e["debug_data"] = _summarise_value(list(ev.debug_data))
+            evs.append(e)
+        blocks.append(
+            {
+                "index": bi,
+                "name": blk.name,
+                "bundled_input_index": blk.bundled_input_index,
+                "source_time_scale": blk.source_time_scale.value,
+                "target_time_scale": blk.target_time_scale.value,
+                "run_output": _summarise_value(list(blk.run_output))
+                if blk.run_output
+                else None,
+                "num_events": len(evs),
+                "events": evs,
+            }
+        )
+    return {
+        "source": "executorch.devtools.Inspector(etdump_path, etrecord%s)"
+        % (", debug_buffer_path" if debugbuf else ""),
+        "etrecord_used": etrecord is not None,
+        "time_scale": "NS -> MS (default); raw/p*/avg/min/max are milliseconds",
+        "construct_s": round(dt, 4),
+        "num_event_blocks": len(blocks),
+        "event_blocks": blocks,
+    }
+
+
+def _oracles(
+    out: Path,
+    name: str,
+    etdump: Path,
+    etrecord: Optional[Path],
+    debugbuf: Optional[Path],
+    entry: Dict[str, Any],
+) -> None:
+    # Raw decode via executorch's deserializer (needs flatc).
+    if _flatc_path() is None:
+        entry["raw_events"] = "skipped: flatc not found"
+    else:
+        try:
+            raw = _raw_events(etdump)
+            _write_json(out / f"{name}.raw.json.gz", raw)
+            layout: List[List[Any]] = []
+            for rd in raw["run_data"]:
+                if layout and layout[-1][0] == rd["name"] and layout[-1][2] == len(rd["events"]):
+                    layout[-1][1] += 1
+                else:
+                    layout.append([rd["name"], 1, len(rd["events"])])
+            entry["raw_events"] = {
+                "file": f"{name}.raw.json.gz",
+                "num_runs": raw["num_runs"],
+                "num_events": raw["num_events"],
+                "run_data_layout": "[[RunData name, consecutive count, events per run], ...]",
+                "run_data": layout,
+            }
+        except Exception as exc:  # pragma: no cover - depends on environment
+            entry["raw_events"] = f"failed: {type(exc).__name__}: {exc}"
+
+    # Inspector (with ETRecord; if it refuses, try without and record why).
+    attempts = [("with_etrecord", etrecord)] if etrecord else []
+    attempts.append(("without_etrecord", None))
+    errors = {}
+    for label, er in attempts:
+        try:
+            ora = _inspector_oracle(etdump, er, debugbuf)
+        except Exception as exc:
+            errors[label] = f"{type(exc).__name__}: {exc}"[:500]
+            continue
+        ora["errors_from_earlier_attempts"] = errors or None
+        _write_json(out / f"{name}.inspector.json.gz", ora)
+        entry["inspector"] = {
+            "file": f"{name}.inspector.json.gz",
+            "etrecord_used": er is not None,
+            "num_event_blocks": ora["num_event_blocks"],
+            "construct_s": ora["construct_s"],
+            "errors": errors or None,
+        }
+        return
+    entry["inspector"] = {"file": None, "errors": errors}
+
+
+# ------------------------------------------------------------------ models
+
+
+def _cnn_module():
+    torch, _ = _lazy_imports()
+    nn = torch.nn
+
+    class CNN(nn.Module):
+        """conv/relu/pool -> cumsum (CPU) -> conv/relu/pool -> linear: 2 XNNPACK partitions."""
+
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+            self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+            self.fc = nn.Linear(8 * 4 * 4, 10)
+
+        def forward(self, x):
+            x = torch.max_pool2d(torch.relu(self.c1(x)), 2)
+            x = torch.cumsum(x, dim=1)  # XNNPACK has no cumsum -> portable kernel
+            x = torch.max_pool2d(torch.relu(self.c2(x)), 2)
+            return self.fc(x.flatten(1))
+
+    torch.manual_seed(SEED)
+    return CNN().eval()
+
+
+def _multipart_module():
+    torch, _ = _lazy_imports()
+    nn = torch.nn
+
+    class MultiPart(nn.Module):
+        """linear -> cumsum -> linear -> cumsum -> linear: 3 partitions, 2 CPU cumsums."""
+
+        def __init__(self):
+            super().__init__()
+            self.l1 = nn.Linear(16, 32)
+            self.l2 = nn.Linear(32, 32)
+            self.l3 = nn.Linear(32, 8)
+
+        def forward(self, x):
+            x = torch.cumsum(self.l1(x), dim=-1)
+            x = torch.cumsum(self.l2(x), dim=-1)
+            return self.l3(x)
+
+    torch.manual_seed(SEED)
+    return MultiPart().eval()
+
+
+def _loop_module():
+    torch, _ = _lazy_imports()
+    nn = torch.nn
+    from functorch.experimental.control_flow import map as cf_map
+
+    def body(x, y):
+        return torch.cumsum(x, dim=0) * y
+
+    class Loop(nn.Module):
+        """linear (XNNPACK) -> map over 4 rows (emitted as a loop: same instructions run 4x
+        per execute) -> linear (XNNPACK)."""
+
+        def __init__(self):
+            super().__init__()
+            self.l1 = nn.Linear(8, 8)
+            self.l2 = nn.Linear(8, 8)
+
+        def forward(self, x):
+            h = self.l1(x)
+            h = cf_map(body, h, torch.ones(1))
+            return self.l2(h)
+
+    torch.manual_seed(SEED)
+    return Loop().eval()
+
+
+def _llama_module(dynamic: bool):
+    torch, _ = _lazy_imports()
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    torch.manual_seed(SEED)
+    args = ModelArgs(
+        use_kv_cache=True,
+        enable_dynamic_shape=dynamic,
+        generate_full_logits=False,
+        **LLAMA_CFG,
+    )
+    tr = construct_transformer(args).eval()
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, tokens, input_pos):
+            return self.m(tokens, {"input_pos": input_pos})
+
+    return Wrapper(tr).eval()
+
+
+def _export(mod, args, dynamic_shapes=None):
+    torch, _ = _lazy_imports()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with sdpa_kernel([SDPBackend.MATH]), torch.no_grad():
+        ep = torch.export.export(mod, args, dynamic_shapes=dynamic_shapes, strict=True)
+        return ep.run_decompositions({})
+
+
+def _llama_dynamic_export():
+    torch, _ = _lazy_imports()
+    mod = _llama_module(dynamic=True)
+    tok = torch.tensor([[2, 3, 4]], dtype=torch.long)
+    pos = torch.tensor([0], dtype=torch.long)
+    dyn = (
+        {1: torch.export.Dim("token_dim", max=LLAMA_CFG["max_seq_len"] - 1)},
+        None,
+    )
+    return mod, _export(mod, (tok, pos), dyn)
+
+
+def _llama_schedule(n_seqs: int, n_decodes: int) -> List[Dict[str, Any]]:
+    sched = []
+    for s in range(n_seqs):
+        sched.append({"seq": s, "phase": "prefill", "tokens": PROMPT_LEN, "start_pos": 0})
+        for d in range(n_decodes):
+            sched.append(
+                {"seq": s, "phase": "decode", "tokens": 1, "start_pos": PROMPT_LEN + d}
+            )
+    return sched
+
+
+class _LlamaDriver:
+    """Produces (method, inputs) for a schedule with greedy decoding, remembering inputs
+    and outputs so the run can be replayed through the eager model afterwards."""
+
+    def __init__(self, schedule, method_for_phase=None, static_pos=False):
+        torch, _ = _lazy_imports()
+        self.schedule = schedule
+        self.method_for_phase = method_for_phase or {}
+        self.static_pos = static_pos
+        self.g = torch.Generator().manual_seed(SEED)
+        self.next_tok: Optional[int] = None
+        self.inputs: List[Tuple[Any, Any]] = []
+        self.outputs: List[Any] = []
+
+    def __iter__(self):
+        torch, _ = _lazy_imports()
+        vocab = LLAMA_CFG["vocab_size"]
+        for st in self.schedule:
+            m = self.method_for_phase.get(st["phase"], "forward")
+            if st["phase"] == "prefill":
+                tok = torch.randint(1, vocab, (1, st["tokens"]), generator=self.g, dtype=torch.long)
+            else:
+                tok = torch.tensor([[self.next_tok]], dtype=torch.long)
+            if self.static_pos:
+                pos = torch.arange(st["start_pos"], st["start_pos"] + st["tokens"], dtype=torch.long)
+            else:
+                pos = torch.tensor([st["start_pos"]], dtype=torch.long)
+            self.inputs.append((tok, pos))
+            yield (m, (tok, pos))
+
+    def on_output(self, i, out):
+        torch, _ = _lazy_imports()
+        logits = out[0]
+        self.outputs.append(logits.clone())
+        self.next_tok = int(torch.argmax(logits.reshape(-1, LLAMA_CFG["vocab_size"])[-1]).item())
+
+    def max_err_vs_eager(self, dynamic: bool) -> float:
+        """Replay the same inputs through a fresh eager model (same seed => same weights)."""
+        torch, _ = _lazy_imports()
+        mod = _llama_module(dynamic=dynamic)
+        err = 0.0
+        with torch.no_grad():
+            for (tok, pos), got in zip(self.inputs, self.outputs):
+                ref = mod(tok, pos)
+                err = max(err, float((got - ref).abs().max()))
+        return err
+
+
+# ------------------------------------------------------------------ fixtures
+
+_FWD = {"method": "forward", "phase": "forward", "tokens": None}
+
+
+def fx_cnn(out: Path) -> Dict[str, Any]:
+    torch, _ = _lazy_imports()
+    name = "gen_cnn"
+    mod = _cnn_module()
+    x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(SEED))
+    ep = _export(mod, (x,))
+    pte, er, info = _lower(ep, out, name)
+    return _cnn_run(out, name, pte, er, mod, x, info)
+
+
+def _cnn_run(out, name, pte, er, mod, x, info) -> Dict[str, Any]:
+    torch, _ = _lazy_imports()
+    n = 10
+    dbg_size = 128 * 1024
+    res = _run(
+        pte, out / f"{name}.etdump", out / f"{name}.debugbuf", dbg_size, [("forward", (x,))] * n
+    )
+    with torch.no_grad():
+        ref = mod(x)
+    entry = {
+        **info,
+        "model": "conv3x3(3->8)/relu/maxpool -> cumsum(dim=1, CPU) -> conv3x3(8->8)/relu/maxpool -> linear(128->10); input 1x3x16x16 (same input every execute)",
+        "expect": "2 XnnpackBackend DELEGATE_CALLs + 1 native cumsum per execute; debug events (delegate in/out tensors, cumsum output, program output)",
+        "executes": n,
+        "schedule": [_FWD] * n,
+        "debug_buffer_size": dbg_size,
+        "run_s": res["run_s"],
+        "max_abs_err_vs_eager": float((res["outputs"][-1][0] - ref).abs().max()),
+    }
+    _oracles(out, name, out / f"{name}.etdump", er, out / f"{name}.debugbuf", entry)
+    return entry
+
+
+def fx_cnn_b(out: Path) -> Dict[str, Any]:
+    """gen_cnn's own .pte re-run (fresh runtime load, same input): a noise-only diff partner."""
+    torch, _ = _lazy_imports()
+    pte, er = out / "gen_cnn.pte", out / "gen_cnn.etrecord"
+    if not (pte.exists() and er.exists()):
+        fx_cnn(out)
+    mod = _cnn_module()
+    x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(SEED))
+    e = _cnn_run(out, "gen_cnn_b", pte, er, mod, x, {"pte": "gen_cnn.pte", "etrecord": "gen_cnn.etrecord"})
+    e["pair_of"] = "gen_cnn: same .pte/.etrecord, same input, fresh load_program (new ETDump) in the same process; differences are run-to-run noise only"
+    return e
+
+
+def fx_multipart(out: Path) -> Dict[str, Any]:
+    torch, _ = _lazy_imports()
+    mod = _multipart_module()
+    x = torch.randn(1, 16, generator=torch.Generator().manual_seed(SEED))
+    ep = _export(mod, (x,))
+    name = "gen_multipart"
+    pte, er, info = _lower(ep, out, name)
+    n = 20
+    res = _run(pte, out / f"{name}.etdump", None, 0, [("forward", (x,))] * n)
+    with torch.no_grad():
+        ref = mod(x)
+    entry = {
+        **info,
+        "model": "linear(16->32) -> cumsum -> linear(32->32) -> cumsum -> linear(32->8); input 1x16 (same input every execute)",
+        "expect": "3 XnnpackBackend DELEGATE_CALLs + 2 native cumsum calls per execute (the two cumsums are different instructions)",
+        "executes": n,
+        "schedule": [_FWD] * n,
+        "debug_buffer_size": 0,
+        "run_s": res["run_s"],
+        "max_abs_err_vs_eager": float((res["outputs"][-1][0] - ref).abs().max()),
+    }
+    _oracles(out, name, out / f"{name}.etdump", er, None, entry)
+    return entry
+
+
+def fx_loop(out: Path) -> Dict[str, Any]:
+    torch, _ = _lazy_imports()
+    mod = _loop_module()
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(SEED))
+    ep = _export(mod, (x,))
+    name = "gen_loop"
+    pte, er, info = _lower(ep, out, name)
+    n = 5
+    res = _run(pte, out / f"{name}.etdump", None, 0, [("forward", (x,))] * n)
+    with torch.no_grad():
+        ref = mod(x)
+    entry = {
+        **info,
+        "model": "linear(8->8) -> control_flow.map(cumsum(row)*1) over 4 rows -> linear(8->8); input 4x8",
+        "expect": "the map body's instructions run 4 times per execute (same instruction_id each time): "
+        "same-signature events within one run, which the Inspector collapses",
+        "loop_iterations_per_execute": 4,
+        "executes": n,
+        "schedule": [_FWD] * n,
+        "debug_buffer_size": 0,
+        "run_s": res["run_s"],
+        "max_abs_err_vs_eager": float((res["outputs"][-1][0] - ref).abs().max()),
+    }
+    _oracles(out, name, out / f"{name}.etdump", er, None, entry)
+    return entry
+
+
+def fx_llama(out: Path) -> Dict[str, Any]:
+    name = "gen_llama"
+    _, ep = _llama_dynamic_export()
+    pte, er, info = _lower(ep, out, name)
+    sched = _llama_schedule(n_seqs=2, n_decodes=15)
+    drv = _LlamaDriver(sched)
+    res = _run(pte, out / f"{name}.etdump", None, 0, drv, drv.on_output)
+    entry = {
+        **info,
+        "model": "executorch.examples.models.llama Transformer %s, use_kv_cache=True, enable_dynamic_shape=True (token dim 1..%d), random weights (seed %d), greedy decoding"
+        % (LLAMA_CFG, LLAMA_CFG["max_seq_len"] - 1, SEED),
+        "method": "forward(tokens[1,S] int64, input_pos[1] int64 = start position)",
+        "executes": len(sched),
+        "schedule": [
+            {"method": "forward", "phase": s["phase"], "tokens": s["tokens"], "start_pos": s["start_pos"], "seq": s["seq"]}
+            for s in sched
+        ],
+        "schedule_summary": "2 x [prefill(%d tokens) + 15 decodes(1 token)]; execute i <-> i-th Execute RunData" % PROMPT_LEN,
+        "debug_buffer_size": 0,
+        "run_s": res["run_s"],
+        "max_abs_err_vs_eager": drv.max_err_vs_eager(dynamic=True),
+    }
+    _oracles(out, name, out / f"{name}.etdump", er, None, entry)
+    return entry
+
+
+def fx_llama_multimethod(out: Path) -> Dict[str, Any]:
+    torch, _ = _lazy_imports()
+    from executorch.exir import ExecutorchBackendConfig
+    from executorch.exir.passes import MemoryPlanningPass
+
+    name = "gen_llama_multimethod"
+    mod = _llama_module(dynamic=False)
+    pre = _export(
+        mod,
+        (torch.zeros(1, PROMPT_LEN, dtype=torch.long), torch.arange(PROMPT_LEN, dtype=torch.long)),
+    )
+    dec = _export(mod, (torch.zeros(1, 1, dtype=torch.long), torch.tensor([0], dtype=torch.long)))
+    share: Any = True
+    try:
+        pte, er, info = _lower(
+            {"prefill": pre, "decode": dec},
+            out,
+            name,
+            ExecutorchBackendConfig(
+                memory_planning_pass=MemoryPlanningPass(share_mutable_buffers=True),
+                emit_mutable_buffer_names=True,
+            ),
+        )
+    except Exception as exc:  # fall back to separate KV caches per method
+        share = f"no ({type(exc).__name__}: {str(exc)[:200]})"
+        pte, er, info = _lower({"prefill": pre, "decode": dec}, out, name)
+    sched = _llama_schedule(n_seqs=2, n_decodes=7)
+    drv = _LlamaDriver(sched, method_for_phase={"prefill": "prefill", "decode": "decode"}, static_pos=True)
+    res = _run(pte, out / f"{name}.etdump", None, 0, drv, drv.on_output)
+    entry = {
+        **info,
+        "model": "same tiny Llama (enable_dynamic_shape=False), two methods in one .pte",
+        "methods": {
+            "prefill": "tokens[1,%d] int64, input_pos[%d] int64 = positions" % (PROMPT_LEN, PROMPT_LEN),
+            "decode": "tokens[1,1] int64, input_pos[1] int64",
+        },
+        "share_mutable_buffers": share,
+        "executes": len(sched),
+        "schedule": [
+            {"method": s["phase"], "phase": s["phase"], "tokens": s["tokens"], "start_pos": s["start_pos"], "seq": s["seq"]}
+            for s in sched
+        ],
+        "schedule_summary": "2 x [prefill method (%d tokens) + 7 x decode method (1 token)]; the ETDump does not record which method ran" % PROMPT_LEN,
+        "method_loading": "lazy: 'prefill' loaded before execute #0, 'decode' loaded before execute #1; each load_method writes its own 'Default' RunData (see raw_events.run_data)",
+        "debug_buffer_size": 0,
+        "run_s": res["run_s"],
+        "max_abs_err_vs_eager": drv.max_err_vs_eager(dynamic=False),
+    }
+    _oracles(out, name, out / f"{name}.etdump", er, None, entry)
+    return entry
+
+
+FIXTURES: Dict[str, Callable[[Path], Dict[str, Any]]] = {
+    "gen_cnn": fx_cnn,
+    "gen_multipart": fx_multipart,
+    "gen_llama": fx_llama,
+    "gen_llama_multimethod": fx_llama_multimethod,
+    "gen_loop": fx_loop,
+    "gen_cnn_b": fx_cnn_b,
+}
+
+
+# ------------------------------------------------------------------ big
+
+
+def make_big(n: int, path: Path, inspect: bool) -> Dict[str, Any]:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as td:
+        tdp = Path(td)
+        _, ep = _llama_dynamic_export()
+        pte, er, info = _lower(ep, tdp, "big")
+        per_seq = 1 + 56
+        sched = _llama_schedule(n_seqs=math.ceil(n / per_seq), n_decodes=56)[:n]
+        drv = _LlamaDriver(sched)
+        res = _run(pte, path, None, 0, drv, drv.on_output)
+        meta: Dict[str, Any] = {
+            "etdump": str(path),
+            "bytes": path.stat().st_size,
+            "executes": n,
+            "schedule_summary": "repeat [prefill(%d) + 56 decodes], truncated to %d executes" % (PROMPT_LEN, n),
+            "run_s": res["run_s"],
+            "lower_s": info["lower_s"],
+            "versions": _versions(),
+        }
+        if inspect:
+            meta["inspector"] = _measure_inspector_subprocess(path, None)
+            meta["inspector_with_etrecord"] = _measure_inspector_subprocess(path, er)
+    _write_json(Path(str(path) + ".meta.json"), meta)
+    return meta
+
+
+_MEASURE = r"""
+import json, resource, sys, time, warnings
+import torch  # baseline: the import cost is not the Inspector's
+from executorch.devtools import Inspector
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    kw = {"etdump_path": sys.argv[1]}
+    if sys.argv[2] != "-":
+        kw["etrecord"] = sys.argv[2]
+    ins = Inspector(**kw)
+dt = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"construct_s": dt, "peak_rss_mb": peak / 1024, "rss_after_imports_mb": base / 1024,
+                  "event_blocks": len(ins.event_blocks),
+                  "events_per_block": [len(b.events) for b in ins.event_blocks],
+                  "runs_per_block": [max((len(e.perf_data.raw) for e in b.events if e.perf_data), default=0) for b in ins.event_blocks]}))
+"""
+
+
+def _measure_inspector_subprocess(etdump: Path, etrecord: Optional[Path]) -> Dict[str, Any]:
+    p = subprocess.run(
+        [sys.executable, "-c", _MEASURE, str(etdump), str(etrecord) if etrecord else "-"],
+        capture_output=True,
+        text=True,
+    )
+    if p.returncode != 0:
+        return {"error": p.stderr[-1500:]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------ main
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: %(default)s)")
+    ap.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(FIXTURES),
+        help="generate only this fixture (repeatable)",
+    )
+    ap.add_argument(
+        "--big",
+        nargs=2,
+        metavar=("N", "PATH"),
+        help="also write a tiny-Llama ETDump with N executes of [prefill(8)+56 decodes] to PATH",
+    )
+    ap.add_argument("--big-only", action="store_true", help="with --big: skip the committed fixtures")
+    ap.add_argument(
+        "--big-inspect",
+        action="store_true",
+        help="with --big: time Inspector construction (wall, peak RSS) in a child process",
+    )
+    a = ap.parse_args(argv)
+
+    _lazy_imports()
+    out: Path = a.out
+    out.mkdir(parents=True, exist_ok=True)
+    t_all = time.perf_counter()
+
+    if not a.big_only:
+        man_path = out / MANIFEST
+        manifest: Dict[str, Any] = {}
+        if man_path.exists():
+            with contextlib.suppress(Exception):
+                manifest = json.loads(man_path.read_text())
+        manifest["generator"] = "tools/make_fixtures.py"
+        manifest["versions"] = _versions()
+        manifest.setdefault("fixtures", {})
+        names = a.only or list(FIXTURES)
+        for nm in names:
+            print(f"[make_fixtures] {nm} ...", flush=True)
+            t0 = time.perf_counter()
+            try:
+                entry = FIXTURES[nm](out)
+            except Exception as exc:
+                import traceback
+
+                traceback.print_exc()
+                entry = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
+            entry["wall_s"] = round(time.perf_counter() - t0, 2)
+            entry["files"] = {
+                p.name: p.stat().st_size for p in sorted(out.glob(f"{nm}.*")) if p.is_file()
+            }
+            manifest["fixtures"][nm] = entry
+            print(f"[make_fixtures] {nm}: {entry['wall_s']} s  files={entry['files']}", flush=True)
+        big = [
+            (k, s)
+            for e in manifest["fixtures"].values()
+            for k, s in e.get("files", {}).items()
+            if s > 1_500_000
+        ]
+        if big:
+            print(f"[make_fixtures] WARNING files over 1.5 MB: {big}", flush=True)
+        man_path.write_text(json.dumps(manifest, indent=1) + "\n")
+
+    if a.big:
+        n, p = int(a.big[0]), Path(a.big[1])
+        print(f"[make_fixtures] big ETDump: {n} executes -> {p}", flush=True)
+        meta = make_big(n, p, a.big_inspect)
+        print(json.dumps({k: v for k, v in meta.items() if k != "versions"}, indent=1), flush=True)
+
+    print(f"[make_fixtures] done in {time.perf_counter() - t_all:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
