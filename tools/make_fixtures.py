@@ -44,7 +44,6 @@ import json
 import math
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -186,10 +185,6 @@ def _write_json(path: Path, obj: Any) -> None:
             fh.write(text.encode())
     else:
         path.write_text(text)
-
-
-def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 # ------------------------------------------------------------------ export / run
@@ -957,6 +952,72 @@ def _measure_inspector_subprocess(etdump: Path, etrecord: Optional[Path]) -> Dic
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+# ------------------------------------------------------------------ check
+
+
+def check_oracles(out: Path) -> int:
+    """Re-derive every Inspector row from the raw events and compare exactly.
+
+    Rules (executorch 1.5.1 Inspector): per RunData keep profile events keyed by
+    (chain_index, name, instruction_id, delegate_debug_id_int, delegate_debug_id_str), the last
+    one winning; runs with the same (name, key tuple) form one block; delegated durations are
+    end/1e6 - start/1e6, others (end - start)/1e6; percentiles by numpy (linear).
+    Needs only numpy: usable without torch.
+    """
+    import collections
+    import gzip
+
+    import numpy as np
+
+    failures = 0
+    for rawf in sorted(out.glob("gen_*.raw.json.gz")):
+        name = rawf.name[: -len(".raw.json.gz")]
+        insf = out / f"{name}.inspector.json.gz"
+        if not insf.exists():
+            continue
+        raw = json.load(gzip.open(rawf))
+        ins = json.load(gzip.open(insf))
+        groups: "collections.OrderedDict[Any, collections.OrderedDict]" = collections.OrderedDict()
+        for run in raw["run_data"]:
+            last: "collections.OrderedDict[Any, Any]" = collections.OrderedDict()
+            for e in run["events"]:
+                if e[0] != "P":
+                    continue
+                k = (e[2], e[1] or "", None if e[3] == -1 else e[3], None if e[4] == -1 else e[4], e[5] or None)
+                last[k] = e
+            g = groups.setdefault((run["name"], tuple(last)), collections.OrderedDict())
+            for k, e in last.items():
+                deleg = e[4] != -1 or bool(e[5])
+                g.setdefault(k, []).append(e[7] / 1e6 - e[6] / 1e6 if deleg else (e[7] - e[6]) / 1e6)
+        bad, n = [], 0
+        blocks = ins["event_blocks"]
+        if len(blocks) != len(groups):
+            bad.append(f"{len(blocks)} blocks, expected {len(groups)}")
+        for b, ((bname, _), g) in zip(blocks, groups.items()):
+            if b["name"] != bname or len(b["events"]) != len(g):
+                bad.append(f"block {b['index']}: {b['name']}/{len(b['events'])} vs {bname}/{len(g)}")
+                continue
+            for ev, (k, vals) in zip(b["events"], g.items()):
+                n += 1
+                exp = {
+                    "raw": vals,
+                    "p10": float(np.percentile(vals, 10)),
+                    "p50": float(np.percentile(vals, 50)),
+                    "p90": float(np.percentile(vals, 90)),
+                    "avg": float(np.mean(vals)),
+                    "min": min(vals),
+                    "max": max(vals),
+                }
+                for f, v in exp.items():
+                    if ev[f] != v:
+                        bad.append(f"{ev['name']} (instr {ev['instruction_id']}): {f} {ev[f]} != {v}")
+        print(f"[check] {name}: {n} Inspector rows, {len(bad)} mismatches")
+        for m in bad[:5]:
+            print("   ", m)
+        failures += bool(bad)
+    return 1 if failures else 0
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -981,7 +1042,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         action="store_true",
         help="with --big: time Inspector construction (wall, peak RSS) in a child process",
     )
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="only check the oracle files in --out against each other (needs numpy, not torch)",
+    )
     a = ap.parse_args(argv)
+    if a.check:
+        return check_oracles(a.out)
 
     _lazy_imports()
     out: Path = a.out

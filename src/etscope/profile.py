@@ -68,6 +68,7 @@ class Profile:
     pte: object | None = None
     sources: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    cache: dict = field(default_factory=dict, repr=False)   # analysis results computed once
 
     # ---- small accessors -----------------------------------------------------------------------
     @property

@@ -180,8 +180,12 @@ def test_random_type_swaps_raise_only_format_error():
     base = _base()
     rows = base["data"]["htp_op_instances"]["data"]
     for _ in range(200):
-        d = copy.deepcopy(base)
-        r = d["data"]["htp_op_instances"]["data"][rng.randrange(len(rows))]
+        d = copy.copy(base)                                  # copy only the mutated path
+        d["data"] = dict(base["data"])
+        new_rows = list(rows)
+        d["data"]["htp_op_instances"] = {"data": new_rows}
+        j = rng.randrange(len(rows))
+        r = new_rows[j] = dict(rows[j])
         k = rng.choice(list(r))
         r[k] = rng.choice([None, "s", 1, 1.5, True, [], {}, [1, "x"]])
         try:

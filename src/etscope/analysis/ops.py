@@ -26,7 +26,14 @@ def occurrences(run: np.ndarray, instr: np.ndarray, name: np.ndarray) -> np.ndar
     n = run.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    order = np.lexsort((np.arange(n), name, instr, run))
+    keys = np.stack([run, instr, name])
+    lo = keys.min(axis=1, keepdims=True)
+    span = keys.max(axis=1) - lo[:, 0] + 1
+    if float(np.prod(span.astype(np.float64))) < 2 ** 62:
+        packed = ((run - lo[0]) * int(span[1]) + (instr - lo[1])) * int(span[2]) + (name - lo[2])
+        order = np.argsort(packed, kind="stable")
+    else:
+        order = np.lexsort((np.arange(n), name, instr, run))
     r, i, m = run[order], instr[order], name[order]
     new = np.ones(n, dtype=bool)
     new[1:] = (r[1:] != r[:-1]) | (i[1:] != i[:-1]) | (m[1:] != m[:-1])
@@ -38,16 +45,36 @@ def occurrences(run: np.ndarray, instr: np.ndarray, name: np.ndarray) -> np.ndar
     return occ
 
 
+def unique_columns(keys: np.ndarray):
+    """np.unique(keys, axis=1) with first index and inverse, via one packed int64 key when it fits."""
+    lo = keys.min(axis=1, keepdims=True)
+    span = keys.max(axis=1) - lo[:, 0] + 1
+    if float(np.prod(span.astype(np.float64))) < 2 ** 62:
+        shifted = keys - lo
+        packed = np.zeros(keys.shape[1], dtype=np.int64)
+        for row, n in zip(shifted, span):
+            packed = packed * int(n) + row
+        _, first, inv = np.unique(packed, return_index=True, return_inverse=True)
+        return keys[:, first], first, inv.reshape(-1)
+    uniq, first, inv = np.unique(keys, axis=1, return_index=True, return_inverse=True)
+    return uniq, first, inv.reshape(-1)
+
+
 def event_stats(profile: P.Profile, execute_only: bool = False) -> list[dict]:
     """Statistics of every profile event signature over the runs holding it.
 
     Values are in their true unit; time values (ns) are also given in ms. Rows come in order of
-    first appearance.
+    first appearance. Computed once per profile (the result is cached on it).
     """
+    rows = profile.cache.get("event_stats")
+    if rows is None:
+        rows = profile.cache["event_stats"] = _event_stats(profile)
+    return [r for r in rows if r["block"] == "Execute"] if execute_only else rows
+
+
+def _event_stats(profile: P.Profile) -> list[dict]:
     ev = profile.events
     sel = ev["kind"] == etdump_format.PROFILE
-    if execute_only:
-        sel &= ev["execute"] >= 0
     idx = np.nonzero(sel)[0]
     if idx.size == 0:
         return []
@@ -60,8 +87,7 @@ def event_stats(profile: P.Profile, execute_only: bool = False) -> list[dict]:
     occ = occurrences(run, instr_key, name)
     block = (ev["execute"][idx] >= 0).astype(np.int64)
     keys = np.stack([block, role, name, instr_key, occ, ev["unit"][idx].astype(np.int64)])
-    uniq, first, inv = np.unique(keys, axis=1, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
+    uniq, first, inv = unique_columns(keys)
     st = grouped(inv, ev["value"][idx], uniq.shape[1])
     n_exec = max(profile.n_runs, 1)
     rows = []

@@ -21,7 +21,7 @@ def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None)
     out = {"count": count, "total": total}
     with np.errstate(invalid="ignore", divide="ignore"):
         out["mean"] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
-    order = np.lexsort((values, groups))
+    order = _order_by_group_then_value(groups, values)
     sorted_vals = values[order]
     first = np.cumsum(count) - count
     nonempty = count > 0
@@ -48,3 +48,17 @@ def describe(values: np.ndarray) -> dict[str, float]:
     values = np.asarray(values, dtype=np.float64)
     res = grouped(np.zeros(values.shape, dtype=np.int64), values, 1)
     return {k: (int(v[0]) if k == "count" else float(v[0])) for k, v in res.items()}
+
+
+def _order_by_group_then_value(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Indices sorting by (group, value). Packs both into one int64 when values are small
+    non-negative integers (durations in ns or cycles), which sorts several times faster."""
+    if values.size and np.isfinite(values).all():
+        vmin, vmax = float(values.min()), float(values.max())
+        gmax = int(groups.max()) if groups.size else 0
+        bits = max(1, int(vmax).bit_length()) if vmax >= 1 else 1
+        if vmin >= 0 and vmax < 2 ** 52 and (gmax + 1).bit_length() + bits <= 62 and (
+                values == np.floor(values)).all():
+            packed = (groups << bits) | values.astype(np.int64)
+            return np.argsort(packed, kind="stable")
+    return np.lexsort((values, groups))

@@ -37,6 +37,8 @@ class Buffer:
         self.size = int(self.u8.shape[0])
         self.what = what
         self._mv = memoryview(self.u8)
+        self._views: dict[tuple[str, int], np.ndarray] = {}
+        self._vt_cache: tuple | None = None
 
     # ---- scalar access -------------------------------------------------------------------------
     def fail(self, what: str, offset: int | None = None):
@@ -130,8 +132,26 @@ class Buffer:
             self.fail(f"{kind} read out of bounds (size {self.size})", bad)
         if n == 1:
             return self.u8[pos].view(_NP[kind])
-        idx = pos[:, None] + np.arange(n, dtype=np.int64)
-        return np.ascontiguousarray(self.u8[idx]).view(_NP[kind]).reshape(-1)
+        # FlatBuffers aligns scalars, so positions share a residue modulo the size: index a typed
+        # view of the buffer at that residue instead of gathering bytes one by one.
+        residue = pos % n
+        first = int(residue[0])
+        if (residue == first).all():
+            return self._typed(kind, first)[(pos - first) // n]
+        out = np.empty(pos.shape, dtype=_NP[kind])
+        for r in np.unique(residue):
+            m = residue == r
+            out[m] = self._typed(kind, int(r))[(pos[m] - r) // n]
+        return out
+
+    def _typed(self, kind: str, residue: int) -> np.ndarray:
+        key = (kind, residue)
+        view = self._views.get(key)
+        if view is None:
+            n = _SCALARS[kind][1]
+            count = (self.size - residue) // n
+            view = self._views[key] = self.u8[residue:residue + count * n].view(_NP[kind])
+        return view
 
     def v_indirect(self, pos: np.ndarray) -> np.ndarray:
         target = pos + self.v_read("u32", pos).astype(np.int64)
@@ -146,11 +166,7 @@ class Buffer:
         out = np.zeros(tables.shape, dtype=np.int64)
         if tables.size == 0:
             return out
-        vt = tables - self.v_read("i32", tables).astype(np.int64)
-        if int(vt.min()) < 0 or int(vt.max()) + 4 > self.size:
-            bad = int(tables[np.argmax((vt < 0) | (vt + 4 > self.size))])
-            self.fail("vtable out of bounds", bad)
-        vt_size = self.v_read("u16", vt)
+        vt, vt_size = self._vtables(tables)
         entry = 4 + 2 * slot
         has = vt_size >= entry + 2
         if not has.any():
@@ -165,6 +181,20 @@ class Buffer:
                 self.fail(f"field {slot} outside its table", bad)
         out[present] = tables[present] + off[present]
         return out
+
+    def _vtables(self, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """vtable positions and sizes of many tables; remembered for the last array asked about,
+        since readers fetch several fields of the same tables in a row."""
+        cached = self._vt_cache
+        if cached is not None and cached[0] is tables:
+            return cached[1], cached[2]
+        vt = tables - self.v_read("i32", tables).astype(np.int64)
+        if int(vt.min()) < 0 or int(vt.max()) + 4 > self.size:
+            bad = int(tables[np.argmax((vt < 0) | (vt + 4 > self.size))])
+            self.fail("vtable out of bounds", bad)
+        vt_size = self.v_read("u16", vt)
+        self._vt_cache = (tables, vt, vt_size)
+        return vt, vt_size
 
     def v_scalar(self, tables: np.ndarray, slot: int, kind: str, default=0) -> np.ndarray:
         pos = self.v_field(tables, slot)
@@ -248,11 +278,10 @@ class Buffer:
                 code_u[sel] = rows_codes[0]
                 continue
             raw = np.ascontiguousarray(self.u8[pos_u[sel][:, None] + np.arange(n, dtype=np.int64)])
-            keys = raw.view(np.dtype((np.void, n))).reshape(-1)
-            uniq, inv = np.unique(keys, return_inverse=True)
-            local = np.empty(len(uniq), dtype=np.int32)
-            for i, key in enumerate(uniq):
-                text = key.tobytes().decode("utf-8", "replace")
+            reps, inv = _distinct_rows(raw)
+            local = np.empty(len(reps), dtype=np.int32)
+            for i, rep in enumerate(reps):
+                text = raw[rep].tobytes().decode("utf-8", "replace")
                 code = seen.get(text)
                 if code is None:
                     code = seen[text] = len(strings)
@@ -261,6 +290,35 @@ class Buffer:
             code_u[sel] = local[inv.reshape(-1)]
         codes[present] = code_u[pos_inv]
         return codes, strings
+
+
+_HASH_MULT = np.random.default_rng(0x5EED).integers(1, 2 ** 63, size=64, dtype=np.uint64) | np.uint64(1)
+
+
+def _distinct_rows(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a (m, n) uint8 array: (index of one row per distinct value, inverse).
+
+    Rows are hashed 8 bytes at a time, then every row is compared with its group's representative,
+    so a hash collision can only cost time (exact fallback), never give a wrong answer.
+    """
+    m, n = raw.shape
+    width = (n + 7) // 8
+    if width > len(_HASH_MULT):
+        _, first, inv = np.unique(raw.view(np.dtype((np.void, n))).reshape(-1), return_index=True,
+                                  return_inverse=True)
+        return first, inv.reshape(-1)
+    padded = np.zeros((m, width * 8), dtype=np.uint8)
+    padded[:, :n] = raw
+    words = padded.view("<u8")
+    with np.errstate(over="ignore"):
+        h = (words * _HASH_MULT[:width]).sum(axis=1, dtype=np.uint64)
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    if not (raw == raw[first[inv]]).all():
+        _, first, inv = np.unique(raw.view(np.dtype((np.void, n))).reshape(-1), return_index=True,
+                                  return_inverse=True)
+        inv = inv.reshape(-1)
+    return first, inv
 
 
 def root_table(buf: Buffer, identifier: bytes | None) -> tuple[Buffer, int]:

@@ -140,16 +140,19 @@ def _int(v, where: str, default: int = -1) -> int:
         return default
     if isinstance(v, bool):
         raise FormatError(f"{where}: expected an integer, got a boolean")
+    out = None
     if isinstance(v, int):
-        return v
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, str):
+        out = v
+    elif isinstance(v, float) and v.is_integer():
+        out = int(v)
+    elif isinstance(v, str):
         try:
-            return int(v.strip(), 0)
+            out = int(v.strip(), 0)
         except ValueError:
             pass
-    raise FormatError(f"{where}: expected an integer, got {str(v)[:40]!r}")
+    if out is None or not -(2 ** 63) <= out < 2 ** 63:
+        raise FormatError(f"{where}: expected a 64-bit integer, got {str(v)[:40]!r}")
+    return out
 
 
 def _num(v, where: str) -> float:
@@ -212,7 +215,7 @@ def parse_optrace(data: bytes | str | dict | list, name: str = "<input>", *,
         return _parse(doc, name)
     except FormatError as e:
         raise e.with_file(name) from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError, OverflowError) as e:
         raise FormatError(f"optrace JSON is malformed ({e.__class__.__name__}: {e})", file=name) from None
 
 
@@ -220,15 +223,16 @@ def _parse(doc: Any, path: str) -> OpTrace:
     warnings: list[str] = []
     other: dict[str, Any] = {}
     header = None
+    header_elem = None
     if isinstance(doc, list):
         events = doc
         # a bare list may carry the header as an element
         for e in events[:4]:
             if isinstance(e, dict) and "artifact_type" in e and "ph" not in e:
-                header = e
+                header = header_elem = e
                 break
             if isinstance(e, dict) and isinstance(e.get("header"), dict) and "ph" not in e:
-                header = e["header"]
+                header, header_elem = e["header"], e
                 break
     elif isinstance(doc, dict):
         if "traceEvents" not in doc:
@@ -264,9 +268,11 @@ def _parse(doc: Any, path: str) -> OpTrace:
         w = f"traceEvents[{i}]"
         if not isinstance(e, dict):
             raise FormatError(f"{w}: expected an object, got {type(e).__name__}")
-        if e is header or ("ph" not in e and "artifact_type" in e):
+        if e is header_elem:
             continue
-        p = _str(e.get("ph"), f"{w}.ph")
+        p = e.get("ph")
+        if not isinstance(p, str):
+            raise FormatError(f"{w}.ph: expected a string, got {type(p).__name__}")
         a = e.get("args")
         if a is None:
             a = {}

@@ -119,15 +119,33 @@ class Qhas:
         return self.dominant_paths.get(0, [])
 
     def column(self, table: str, name: str, dtype=None) -> np.ndarray:
-        """Field ``name`` of every row of ``table`` as an array (NaN / None where absent)."""
+        """Field ``name`` of every row of ``table`` as an array.
+
+        Numeric fields (those with a :func:`field_unit`) give float64 with NaN where absent or not a
+        number; others (or ``dtype=object``) give the raw values, None where absent.
+        """
         rows = self.tables.get(table, [])
         vals = [r.get(name) for r in rows]
         unit = field_unit(name)
         if dtype is None:
             dtype = np.float64 if unit is not None and name not in ("tid", "htp") else object
         if dtype is np.float64:
-            return np.array([math.nan if v is None else float(v) for v in vals], dtype=np.float64)
+            return np.array([_as_float(v) for v in vals], dtype=np.float64)
+        if dtype is object:
+            out = np.empty(len(vals), dtype=object)     # 1-D even when values are lists (dims)
+            out[:] = vals
+            return out
         return np.array(vals, dtype=dtype)
+
+
+def _as_float(v: Any) -> float:
+    """Number -> float; anything else (None, strings, lists, huge ints) -> NaN."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return math.nan
+    try:
+        return float(v)
+    except OverflowError:
+        return math.nan
 
 
 def _check_row(row: Any, where: str) -> dict:
@@ -183,7 +201,7 @@ def parse_qhas(data: bytes | str | dict, name: str = "<input>", *, max_bytes: in
         return _parse(doc, name)
     except FormatError as e:
         raise e.with_file(name) from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError, OverflowError) as e:
         raise FormatError(f"QHAS JSON is malformed ({e.__class__.__name__}: {e})", file=name) from None
 
 

@@ -13,9 +13,10 @@ The file::
     0,UNKNOWN,UNKNOWN,OBJECT,BACKEND,ROOT,Unknown event type
     0,EXECUTE,19363,US,BACKEND,ROOT,QNN (execute) time
 
-CRLF line endings; ``Msg Timestamp`` is always 0 in the real files; a SUB-EVENT belongs to the
-ROOT before it; ``Time`` is ``UNKNOWN`` for ``Unknown event type`` rows (kept, value NaN). The
-identifier is the last column and is taken whole, so op names containing commas survive.
+Line endings CRLF (emulator files) or LF (the device file); ``Msg Timestamp`` is always 0 in
+the real files; a SUB-EVENT belongs to the ROOT before it; ``Time`` is ``UNKNOWN`` for
+``Unknown event type`` rows (kept, value NaN, unit ``object``). The identifier is the last
+column and is taken whole, so op names containing commas survive; quoted fields are unquoted.
 
 Blocks
 ------
@@ -60,6 +61,7 @@ _PHASE_KIND = {
     "create from binary": "init", "deinit": "deinit", "de-init": "deinit",
 }
 _TYPE_KIND = {"EXECUTE": "execute", "FINALIZE": "finalize", "INIT": "init", "DEINIT": "deinit"}
+_MAX_WARNINGS = 50
 _NAN_WORDS = {"", "unknown", "n/a", "na", "none", "null", "-"}
 
 
@@ -182,6 +184,12 @@ class _Builder:
         self.warnings: list[str] = []
         self._last_root = -1
 
+    def _warn(self, msg: str) -> None:
+        if len(self.warnings) < _MAX_WARNINGS:
+            self.warnings.append(msg)
+        elif len(self.warnings) == _MAX_WARNINGS:
+            self.warnings.append("... further warnings suppressed")
+
     def section(self, kind: str | None, label: str) -> None:
         """Start a new block at the next event (text section / JSON message)."""
         self.sections[len(self.name)] = (kind, label)
@@ -194,7 +202,7 @@ class _Builder:
             if parent is None:
                 parent = self._last_root
             if parent < 0:
-                self.warnings.append(f"sub-event {name!r} (row {row}) has no ROOT before it; kept as ROOT")
+                self._warn(f"sub-event {name[:80]!r} (row {row}) has no ROOT before it; kept as ROOT")
                 level, parent = "ROOT", -1
         else:
             parent = -1
@@ -242,21 +250,24 @@ class _Builder:
                 blocks.append(self._block(t, len(blocks), start, stop, closing, sec_kind, sec_label))
             start, closing = stop, None
 
+        level, name, type_ = self.level, self.name, self.type     # lists: fast per-item access
+        sections = self.sections
         for i in range(n):
-            if i in self.sections:
+            if sections and i in sections:
                 flush(i)
-                sec_kind, sec_label = self.sections[i]
-            elif closing is not None and t.level[i] == "ROOT":
+                sec_kind, sec_label = sections[i]
+            elif closing is not None and level[i] == "ROOT":
                 flush(i)
-            if t.level[i] == "ROOT" and closing is None:
-                kind = _closing_kind(t.name[i], t.type[i])
+            if closing is None and level[i] == "ROOT":
+                kind = _closing_kind(name[i], type_[i])
                 if kind is not None:
-                    closing = (kind, t.name[i])
+                    closing = (kind, name[i])
         flush(n)
         return blocks
 
-    def _block(self, t, index, start, stop, closing, sec_kind, sec_label) -> QnnBlock:
-        t.block[start:stop] = index
+    def _block(self, tab, index, start, stop, closing, sec_kind, sec_label) -> QnnBlock:
+        tab.block[start:stop] = index
+        t = self                                   # per-item access on the builder's lists
         roots: dict[str, tuple[float, str]] = {}
         subs: list[tuple[str, str, float, str]] = []
         node_rows: list[int] = []
@@ -271,7 +282,7 @@ class _Builder:
         cycles = np.array([t.value[i] if t.unit[i] == "cycles" else math.nan for i in node_rows],
                           dtype=np.float64)
         if any(t.unit[i] != "cycles" for i in node_rows):
-            self.warnings.append(f"block {index}: NODE events not in cycles (value set to NaN)")
+            self._warn(f"block {index}: NODE events not in cycles (value set to NaN)")
         parents = {int(t.parent[i]) for i in node_rows}
         node_parent = None
         if len(parents) == 1:
@@ -372,21 +383,24 @@ def parse_qnn_csv(data: bytes | str, name: str = "<input>", *, max_bytes: int | 
         return _parse_csv(data, name, max_bytes)
     except FormatError as e:
         raise e.with_file(name) from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError, OverflowError) as e:
         raise FormatError(f"QNN profile CSV is malformed ({e.__class__.__name__}: {e})", file=name) from None
 
 
 def _parse_csv(data, path: str, max_bytes) -> QnnProfile:
     text = decode_text(data, path, "QNN profile CSV", max_bytes)
-    lines = text.split("\n")
     b = _Builder("qnn_csv", path)
     header: dict[str, int] | None = None
     n_cols = 0
     ts: list[float] = []
     src: list[str] = []
-    for lineno, raw in enumerate(lines, start=1):
-        line = raw.rstrip("\r")
-        if not line.strip():
+    # few distinct spellings: normalise each once
+    units: dict[str, str] = {}
+    levels: dict[str, str] = {}
+    types: dict[str, str] = {}
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if not line or line.isspace():
             continue
         if header is None:
             header = _header_index(line.split(","))
@@ -395,27 +409,44 @@ def _parse_csv(data, path: str, max_bytes) -> QnnProfile:
                                   f"({','.join(CSV_COLUMNS)})", file=path)
             n_cols = len(line.split(","))
             ident_last = header["event identifier"] == n_cols - 1
+            i_ident, i_time = header["event identifier"], header["time"]
+            i_unit, i_level = header.get("unit of measurement"), header.get("event level")
+            i_msg, i_ts, i_src = header.get("message"), header.get("msg timestamp"), header.get("timing source")
             continue
         parts = line.split(",", n_cols - 1) if ident_last else line.split(",")
-        if len(parts) < n_cols or (not ident_last and len(parts) != n_cols):
+        if len(parts) != n_cols:
             raise FormatError(f"line {lineno}: {len(parts)} fields, expected {n_cols}", file=path)
-        if parts[header["time"]].strip().lower() == "time":
-            continue                                       # a repeated header line
-        where = f"line {lineno}"
-
-        def col(key: str, default: str = "") -> str:
-            i = header.get(key)
-            return _unquote(parts[i]) if i is not None else default
-
-        ident = col("event identifier")
-        value = parse_number(col("time"), where, path)
-        unit = normalise_unit(col("unit of measurement"))
-        level = _norm_level(col("event level", "ROOT"), where, path)
-        type_ = col("message").upper()
-        b.add(ident, value, unit, level, type_, line=lineno)
-        tstr = col("msg timestamp")
-        ts.append(parse_number(tstr, where, path) if tstr else math.nan)
-        src.append(col("timing source"))
+        if '"' in line:
+            parts = [_unquote(x) for x in parts]
+        t = parts[i_time]
+        try:
+            value = float(t)
+        except ValueError:
+            if t.strip().lower() == "time":
+                continue                                   # a repeated header line
+            value = parse_number(t, f"line {lineno}", path)
+        u = parts[i_unit] if i_unit is not None else ""
+        unit = units.get(u)
+        if unit is None:
+            unit = units[u] = normalise_unit(u)
+        lv = parts[i_level] if i_level is not None else "ROOT"
+        level = levels.get(lv)
+        if level is None:
+            level = levels[lv] = _norm_level(lv, f"line {lineno}", path)
+        m = parts[i_msg] if i_msg is not None else ""
+        type_ = types.get(m)
+        if type_ is None:
+            type_ = types[m] = m.strip().upper()
+        b.add(parts[i_ident].strip(), value, unit, level, type_, line=lineno)
+        if i_ts is not None:
+            x = parts[i_ts]
+            try:
+                ts.append(float(x))
+            except ValueError:
+                ts.append(parse_number(x, f"line {lineno}", path))
+        else:
+            ts.append(math.nan)
+        src.append(parts[i_src].strip() if i_src is not None else "")
     if header is None:
         raise FormatError("not a QNN profile CSV: empty file", file=path)
     extra = {"msg_timestamp": np.array(ts, dtype=np.float64), "timing_source": np.array(src, dtype=object)}

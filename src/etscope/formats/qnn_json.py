@@ -86,7 +86,7 @@ def parse_qnn_json(data: bytes | str | dict, name: str = "<input>", *, max_bytes
         return _parse(doc, name)
     except FormatError as e:
         raise e.with_file(name) from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError, OverflowError) as e:
         raise FormatError(f"QNN profile JSON is malformed ({e.__class__.__name__}: {e})", file=name) from None
 
 

@@ -34,6 +34,9 @@ from typing import Any, NamedTuple
 
 from etscope.errors import FormatError
 
+__all__ = ["MAX_INPUT_BYTES", "QnnEventName", "decode_text", "fx_node_candidates", "head_text",
+           "load_json", "normalise_unit", "parse_qnn_event_name", "read_input_bytes", "split_token"]
+
 # Largest input any QNN reader accepts, in bytes. Readers look it up at call time, so tests and
 # the CLI may change it (``qnn_names.MAX_INPUT_BYTES = ...``) or pass ``max_bytes=``.
 MAX_INPUT_BYTES = 1 << 30

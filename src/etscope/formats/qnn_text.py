@@ -76,7 +76,7 @@ def parse_qnn_text(data: bytes | str, name: str = "<input>", *, max_bytes: int |
         return _parse(data, name, max_bytes)
     except FormatError as e:
         raise e.with_file(name) from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as e:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError, OverflowError) as e:
         raise FormatError(f"qnn-profile-viewer text is malformed ({e.__class__.__name__}: {e})",
                           file=name) from None
 
