@@ -247,6 +247,7 @@ class ETDumpWriter:
         self._allocators: list[int] = []
         self._done: bytes | None = None
         self.record_times: list[int] | None = None  # refs of framework start/end_time fields
+        self.n_events = 0
 
     # -- EventTracer API ---------------------------------------------------------------------------
     def set_chain_debug_handle(self, chain_id: int, debug_handle: int) -> None:
@@ -366,6 +367,7 @@ class ETDumpWriter:
 
     # -- internals ---------------------------------------------------------------------------------
     def _push_profile_event(self, pe_ref: int) -> None:
+        self.n_events += 1
         self._events.append(self.fb.table([(_EV_PROFILE, "O", pe_ref)]))
 
     def _end_events(self) -> None:
@@ -817,7 +819,7 @@ def rename_block(block: Sequence[QnnEvent], mapping: dict[str, str]) -> list[Qnn
 # Runtime simulation: spec -> ETDump bytes
 # --------------------------------------------------------------------------------------------------
 
-DEFAULT_TIME_BASE_NS = 1_712_345_678_000_000   # a CLOCK_MONOTONIC-like ns value (~20 days uptime)
+DEFAULT_TIME_BASE_NS = 1_700_000_000_000   # a steady_clock-like ns value (~28 min since boot)
 
 
 def _norm_instr(ins) -> dict:
@@ -972,6 +974,7 @@ class _RuntimeSim:
                         "copies_logged": len(hist) if self.accumulate else 1,
                         "events_logged": n_logged,
                         "node_cycles_sum": block_node_cycles(block),
+                        "logged_node_cycles_sum": sum(v for ev in logged for _, v in ev.nodes),
                         "accelerator_cycles": block_value(block, NODE_PARENT_EVENT),
                         "top_level": {et_delegate_name(e.name, e.unit): e.value for e in block},
                         "n_nodes": sum(len(e.nodes) for e in block),
@@ -1238,7 +1241,7 @@ def _fixture_cnn(root: Path, accumulate: bool = False) -> dict:
     for b in blocks_idx:
         runs.append({"instructions": instrs, "label": "execute", "csv_block": b,
                      "qnn": {0: _block_json(rename_block(q.executes[b], mapping))}})
-    spec = {"seed": 1101, "time_base_ns": 1_712_345_678_000_000, "accumulate": accumulate,
+    spec = {"seed": 1101, "time_base_ns": 1_712_345_678_901, "accumulate": accumulate,
             "default_run": {"init_ns": 61_234_567}, "runs": runs}
     return {"spec": spec, "ops": ops, "instructions": instrs, "name_map": [mapping],
             "source": {"dataset": "cnn_small_fp32", "level": "detailed", "csv": rel,
@@ -1268,7 +1271,7 @@ def _fixture_vit(root: Path) -> dict:
                              3: _block_json(rename_block(q.executes[b1[k]], m1))},
                      "kernel_ns": {1: pow_ns, 2: rss_ns - pow_ns},
                      "wall_ns": {1: pow_ns + 520 + 3 * k, 2: rss_ns - pow_ns + 470 + 5 * k}})
-    spec = {"seed": 2202, "time_base_ns": 1_712_400_000_000_000, "default_run": {"init_ns": 83_456_789},
+    spec = {"seed": 2202, "time_base_ns": 1_745_012_345_678, "default_run": {"init_ns": 83_456_789},
             "runs": runs}
     return {"spec": spec, "ops": ops, "instructions": instrs, "name_map": [m0, m1],
             "source": {"dataset": "vit_mixed_qdq", "level": "detailed", "csv": rel,
@@ -1364,7 +1367,7 @@ def _fixture_llm(root: Path, n_decode: int = 20) -> dict:
                      "gap_before_ns": None if r == 0 else rng.randint(180_000, 260_000)})
         schedule.append({"run": r, "kind": label, "tokens": tokens, "csv_block": b,
                          "node_scale": scale})
-    spec = {"seed": 3303, "time_base_ns": 1_712_500_000_000_000, "default_run": {"init_ns": 112_345_678},
+    spec = {"seed": 3303, "time_base_ns": 1_801_234_567_890, "default_run": {"init_ns": 112_345_678},
             "runs": runs}
     return {"spec": spec, "ops": ops, "instructions": instrs, "name_map": [m0, m1],
             "schedule": schedule,
@@ -1389,7 +1392,7 @@ def _fixture_resnet_device(root: Path) -> dict:
     runs = [{"instructions": instrs, "label": "execute", "csv_block": b,
              "qnn": {0: _block_json(rename_block(q.executes[b], mapping))}}
             for b in range(len(q.executes))]
-    spec = {"seed": 4404, "time_base_ns": 1_712_600_000_000_000, "default_run": {"init_ns": 95_678_901},
+    spec = {"seed": 4404, "time_base_ns": 1_856_789_012_345, "default_run": {"init_ns": 95_678_901},
             "runs": runs}
     return {"spec": spec, "ops": ops, "instructions": instrs, "name_map": [mapping],
             "source": {"dataset": "resnet50 (ORT QNN EP on a Snapdragon device)", "level": "detailed",
@@ -1403,7 +1406,8 @@ FIXTURES = {
     "synthetic_qnn_cnn": lambda root: _fixture_cnn(root),
     "synthetic_qnn_vit_2part": _fixture_vit,
     "synthetic_qnn_llm": _fixture_llm,
-    "synthetic_qnn_accumulate": lambda root: _fixture_cnn(root, accumulate=True),
+    "synthetic_qnn_accumulate": lambda root: dict(_fixture_cnn(root, accumulate=True),
+                                                  etrecord_from="synthetic_qnn_cnn.etrecord"),
     "synthetic_qnn_resnet50_device": _fixture_resnet_device,
 }
 _WITH_ETRECORD = {"synthetic_qnn_cnn", "synthetic_qnn_vit_2part", "synthetic_qnn_llm",
@@ -1431,6 +1435,7 @@ def build_fixture(name: str, data_root: str | os.PathLike | None = None) -> dict
                     "DELEGATE_CALL_ns": c["DELEGATE_CALL"][1] - c["DELEGATE_CALL"][0],
                     "accelerator_cycles": c["accelerator_cycles"],
                     "node_cycles_sum": c["node_cycles_sum"],
+                    "logged_node_cycles_sum": c["logged_node_cycles_sum"],
                     "n_nodes": c["n_nodes"],
                     "copies_logged": c["copies_logged"],
                     "events_logged": c["events_logged"],
@@ -1443,6 +1448,7 @@ def build_fixture(name: str, data_root: str | os.PathLike | None = None) -> dict
         runs_out.append({
             "run_data_index": k + (1 if info["default_run"] else 0),
             "label": run.get("label"), "csv_block": run.get("csv_block"),
+            "cold": k == 0,
             "n_events": len(parsed[k + (1 if info["default_run"] else 0)]["events"]),
             "Method::execute_ns": ri["Method::execute"][1] - ri["Method::execute"][0],
             "Method::execute_start": ri["Method::execute"][0],
@@ -1463,7 +1469,7 @@ def build_fixture(name: str, data_root: str | os.PathLike | None = None) -> dict
                                "node_names": [n for n, _ in _nodes_of(blk)]})
     manifest = {
         "etdump": name + ".etdump",
-        "etrecord": (name + ".etrecord") if etrecord else None,
+        "etrecord": (name + ".etrecord") if etrecord else fx.get("etrecord_from"),
         "etdump_bytes": len(data),
         "etdump_sha256": hashlib.sha256(data).hexdigest(),
         "etrecord_bytes": len(etrecord) if etrecord else None,
@@ -1671,18 +1677,62 @@ def write_big_etdump(path: str | os.PathLike, n_events: int, seed: int = 0, data
 
 
 def _count_events(w: ETDumpWriter) -> int:
-    # events of closed runs are counted through the writer's running total
     return w.n_events
 
 
-def _install_event_counter():
-    orig = ETDumpWriter._push_profile_event
+# --------------------------------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------------------------------
 
-    def counted(self, pe_ref):
-        self.n_events += 1
-        orig(self, pe_ref)
-    ETDumpWriter.n_events = 0
-    ETDumpWriter._push_profile_event = counted
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", metavar="DIR", help="regenerate the committed fixtures into DIR")
+    ap.add_argument("--only", nargs="*", metavar="NAME", help="with --out: only these fixtures")
+    ap.add_argument("--data", metavar="ROOT", help="shared data root (default: ../shared/data or "
+                                                    "$ETSCOPE_SHARED_DATA)")
+    ap.add_argument("--big-events", nargs=2, metavar=("N", "PATH"), help="write a ~N-event ETDump")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--spec", metavar="JSON", help="build an ETDump from a JSON spec (see build_qnn_etdump)")
+    ap.add_argument("--write", metavar="PATH", help="with --spec: output file")
+    ap.add_argument("--replay-check", metavar="ETDUMP", nargs="+",
+                    help="re-emit profile-only ETDumps through the writer and compare bytes")
+    a = ap.parse_args(argv)
+    did = False
+    if a.out:
+        m = write_fixtures(a.out, a.data, a.only or None)
+        for name, fx in m["fixtures"].items():
+            print("%-34s %8d bytes  %3d runs  %6d events" % (
+                name + ".etdump", fx["etdump_bytes"], fx["n_run_data"],
+                sum(r["n_events"] for r in fx["runs"]) + (2 if fx["default_run"] else 0)))
+        did = True
+    if a.big_events:
+        r = write_big_etdump(a.big_events[1], int(float(a.big_events[0])), seed=a.seed, data_root=a.data)
+        print(json.dumps(r))
+        did = True
+    if a.spec:
+        spec = json.loads(Path(a.spec).read_text())
+        data = build_qnn_etdump(spec)
+        if not a.write:
+            ap.error("--spec needs --write PATH")
+        Path(a.write).write_bytes(data)
+        print("%s: %d bytes" % (a.write, len(data)))
+        did = True
+    if a.replay_check:
+        bad = 0
+        for p in a.replay_check:
+            d = Path(p).read_bytes()
+            same = replay_etdump(d) == d
+            bad += not same
+            print("%s: %s" % (p, "identical" if same else "DIFFERENT"))
+        did = True
+        if bad:
+            return 1
+    if not did:
+        ap.print_help()
+        return 2
+    return 0
 
 
-_install_event_counter()
+if __name__ == "__main__":
+    sys.exit(main())

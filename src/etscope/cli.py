@@ -106,6 +106,32 @@ def ops(etdump, etrecord, pte, method, as_json, limit):
 
 
 @main.command()
+@click.argument("etdump", type=click.Path(dir_okay=False), required=False)
+@click.option("--etrecord", type=click.Path(dir_okay=False), help="The ETRecord from export.")
+@click.option("--pte", type=click.Path(dir_okay=False), help="The .pte program (SoC from its QNN compile spec).")
+@click.option("--method", help="Method the runs executed (default: the one that fits).")
+@click.option("--qhas", type=click.Path(dir_okay=False), help="QHAS JSON (*_qnn_htp_analysis_summary.json).")
+@click.option("--optrace", type=click.Path(dir_okay=False), help="optrace JSON (Chrome trace, cycles).")
+@click.option("--qnn-csv", "qnn_csv", type=click.Path(dir_okay=False),
+              help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--top", type=int, default=25, show_default=True, help="Per-op rows to print.")
+def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, as_json, top):
+    """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
+    from etscope.qnn_inputs import load_qnn_inputs
+
+    if not any((etdump, qhas, optrace, qnn_csv)):
+        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv")
+    report = load_qnn_inputs(etdump, etrecord, pte, method, qhas, optrace, qnn_csv)
+    if as_json:
+        _emit_json({"schema": "etscope.qnn/1", "inputs": report.pop("inputs"), "qnn": report})
+    else:
+        from etscope.render.qnn_text import render_qnn
+
+        render_qnn(report, top=top)
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def demo(as_json):
     """Run `summary` on a real sample shipped inside the package (no files needed)."""

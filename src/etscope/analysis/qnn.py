@@ -1,0 +1,599 @@
+"""QNN (HTP) depth: the nesting of QNN's events inside DELEGATE_CALL with true units, the HTP
+clock estimated per run, per-op cycles joined to the graph, HMX/HVX/DMA, VTCM/DRAM and utilisation.
+
+Sources, each optional: the ETDump (QNN events logged by ExecuTorch's QnnProfiler inside each
+DELEGATE_CALL), a QNN profile CSV / viewer text / viewer JSON (same events, from qnn-net-run or
+ONNX Runtime), QHAS and optrace JSON (first inference only, from a separate optrace run).
+
+Everything is first put into one neutral shape, :class:`QnnSeries` (per partition: root events
+and per-op node values, one column per execute), then analysed the same way whatever the source.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from etscope import profile as P
+from etscope import units
+from etscope.analysis.ops import effective_names, occurrences
+from etscope.analysis.stats import describe
+from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
+
+SCHEMA = "etscope.qnn/1"
+
+# QNN's top-level execute events, by (identifier without ExecuTorch's unit suffix, unit).
+QNN_EXECUTE = ("QNN (execute) time", "us")
+RPC_EXECUTE = ("RPC (execute) time", "us")
+QNN_ACCEL = ("QNN accelerator (execute) time", "us")
+ACCEL_US = ("Accelerator (execute) time", "us")
+ACCEL_EXCL_WAIT_US = ("Accelerator (execute excluding wait) time", "us")
+ACCEL_CYCLES = ("Accelerator (execute) time (cycles)", "cycles")
+HVX_THREADS = ("Number of HVX threads used", "count")
+YIELDS = ("Num times yield occured", "count")
+VTCM_ACQUIRE = ("Time for initial VTCM acquire", "us")
+POWER_ON = ("Time for HVX + HMX power on and acquire", "us")
+
+# The nesting from outside in, with what each level adds over the next one, in plain words.
+LEVELS = (
+    ("DELEGATE_CALL", "ExecuTorch's wall time around the call into the QNN backend (ns, measured "
+     "by ExecuTorch)", "ExecuTorch QNN backend work around QNN's graph execute: input/output tensor "
+     "setup, shared-buffer mapping, profiling readout"),
+    (QNN_EXECUTE, "QNN's graphExecute call on the CPU side", "QNN host-side work before and after "
+     "the remote call (argument marshalling, cache maintenance)"),
+    (RPC_EXECUTE, "the FastRPC call from the CPU to the HTP (DSP)", "FastRPC transport and driver "
+     "time between CPU and DSP"),
+    (QNN_ACCEL, "QNN's handling of the execute on the DSP", "DSP-side QNN work around the graph "
+     "(scheduling, VTCM acquire, power-up)"),
+    (ACCEL_US, "the HTP executing the graph, waits included", "waiting (for VTCM, DMA, other "
+     "clients) while the graph runs"),
+    (ACCEL_EXCL_WAIT_US, "the HTP executing the graph, waits excluded", None),
+)
+
+# Above this, cycles ÷ µs cannot be one core's clock (HTP cores clock below ~2 GHz in the data we
+# have: SM8650 runtrace 1.9 GHz warm); it means cycles were summed over parallel threads.
+PLAUSIBLE_MAX_CLOCK_MHZ = 2500.0
+
+_WELL_KNOWN = {QNN_EXECUTE, RPC_EXECUTE, QNN_ACCEL, ACCEL_US, ACCEL_EXCL_WAIT_US, ACCEL_CYCLES,
+               HVX_THREADS, YIELDS, VTCM_ACQUIRE, POWER_ON}
+
+
+def root_key(name: str, unit: str | None = None) -> tuple[str, str]:
+    """(QNN identifier, unit) for a top-level event name as ExecuTorch or a QNN tool writes it."""
+    for suffix, u in ((" (us)", "us"), (" (bytes)", "bytes"), (" (count)", "count")):
+        if name.endswith(suffix):
+            return name[: -len(suffix)], u
+    if name.endswith("(cycles)"):
+        return name, "cycles"
+    return name, (unit or "unknown")
+
+
+@dataclass
+class QnnSeries:
+    """One QNN graph (partition): its events per execute, columns aligned on ``runs``."""
+
+    key: str                                  # "instruction 12" or "graph 0"
+    instruction_id: int | None
+    runs: np.ndarray                          # execute indices (ETDump Execute runs or CSV executes)
+    roots: dict[tuple[str, str], np.ndarray]  # (identifier, unit) -> value per run (NaN = absent)
+    node_names: list[str]
+    node_values: np.ndarray                   # (nodes, runs), NaN where absent
+    node_unit: list[str]
+    delegate_call_ns: np.ndarray | None = None   # per run (sum over calls), ETDump only
+    accumulating: bool = False
+    copies_per_run: np.ndarray | None = None
+    source: str = "etdump"
+    notes: list[str] = field(default_factory=list)
+
+
+# ---- sources --------------------------------------------------------------------------------------
+def is_node_name(name: str) -> bool:
+    return parse_qnn_event_name(name).op_id is not None
+
+
+_QNN_ROOT_HINT = re.compile(r"^(QNN|RPC|Accelerator|Number of HVX|Num times yield|Time for )")
+
+
+def qnn_instructions(profile: P.Profile) -> list[int]:
+    """Delegate instructions that are QNN partitions: by backend id, or by their event names."""
+    ids = []
+    ev = profile.events
+    for ins in sorted(profile.instructions.values(), key=lambda i: i.id):
+        if ins.kind != "delegate":
+            continue
+        if ins.backend == "QnnBackend":
+            ids.append(ins.id)
+            continue
+        if ins.backend_from == "event names":
+            sel = (ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == ins.id)
+            codes = np.unique(ev["delegate_id_str"][sel])[:20]
+            if any(_QNN_ROOT_HINT.match(profile.strings[c]) or is_node_name(profile.strings[c])
+                   for c in codes if c >= 0):
+                ids.append(ins.id)
+    return ids
+
+
+def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
+    ev = profile.events
+    n_runs = profile.n_runs
+    names = effective_names(profile)
+    out = []
+    for iid in qnn_instructions(profile):
+        sel = np.nonzero((ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == iid)
+                         & (ev["execute"] >= 0))[0]
+        run = ev["execute"][sel].astype(np.int64)
+        code = names[sel].astype(np.int64)
+        value = ev["value"][sel]
+        occ = occurrences(run, np.zeros_like(run), code)
+        count = _group_counts(run, code)
+        notes = []
+        copies = np.zeros(n_runs, dtype=np.int64)
+        if sel.size:
+            np.maximum.at(copies, run, count)
+        present_runs = np.unique(run)
+        accumulating = _is_accumulating(copies[present_runs])
+        if accumulating:
+            notes.append("QNN events accumulate across executes (execute k holds k copies of every "
+                         "event); each run keeps only its last copy, the newest execute")
+        elif (copies[present_runs] > 1).any():
+            notes.append("some QNN events repeat within one execute; the last value is used for "
+                         "top-level events, all repeats are kept for per-op rows")
+        keep_last = occ == count - 1
+        # Top-level (root) events: one value per run.
+        uniq_codes = np.unique(code)
+        is_node = {int(c): is_node_name(profile.strings[c]) for c in uniq_codes}
+        roots: dict[tuple[str, str], np.ndarray] = {}
+        node_names, node_rows, node_unit = [], [], []
+        root_mask = np.array([not is_node[int(c)] for c in code], dtype=bool) if code.size else np.zeros(0, bool)
+        rm = root_mask & keep_last
+        for c in np.unique(code[rm]):
+            m = rm & (code == c)
+            arr = np.full(n_runs, np.nan)
+            arr[run[m]] = value[m]
+            roots[root_key(profile.strings[c])] = arr
+        # Per-op node events: one row per (name, occurrence within the execute).
+        nm = ~root_mask
+        if accumulating:
+            nm &= keep_last
+            node_occ = np.zeros_like(occ)
+        else:
+            node_occ = occ
+        if nm.any():
+            pairs = np.stack([code[nm], node_occ[nm]])
+            # Order rows by first appearance in the file.
+            keys, first = np.unique(pairs, axis=1, return_index=True)
+            order = np.argsort(first)
+            keys = keys[:, order]
+            idx = np.nonzero(nm)[0]
+            row_of = {(int(a), int(b)): i for i, (a, b) in enumerate(keys.T)}
+            mat = np.full((keys.shape[1], n_runs), np.nan)
+            for j in idx:
+                mat[row_of[(int(code[j]), int(node_occ[j]))], run[j]] = value[j]
+            for a, b in keys.T:
+                nm_str = profile.strings[int(a)]
+                node_names.append(nm_str if b == 0 else f"{nm_str} #{int(b) + 1}")
+                node_unit.append("cycles" if nm_str.endswith("(cycles)") else "unknown")
+            node_rows = mat
+        else:
+            node_rows = np.zeros((0, n_runs))
+        dc = _delegate_call_ns(profile, iid)
+        out.append(QnnSeries(key=f"instruction {iid}", instruction_id=iid, runs=np.arange(n_runs),
+                             roots=roots, node_names=node_names, node_values=node_rows,
+                             node_unit=node_unit, delegate_call_ns=dc, accumulating=accumulating,
+                             copies_per_run=copies, source="etdump", notes=notes))
+    return out
+
+
+def _group_counts(run: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """For each event, how many events with the same (run, name) exist."""
+    if run.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    key = run * (int(code.max()) + 1) + code
+    _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return counts[inv.reshape(-1)]
+
+
+def _is_accumulating(copies: np.ndarray) -> bool:
+    """Run k (0-based, in order) holding k+1 copies of the events, over at least 2 runs."""
+    if copies.size < 2:
+        return False
+    return bool((copies == np.arange(1, copies.size + 1)).all())
+
+
+def _delegate_call_ns(profile: P.Profile, iid: int) -> np.ndarray:
+    ev = profile.events
+    m = (ev["role"] == P.ROLE_DELEGATE_CALL) & (ev["instruction_id"] == iid) & (ev["execute"] >= 0)
+    out = np.bincount(ev["execute"][m], weights=ev["value"][m], minlength=profile.n_runs)
+    present = np.bincount(ev["execute"][m], minlength=profile.n_runs) > 0
+    return np.where(present, out, np.nan)
+
+
+def series_from_qnn_profile(qp) -> list[QnnSeries]:
+    """From a QNN profile CSV / viewer text / viewer JSON (etscope.formats.qnn_csv.QnnProfile)."""
+    blocks = [b for b in qp.blocks if b.kind == "execute"]
+    graphs = sorted({b.graph_index if b.graph_index is not None else 0 for b in blocks})
+    out = []
+    for g in graphs:
+        gb = [b for b in blocks if (b.graph_index if b.graph_index is not None else 0) == g]
+        n = len(gb)
+        roots: dict[tuple[str, str], np.ndarray] = {}
+        names: list[str] = []
+        for b in gb:
+            for nm in b.node_names:
+                if nm not in names:
+                    names.append(nm)
+        row = {nm: i for i, nm in enumerate(names)}
+        mat = np.full((len(names), n), np.nan)
+        for j, b in enumerate(gb):
+            for name, (value, unit) in b.roots.items():
+                key = root_key(name, unit)
+                roots.setdefault(key, np.full(n, np.nan))[j] = value
+            for nm, cyc in zip(b.node_names, b.node_cycles):
+                mat[row[nm], j] = cyc
+        notes = []
+        if len(graphs) > 1 and all(b.graph_index is None for b in blocks):
+            notes.append("the file does not say which graph each execute belongs to")
+        out.append(QnnSeries(key=f"graph {g}", instruction_id=None, runs=np.arange(n), roots=roots,
+                             node_names=names, node_values=mat, node_unit=["cycles"] * len(names),
+                             source=qp.source, notes=notes))
+    return out
+
+
+# ---- analysis ---------------------------------------------------------------------------------------
+def _p50(a) -> float | None:
+    if a is None:
+        return None
+    a = np.asarray(a, dtype=np.float64)
+    a = a[~np.isnan(a)]
+    return float(np.median(a)) if a.size else None
+
+
+def _stats(a) -> dict | None:
+    if a is None:
+        return None
+    a = np.asarray(a, dtype=np.float64)
+    a = a[~np.isnan(a)]
+    if a.size == 0:
+        return None
+    s = describe(a)
+    return {k: s[k] for k in ("count", "p10", "p50", "p90", "mean", "min", "max")}
+
+
+def clock_estimate(s: QnnSeries) -> dict:
+    """HTP clock per run = accelerator cycles ÷ accelerator µs (excluding wait when present).
+
+    The µs values are whole numbers, so each estimate carries ±0.5 µs of quantisation: the range
+    says how precise it is. Derived, never measured: labelled as an estimate everywhere.
+    """
+    cycles = s.roots.get(ACCEL_CYCLES)
+    basis = ACCEL_EXCL_WAIT_US if ACCEL_EXCL_WAIT_US in s.roots else ACCEL_US if ACCEL_US in s.roots else None
+    n = len(s.runs)
+    if cycles is None or basis is None:
+        missing = [k[0] for k in (ACCEL_CYCLES, ACCEL_US) if k not in s.roots]
+        return {"clock_mhz": np.full(n, np.nan), "lo": np.full(n, np.nan), "hi": np.full(n, np.nan),
+                "basis": None, "warning": "no clock estimate: the profile lacks " + " and ".join(
+                    f"'{m}'" for m in missing) + " (per-op times need QNN profile level 'detailed')"}
+    us = s.roots[basis]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mhz = np.where(us > 0, cycles / us, np.nan)
+        lo = np.where(us > 0, cycles / (us + 0.5), np.nan)
+        hi = np.where(us > 0.5, cycles / (us - 0.5), np.nan)
+    warning = None
+    p50 = np.nanmedian(mhz) if (~np.isnan(mhz)).any() else np.nan
+    if p50 > PLAUSIBLE_MAX_CLOCK_MHZ:
+        warning = (f"cycles ÷ µs gives {p50:,.0f} MHz, more than an HTP core runs at: the per-op cycles "
+                   "are summed over HVX/HMX threads that ran in parallel. The 'clock' is then an "
+                   "effective rate, and per-op µs estimates share the measured accelerator time out in "
+                   "proportion to cycles")
+    return {"clock_mhz": mhz, "lo": lo, "hi": hi, "basis": basis[0], "warning": warning}
+
+
+def cold_runs(s: QnnSeries) -> list[int]:
+    """Runs that paid HTP power-up: 'Time for HVX + HMX power on and acquire' far above the rest."""
+    power = s.roots.get(POWER_ON)
+    if power is None or np.isnan(power).all():
+        return []
+    base = np.nanmedian(power)
+    cold = np.nonzero(power > max(5 * base, base + 1000))[0]
+    return [int(s.runs[i]) for i in cold]
+
+
+def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None) -> dict:
+    clock = clock_estimate(s)
+    n = len(s.runs)
+    accel = s.roots.get(ACCEL_CYCLES)
+    node_sum = np.nansum(s.node_values, axis=0) if s.node_values.size else np.zeros(n)
+    has_nodes = ~np.isnan(s.node_values).all(axis=0) if s.node_values.size else np.zeros(n, bool)
+    levels = _levels(s)
+    checks = _checks(s, node_sum, has_nodes, levels)
+    ops = _ops(s, clock, accel, graph, qhas_ops)
+    matched = sum(1 for o in ops if o["node"])
+    named = sum(1 for o in ops if o["base"])
+    part = {
+        "key": s.key, "instruction_id": s.instruction_id, "source": s.source,
+        "runs": int(n),
+        "delegate_call_ms": (_p50(s.delegate_call_ns) / 1e6) if _p50(s.delegate_call_ns) is not None else None,
+        "qnn_execute_us": _p50(s.roots.get(QNN_EXECUTE)),
+        "rpc_us": _p50(s.roots.get(RPC_EXECUTE)),
+        "qnn_accel_us": _p50(s.roots.get(QNN_ACCEL)),
+        "accel_us": _p50(s.roots.get(ACCEL_US)),
+        "accel_excl_wait_us": _p50(s.roots.get(ACCEL_EXCL_WAIT_US)),
+        "accel_cycles": _p50(accel),
+        "clock_mhz_est": _p50(clock["clock_mhz"]),
+        "clock_mhz_est_range": [_p50(clock["lo"]), _p50(clock["hi"])],
+        "clock_basis": clock["basis"],
+        "clock_is_estimate": True,
+        "clock_warning": clock["warning"],
+        "cold_runs": cold_runs(s),
+        "accumulating": s.accumulating,
+        "levels": levels,
+        "counts": {k[0]: _p50(v) for k, v in s.roots.items() if k[1] == "count"},
+        "bytes": {k[0]: _p50(v) for k, v in s.roots.items() if k[1] == "bytes"},
+        "other_events": [{"name": k[0], "unit": k[1], "p50": _p50(v)} for k, v in s.roots.items()
+                         if k not in _WELL_KNOWN and k[1] not in ("count", "bytes")],
+        "per_run": {
+            "delegate_call_us": _list(s.delegate_call_ns / 1e3) if s.delegate_call_ns is not None else None,
+            "qnn_execute_us": _list(s.roots.get(QNN_EXECUTE)),
+            "accel_us": _list(s.roots.get(ACCEL_US)),
+            "accel_excl_wait_us": _list(s.roots.get(ACCEL_EXCL_WAIT_US)),
+            "accel_cycles": _list(accel),
+            "node_cycles_sum": _list(np.where(has_nodes, node_sum, np.nan)),
+            "clock_mhz_est": _list(clock["clock_mhz"]),
+            "power_on_us": _list(s.roots.get(POWER_ON)),
+        },
+        "ops": ops,
+        "ops_matched_to_graph": matched,
+        "ops_named": named,
+        "unmatched_ops": [o["qnn_name"] for o in ops if o["base"] and not o["node"]] if graph is not None else [],
+        "checks": checks,
+        "notes": list(s.notes),
+    }
+    return part
+
+
+def _list(a):
+    if a is None:
+        return None
+    return [None if (x != x) else float(x) for x in np.asarray(a, dtype=np.float64)]
+
+
+def _levels(s: QnnSeries) -> list[dict]:
+    """The nesting with the p50 of each level and what it adds over the next one inside it."""
+    rows = []
+    values = []
+    for key, what, adds in LEVELS:
+        if key == "DELEGATE_CALL":
+            v = None if s.delegate_call_ns is None else s.delegate_call_ns / 1e3
+            name, unit = "DELEGATE_CALL", "us"
+        else:
+            v = s.roots.get(key)
+            name, unit = key[0], key[1]
+        if v is None or np.isnan(v).all():
+            continue
+        values.append(v)
+        rows.append({"name": name, "unit": unit, "p50_us": _p50(v), "what": what,
+                     "adds_over_next": adds, "adds_us_p50": None})
+    for i in range(len(rows) - 1):
+        diff = values[i] - values[i + 1]
+        rows[i]["adds_us_p50"] = _p50(diff)
+    cyc = s.roots.get(ACCEL_CYCLES)
+    if cyc is not None:
+        rows.append({"name": ACCEL_CYCLES[0], "unit": "cycles", "p50_cycles": _p50(cyc),
+                     "what": "HTP cycles of the graph execution; the per-op rows below add up to it",
+                     "adds_over_next": None, "adds_us_p50": None})
+    return rows
+
+
+def _checks(s: QnnSeries, node_sum, has_nodes, levels) -> list[dict]:
+    checks = []
+    accel = s.roots.get(ACCEL_CYCLES)
+    if accel is not None and has_nodes.any():
+        ok_runs = has_nodes & ~np.isnan(accel)
+        diff = np.abs(node_sum[ok_runs] - accel[ok_runs])
+        rel = diff / np.maximum(accel[ok_runs], 1)
+        bad = int((rel > 0.001).sum())
+        checks.append({"check": "sum of per-op cycles = Accelerator (execute) time (cycles)",
+                       "ok": bad == 0, "runs_checked": int(ok_runs.sum()), "runs_failing": bad,
+                       "max_rel_diff": float(rel.max()) if rel.size else None})
+    vals = []
+    for key, _, _ in LEVELS:
+        v = (s.delegate_call_ns / 1e3 if s.delegate_call_ns is not None else None) if key == "DELEGATE_CALL" \
+            else s.roots.get(key)
+        if v is not None and not np.isnan(v).all():
+            vals.append(((key if isinstance(key, str) else key[0]), v))
+    for (outer_name, outer), (inner_name, inner) in zip(vals, vals[1:]):
+        both = ~np.isnan(outer) & ~np.isnan(inner)
+        # Whole-µs values: allow 1 µs of rounding.
+        bad = both & (inner > outer + 1.0)
+        checks.append({"check": f"{inner_name} ≤ {outer_name}", "ok": not bad.any(),
+                       "runs_checked": int(both.sum()), "runs_failing": int(bad.sum())})
+    if s.accumulating:
+        checks.append({"check": "QNN events accumulate across executes (detected, de-duplicated)",
+                       "ok": True, "runs_checked": int(len(s.runs)), "runs_failing": 0})
+    return checks
+
+
+def _ops(s: QnnSeries, clock, accel, graph, qhas_ops) -> list[dict]:
+    mhz = clock["clock_mhz"]
+    total_accel = float(np.nansum(accel)) if accel is not None else None
+    rows = []
+    by_name = getattr(graph, "by_name", None) or {}
+    for i, name in enumerate(s.node_names):
+        vals = s.node_values[i]
+        parsed = parse_qnn_event_name(name.split(" #")[0])
+        base = parsed.base
+        node = None
+        for cand in fx_node_candidates(base) if base else []:
+            if cand in by_name:
+                node = by_name[cand]
+                break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            est_us = vals / mhz if s.node_unit[i] == "cycles" else np.full(vals.shape, np.nan)
+        q = (qhas_ops or {}).get(base) if base else None
+        total = float(np.nansum(vals))
+        row = {
+            "qnn_name": name, "base": base or None, "op_id": parsed.op_id, "token": parsed.token,
+            "unit": s.node_unit[i],
+            "node": node.name if node else None,
+            "op_type": node.target if node else None,
+            "source": getattr(node, "source", None) if node else None,
+            "module": _module(node),
+            "runs": int((~np.isnan(vals)).sum()),
+            "cycles_p50": _p50(vals), "cycles_mean": float(np.nanmean(vals)) if (~np.isnan(vals)).any() else None,
+            "est_us_p50": _p50(est_us), "est_is_estimate": True,
+            "share": (total / total_accel) if total_accel else None,
+            "hmx": q["hmx"] if q else None, "hvx": q["hvx"] if q else None, "dma": q["dma"] if q else None,
+            "htp_ops": q["htp_ops"] if q else None,
+            "dram_read": q["dram_read"] if q else None, "dram_write": q["dram_write"] if q else None,
+            "vtcm_read": q["vtcm_read"] if q else None, "vtcm_write": q["vtcm_write"] if q else None,
+            "dominant_path_cycles": q["dominant_path_cycles"] if q else None,
+            "qhas_cycles": q["cycles"] if q else None,
+        }
+        rows.append(row)
+    return rows
+
+
+def _module(node) -> str | None:
+    if node is None:
+        return None
+    stack = getattr(node, "nn_module_stack", None) or ()
+    if not stack:
+        return None
+    try:
+        path, typ = stack[-1][1]
+        return f"{path} ({typ.rsplit('.', 1)[-1]})" if path else typ
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+# ---- QHAS / optrace ----------------------------------------------------------------------------------
+def qhas_op_table(qhas) -> dict[str, dict]:
+    """Per QNN op name: cycles, DRAM/VTCM bytes, dominant-path cycles, and HMX/HVX/DMA use of the
+    HTP ops it became (from htp_op_instances)."""
+    out: dict[str, dict] = {}
+    for r in qhas.qnn_op_instances_nodes:
+        name = r.get("qnn_op")
+        if not isinstance(name, str):
+            continue
+        dp = next((v for k, v in r.items() if k.startswith("num_dominant_path_cycles")), None)
+        out[name] = {"cycles": r.get("cycles"), "op_type": r.get("qnn_op_type"),
+                     "dram_read": r.get("dram_read"), "dram_write": r.get("dram_write"),
+                     "vtcm_read": r.get("vtcm_read"), "vtcm_write": r.get("vtcm_write"),
+                     "dominant_path_cycles": dp, "hmx": None, "hvx": None, "dma": None, "htp_ops": []}
+    for r in qhas.htp_op_instances:
+        name = r.get("qnn_op")
+        if not isinstance(name, str):
+            continue
+        o = out.setdefault(name, {"cycles": None, "op_type": r.get("qnn_op_type"), "dram_read": None,
+                                  "dram_write": None, "vtcm_read": None, "vtcm_write": None,
+                                  "dominant_path_cycles": None, "hmx": None, "hvx": None, "dma": None,
+                                  "htp_ops": []})
+        for flag in ("hmx", "hvx", "dma"):
+            v = r.get(flag)
+            if isinstance(v, bool):
+                o[flag] = bool(o[flag]) or v
+        htp = r.get("htp_op")
+        if isinstance(htp, str) and htp not in o["htp_ops"]:
+            o["htp_ops"].append(htp)
+    return out
+
+
+def qhas_summary(qhas, vtcm_bytes: int | None = None, soc: str | None = None) -> dict:
+    o = qhas.overall or {}
+    resources = []
+    for r in o.get("htp_resources") or []:
+        if isinstance(r, dict):
+            resources.append({k: r.get(k) for k in ("type", "tid", "utilization", "cycles_used",
+                                                     "timeline_cycles", "start_cycle", "end_cycle",
+                                                     "num_dominant_path_cycles")})
+    peak = o.get("peak_vtcm_alloc")
+    return {
+        "path": qhas.path, "version": list(qhas.version) if qhas.version else None,
+        "note": "QHAS describes the first inference of a separate optrace-level run only",
+        "percent_utilization": o.get("percent_utilization"), "percent_idle": o.get("percent_idle"),
+        "time_us": o.get("time_us"), "graph_execute_us": o.get("graph_execute_us"),
+        "inf_per_s": o.get("inf_per_s"), "timeline_cycles": o.get("timeline_cycles"),
+        "total_dram_read": o.get("total_dram_read"), "total_dram_write": o.get("total_dram_write"),
+        "total_dram": o.get("total_dram"), "total_vtcm_read": o.get("total_vtcm_read"),
+        "total_vtcm_write": o.get("total_vtcm_write"), "peak_vtcm_alloc": peak,
+        "soc": soc, "vtcm_bytes": vtcm_bytes,
+        "peak_vtcm_share": (peak / vtcm_bytes) if isinstance(peak, (int, float)) and vtcm_bytes else None,
+        "resources": resources,
+        "op_types": [{k: r.get(k) for k in ("op", "num_htp_ops", "cycles", "percent_active_cycles",
+                                             "dram_read", "dram_write", "vtcm_read", "vtcm_write")}
+                     for r in qhas.qnn_op_types],
+        "warnings": list(qhas.warnings),
+    }
+
+
+def optrace_summary(trace) -> dict:
+    """Per-track busy cycles from an optrace (cycles, not µs)."""
+    ev = trace.events
+    idx = trace.op_event_indices() if hasattr(trace, "op_event_indices") else np.arange(len(ev.name))
+    tracks = []
+    for (pid, tid), kind in sorted(trace.tracks.items()):
+        m = np.array([ev.pid[i] == pid and ev.tid[i] == tid for i in idx], dtype=bool) if len(idx) else np.zeros(0, bool)
+        busy = float(np.nansum(ev.dur_cycles[idx][m])) if m.any() else 0.0
+        tracks.append({"pid": int(pid), "tid": int(tid), "kind": kind,
+                       "name": trace.thread_names.get((pid, tid)) if isinstance(trace.thread_names, dict) else None,
+                       "ops": int(m.sum()), "busy_cycles": busy})
+    return {"ops": int(len(idx)), "tracks": tracks, "unit": "cycles"}
+
+
+# ---- entry point ------------------------------------------------------------------------------------
+def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
+               soc: dict | None = None) -> dict:
+    """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``)."""
+    graph = None
+    if profile is not None and profile.etrecord is not None:
+        graph = _lowering_graph(profile)
+    qhas_ops = qhas_op_table(qhas) if qhas is not None else None
+    series: list[QnnSeries] = []
+    if profile is not None:
+        series += series_from_profile(profile)
+    if qnn_profile is not None:
+        series += series_from_qnn_profile(qnn_profile)
+    partitions = [analyse_series(s, graph, qhas_ops) for s in series]
+    if profile is not None:
+        for p in partitions:
+            ins = profile.instructions.get(p["instruction_id"]) if p["instruction_id"] is not None else None
+            p["backend"] = ins.backend if ins else "QnnBackend"
+    warnings = []
+    for p in partitions:
+        if p["clock_warning"]:
+            warnings.append(f"{p['key']}: {p['clock_warning']}")
+        for c in p["checks"]:
+            if not c["ok"]:
+                warnings.append(f"{p['key']}: check failed: {c['check']} ({c['runs_failing']} of "
+                                f"{c['runs_checked']} runs)")
+        if p["unmatched_ops"]:
+            warnings.append(f"{p['key']}: {len(p['unmatched_ops'])} QNN op(s) not found in the ETRecord "
+                            f"graph, e.g. {p['unmatched_ops'][0]}")
+    if profile is not None and not series:
+        warnings.append("no QNN events in this ETDump (QNN profile level off, or no QnnBackend partition)")
+    vtcm = soc.get("vtcm_bytes") if soc else None
+    return {
+        "schema": SCHEMA,
+        "partitions": partitions,
+        "qhas": qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None) if qhas is not None else None,
+        "optrace": optrace_summary(optrace) if optrace is not None else None,
+        "soc": soc,
+        "warnings": warnings,
+    }
+
+
+def _lowering_graph(profile: P.Profile):
+    er = profile.etrecord
+    method = profile.method or "forward"
+    for attr in ("lowering_input",):
+        fn = getattr(er, attr, None)
+        if fn is not None:
+            try:
+                g = fn(method)
+                if g is not None:
+                    return g
+            except Exception:  # noqa: BLE001 - any reader problem just means no graph join
+                pass
+    graphs = getattr(er, "graphs", None) or {}
+    return graphs.get(method)

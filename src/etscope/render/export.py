@@ -1,0 +1,434 @@
+"""The profile as three tables (events, ops, runs) in true units, and their files.
+
+Tables are pyarrow Tables built from what ``profile`` and ``analysis`` hold; ``etscope export``
+writes them as CSV / Parquet / JSON, ``etscope sql`` queries them with DuckDB and the notebook API
+turns them into pandas DataFrames. Column meanings are in :data:`COLUMNS` (also in the README).
+
+``model-explorer`` writes Google Model Explorer node data (``GraphNodeData`` JSON: ``results``
+keyed by the FX node names of the ETRecord's edge graph) so time and placement can be overlaid on
+the graph in Model Explorer.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pyarrow as pa
+
+from etscope import profile as P
+from etscope import units
+from etscope.formats import etdump as etdump_format
+from etscope.render.files import write_text, write_with
+
+FORMATS = ("csv", "parquet", "json", "model-explorer")
+KIND_NAMES = ("profile", "allocation", "debug")
+
+COLUMNS: dict[str, dict[str, str]] = {
+    "events": {
+        "event": "index of the event in the file (file order)",
+        "run": "RunData index in the ETDump",
+        "run_name": "RunData name: 'Default' (load/init) or 'Execute' (one per execute())",
+        "execute": "index of the Execute run (0-based), null for events outside the runs",
+        "kind": "profile / allocation / debug",
+        "role": "method_execute, delegate_call, operator_call, kernel, delegate_internal, framework, debug, allocation",
+        "name": "event name (ProfileEvent.name, or delegate_debug_id_str for backend events)",
+        "instruction_id": "instruction the event belongs to (null when absent)",
+        "chain_index": "ProfileEvent chain_index (-1 for framework events)",
+        "delegate_debug_id_int": "delegate debug id (int), null when absent",
+        "delegate_debug_id_str": "delegate debug id (str), null when absent",
+        "placement": "backend id of the instruction (e.g. QnnBackend, XnnpackBackend) or 'cpu'; null for framework events",
+        "op_type": "edge op type of the instruction (or, for QNN per-op rows, of the graph node they ran)",
+        "start_us": "start in µs from the first timed event of the file (timed events only)",
+        "end_us": "end in µs from the first timed event of the file (timed events only)",
+        "value": "the event's value in its true unit (duration, cycles, bytes, count)",
+        "unit": "unit of value: ns, us, cycles, bytes, count, unknown",
+        "dur_us": "duration in µs (time units only; null for cycles/bytes/counts)",
+        "est_us": "QNN per-op rows: cycles / derived clock (an estimate, from analysis.qnn), else null",
+        "tensor_shape": "debug events: tensor shape, e.g. 1x8x64",
+        "tensor_nbytes": "debug events: tensor bytes",
+    },
+    "ops": {
+        "instruction_id": "instruction id",
+        "level": "0: the instruction (delegate_call / operator_call), 1: what is logged inside it",
+        "role": "delegate_call, operator_call, kernel, delegate_internal",
+        "name": "row name",
+        "occurrence": "index among same-named events of that instruction in one run",
+        "op_type": "edge op type (instruction rows)",
+        "placement": "backend id or 'cpu'",
+        "runs": "number of events over all runs",
+        "calls_per_run": "events per Execute run",
+        "unit": "unit of p50/mean/total/min/max",
+        "p50": "median over events, in unit", "mean": "mean, in unit", "total": "sum, in unit",
+        "min": "minimum, in unit", "max": "maximum, in unit",
+        "p50_ms": "median in ms (time units only)", "mean_ms": "mean in ms (time units only)",
+        "total_ms": "sum in ms (time units only)",
+        "share": "total over the sum of Method::execute (time units only)",
+        "source": "file.py:LINE of the graph node (from the ETRecord)",
+    },
+    "runs": {
+        "execute": "index of the Execute run (0-based)",
+        "etdump_run": "RunData index in the ETDump",
+        "start_us": "start of Method::execute in µs from the first timed event of the file",
+        "latency_ms": "Method::execute duration in ms",
+        "event_count": "events in the RunData",
+        "delegate_<Backend>_ms": "time in DELEGATE_CALLs of that backend in the run, ms",
+        "delegate_<Backend>_calls": "DELEGATE_CALLs of that backend in the run",
+        "cpu_ops_ms": "time in CPU kernel instructions (OPERATOR_CALL) in the run, ms",
+        "cpu_ops_calls": "CPU kernel instructions executed in the run",
+        "framework_overhead_ms": "latency minus delegate calls minus CPU kernels, ms",
+        "phase": "LLM phase of the run (prefill / decode ...) when analysis.llm tells it",
+    },
+}
+
+
+# ---- helpers ----------------------------------------------------------------------------------------
+def _dict_column(codes: np.ndarray, strings: list[str]) -> pa.Array:
+    codes = np.asarray(codes, dtype=np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), pa.array(strings, pa.string()))
+
+
+def _nullable(values: np.ndarray, mask: np.ndarray, type_=None) -> pa.Array:
+    return pa.array(values, mask=mask, type=type_)
+
+
+def _first_timed_ns(profile: P.Profile) -> int:
+    t0 = profile.cache.get("views_t0")
+    if t0 is None:
+        ev = profile.events
+        timed = timed_mask(profile)
+        t0 = int(ev["start"][timed].min()) if timed.any() else 0
+        profile.cache["views_t0"] = t0
+    return t0
+
+
+def timed_mask(profile: P.Profile) -> np.ndarray:
+    """Profile events whose start/end are timestamps (not QNN-style value events with start 0)."""
+    ev = profile.events
+    return (ev["kind"] == etdump_format.PROFILE) & (ev["start"] > 0)
+
+
+def clock_mhz(partition: dict, execute: int | None = None) -> float | None:
+    """Derived clock of a QNN partition (MHz) from the analysis.qnn dict: per run when it gives a
+    list/dict per run, else one value; None when unknown."""
+    c = partition.get("clock_mhz_est")
+    if isinstance(c, dict):
+        per_run = c.get("per_run")
+        if isinstance(per_run, list) and execute is not None and 0 <= execute < len(per_run):
+            v = per_run[execute]
+            if isinstance(v, (int, float)) and v > 0:
+                return float(v)
+        for k in ("value", "p50", "warm_p50", "mean"):
+            v = c.get(k)
+            if isinstance(v, (int, float)) and v > 0:
+                return float(v)
+        return None
+    if isinstance(c, list):
+        if execute is not None and 0 <= execute < len(c) and isinstance(c[execute], (int, float)) and c[execute] > 0:
+            return float(c[execute])
+        vals = sorted(float(v) for v in c if isinstance(v, (int, float)) and v > 0)
+        return vals[len(vals) // 2] if vals else None
+    if isinstance(c, (int, float)) and c > 0:
+        return float(c)
+    return None
+
+
+def qnn_name_keys(name: str) -> list[str]:
+    """Spellings a QNN per-op row may have: with and without the unit suffix."""
+    from etscope.formats.qnn_names import _UNIT_SUFFIX
+
+    keys = [name]
+    m = _UNIT_SUFFIX.match(name)
+    if m:
+        keys.append(m.group(1))
+    return keys
+
+
+def qnn_op_lookup(qnn: dict | None) -> dict[tuple[int | None, str], dict]:
+    """(instruction_id, qnn_name) -> op dict of analysis.qnn; also (None, qnn_name)."""
+    out: dict = {}
+    for part in (qnn or {}).get("partitions") or []:
+        iid = part.get("instruction_id")
+        for op in part.get("ops") or []:
+            name = op.get("qnn_name")
+            if not name:
+                continue
+            for key in qnn_name_keys(str(name)):
+                out.setdefault((iid, key), op)
+                out.setdefault((None, key), op)
+    return out
+
+
+def qnn_partitions(qnn: dict | None) -> dict[int, dict]:
+    return {p.get("instruction_id"): p for p in (qnn or {}).get("partitions") or []
+            if isinstance(p, dict) and p.get("instruction_id") is not None}
+
+
+# ---- tables ------------------------------------------------------------------------------------------
+def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
+    """One row per event of the ETDump, in file order (see COLUMNS["events"])."""
+    from etscope.analysis.ops import effective_names
+
+    ev = profile.events
+    n = len(ev["run"])
+    strings = profile.strings
+    names = effective_names(profile).astype(np.int32) if n else np.zeros(0, np.int32)
+    run_names = [r.name for r in profile.etdump.runs]
+    uniq_names = sorted(set(run_names))
+    per_run = np.array([uniq_names.index(s) for s in run_names], dtype=np.int32)
+    run_name = _dict_column(per_run[ev["run"]] if n else np.zeros(0, np.int32), uniq_names)
+    instr = ev["instruction_id"].astype(np.int64)
+    chain = ev["chain"].astype(np.int64)
+    attached = (chain >= 0) & (instr >= 0)
+    # Placement and op type per instruction, as dictionary columns.
+    ins_ids = sorted(profile.instructions)
+    placements = sorted({i.backend for i in profile.instructions.values()})
+    op_types = sorted({i.op_type for i in profile.instructions.values() if i.op_type})
+    pl_code = np.full(max(ins_ids, default=-1) + 2, -1, dtype=np.int32)
+    ot_code = np.full(max(ins_ids, default=-1) + 2, -1, dtype=np.int32)
+    for iid in ins_ids:
+        ins = profile.instructions[iid]
+        pl_code[iid] = placements.index(ins.backend)
+        if ins.op_type:
+            ot_code[iid] = op_types.index(ins.op_type)
+    safe_instr = np.where(attached & (instr < len(pl_code) - 1), instr, len(pl_code) - 1)
+    placement = pl_code[safe_instr]
+    op_type = ot_code[safe_instr]
+    role = ev["role"]
+    unit = ev["unit"]
+    value = ev["value"]
+    est_us = np.full(n, np.nan)
+    inner = role == P.ROLE_DELEGATE_INTERNAL
+    # The instruction's op type names the wrapper rows, not what a backend logs inside them.
+    op_type = np.where(inner, -1, op_type)
+    lookup = qnn_op_lookup(qnn)
+    if lookup and inner.any():
+        parts = qnn_partitions(qnn)
+        extra_types = list(op_types)
+        sel = np.nonzero(inner & (unit == units.CYCLES))[0]
+        codes, inv = np.unique(np.stack([instr[sel], names[sel].astype(np.int64)]), axis=1, return_inverse=True)
+        inv = inv.reshape(-1)
+        per_code_type = np.full(codes.shape[1], -1, dtype=np.int32)
+        for j in range(codes.shape[1]):
+            iid, nm = int(codes[0, j]), int(codes[1, j])
+            op = lookup.get((iid, strings[nm])) or lookup.get((iid, qnn_name_keys(strings[nm])[-1]))
+            if op and op.get("op_type"):
+                t = str(op["op_type"])
+                if t not in extra_types:
+                    extra_types.append(t)
+                per_code_type[j] = extra_types.index(t)
+        found = per_code_type[inv] >= 0
+        op_type[sel[found]] = per_code_type[inv][found]
+        op_types = extra_types
+        # Estimated µs from the partition's derived clock (per run when known).
+        ex = ev["execute"]
+        for iid, part in parts.items():
+            m = sel[(instr[sel] == iid) & found]
+            if m.size == 0:
+                continue
+            runs_of = ex[m]
+            clocks = np.array([clock_mhz(part, int(r)) or np.nan for r in range(profile.n_runs)]) if profile.n_runs else np.zeros(0)
+            ok = runs_of >= 0
+            est_us[m[ok]] = value[m[ok]] / clocks[runs_of[ok]]
+    t0 = _first_timed_ns(profile)
+    timed = timed_mask(profile)
+    start = ev["start"].astype(np.int64) - t0
+    end = ev["end"].astype(np.int64) - t0
+    dur_us = np.where(unit == units.NS, value / 1e3, np.where(unit == units.US, value, np.nan))
+    shapes = ev.get("tensor_shape", np.full(n, -1, np.int32))
+    nbytes = ev.get("tensor_nbytes", np.full(n, -1, np.int64))
+    did_int = ev["delegate_id_int"].astype(np.int64)
+    cols = {
+        "event": pa.array(np.arange(n, dtype=np.int64)),
+        "run": pa.array(ev["run"].astype(np.int32)),
+        "run_name": run_name,
+        "execute": _nullable(ev["execute"].astype(np.int32), ev["execute"] < 0),
+        "kind": _dict_column(ev["kind"].astype(np.int32), list(KIND_NAMES)),
+        "role": _dict_column(role.astype(np.int32), list(P.ROLE_NAMES)),
+        "name": _dict_column(names, strings),
+        "instruction_id": _nullable(instr.astype(np.int32), instr < 0),
+        "chain_index": pa.array(chain),
+        "delegate_debug_id_int": _nullable(did_int, did_int < 0),
+        "delegate_debug_id_str": _dict_column(ev["delegate_id_str"], strings),
+        "placement": _dict_column(placement, placements),
+        "op_type": _dict_column(op_type, op_types),
+        "start_us": _nullable(start / 1e3, ~timed, pa.float64()),
+        "end_us": _nullable(end / 1e3, ~timed, pa.float64()),
+        "value": _nullable(value, np.isnan(value), pa.float64()),
+        "unit": _dict_column(unit.astype(np.int32), list(units.NAMES)),
+        "dur_us": _nullable(dur_us, np.isnan(dur_us), pa.float64()),
+        "est_us": _nullable(est_us, np.isnan(est_us), pa.float64()),
+        "tensor_shape": _dict_column(shapes, strings),
+        "tensor_nbytes": _nullable(nbytes, nbytes < 0, pa.int64()),
+    }
+    return pa.table(cols)
+
+
+def ops_table(profile: P.Profile, ops: list[dict] | None = None) -> pa.Table:
+    """The per-op table of ``analysis.ops.op_table`` (see COLUMNS["ops"])."""
+    if ops is None:
+        from etscope.analysis.ops import op_table
+
+        ops = op_table(profile)
+    schema = pa.schema([
+        ("instruction_id", pa.int64()), ("level", pa.int8()), ("role", pa.string()), ("name", pa.string()),
+        ("occurrence", pa.int64()), ("op_type", pa.string()), ("placement", pa.string()),
+        ("runs", pa.int64()), ("calls_per_run", pa.float64()), ("unit", pa.string()),
+        ("p50", pa.float64()), ("mean", pa.float64()), ("total", pa.float64()), ("min", pa.float64()),
+        ("max", pa.float64()), ("p50_ms", pa.float64()), ("mean_ms", pa.float64()),
+        ("total_ms", pa.float64()), ("share", pa.float64()), ("source", pa.string())])
+    data = {f.name: [_nan_none(r.get(f.name)) for r in ops] for f in schema}
+    return pa.table(data, schema=schema)
+
+
+def _nan_none(v):
+    if isinstance(v, float) and v != v:
+        return None
+    return v
+
+
+def run_phases(llm: dict | None, n_runs: int) -> list[str | None] | None:
+    """Phase name per Execute run from the analysis.llm dict, when it lists run indices."""
+    if not llm:
+        return None
+    out: list[str | None] = [None] * n_runs
+    any_set = False
+    per_run = llm.get("run_phase") or llm.get("phase_per_run")
+    if isinstance(per_run, list) and len(per_run) == n_runs:
+        return [str(p) if p is not None else None for p in per_run]
+    for ph in llm.get("phases") or []:
+        runs = ph.get("run_indices") if isinstance(ph.get("run_indices"), list) else ph.get("runs")
+        if isinstance(runs, list):
+            for r in runs:
+                if isinstance(r, int) and 0 <= r < n_runs:
+                    out[r] = str(ph.get("name"))
+                    any_set = True
+    return out if any_set else None
+
+
+def runs_table(profile: P.Profile, llm: dict | None = None) -> pa.Table:
+    """One row per Execute run: latency and its split (see COLUMNS["runs"])."""
+    from etscope.analysis.placement import per_run_parts
+
+    parts = per_run_parts(profile)
+    n = profile.n_runs
+    t0 = _first_timed_ns(profile)
+    start = profile.runs["start_ns"].astype(np.int64)
+    cols = {
+        "execute": pa.array(np.arange(n, dtype=np.int64)),
+        "etdump_run": pa.array(profile.runs["etdump_run"].astype(np.int64)),
+        "start_us": _nullable((start - t0) / 1e3, start <= 0, pa.float64()),
+        "latency_ms": _nullable(parts["latency"] / 1e6, np.isnan(parts["latency"]), pa.float64()),
+        "event_count": pa.array(profile.runs["event_count"].astype(np.int64)),
+    }
+    for b in profile.backends():
+        cols[f"delegate_{b}_ms"] = pa.array(parts[f"delegate:{b}"] / 1e6)
+        cols[f"delegate_{b}_calls"] = pa.array(parts[f"calls:{b}"].astype(np.int64))
+    cols["cpu_ops_ms"] = pa.array(parts["cpu_ops"] / 1e6)
+    cols["cpu_ops_calls"] = pa.array(parts["calls:cpu"].astype(np.int64))
+    fo = parts["framework_overhead"] / 1e6
+    cols["framework_overhead_ms"] = _nullable(fo, np.isnan(fo), pa.float64())
+    phases = run_phases(llm, n)
+    if phases is not None:
+        cols["phase"] = pa.array(phases, pa.string())
+    return pa.table(cols)
+
+
+def tables(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None = None,
+           llm: dict | None = None) -> dict[str, pa.Table]:
+    return {"events": events_table(profile, qnn), "ops": ops_table(profile, ops), "runs": runs_table(profile, llm)}
+
+
+# ---- Model Explorer ---------------------------------------------------------------------------------
+PLACEMENT_COLORS = {"QnnBackend": "#2e7d32", "cpu": "#c62828"}
+OTHER_DELEGATE_COLOR = "#1565c0"
+
+
+def placement_color(placement: str | None) -> str:
+    if placement is None:
+        return "#9e9e9e"
+    return PLACEMENT_COLORS.get(placement, OTHER_DELEGATE_COLOR)
+
+
+def model_explorer(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None = None) -> dict[str, dict]:
+    """Model Explorer node data files: {file name: GraphNodeData dict}. Empty without an ETRecord.
+
+    Keys of ``results`` are the FX node names of the ETRecord's edge graph (Model Explorer's node
+    ids for an ExportedProgram). ``time_us``: mean µs per run (CPU kernels measured, QNN ops
+    estimated from cycles); ``placement``: the backend as a label with a colour per backend.
+    """
+    from etscope.render.nodes import node_table
+
+    if ops is None:
+        from etscope.analysis.ops import op_table
+
+        ops = op_table(profile)
+    nt = node_table(profile, ops, qnn)
+    if nt is None:
+        return {}
+    time_results = {}
+    placement_results = {}
+    for n in nt["nodes"]:
+        if n["time_us"] is not None:
+            time_results[n["name"]] = {"value": round(float(n["time_us"]), 3)}
+        if n["placement"] is not None:
+            placement_results[n["name"]] = {"value": n["placement"], "bgColor": placement_color(n["placement"]),
+                                            "textColor": "#ffffff"}
+    return {
+        "node_time_us.json": {
+            "results": time_results,
+            "gradient": [{"stop": 0, "bgColor": "#fff5f0"}, {"stop": 0.5, "bgColor": "#fb6a4a"},
+                         {"stop": 1, "bgColor": "#67000d"}],
+        },
+        "node_placement.json": {"results": placement_results, "showExpandedSummaryOnGroupNode": True,
+                                "showLabelCountColumnsInChildrenStatsTable": True},
+    }
+
+
+# ---- writing -----------------------------------------------------------------------------------------
+def _plain(table: pa.Table) -> pa.Table:
+    """Dictionary columns decoded to plain strings (for CSV / JSON)."""
+    cols = []
+    for col in table.columns:
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(pa.string())
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
+def write_table(table: pa.Table, path: str, fmt: str) -> None:
+    if fmt == "csv":
+        import pyarrow.csv as pacsv
+
+        write_with(path, lambda tmp: pacsv.write_csv(_plain(table), tmp))
+    elif fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        write_with(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+    elif fmt == "json":
+        from etscope.render.json import dumps
+
+        write_text(path, dumps(_plain(table).to_pylist(), indent=None) + "\n")
+    else:  # pragma: no cover - guarded by the CLI
+        raise ValueError(f"unknown format {fmt!r}")
+
+
+def export(profile: P.Profile, fmt: str, out_dir: str | os.PathLike, ops: list[dict] | None = None,
+           qnn: dict | None = None, llm: dict | None = None) -> list[str]:
+    """Write the tables (or the Model Explorer overlay) into ``out_dir``; return the paths written."""
+    out_dir = os.fspath(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    if fmt == "model-explorer":
+        files = model_explorer(profile, ops, qnn)
+        for name, data in files.items():
+            path = os.path.join(out_dir, name)
+            write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+            written.append(path)
+        return written
+    ext = {"csv": "csv", "parquet": "parquet", "json": "json"}[fmt]
+    for name, table in tables(profile, ops, qnn, llm).items():
+        path = os.path.join(out_dir, f"{name}.{ext}")
+        write_table(table, path, fmt)
+        written.append(path)
+    return written

@@ -1,0 +1,41 @@
+"""Writing outputs atomically: a temp file in the target's directory, then ``os.replace``.
+
+A reader (a browser, Perfetto, a notebook) never sees a half-written file, and an interrupted run
+leaves the previous output in place.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import Callable, Iterator
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[str]:
+    """Yield a temp path next to ``path``; on success it replaces ``path``, on error it is removed."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+
+
+def write_with(path: str | os.PathLike, writer: Callable[[str], None]) -> None:
+    """Call ``writer(tmp_path)`` and move the result into place."""
+    with atomic_path(path) as tmp:
+        writer(tmp)

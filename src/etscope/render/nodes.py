@@ -1,0 +1,110 @@
+"""The ETRecord graph as plain data for the views: each node with its placement and time.
+
+Joins what analysis already computed (instructions' nodes, the op table, the QNN per-op rows) onto
+the graph's nodes; computes nothing new. Used by the HTML graph view and the Model Explorer overlay.
+
+Time per node (mean per run, µs):
+- CPU kernel instruction: its OPERATOR_CALL time, split evenly over the graph nodes it covers
+  (normally one).
+- QNN per-op rows: the estimated µs from ``analysis.qnn`` (cycles / derived clock), ``estimated``.
+- Other delegates (XNNPACK ...): no per-node time (the backend logs its own op names, not graph
+  nodes); the partition's time is on the delegate call.
+"""
+from __future__ import annotations
+
+from etscope import profile as P
+
+
+def graph_for_views(profile: P.Profile):
+    """The graph whose node names the instructions refer to: the lowering input, else the edge graph."""
+    rec = profile.etrecord
+    if rec is None:
+        return None
+    method = profile.method or "forward"
+    g = None
+    lowering_input = getattr(rec, "lowering_input", None)
+    if callable(lowering_input):
+        try:
+            g = lowering_input(method)
+        except Exception:  # noqa: BLE001 - a view must not fail on an odd ETRecord
+            g = None
+    if g is None:
+        g = (getattr(rec, "graphs", None) or {}).get(method)
+    return g
+
+
+def qnn_ops_by_node(qnn: dict | None) -> dict[str, dict]:
+    """Graph node name -> {"est_us", "cycles", "op_type", "qnn_names", "hmx", "hvx", "partition"}."""
+    out: dict[str, dict] = {}
+    if not qnn:
+        return out
+    for part in qnn.get("partitions") or []:
+        for op in part.get("ops") or []:
+            node = op.get("node")
+            if not node:
+                continue
+            d = out.setdefault(node, {"est_us": None, "cycles": 0.0, "op_type": op.get("op_type"),
+                                      "qnn_names": [], "hmx": None, "hvx": None,
+                                      "partition": part.get("instruction_id")})
+            est = op.get("est_us_p50")
+            if isinstance(est, (int, float)):
+                d["est_us"] = (d["est_us"] or 0.0) + float(est)
+            cyc = op.get("cycles_p50")
+            if isinstance(cyc, (int, float)):
+                d["cycles"] += float(cyc)
+            if op.get("qnn_name"):
+                d["qnn_names"].append(str(op["qnn_name"]))
+            for k in ("hmx", "hvx"):
+                if op.get(k) is not None:
+                    d[k] = bool(d[k]) or bool(op[k])
+    return out
+
+
+def node_table(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> dict | None:
+    """Nodes of the graph with placement and time, or None without an ETRecord graph."""
+    g = graph_for_views(profile)
+    if g is None:
+        return None
+    n_runs = max(profile.n_runs, 1)
+    # Instruction time (mean per run, µs) from the op table's level-0 time rows.
+    instr_us: dict[int, float] = {}
+    for r in ops:
+        if r.get("level") == 0 and r.get("unit") == "ns" and r.get("instruction_id") is not None:
+            instr_us[r["instruction_id"]] = instr_us.get(r["instruction_id"], 0.0) + (r["total"] or 0.0) / 1e3 / n_runs
+    placement: dict[str, str] = {}
+    instr_of: dict[str, int] = {}
+    time_us: dict[str, float] = {}
+    estimated: set[str] = set()
+    for ins in sorted(profile.instructions.values(), key=lambda i: i.id):
+        for name in ins.nodes:
+            placement.setdefault(name, ins.backend)
+            instr_of.setdefault(name, ins.id)
+        if ins.kind == "cpu" and ins.nodes and ins.id in instr_us:
+            share = instr_us[ins.id] / len(ins.nodes)
+            for name in ins.nodes:
+                time_us[name] = time_us.get(name, 0.0) + share
+    qnn_nodes = qnn_ops_by_node(qnn)
+    for name, q in qnn_nodes.items():
+        if q["est_us"] is not None:
+            time_us[name] = time_us.get(name, 0.0) + q["est_us"]
+            estimated.add(name)
+        if name not in placement:
+            placement[name] = "QnnBackend"
+    nodes = []
+    index = {n.name: i for i, n in enumerate(g.nodes)}
+    for n in g.nodes:
+        q = qnn_nodes.get(n.name)
+        nodes.append({
+            "name": n.name, "op": n.op, "target": n.target,
+            "module": n.module_path or "", "module_type": n.module_type,
+            "inputs": [index[i] for i in n.inputs if i in index],
+            "input_kind": n.input_kind,
+            "placement": placement.get(n.name),
+            "instruction_id": instr_of.get(n.name),
+            "time_us": time_us.get(n.name),
+            "estimated": n.name in estimated,
+            "cycles": q["cycles"] if q else None,
+            "hmx": q["hmx"] if q else None, "hvx": q["hvx"] if q else None,
+            "source": n.source,
+        })
+    return {"graph": g.name, "method": g.method, "nodes": nodes}

@@ -1,0 +1,137 @@
+"""Terminal view of the QNN analysis (etscope qnn)."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from etscope.render.safe import clean
+from etscope.render.text import _console, _t
+from etscope.units import fmt_bytes
+
+
+def _num(x, fmt="{:,.0f}") -> str:
+    return "—" if x is None else fmt.format(x)
+
+
+def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> None:
+    c = _console(console)
+    parts = report["partitions"]
+    if not parts and not report.get("qhas"):
+        c.print("No QNN data found.")
+    for p in parts:
+        title = f"QNN partition: {p['key']}"
+        if p.get("backend"):
+            title += f" ({p['backend']})"
+        c.print(Text(clean(title), style="bold"))
+        c.print(_t(f"{p['runs']} execute(s) from {p['source']}" + (
+            "; QNN events accumulate across executes and were de-duplicated" if p["accumulating"] else ""),
+            limit=500))
+        t = Table(title="What contains what (p50 over runs, true units)", title_justify="left")
+        for col in ("level", "p50", "adds over the next level", "meaning"):
+            t.add_column(col, justify="right" if col == "p50" else "left", overflow="fold")
+        for lv in p["levels"]:
+            if lv["unit"] == "cycles":
+                val = f"{_num(lv.get('p50_cycles'))} cycles"
+            else:
+                val = f"{_num(lv['p50_us'], '{:,.1f}')} µs"
+            adds = "" if lv["adds_us_p50"] is None else f"+{lv['adds_us_p50']:,.1f} µs: {lv['adds_over_next']}"
+            t.add_row(_t(lv["name"]), val, _t(adds, 300), _t(lv["what"], 300))
+        c.print(t)
+        if p["clock_mhz_est"] is not None:
+            lo, hi = p["clock_mhz_est_range"]
+            c.print(_t(f"HTP clock (estimate): {p['clock_mhz_est']:,.0f} MHz p50 "
+                       f"(±0.5 µs quantisation: {lo:,.0f}–{hi:,.0f} MHz), from Accelerator cycles ÷ "
+                       f"'{p['clock_basis']}'. Per-op µs below are cycles ÷ this estimate, per run.", 1000),
+                    soft_wrap=True)
+        if p["clock_warning"]:
+            c.print(Text(clean(p["clock_warning"], 800), style="yellow"), soft_wrap=True)
+        if p["cold_runs"]:
+            c.print(_t(f"Cold run(s) {p['cold_runs']}: HVX/HMX power-on and VTCM acquire inflate them; "
+                       "exclude them from steady-state numbers.", 500))
+        if p["counts"]:
+            c.print(_t("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items()), 500))
+        if p["bytes"]:
+            c.print(_t("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items() if v is not None), 500))
+        ops = sorted(p["ops"], key=lambda o: -(o["cycles_mean"] or 0))
+        if ops:
+            have_qhas = any(o["hmx"] is not None or o["hvx"] is not None for o in ops)
+            have_graph = any(o["node"] for o in ops)
+            t = Table(title=f"Per-op HTP cycles ({len(ops)} ops, most expensive first; µs are estimates)",
+                      title_justify="left")
+            cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + [
+                "cycles p50", "est. µs p50", "share"]
+            if have_qhas:
+                cols += ["HMX", "HVX", "DMA", "DRAM r/w", "VTCM r/w"]
+            if have_graph:
+                cols += ["source"]
+            for col in cols:
+                t.add_column(col, justify="right" if col in ("cycles p50", "est. µs p50", "share") else "left",
+                             overflow="fold")
+            for o in ops[:top]:
+                row = [_t(o["qnn_name"])] + ([_t(o["node"] or "—"), _t(o["op_type"] or "—")] if have_graph else []) + [
+                       _num(o["cycles_p50"]), _num(o["est_us_p50"], "{:,.2f}"),
+                       "—" if o["share"] is None else f"{o['share']:.1%}"]
+                if have_qhas:
+                    row += [_yn(o["hmx"]), _yn(o["hvx"]), _yn(o["dma"]),
+                            _rw(o["dram_read"], o["dram_write"]), _rw(o["vtcm_read"], o["vtcm_write"])]
+                if have_graph:
+                    row += [_t(o["source"] or "")]
+                t.add_row(*row)
+            if len(ops) > top:
+                t.caption = f"… {len(ops) - top} more (--json has all)"
+            c.print(t)
+        for chk in p["checks"]:
+            style = "green" if chk["ok"] else "red"
+            mark = "ok" if chk["ok"] else "FAILED"
+            c.print(Text(clean(f"check {mark}: {chk['check']} ({chk['runs_checked']} runs"
+                               + (f", {chk['runs_failing']} failing" if chk["runs_failing"] else "") + ")", 500),
+                         style=style))
+        for n in p["notes"]:
+            c.print(Text("note: " + clean(n, 500), style="dim"))
+        c.print()
+    q = report.get("qhas")
+    if q:
+        _render_qhas(c, q)
+    for w in report.get("warnings", []):
+        c.print(Text("warning: " + clean(w, 500), style="yellow"))
+
+
+def _yn(v) -> str:
+    return "—" if v is None else ("yes" if v else "no")
+
+
+def _rw(r, w) -> str:
+    if r is None and w is None:
+        return "—"
+    return f"{fmt_bytes(r or 0)} / {fmt_bytes(w or 0)}"
+
+
+def _render_qhas(c, q: dict) -> None:
+    c.print(Text("QHAS (QNN HTP Analysis Summary) — " + clean(q["note"]), style="bold"))
+    lines = []
+    if q.get("percent_utilization") is not None:
+        lines.append(f"NPU utilisation {q['percent_utilization']:.1f}% of {_num(q['timeline_cycles'])} "
+                     f"timeline cycles (idle {q['percent_idle']:.1f}%)")
+    if q.get("inf_per_s") is not None:
+        lines.append(f"{q['inf_per_s']:,.1f} inferences/s (graph execute {q['graph_execute_us']} µs)")
+    if q.get("peak_vtcm_alloc") is not None:
+        s = f"peak VTCM {fmt_bytes(q['peak_vtcm_alloc'])}"
+        if q.get("vtcm_bytes"):
+            s += f" of {fmt_bytes(q['vtcm_bytes'])} on {q.get('soc') or 'this SoC'} ({q['peak_vtcm_share']:.1%})"
+        lines.append(s)
+    if q.get("total_dram") is not None:
+        lines.append(f"DRAM {fmt_bytes(q['total_dram_read'] or 0)} read / {fmt_bytes(q['total_dram_write'] or 0)} "
+                     f"written; VTCM {fmt_bytes(q['total_vtcm_read'] or 0)} read / "
+                     f"{fmt_bytes(q['total_vtcm_write'] or 0)} written")
+    for ln in lines:
+        c.print(_t(ln, 500))
+    if q["resources"]:
+        t = Table(title="HTP units", title_justify="left")
+        for col in ("unit", "tid", "utilisation", "cycles used", "timeline cycles"):
+            t.add_column(col, justify="left" if col == "unit" else "right")
+        for r in q["resources"]:
+            t.add_row(_t(r.get("type")), _t(r.get("tid")),
+                      "—" if r.get("utilization") is None else f"{r['utilization']:.1f}%",
+                      _num(r.get("cycles_used")), _num(r.get("timeline_cycles")))
+        c.print(t)
