@@ -39,8 +39,14 @@ Usage::
     python tools/synth_qnn_etdump.py --out tests/fixtures/qnn_etdump      # regenerate fixtures
     python tools/synth_qnn_etdump.py --big-events 10000000 /tmp/big.etdump  # large file
 
-Importable: ``build_qnn_etdump(spec) -> bytes`` (see its docstring), ``build_fixture(name)``,
-``write_big_etdump(path, n_events)``, ``build_etrecord(...)``.
+Importable (``sys.path.insert(0, "tools"); import synth_qnn_etdump``):
+
+* ``build_qnn_etdump(spec) -> bytes`` (spec format in its docstring), ``describe_qnn_etdump(spec)``
+  (timestamps and expected values of what it writes), ``qnn_block(top, nodes)`` to make a call's events;
+* ``write_big_etdump(path, n_events)`` (10M events ~ 816 MB in a few seconds);
+* ``build_fixture(name)`` / ``write_fixtures(dir)`` for the committed fixtures, ``build_etrecord(...)``;
+* ``ETDumpWriter`` (the ETDumpGen look-alike), ``read_etdump_profile``, ``replay_etdump``,
+  ``spec_from_etdump``, ``parse_qnn_profile_csv``, ``build_name_map``.
 """
 from __future__ import annotations
 
@@ -74,11 +80,6 @@ _EV_PROFILE, _EV_ALLOCATION, _EV_DEBUG = 0, 1, 2
 (_PE_NAME, _PE_CHAIN_INDEX, _PE_INSTRUCTION_ID, _PE_DELEGATE_DEBUG_ID_INT, _PE_DELEGATE_DEBUG_ID_STR,
  _PE_DELEGATE_DEBUG_METADATA, _PE_START_TIME, _PE_END_TIME) = range(8)
 
-# (slot, struct code, default) of every scalar ProfileEvent field; offsets use code "O".
-_SCALAR_DEFAULTS = {
-    _PE_CHAIN_INDEX: 0, _PE_INSTRUCTION_ID: -1, _PE_DELEGATE_DEBUG_ID_INT: -1,
-    _PE_START_TIME: 0, _PE_END_TIME: 0,
-}
 _FIELD_SIZE = {"Q": 8, "q": 8, "i": 4, "I": 4, "O": 4, "b": 1, "B": 1}
 
 kUnsetChainId = -1
@@ -184,7 +185,7 @@ class _FlatccBuffer:
         self.last_offs = offs
         return base
 
-    def finish(self, root_ref: int, identifier: bytes, with_size: bool = True) -> bytes:
+    def finish(self, root_ref: int, identifier: bytes, with_size: bool = True) -> memoryview:
         align = max(self.min_align, 4)
         hdr = (8 if with_size else 4) + len(identifier)
         pad = (self.start - hdr) & (align - 1)
@@ -1590,7 +1591,8 @@ def write_big_etdump(path: str | os.PathLike, n_events: int, seed: int = 0, data
 
     t0 = time.time()
     spec = dict(template or _big_template_spec(data_root))
-    spec.setdefault("seed", seed)
+    if seed or "seed" not in spec:
+        spec["seed"] = seed
     period = spec["runs"]
     cap = max(1 << 20, int(n_events * 90) + (4 << 20))
     w = ETDumpWriter(capacity=cap)
@@ -1606,11 +1608,11 @@ def write_big_etdump(path: str | os.PathLike, n_events: int, seed: int = 0, data
         start_t = sim.t
         if record:
             w.fb.record, w.record_times = [], []
-        ev0 = _count_events(w)
+        ev0 = w.n_events
         for run in period:
             sim.execute(run, describe=False)
         w.close_block()
-        ev = _count_events(w) - ev0
+        ev = w.n_events - ev0
         rec = (w.fb.record, w.record_times)
         w.fb.record = w.record_times = None
         n_done += ev
@@ -1674,10 +1676,6 @@ def write_big_etdump(path: str | os.PathLike, n_events: int, seed: int = 0, data
     return {"path": str(path), "bytes": size, "events": n_done, "runs": n_runs,
             "template_cycle_periods": len(cycle) if cycle else 0, "copies": copies,
             "events_per_period": n_per_period, "seconds": round(time.time() - t0, 2)}
-
-
-def _count_events(w: ETDumpWriter) -> int:
-    return w.n_events
 
 
 # --------------------------------------------------------------------------------------------------

@@ -295,7 +295,8 @@ def cold_runs(s: QnnSeries) -> list[int]:
     if power is None or np.isnan(power).all():
         return []
     base = np.nanmedian(power)
-    cold = np.nonzero(power > max(5 * base, base + 1000))[0]
+    # Well above the typical run, by ratio and by at least a millisecond of absolute time.
+    cold = np.nonzero((power > 1.5 * base) & (power > base + 1000))[0]
     return [int(s.runs[i]) for i in cold]
 
 
@@ -309,7 +310,7 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None) -> di
     checks = _checks(s, node_sum, has_nodes, levels)
     ops = _ops(s, clock, accel, graph, qhas_ops)
     matched = sum(1 for o in ops if o["node"])
-    named = sum(1 for o in ops if o["base"])
+    named = sum(1 for o in ops if o["graph_op"])
     part = {
         "key": s.key, "instruction_id": s.instruction_id, "source": s.source,
         "runs": int(n),
@@ -345,7 +346,7 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None) -> di
         "ops": ops,
         "ops_matched_to_graph": matched,
         "ops_named": named,
-        "unmatched_ops": [o["qnn_name"] for o in ops if o["base"] and not o["node"]] if graph is not None else [],
+        "unmatched_ops": [o["qnn_name"] for o in ops if o["graph_op"] and not o["node"]] if graph is not None else [],
         "checks": checks,
         "notes": list(s.notes),
     }
@@ -421,10 +422,12 @@ def _ops(s: QnnSeries, clock, accel, graph, qhas_ops) -> list[dict]:
     by_name = getattr(graph, "by_name", None) or {}
     for i, name in enumerate(s.node_names):
         vals = s.node_values[i]
-        parsed = parse_qnn_event_name(name.split(" #")[0])
+        original = name.split(" #")[0]
+        parsed = parse_qnn_event_name(original)
         base = parsed.base
         node = None
-        for cand in fx_node_candidates(base) if base else []:
+        candidates = fx_node_candidates(original)
+        for cand in candidates:
             if cand in by_name:
                 node = by_name[cand]
                 break
@@ -434,6 +437,7 @@ def _ops(s: QnnSeries, clock, accel, graph, qhas_ops) -> list[dict]:
         total = float(np.nansum(vals))
         row = {
             "qnn_name": name, "base": base or None, "op_id": parsed.op_id, "token": parsed.token,
+            "graph_op": bool(candidates),   # False for QNN's own Input/Output/nameless rows
             "unit": s.node_unit[i],
             "node": node.name if node else None,
             "op_type": node.target if node else None,

@@ -128,11 +128,17 @@ def parse_etdump(data, path: str = "<etdump>") -> EtdumpData:
     counts = np.bincount(ev_owner, minlength=len(run_pos)) if len(run_pos) else np.zeros(0, np.int64)
     firsts = np.cumsum(counts) - counts
 
+    # alloc_owner is sorted (one block per run): slice it instead of masking once per run, which
+    # would be quadratic in a file of many runs.
+    alloc_names = [alloc_strings[c] if c >= 0 else "" for c in alloc_codes.tolist()]
+    alloc_counts = np.bincount(alloc_owner, minlength=len(run_pos)).tolist() if len(run_pos) else []
     runs = []
-    for i in range(len(run_pos)):
-        allocs = [alloc_strings[c] if c >= 0 else "" for c in alloc_codes[alloc_owner == i]]
-        runs.append(RunData(strings[run_names[i]] if run_names[i] >= 0 else "", int(bundled[i]),
-                            allocs, int(firsts[i]), int(counts[i])))
+    a = 0
+    for i, (code, bi, first, count) in enumerate(zip(run_names.tolist(), bundled.tolist(), firsts.tolist(),
+                                                     counts.tolist())):
+        allocs = alloc_names[a:a + alloc_counts[i]]
+        a += alloc_counts[i]
+        runs.append(RunData(strings[code] if code >= 0 else "", int(bi), allocs, int(first), int(count)))
 
     table = _StringTable()
     events = _read_events(buf, ev_pos, ev_owner, table)

@@ -238,6 +238,11 @@ class Buffer:
         """
         start, count = self.v_vector(tables, slot, 4)
         total = int(count.sum())
+        # Each element is a 4-byte offset in its own slot, so a file holds at most size / 4 of
+        # them; more means tables or vectors are shared to make a small file claim a huge one.
+        if total > self.size // 4 + 64:
+            self.fail(f"vectors claim {total} elements, more than a {self.size}-byte file can hold "
+                      "(shared or overlapping tables)")
         owner = np.repeat(np.arange(len(tables), dtype=np.int64), count)
         if total == 0:
             return np.zeros(0, dtype=np.int64), owner

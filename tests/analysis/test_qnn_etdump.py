@@ -1,0 +1,110 @@
+"""QNN analysis on ETDumps built exactly as ExecuTorch's QNN backend writes them (synthetic_*,
+fed with real QNN emulator/device values; see tests/fixtures/qnn_etdump/README.md)."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from etscope.analysis import placement, qnn
+from etscope.analysis.ops import op_table
+from etscope.cli import main
+from etscope.profile import load
+
+D = Path(__file__).parents[1] / "fixtures" / "qnn_etdump"
+MANIFEST = json.loads((D / "manifest.json").read_text())["fixtures"]
+
+
+def _load(name, with_etrecord=True):
+    m = MANIFEST[name]
+    return load(D / m["etdump"], etrecord=(D / m["etrecord"]) if with_etrecord and m["etrecord"] else None)
+
+
+def _expected(name, partition_index):
+    """Per run: (accelerator cycles, node cycle sum, DELEGATE_CALL ns, cold) of one partition."""
+    rows = []
+    for run in MANIFEST[name]["runs"]:
+        for call in run["calls"]:
+            if call["kind"] == "delegate" and call["partition"] == partition_index:
+                rows.append((call["accelerator_cycles"], call["node_cycles_sum"], call["DELEGATE_CALL_ns"], run["cold"]))
+    return rows
+
+
+@pytest.mark.parametrize("name", ["synthetic_qnn_cnn", "synthetic_qnn_vit_2part", "synthetic_qnn_llm",
+                                  "synthetic_qnn_accumulate", "synthetic_qnn_resnet50_device"])
+def test_per_run_values_match_what_was_written(name):
+    report = qnn.qnn_report(_load(name))
+    parts = report["partitions"]
+    assert len(parts) == len(MANIFEST[name]["partitions"])
+    for i, p in enumerate(parts):
+        exp = _expected(name, i)
+        assert p["per_run"]["accel_cycles"] == [float(e[0]) for e in exp]
+        assert p["per_run"]["node_cycles_sum"] == [float(e[1]) for e in exp]
+        assert p["per_run"]["delegate_call_us"] == pytest.approx([e[2] / 1e3 for e in exp])
+        assert all(c["ok"] for c in p["checks"]), p["checks"]
+        assert p["accumulating"] == MANIFEST[name]["accumulate"]
+
+
+def test_accumulating_events_are_detected_and_deduplicated():
+    plain = qnn.qnn_report(_load("synthetic_qnn_cnn"))["partitions"][0]
+    acc = qnn.qnn_report(_load("synthetic_qnn_accumulate"))["partitions"][0]
+    assert acc["accumulating"] and not plain["accumulating"]
+    assert acc["per_run"] == plain["per_run"]
+    assert [o["cycles_p50"] for o in acc["ops"]] == [o["cycles_p50"] for o in plain["ops"]]
+    assert any("accumulate" in c["check"] for c in acc["checks"])
+
+
+def test_cold_first_run_flagged():
+    p = qnn.qnn_report(_load("synthetic_qnn_cnn"))["partitions"][0]
+    cold = [i for i, e in enumerate(_expected("synthetic_qnn_cnn", 0)) if e[3]]
+    assert p["cold_runs"] == cold == [0]
+
+
+def test_ops_joined_to_etrecord_graph():
+    name = "synthetic_qnn_vit_2part"
+    report = qnn.qnn_report(_load(name))
+    graph_ops = {g["fx_name"]: g for g in MANIFEST[name]["graph_ops"]}
+    for p in report["partitions"]:
+        named = [o for o in p["ops"] if o["graph_op"]]
+        assert {o["base"] for o in p["ops"] if not o["graph_op"]} <= {"Input", "Output", None}
+        assert named
+        for o in named:
+            assert o["node"] is not None, o["qnn_name"]
+            assert graph_ops[o["node"]]["target"] == o["op_type"]
+            assert o["op_type"] and o["op_type"].startswith(("aten.", "quantized_decomposed."))
+            assert o["source"] and ".py:" in o["source"]
+        assert p["unmatched_ops"] == []
+
+
+def test_without_etrecord_ops_still_listed_but_unjoined():
+    report = qnn.qnn_report(_load("synthetic_qnn_cnn", with_etrecord=False))
+    p = report["partitions"][0]
+    assert p["ops"] and all(o["node"] is None for o in p["ops"])
+    assert p["backend"] == "QnnBackend"  # told from the event names
+
+
+def test_summary_and_ops_keep_qnn_units():
+    profile = _load("synthetic_qnn_vit_2part")
+    rows = op_table(profile)
+    qnn_rows = [r for r in rows if r["role"] == "delegate_internal"]
+    units = {r["unit"] for r in qnn_rows}
+    assert units <= {"us", "cycles", "count", "bytes", "unknown"} and "cycles" in units and "us" in units
+    for r in qnn_rows:
+        assert r["p50_ms"] is None and r["share"] is None  # never shown as time of Method::execute
+    b = placement.breakdown(profile)
+    assert b[0]["backend"] == "QnnBackend" and b[0]["calls_per_run"] == 2
+    fb = placement.fallback_ops(profile)
+    assert [f["instruction_id"] for f in fb] == [i["instruction_id"] for i in MANIFEST["synthetic_qnn_vit_2part"]["instructions"]
+                                                if i["kind"] == "cpu_op"]
+
+
+def test_qnn_cli_on_etdump_json():
+    m = MANIFEST["synthetic_qnn_llm"]
+    r = CliRunner().invoke(main, ["qnn", str(D / m["etdump"]), "--etrecord", str(D / m["etrecord"]), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert len(out["qnn"]["partitions"]) == 2
+    p = out["qnn"]["partitions"][0]
+    assert p["clock_mhz_est"] and p["clock_is_estimate"] is True
+    assert np.isfinite(p["delegate_call_ms"])
