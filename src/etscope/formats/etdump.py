@@ -6,6 +6,7 @@ name in one run are all kept, in file order.
 """
 from __future__ import annotations
 
+import math
 import mmap
 import os
 from dataclasses import dataclass, field
@@ -249,13 +250,16 @@ def _read_debug_values(buf, values, is_debug, cols, table):
         start, count = buf.v_vector(t, _T_SIZES, 8)
         # Shapes repeat: decode each distinct sizes vector once.
         keys, inv = np.unique(np.stack([start, count]), axis=1, return_inverse=True)
+        # Distinct sizes vectors may overlap in a hostile file: cap the dims decoded, as for strings.
+        if 8 * int(keys[1].sum()) > _MAX_DECODED_FACTOR * buf.size + (1 << 20):
+            buf.fail("tensor shapes larger than the file allows (overlapping sizes vectors)")
         local_shapes: list[str] = []
         local_numel = np.empty(keys.shape[1], dtype=np.int64)
         for j in range(keys.shape[1]):
             s, c = int(keys[0, j]), int(keys[1, j])
             dims = buf.u8[s:s + 8 * c].copy().view("<i8") if c else np.zeros(0, np.int64)
             local_shapes.append("x".join(str(int(v)) for v in dims) if c else "scalar")
-            local_numel[j] = int(np.prod(np.clip(dims, 0, None), dtype=np.float64)) if c else 1
+            local_numel[j] = _numel(dims) if c else 1
         inv = inv.reshape(-1)
         sc = np.arange(len(local_shapes), dtype=np.int32)[inv]
         shape_codes[has_t] = table.merge(sc, local_shapes)
@@ -263,11 +267,26 @@ def _read_debug_values(buf, values, is_debug, cols, table):
         numel[has_t] = n_el
         elem = np.array([_SCALAR_TYPE_BYTES.get(int(x), -1) for x in range(-128, 128)], dtype=np.int64)
         eb = elem[stype.astype(np.int64) + 128]
-        nbytes[has_t] = np.where(eb > 0, n_el * eb, -1)
+        # bytes unknown (-1) for unknown dtypes, unknown element counts and products past int64
+        ok = (eb > 0) & (n_el >= 0) & (n_el <= _MAX_NUMEL // np.maximum(eb, 1))
+        nbytes[has_t] = np.where(ok, n_el * np.where(ok, eb, 0), -1)
     cols["value_type"][is_debug] = vtype
     cols["tensor_shape"][is_debug] = shape_codes
     cols["tensor_numel"][is_debug] = numel
     cols["tensor_nbytes"][is_debug] = nbytes
+
+
+_MAX_DECODED_FACTOR = 4
+_MAX_NUMEL = 1 << 62
+
+
+def _numel(dims: np.ndarray) -> int:
+    """Elements of a tensor of shape ``dims`` (negative dims count as 0); -1 when the product
+    does not fit in an int64 (a corrupt or hostile shape)."""
+    clipped = np.clip(dims, 0, None)
+    if float(np.prod(clipped, dtype=np.float64)) >= _MAX_NUMEL:
+        return -1
+    return int(math.prod(int(v) for v in clipped))
 
 
 def sniff(head: bytes) -> bool:

@@ -108,63 +108,67 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
     # ---- one track per delegate instruction --------------------------------------------------------
     lookup = qnn_op_lookup(qnn)
     parts = qnn_partitions(qnn)
-    dcall = timed & (role == P.ROLE_DELEGATE_CALL) & (execute >= 0) & keep_run
-    inner = prof & (role == P.ROLE_DELEGATE_INTERNAL) & (execute >= 0) & keep_run
-    inner_idx = np.nonzero(inner)[0]
-    # Group inner events by (execute, instruction), in file order.
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i in inner_idx:
-        groups.setdefault((int(execute[i]), int(instr[i])), []).append(int(i))
+    dcall = np.nonzero(timed & (role == P.ROLE_DELEGATE_CALL) & (execute >= 0) & keep_run)[0]
+    inner = np.nonzero(prof & (role == P.ROLE_DELEGATE_INTERNAL) & (execute >= 0) & keep_run)[0]
+    parent = _parents(dcall, inner, execute, instr)
     tracks: dict[int, int] = {}
-    skipped_qnn = 0
-    compressed = 0
-    clamped = 0
-    for i in np.nonzero(dcall)[0]:
-        iid = int(instr[i])
-        ins = instructions.get(iid)
-        backend = ins.backend if ins else "delegate"
-        tid = tracks.setdefault(iid, 100 + iid)
-        ex = int(execute[i])
+    for iid in np.unique(instr[dcall]).tolist():
+        tracks[iid] = 100 + iid
+    # Timed backend events (ns): vectorised, clamped into their DELEGATE_CALL.
+    timed_inner = (parent >= 0) & timed[inner] & (ev["unit"][inner] == units.NS)
+    ti, tp = inner[timed_inner], dcall[parent[timed_inner]]
+    cs = np.minimum(np.maximum(start[ti], start[tp]), end[tp])
+    ce = np.maximum(np.minimum(end[ti], end[tp]), cs)
+    clamped = int(((cs != start[ti]) | (ce != end[ti])).sum())
+    children_by_parent: dict[int, list[dict]] = {}
+    pl = {iid: (ins.backend if ins else "delegate") for iid, ins in
+          ((i, instructions.get(i)) for i in tracks)}
+    for j, p_, a, d, ex, iid, nmc in zip(ti.tolist(), tp.tolist(), np.round((cs - t0) / 1e3, 3).tolist(),
+                                         np.round((ce - cs) / 1e3, 3).tolist(), execute[ti].tolist(),
+                                         instr[ti].tolist(), names[ti].tolist()):
+        children_by_parent.setdefault(p_, []).append(
+            {"name": strings[nmc] if nmc >= 0 else "", "cat": "delegate_internal", "ph": "X", "pid": PID,
+             "tid": tracks[iid], "ts": a, "dur": d,
+             "args": {"run": ex, "instruction_id": iid, "placement": pl[iid]}})
+    # Value events (QNN): per-op cycles laid out with the clock estimate, the rest into args.
+    values_by_parent: dict[int, list[int]] = {}
+    for j, k in zip(inner[~timed_inner & (parent >= 0)].tolist(), parent[~timed_inner & (parent >= 0)].tolist()):
+        values_by_parent.setdefault(int(dcall[k]), []).append(j)
+    skipped_qnn = compressed = 0
+    for i in dcall.tolist():
+        iid, ex = int(instr[i]), int(execute[i])
+        backend = pl[iid]
+        tid = tracks[iid]
         s, e = int(start[i]), int(end[i])
-        args = {"run": ex, "instruction_id": iid, "placement": backend}
+        args: dict = {"run": ex, "instruction_id": iid, "placement": backend}
         values: dict[str, str] = {}
-        children: list[dict] = []
-        qnn_ops: list[tuple[int, str, float]] = []
-        for j in groups.get((ex, iid), []):
+        qnn_ops: list[tuple[str, float]] = []
+        for j in values_by_parent.get(i, []):
             nm = name_of(j)
             u = int(ev["unit"][j])
-            if timed[j] and u == units.NS:
-                cs, ce = int(start[j]), int(end[j])
-                if cs < s or ce > e:
-                    cs, ce = min(max(cs, s), e), max(min(ce, e), s)
-                    clamped += 1
-                children.append({"name": nm, "cat": "delegate_internal", "ph": "X", "pid": PID, "tid": tid,
-                                 "ts": _us(cs - t0), "dur": _us(max(ce - cs, 0)),
-                                 "args": {"run": ex, "instruction_id": iid, "placement": backend}})
-                continue
             value = float(ev["value"][j])
             if u == units.CYCLES and parse_qnn_event_name(nm).op_id is not None:
-                qnn_ops.append((j, nm, value))
+                qnn_ops.append((nm, value))
             else:
                 values[nm] = units.fmt_value(value, u) if u != units.UNKNOWN else f"{value:g} (unit unknown)"
         if values:
             args["backend_values"] = values
+        children = children_by_parent.get(i, [])
         if qnn_ops:
             part = parts.get(iid)
             clock = clock_mhz(part, ex) if part else None
             if clock is None:
                 skipped_qnn += len(qnn_ops)
             else:
-                est = [v / clock for _, _, v in qnn_ops]        # cycles / MHz = µs
-                total_us = sum(est)
+                args["clock_mhz_est"] = round(clock, 1)
+                est = [v / clock for _, v in qnn_ops]        # cycles / MHz = µs
                 span_us = (e - s) / 1e3
                 scale = 1.0
-                if total_us > span_us > 0:
-                    scale = span_us / total_us
+                if sum(est) > span_us > 0:
+                    scale = span_us / sum(est)
                     compressed += 1
-                t = s / 1e3
-                for (j, nm, v), d in zip(qnn_ops, est):
-                    d_scaled = d * scale
+                t = (s - t0) / 1e3
+                for (nm, v), d in zip(qnn_ops, est):
                     op = lookup.get((iid, nm)) or {}
                     a = {"run": ex, "instruction_id": iid, "placement": backend, "estimated": True,
                          "cycles": v, "clock_mhz_est": round(clock, 1), "est_us": round(d, 3),
@@ -174,16 +178,16 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
                     for k in ("node", "op_type", "hmx", "hvx"):
                         if op.get(k) is not None:
                             a[k] = op[k]
-                    ts = round(t - t0 / 1e3, 3)
                     children.append({"name": nm + " (est.)", "cat": "qnn_op_estimated", "ph": "X", "pid": PID,
-                                     "tid": tid, "ts": max(ts, _us(s - t0)),
-                                     "dur": round(d_scaled, 3), "args": a})
-                    t += d_scaled
+                                     "tid": tid, "ts": round(t, 3), "dur": round(d * scale, 3), "args": a})
+                    t += d * scale
         out.append({"name": f"DELEGATE_CALL #{iid} ({backend})", "cat": "delegate_call", "ph": "X", "pid": PID,
                     "tid": tid, "ts": _us(s - t0), "dur": _us(e - s), "args": args})
         # Keep children inside the parent after rounding.
-        pend = _us(e - t0)
+        pstart, pend = _us(s - t0), _us(e - t0)
         for c in children:
+            if c["ts"] < pstart:
+                c["ts"] = pstart
             if c["ts"] + c["dur"] > pend:
                 c["dur"] = max(round(pend - c["ts"], 3), 0.0)
         out.extend(children)
@@ -212,6 +216,35 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
                           "time_unit": "us", "time_origin": "first timed event of the ETDump",
                           "runs": profile.n_runs if runs is None else len([r for r in runs if 0 <= r < profile.n_runs]),
                           "notes": notes}}
+
+
+def _parents(dcall: np.ndarray, inner: np.ndarray, execute: np.ndarray, instr: np.ndarray) -> np.ndarray:
+    """For each inner (backend) event, the index into ``dcall`` of its DELEGATE_CALL (-1: none).
+
+    Backends log their events before the DELEGATE_CALL event is written (its scope ends last), so an
+    inner event belongs to the next DELEGATE_CALL of the same run and instruction in file order;
+    failing that, to the previous one.
+    """
+    if inner.size == 0 or dcall.size == 0:
+        return np.full(inner.size, -1, dtype=np.int64)
+    n = int(max(dcall.max(), inner.max())) + 1
+    ikey = instr.astype(np.int64) - int(instr.min()) + 1
+    dkey = execute[dcall].astype(np.int64) * (int(ikey.max()) + 1) + ikey[dcall]
+    qkey = execute[inner].astype(np.int64) * (int(ikey.max()) + 1) + ikey[inner]
+    dcomp = dkey * n + dcall
+    order = np.argsort(dcomp, kind="stable")
+    dsorted, ksorted = dcomp[order], dkey[order]
+    pos = np.searchsorted(dsorted, qkey * n + inner)
+    out = np.full(inner.size, -1, dtype=np.int64)
+    after = pos < len(dsorted)
+    ok = after.copy()
+    ok[after] = ksorted[pos[after]] == qkey[after]
+    out[ok] = order[pos[ok]]
+    before = ~ok & (pos > 0)
+    ok2 = before.copy()
+    ok2[before] = ksorted[pos[before] - 1] == qkey[before]
+    out[ok2] = order[pos[ok2] - 1]
+    return out
 
 
 def write_trace(path: str, trace: dict) -> None:
