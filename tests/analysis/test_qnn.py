@@ -122,3 +122,16 @@ def test_qnn_cli_rejects_wrong_kind(tmp_path):
     p.write_text("hello\n")
     r = CliRunner().invoke(main, ["qnn", "--qnn-csv", str(p)])
     assert r.exit_code == 2 and "not a QNN profile" in r.output
+
+
+def test_optrace_alone_gives_the_same_hmx_hvx_as_qhas():
+    from etscope.formats.optrace import read_optrace
+
+    prof = read_qnn_text(Q / "chain8_sm8650.profile.txt")
+    via_qhas = qnn.qnn_report(qnn_profile=prof, qhas=read_qhas(Q / "chain8_sm8650.qhas.json"))
+    via_trace = qnn.qnn_report(qnn_profile=prof, optrace=read_optrace(Q / "chain8_sm8650.optrace.json"))
+    a = {o["qnn_name"]: (o["hmx"], o["hvx"], o["dma"]) for o in via_qhas["partitions"][0]["ops"]}
+    b = {o["qnn_name"]: (o["hmx"], o["hvx"], o["dma"]) for o in via_trace["partitions"][0]["ops"]}
+    assert a == b
+    assert sum(1 for v in a.values() if v[0]) == 8  # eight MatMuls used HMX
+    assert via_trace["optrace"]["ops"] == 45

@@ -503,6 +503,46 @@ def qhas_op_table(qhas) -> dict[str, dict]:
     return out
 
 
+def optrace_op_table(trace) -> dict[str, dict]:
+    """Per QNN op name from an optrace: HTP ops it became, their cycles and HMX/HVX/DMA flags."""
+    out: dict[str, dict] = {}
+    ev = trace.events
+    for i in trace.op_event_indices():
+        args = ev.args[i] if isinstance(ev.args[i], dict) else {}
+        name = args.get("QNN Op Name")
+        if not isinstance(name, str):
+            continue
+        flags = [f for f in args.get("Flags") or [] if isinstance(f, str)]
+        o = out.setdefault(name, {"cycles": 0.0, "op_type": args.get("QNN Op Type"), "dram_read": None,
+                                  "dram_write": None, "vtcm_read": None, "vtcm_write": None,
+                                  "dominant_path_cycles": None, "hmx": False, "hvx": False, "dma": False,
+                                  "htp_ops": []})
+        dur = ev.dur_cycles[i]
+        o["cycles"] += float(dur) if dur == dur else 0.0
+        o["hmx"] = o["hmx"] or any("hmx" in f for f in flags)
+        o["hvx"] = o["hvx"] or any("hvx" in f for f in flags)
+        o["dma"] = o["dma"] or any(f.startswith("dma") for f in flags)
+        htp = args.get("HTP Op Type") or ev.name[i]
+        if isinstance(htp, str) and htp not in o["htp_ops"]:
+            o["htp_ops"].append(htp)
+    return out
+
+
+def _merge_op_tables(primary: dict | None, secondary: dict | None) -> dict | None:
+    """QHAS first; optrace fills what QHAS lacks (e.g. trimmed QHAS without htp_op_instances)."""
+    if not primary:
+        return secondary
+    if not secondary:
+        return primary
+    merged = {k: dict(v) for k, v in primary.items()}
+    for name, o in secondary.items():
+        m = merged.setdefault(name, dict(o))
+        for k, v in o.items():
+            if m.get(k) in (None, []):
+                m[k] = v
+    return merged
+
+
 def qhas_summary(qhas, vtcm_bytes: int | None = None, soc: str | None = None) -> dict:
     o = qhas.overall or {}
     resources = []
@@ -552,7 +592,8 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
     graph = None
     if profile is not None and profile.etrecord is not None:
         graph = _lowering_graph(profile)
-    qhas_ops = qhas_op_table(qhas) if qhas is not None else None
+    qhas_ops = _merge_op_tables(qhas_op_table(qhas) if qhas is not None else None,
+                                optrace_op_table(optrace) if optrace is not None else None)
     series: list[QnnSeries] = []
     if profile is not None:
         series += series_from_profile(profile)
