@@ -27,8 +27,27 @@ def summarize(profile: P.Profile, top: int = 10) -> dict:
         "delegate_calls": delegate_calls(profile),
         "load": load_events(profile),
         "memory": memory(profile),
+        "qnn": qnn_brief(profile),
         "warnings": list(profile.warnings),
     }
+
+
+def qnn_brief(profile: P.Profile) -> list[dict] | None:
+    """Per QNN partition, the nested totals (p50): what `etscope qnn` details."""
+    from etscope.analysis import qnn
+
+    if not qnn.qnn_instructions(profile):
+        return None
+    report = qnn.qnn_report(profile)
+    keys = ("instruction_id", "runs", "delegate_call_ms", "qnn_execute_us", "accel_us", "accel_excl_wait_us",
+            "accel_cycles", "clock_mhz_est", "clock_mhz_est_range", "cold_runs", "accumulating")
+    out = []
+    for p in report["partitions"]:
+        row = {k: p.get(k) for k in keys}
+        row["checks_failed"] = [c["check"] for c in p["checks"] if not c["ok"]]
+        row["ops"] = len(p["ops"])
+        out.append(row)
+    return out
 
 
 def delegate_calls(profile: P.Profile) -> list[dict]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from etscope.units import fmt_ms
 
 
-def reading_guide(s: dict) -> list[str]:
+def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, in reading order
     lines: list[str] = []
     runs = s["runs"]
     lat = runs.get("latency_ms")
@@ -41,10 +41,25 @@ def reading_guide(s: dict) -> list[str]:
         "(per-op rows, QNN's accelerator time and cycles) are nested inside it, not added to it. "
         "OPERATOR_CALL rows are kernels that ran on the CPU (fallback, not delegated). Framework "
         "overhead is Method::execute minus all of those.")
-    qnn = [d for d in s.get("delegate_calls", []) if d["backend"] == "QnnBackend"]
-    if qnn:
-        lines.append("QNN events inside DELEGATE_CALL are in their own units (µs, cycles, bytes, "
-                     "counts), shown as such; `etscope qnn` explains them per partition.")
+    for q in s.get("qnn") or []:
+        bits = [f"QNN partition at instruction {q['instruction_id']}: DELEGATE_CALL {fmt_ms(q['delegate_call_ms'])} p50"]
+        if q.get("qnn_execute_us") is not None:
+            bits.append(f"contains QNN (execute) {fmt_ms(q['qnn_execute_us'] / 1e3)}")
+        if q.get("accel_us") is not None:
+            bits.append(f"which contains the HTP accelerator {fmt_ms(q['accel_us'] / 1e3)}")
+        if q.get("accel_cycles") is not None:
+            clock = (f", ≈{q['clock_mhz_est']:,.0f} MHz estimated clock" if q.get("clock_mhz_est") else "")
+            bits.append(f"= {q['accel_cycles']:,.0f} cycles{clock}, the sum of its {q['ops']} per-op rows")
+        line = ", ".join(bits) + "."
+        if q.get("cold_runs"):
+            line += f" Run(s) {q['cold_runs']} were cold (HTP power-up)."
+        if q.get("checks_failed"):
+            line += " Failed checks: " + "; ".join(q["checks_failed"]) + "."
+        lines.append(line)
+    if s.get("qnn"):
+        lines.append("These QNN levels are nested, not added: Method::execute ⊇ DELEGATE_CALL ⊇ QNN (execute) "
+                     "⊇ Accelerator (execute) time; cycles are cycles, not ms. HMX/HVX use, VTCM and NPU "
+                     "utilisation come from QHAS/optrace: `etscope qnn RUN.etdump --qhas ... --optrace ...`.")
     mem = s.get("memory") or {}
     if mem.get("planned_bytes") is not None:
         from etscope.units import fmt_bytes
