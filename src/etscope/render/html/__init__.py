@@ -1,0 +1,310 @@
+"""The self-contained HTML report: one file, works offline, opens in any browser.
+
+:func:`report_data` gathers what analysis computed (summary, op table, QNN and LLM dicts when
+present, the ETRecord graph with placement and time) into one plain dict; :func:`render_report`
+puts it into the page as one JSON blob (``<script type="application/json">``, every ``<``, ``>``,
+``&`` escaped) that the inlined script (assets/report.js, no libraries) draws with DOM and SVG calls,
+writing data only through ``textContent`` and attributes, never as markup. The template is Jinja2
+with autoescape on; a Content-Security-Policy forbids any network access.
+
+Charts are hand-written SVG rather than plotly: plotly.min.js alone is ~4.6 MB, which would use up
+the 5 MB budget for a report before any data, and the charts needed here (icicle, bars, scatter,
+histogram, a layered graph) are small.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import re
+from importlib import resources
+
+from etscope import profile as P
+
+SCHEMA = "etscope.report/1"
+MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
+MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
+
+_XNN_REPEAT = re.compile(r"\s*#\d+$")
+
+
+def _asset(name: str) -> str:
+    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
+
+
+def _clean(x, depth: int = 0):
+    """JSON-safe copy: NaN/inf -> None, numpy -> Python, tuples -> lists, long lists cut."""
+    if depth > 20:
+        return None
+    if isinstance(x, dict):
+        return {str(k): _clean(v, depth + 1) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v, depth + 1) for v in x[:MAX_LIST]]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        try:
+            x = x.item()
+        except (TypeError, ValueError):
+            return str(x)
+    if isinstance(x, float):
+        return None if (math.isnan(x) or math.isinf(x)) else x
+    if isinstance(x, (str, int, bool)) or x is None:
+        return x
+    if hasattr(x, "tolist"):
+        return _clean(x.tolist(), depth + 1)
+    return str(x)
+
+
+def _r(x, nd: int = 6):
+    """Round a float for the page (keeps the JSON small); None stays None."""
+    if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):
+        return None
+    return float(f"{float(x):.{nd}g}")
+
+
+# ---- pieces of the page ---------------------------------------------------------------------------
+def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> dict | None:
+    """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
+    events inside them, in ms per run (mean). QNN ops are estimates (cycles / derived clock)."""
+    lat = (summary.get("runs") or {}).get("latency_ms")
+    if not lat:
+        return None
+    n = max(n_runs, 1)
+    qparts = {p.get("instruction_id"): p for p in (qnn or {}).get("partitions") or [] if isinstance(p, dict)}
+    by_instr: dict[int, list[dict]] = {}
+    for r in ops:
+        by_instr.setdefault(r["instruction_id"], []).append(r)
+
+    def inner_nodes(iid: int) -> list[dict]:
+        out = []
+        part = qparts.get(iid)
+        if part and part.get("ops"):
+            for op in part["ops"]:
+                est = op.get("est_us_p50")
+                if isinstance(est, (int, float)) and est > 0:
+                    out.append({"name": str(op.get("qnn_name") or op.get("node") or "?"), "ms": _r(est / 1e3),
+                                "kind": "qnn_op", "estimated": True, "op_type": op.get("op_type"),
+                                "node": op.get("node")})
+            if out:
+                return out
+        for r in by_instr.get(iid, []):
+            if r["level"] == 1 and r["unit"] == "ns" and r["total"]:
+                out.append({"name": r["name"], "ms": _r(r["total"] / 1e6 / n), "kind": r["role"]})
+        return out
+
+    root = {"name": "Method::execute", "ms": _r(lat["mean"]), "kind": "method", "children": []}
+    for b in summary.get("breakdown") or []:
+        if b["kind"] == "delegate":
+            node = {"name": f"{b['backend']} delegate calls", "ms": _r(b["mean_ms"]), "kind": "delegate",
+                    "backend": b["backend"], "children": []}
+            for r in ops:
+                if r["level"] == 0 and r["role"] == "delegate_call" and r["placement"] == b["backend"]:
+                    iid = r["instruction_id"]
+                    node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": _r(r["total_ms"] / n),
+                                             "kind": "delegate_call", "backend": b["backend"],
+                                             "op_type": r.get("op_type"), "children": inner_nodes(iid)})
+            root["children"].append(node)
+        elif b["kind"] == "cpu_ops":
+            node = {"name": "CPU kernels (fallback)", "ms": _r(b["mean_ms"]), "kind": "cpu", "children": []}
+            for r in ops:
+                if r["level"] == 0 and r["role"] in ("operator_call", "kernel") and r["unit"] == "ns":
+                    iid = r["instruction_id"]
+                    node["children"].append({
+                        "name": f"{r.get('op_type') or r['name']} (#{iid})", "ms": _r(r["total_ms"] / n),
+                        "kind": "operator_call", "source": r.get("source"),
+                        "children": [{"name": k["name"], "ms": _r(k["total"] / 1e6 / n), "kind": "kernel"}
+                                     for k in by_instr.get(iid, []) if k["level"] == 1 and k["unit"] == "ns"]})
+            root["children"].append(node)
+        else:
+            root["children"].append({"name": "framework overhead", "ms": _r(b["mean_ms"]), "kind": "overhead"})
+    return root
+
+
+def category_of(placement: str | None) -> str:
+    if placement == "QnnBackend":
+        return "NPU (QNN)"
+    if placement == "cpu":
+        return "CPU"
+    if placement is None:
+        return "framework overhead"
+    return f"other delegate ({placement})"
+
+
+def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> list[dict]:
+    """Mean ms per run per (category, op type): CPU kernels by edge op type, QNN ops by op type
+    (estimated), other delegates by the op names they log (XNNPACK ``#N`` suffix dropped), partitions
+    without per-op rows as a whole."""
+    n = max(n_runs, 1)
+    agg: dict[tuple[str, str], dict] = {}
+
+    def add(cat, placement, op_type, ms, estimated=False):
+        a = agg.setdefault((cat, op_type), {"category": cat, "placement": placement, "op_type": op_type,
+                                            "ms": 0.0, "count": 0, "estimated": False})
+        a["ms"] += ms
+        a["count"] += 1
+        a["estimated"] = a["estimated"] or estimated
+
+    qparts = {p.get("instruction_id"): p for p in (qnn or {}).get("partitions") or [] if isinstance(p, dict)}
+    by_instr: dict[int, list[dict]] = {}
+    for r in ops:
+        by_instr.setdefault(r["instruction_id"], []).append(r)
+    for r in ops:
+        if r["level"] != 0 or r["unit"] != "ns":
+            continue
+        iid, pl = r["instruction_id"], r["placement"]
+        cat = category_of(pl)
+        if r["role"] != "delegate_call":
+            add(cat, pl, r.get("op_type") or r["name"], r["total_ms"] / n)
+            continue
+        part = qparts.get(iid)
+        qops = [o for o in (part or {}).get("ops") or [] if isinstance(o.get("est_us_p50"), (int, float))]
+        if qops:
+            for o in qops:
+                add(cat, pl, str(o.get("op_type") or o.get("qnn_name") or "?"), o["est_us_p50"] / 1e3, True)
+            continue
+        inner = [x for x in by_instr.get(iid, []) if x["level"] == 1 and x["unit"] == "ns"]
+        if inner:
+            for x in inner:
+                add(cat, pl, _XNN_REPEAT.sub("", x["name"]) or "?", x["total"] / 1e6 / n)
+        else:
+            add(cat, pl, f"whole partition (DELEGATE_CALL #{iid}, no per-op times)", r["total_ms"] / n)
+    for b in summary.get("breakdown") or []:
+        if b["kind"] == "framework_overhead":
+            add("framework overhead", None, "framework overhead", b["mean_ms"])
+    rows = sorted(agg.values(), key=lambda a: -a["ms"])
+    for a in rows:
+        a["ms"] = _r(a["ms"])
+    return rows
+
+
+def runs_data(profile: P.Profile, llm: dict | None) -> dict:
+    from etscope.render.export import run_phases, runs_table
+
+    t = runs_table(profile, llm)
+    cols = {}
+    for name in t.column_names:
+        vals = t.column(name).to_pylist()
+        if name.endswith("_ms") or name == "start_us":
+            vals = [_r(v) for v in vals]
+        cols[name] = vals
+    return {"columns": cols, "phase": run_phases(llm, profile.n_runs)}
+
+
+def ops_data(ops: list[dict]) -> dict:
+    cols = ["instruction_id", "level", "role", "name", "occurrence", "op_type", "placement", "runs",
+            "calls_per_run", "unit", "p50", "mean", "total", "min", "max", "p50_ms", "mean_ms",
+            "total_ms", "share", "source"]
+    rows = []
+    for r in ops[:MAX_TABLE_ROWS]:
+        rows.append([_r(r.get(c)) if isinstance(r.get(c), float) else r.get(c) for c in cols])
+    return {"columns": cols, "rows": rows, "total_rows": len(ops)}
+
+
+def graph_data(profile: P.Profile, ops: list[dict], qnn: dict | None) -> dict | None:
+    from etscope.render.nodes import node_table
+
+    nt = node_table(profile, ops, qnn)
+    if nt is None:
+        return None
+    cols = ["name", "op", "target", "module", "inputs", "placement", "time_us", "estimated", "source",
+            "input_kind", "instruction_id", "hmx", "hvx"]
+    rows = [[_r(n[c]) if isinstance(n[c], float) else n[c] for c in cols] for n in nt["nodes"]]
+    return {"graph": nt["graph"], "method": nt["method"], "columns": cols, "nodes": rows}
+
+
+def checks(summary: dict, profile: P.Profile, qnn: dict | None, tree: dict | None) -> list[str]:
+    """Warnings about units and failed invariants, in plain words (shown in the report)."""
+    from etscope.analysis.placement import per_run_parts
+
+    out: list[str] = []
+    parts = per_run_parts(profile)
+    neg = int((parts["framework_overhead"] < -1e3).sum())   # more than 1 µs below zero
+    if neg:
+        out.append(f"In {neg} run(s) the delegate calls and CPU kernels add up to more than Method::execute "
+                   "(overhead below zero): events overlap or the clock is not monotonic.")
+    has_qnn_rows = any(d.get("backend") == "QnnBackend" for d in summary.get("delegate_calls") or [])
+    if has_qnn_rows and not (qnn and qnn.get("partitions")):
+        out.append("QNN rows are in their own units (cycles, µs, counts); the QNN analysis was not available, "
+                   "so no per-op times are estimated from cycles.")
+    elif qnn and qnn.get("partitions"):
+        out.append("QNN per-op times are estimates: cycles divided by a clock derived from the same run "
+                   "(see the QNN section for the clock and its precision). They are not measured times.")
+
+    def walk(node, path):
+        kids = node.get("children") or []
+        s = sum(k.get("ms") or 0 for k in kids)
+        if kids and node.get("ms") is not None and s > node["ms"] * 1.01 + 1e-6:
+            out.append(f"'{' > '.join(path + [node['name']])}': the events inside add up to {s:.4g} ms per run, "
+                       f"more than its own {node['ms']:.4g} ms (drawn scaled to fit).")
+        for k in kids:
+            walk(k, path + [node["name"]])
+
+    if tree:
+        walk(tree, [])
+    return out
+
+
+def report_data(profile: P.Profile, summary: dict | None = None, ops: list[dict] | None = None,
+                qnn: dict | None = None, llm: dict | None = None, title: str | None = None,
+                notes: list[str] | None = None) -> dict:
+    """Everything the page shows, as one plain dict."""
+    from etscope import __version__
+    from etscope.render.guide import reading_guide
+
+    if summary is None:
+        from etscope.analysis.summary import summarize
+
+        summary = summarize(profile)
+    if ops is None:
+        from etscope.analysis.ops import op_table
+
+        ops = op_table(profile)
+    tree = hierarchy(summary, ops, qnn, profile.n_runs)
+    summary_small = {k: v for k, v in summary.items() if k != "ops"}
+    return _clean({
+        "schema": SCHEMA,
+        "title": title or ("etscope report: " + (profile.sources.get("etdump") or "ETDump")),
+        "generator": f"etscope {__version__}",
+        "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "guide": reading_guide(summary),
+        "summary": summary_small,
+        "hierarchy": tree,
+        "placement": placement_by_op_type(summary, ops, qnn, profile.n_runs),
+        "ops": ops_data(ops),
+        "runs": runs_data(profile, llm),
+        "qnn": qnn,
+        "llm": llm,
+        "graph": graph_data(profile, ops, qnn),
+        "warnings": list(summary.get("warnings") or []) + checks(summary, profile, qnn, tree) + list(notes or []),
+    })
+
+
+def json_for_script(data: dict) -> str:
+    """JSON safe inside ``<script type="application/json">``: ASCII only, and ``<``, ``>``, ``&``
+    as ``\\u003c`` etc., so no ``</script>`` or ``<!--`` can appear."""
+    text = json.dumps(data, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_report(data: dict) -> str:
+    import jinja2
+    from markupsafe import Markup
+
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: _asset(name)),
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    template = env.get_template("report.html.j2")
+    return template.render(
+        data=data,
+        data_json=Markup(json_for_script(data)),   # escaped above; JSON, not markup
+        css=Markup(_asset("report.css")),           # our own files, shipped with the package
+        js=Markup(_asset("report.js")),
+    )
+
+
+def write_report(path: str, profile: P.Profile, **kwargs) -> dict:
+    """Build and write the report atomically; return {"path", "bytes"}."""
+    from etscope.render.files import write_text
+
+    html = render_report(report_data(profile, **kwargs))
+    write_text(path, html)
+    return {"path": path, "bytes": len(html.encode("utf-8"))}
