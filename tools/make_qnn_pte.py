@@ -19,6 +19,10 @@ It writes into ``tests/fixtures/qnn_pte/`` (``--out``):
   release serialised (every field, so empty strings and tables are present) is compiled with the
   wheel's flatc. The field slots of ``QnnExecuTorchOptions`` moved in v0.4 and v1.1 (fields were
   removed, not deprecated), so old programs need these to be read right.
+* ``synthetic_compile_spec_future_fields.bin`` -- a spec from a pretend newer ExecuTorch: the
+  wheel's schema with new enum values (SoC ``SM9999 = 123``, ``V99``, a fifth profile level) and
+  fields appended to ``QnnExecuTorchOptions`` and ``QnnExecuTorchHtpBackendOptions``, compiled with
+  the wheel's flatc.
 * ``synthetic_qnn_cnn.pte`` -- ``tests/fixtures/real/cnn.pte`` (a CNN lowered to XNNPACK plus
   ``cumsum`` on the CPU) read with ``deserialize_pte_binary``; its one delegate gets backend id
   ``QnnBackend``, compile specs ``[("qnn_compile_spec", <the SM8650 detailed spec>)]`` and a small
@@ -34,7 +38,6 @@ import argparse
 import dataclasses
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -227,6 +230,36 @@ def legacy_specs(git_dir: str) -> list[tuple[str, bytes, dict]]:
     return out
 
 
+def future_spec() -> tuple[str, bytes, dict]:
+    """A spec from a pretend newer ExecuTorch: the wheel's schema with fields appended to two
+    tables and new enum values (what forward compatibility has to cope with)."""
+    schema = _wheel_schema().decode()
+    edits = [
+        ("  SM8845 = 97,\n", "  SM8845 = 97,\n  SM9999 = 123,\n"),
+        ("  V81 = 81,\n", "  V81 = 81,\n  V99 = 99,\n"),
+        ("  kProfileOptrace,\n", "  kProfileOptrace,\n  kProfileFuture,\n"),
+        ("  use_slc_allocator:bool;\n", "  use_slc_allocator:bool;\n  future_htp_knob:int;\n"),
+        ("  use_mha2sha:bool;\n", "  use_mha2sha:bool;\n  future_flag:bool;\n  future_name:string;\n"),
+    ]
+    for old, new in edits:
+        assert schema.count(old) == 1, old
+        schema = schema.replace(old, new)
+    obj = {"soc_info": {"soc_model": "SM9999", "htp_info": {"htp_arch": "V99", "vtcm_size_in_mb": 12}},
+           "backend_options": {"backend_type": "kHtpBackend", "htp_options": {
+               "performance_mode": "kHtpBurst", "use_conv_hmx": True, "use_fold_relu": True,
+               "future_htp_knob": 7}},
+           "library_path": "", "log_level": "kLogLevelError", "profile_level": "kProfileFuture",
+           "saver_output_dir": "saver_output", "op_package_options": {"op_package_infos": []},
+           "future_flag": True, "future_name": "from the future"}
+    data = _flatc_binary(obj, schema.encode())
+    return "synthetic_compile_spec_future_fields.bin", data, {
+        "made_with": "flatc --binary with the wheel's qc_compiler_spec.fbs edited: "
+                     + "; ".join(f"{o.strip()!r} -> {n.strip()!r}" for o, n in edits),
+        "asked": obj, "schema": "edited qc_compiler_spec.fbs (see made_with)",
+        "flatc_json": _flatc_json(data, schema.encode()),
+    }
+
+
 def make_pte(cnn_pte: Path, spec: bytes) -> tuple[bytes, dict]:
     from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
     from executorch.exir.schema import BackendDelegateInlineData, CompileSpec
@@ -264,7 +297,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     manifest = {"executorch": version("executorch"), "flatc": subprocess.run(
         [_flatc(), "--version"], capture_output=True, text=True).stdout.strip(), "files": {}}
-    specs = current_specs()
+    specs = current_specs() + [future_spec()]
     if args.executorch_git:
         specs += legacy_specs(args.executorch_git)
     for fname, data, entry in specs:

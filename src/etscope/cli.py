@@ -133,19 +133,171 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, as_json, top):
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def demo(as_json):
+@click.option("--report", "report_path", default="demo-report.html", show_default=True,
+              type=click.Path(dir_okay=False), help="Also write the HTML report here ('' to skip).")
+def demo(as_json, report_path):
     """Run `summary` on a real sample shipped inside the package (no files needed)."""
     from etscope.analysis.summary import summarize
     from etscope.demo import SAMPLE_DESCRIPTION, sample_paths
 
     paths = sample_paths()
-    s = summarize(_load(paths["etdump"], paths.get("etrecord"), paths.get("pte"), None))
+    profile = _load(paths["etdump"], paths.get("etrecord"), paths.get("pte"), None)
+    s = summarize(profile)
     if as_json:
         _emit_json(s)
-        return
-    from etscope.render.text import render_summary
+    else:
+        from etscope.render.text import render_summary
 
-    render_summary(s, title="etscope demo — " + SAMPLE_DESCRIPTION)
+        render_summary(s, title="etscope demo — " + SAMPLE_DESCRIPTION)
+    if report_path:
+        from etscope.render.html import write_report
+
+        out = write_report(report_path, profile, summary=s, title="etscope demo — " + SAMPLE_DESCRIPTION)
+        click.echo(f"wrote {report_path} ({_size(out['bytes'])}): the same run as an HTML report", err=True)
+
+
+# ---- views: report, trace, export, sql (etscope.render.html / trace / export / sql) -------------------
+def _view_inputs(f):
+    f = click.option("--optrace", type=click.Path(dir_okay=False), help="QNN optrace JSON (HMX/HVX per op).")(f)
+    f = click.option("--qhas", type=click.Path(dir_okay=False),
+                     help="QHAS JSON (*_qnn_htp_analysis_summary.json): utilisation, VTCM, DRAM.")(f)
+    return _inputs(f)
+
+
+def _require_files(**paths):
+    from etscope.errors import FormatError
+    import os
+
+    for what, p in paths.items():
+        if p is not None and not os.path.isfile(p):
+            raise FormatError("no such file" if not os.path.exists(p) else "not a file", p)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
+
+
+@main.command()
+@_view_inputs
+@click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False),
+              help="HTML file to write (one file, works offline).")
+def report(etdump, etrecord, pte, method, qhas, optrace, output):
+    """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
+    import os
+
+    from etscope import api
+    from etscope.render.html import write_report
+
+    _require_files(qhas=qhas, optrace=optrace)
+    profile = _load(etdump, etrecord, pte, method)
+    v = api.view_inputs(profile, qhas, optrace)
+    out = write_report(output, profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
+                       notes=v["notes"])
+    click.echo(f"wrote {output} ({_size(out['bytes'])}): open it in a browser "
+               f"(file://{os.path.abspath(output)})")
+
+
+def _parse_runs(spec: str | None):
+    if spec is None:
+        return None
+    runs: list[int] = []
+    try:
+        for part in spec.split(","):
+            part = part.strip()
+            if ":" in part:
+                a, b = part.split(":", 1)
+                runs.extend(range(int(a or 0), int(b)))
+            elif part:
+                runs.append(int(part))
+    except ValueError:
+        raise click.BadParameter("use indices and ranges such as 0:10,15", param_hint="--runs") from None
+    return runs
+
+
+@main.command()
+@_view_inputs
+@click.option("-o", "--output", default="trace.json", show_default=True, type=click.Path(dir_okay=False),
+              help="Trace file to write (Chrome / Perfetto JSON).")
+@click.option("--runs", "runs_spec", help="Only these Execute runs, e.g. 0:10 or 3,7 (default: all).")
+def trace(etdump, etrecord, pte, method, qhas, optrace, output, runs_spec):
+    """Perfetto / chrome://tracing timeline (µs): runs in sequence, one track per partition."""
+    from etscope import api
+    from etscope.render.trace import build_trace, write_trace
+
+    runs = _parse_runs(runs_spec)
+    _require_files(qhas=qhas, optrace=optrace)
+    profile = _load(etdump, etrecord, pte, method)
+    v = api.view_inputs(profile, qhas, optrace)
+    t = build_trace(profile, qnn=v["qnn"], runs=runs)
+    t["otherData"]["notes"] = v["notes"] + t["otherData"]["notes"]
+    write_trace(output, t)
+    n = sum(1 for e in t["traceEvents"] if e.get("ph") == "X")
+    click.echo(f"wrote {output} ({n:,} events): open it in https://ui.perfetto.dev or chrome://tracing")
+    for note in t["otherData"]["notes"]:
+        click.echo(f"note: {note}", err=True)
+
+
+@main.command()
+@_view_inputs
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json", "model-explorer"]), default="csv",
+              show_default=True, help="Tables as CSV / Parquet / JSON, or Model Explorer node data.")
+@click.option("-o", "--output", "out_dir", default="etscope-export", show_default=True,
+              type=click.Path(file_okay=False), help="Directory to write into.")
+def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
+    """Write the events, ops and runs tables (or a Model Explorer overlay) in true units."""
+    from etscope import api
+    from etscope.render.export import export as do_export
+
+    _require_files(qhas=qhas, optrace=optrace)
+    profile = _load(etdump, etrecord, pte, method)
+    v = api.view_inputs(profile, qhas, optrace)
+    if fmt == "model-explorer" and profile.etrecord is None:
+        raise click.UsageError("--format model-explorer needs --etrecord (node ids come from its graph)")
+    written = do_export(profile, fmt, out_dir, ops=v["ops"], qnn=v["qnn"], llm=v["llm"])
+    for path in written:
+        click.echo(f"wrote {path}")
+    if fmt == "model-explorer":
+        click.echo("open the model's exported program in Model Explorer, then load these files as node data "
+                   "(keys are the FX node names of the ETRecord's edge graph)")
+
+
+@main.command()
+@_view_inputs
+@click.argument("query")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--limit", type=int, default=100, show_default=True, help="Rows to print as a table (0: all).")
+def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
+    """DuckDB SQL over the tables events, ops, runs (columns: README / `etscope export`)."""
+    from etscope import api
+    from etscope.render.export import tables
+    from etscope.render.sql import SqlError, format_table
+    from etscope.render.sql import query as run_query
+
+    _require_files(qhas=qhas, optrace=optrace)
+    profile = _load(etdump, etrecord, pte, method)
+    v = api.view_inputs(profile, qhas, optrace)
+    try:
+        result = run_query(profile, query, tables=tables(profile, v["ops"], v["qnn"], v["llm"]))
+    except SqlError as err:
+        click.echo(f"etscope: sql: {_one_line(str(err))}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if fmt == "table":
+        click.echo(format_table(result, max_rows=limit or None))
+    elif fmt == "csv":
+        import io
+
+        import pyarrow.csv as pacsv
+
+        from etscope.render.export import _plain
+
+        buf = io.BytesIO()
+        pacsv.write_csv(_plain(result), buf)
+        click.echo(buf.getvalue().decode("utf-8"), nl=False)
+    else:
+        from etscope.render.export import _plain
+        from etscope.render.json import dumps
+
+        click.echo(dumps(_plain(result).to_pylist(), indent=None))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -135,3 +135,12 @@ def test_optrace_alone_gives_the_same_hmx_hvx_as_qhas():
     assert a == b
     assert sum(1 for v in a.values() if v[0]) == 8  # eight MatMuls used HMX
     assert via_trace["optrace"]["ops"] == 45
+
+
+def test_soc_from_pte_compile_spec_sets_vtcm_capacity():
+    pte = Q.parent / "qnn_pte" / "synthetic_qnn_cnn.pte"
+    r = CliRunner().invoke(main, ["qnn", "--pte", str(pte), "--qhas", str(Q / "chain8_sm8650.qhas.json"), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)["qnn"]
+    assert out["soc"]["soc_model"] == "SM8650" and out["soc"]["vtcm_bytes"] == 8 * 2 ** 20
+    assert out["qhas"]["peak_vtcm_share"] == pytest.approx(671744 / (8 * 2 ** 20))

@@ -28,8 +28,18 @@ def summarize(profile: P.Profile, top: int = 10) -> dict:
         "load": load_events(profile),
         "memory": memory(profile),
         "qnn": qnn_brief(profile),
+        "qnn_compile": qnn_compile(profile),
         "warnings": list(profile.warnings),
     }
+
+
+def qnn_compile(profile: P.Profile) -> dict | None:
+    """SoC, HTP arch, VTCM and QNN profile level the .pte was compiled for (QNN programs only)."""
+    if profile.pte is None:
+        return None
+    from etscope.qnn_inputs import soc_from_pte
+
+    return soc_from_pte(profile.pte)
 
 
 def qnn_brief(profile: P.Profile) -> list[dict] | None:

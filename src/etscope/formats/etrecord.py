@@ -54,6 +54,13 @@ class ZipLimits:
     max_total_bytes: int = 2 << 30     # decompressed bytes over all entries we read
     max_ratio: float = 200.0           # decompressed / compressed, once past ratio_grace bytes
     ratio_grace: int = 1 << 20
+    # Decompressed bytes over all entries we read may not exceed read_grace + max_read_factor x
+    # the file size. Parsed JSON takes ~10-20x its text in memory and ~0.2 s per MB, so without
+    # this a 1 MB zip of highly compressible JSON (ratio 200) costs tens of seconds and gigabytes.
+    # executorch writes ETRecords stored (ratio 1); a deflated one whose JSON is more than twice
+    # the file size (plus 2 MB) is refused: pass a larger limit to read it.
+    max_read_factor: float = 2.0
+    read_grace: int = 2 << 20
 
 
 # ---- data ---------------------------------------------------------------------------------------
@@ -221,7 +228,7 @@ def _read(name: str, limits: ZipLimits) -> Etrecord:
         except zipfile.BadZipFile as e:
             raise FormatError(f"not an ETRecord (not a zip file: {e})") from None
         with zf:
-            return _read_zip(name, zf, limits)
+            return _read_zip(name, zf, limits, size)
 
 
 def _declared_entry_count(f, size: int) -> int | None:
@@ -262,10 +269,13 @@ def _unsafe_name(n: str) -> str | None:
 
 
 class _Reader:
-    def __init__(self, zf: zipfile.ZipFile, limits: ZipLimits):
+    def __init__(self, zf: zipfile.ZipFile, limits: ZipLimits, file_size: int = 0):
         self.zf = zf
         self.limits = limits
         self.total = 0
+        self.file_size = file_size
+        self.read_limit = min(limits.max_total_bytes,
+                              int(limits.read_grace + limits.max_read_factor * file_size))
 
     def read(self, info: zipfile.ZipInfo) -> bytes:
         lim = self.limits
@@ -286,8 +296,12 @@ class _Reader:
                 if got > lim.ratio_grace and got / comp > lim.max_ratio:
                     raise FormatError(f"entry {info.filename!r} has compression ratio over {lim.max_ratio:g}x "
                                       f"({comp} bytes compressed; zip bomb?)")
-                if self.total + got > lim.max_total_bytes:
-                    raise FormatError(f"ETRecord entries decompress to more than {lim.max_total_bytes} bytes (limit)")
+                if self.total + got > self.read_limit:
+                    if self.read_limit >= lim.max_total_bytes:
+                        raise FormatError(f"ETRecord entries decompress to more than {lim.max_total_bytes} bytes "
+                                          "(limit)")
+                    raise FormatError(f"ETRecord entries decompress to more than {self.read_limit} bytes from a "
+                                      f"{self.file_size}-byte file (overall compression ratio limit; zip bomb?)")
                 chunks.append(chunk)
         self.total += got
         return b"".join(chunks)
@@ -300,11 +314,11 @@ class _Reader:
             raise FormatError(f"entry {info.filename!r} is not valid JSON ({type(e).__name__}: {e})") from None
 
 
-def _read_zip(name: str, zf: zipfile.ZipFile, limits: ZipLimits) -> Etrecord:
+def _read_zip(name: str, zf: zipfile.ZipFile, limits: ZipLimits, file_size: int = 0) -> Etrecord:
     infos = zf.infolist()
     if len(infos) > limits.max_entries:
         raise FormatError(f"zip has {len(infos)} entries (limit {limits.max_entries})")
-    reader = _Reader(zf, limits)
+    reader = _Reader(zf, limits, file_size)
     skipped: list[tuple[str, str]] = []
     by_name: dict[str, zipfile.ZipInfo] = {}
     dupes: set[str] = set()

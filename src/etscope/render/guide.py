@@ -56,6 +56,11 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
         if q.get("checks_failed"):
             line += " Failed checks: " + "; ".join(q["checks_failed"]) + "."
         lines.append(line)
+    qc = s.get("qnn_compile")
+    if qc:
+        vtcm = f", {qc['vtcm_bytes'] / 2**20:g} MiB VTCM" if qc.get("vtcm_bytes") else ""
+        lines.append(f"The .pte was compiled for {qc.get('soc_model')} (HTP {qc.get('htp_arch')}{vtcm}) with "
+                     f"QNN profile level '{qc.get('profile_level')}' (per-op rows need 'detailed' or 'optrace').")
     if s.get("qnn"):
         lines.append("These QNN levels are nested, not added: Method::execute ⊇ DELEGATE_CALL ⊇ QNN (execute) "
                      "⊇ Accelerator (execute) time; cycles are cycles, not ms. HMX/HVX use, VTCM and NPU "

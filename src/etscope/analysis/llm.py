@@ -1,0 +1,749 @@
+"""LLM runs: the run series, phases (prefill / decode, or one per method), warm-up, tokens/s, time to
+first token and how decode latency drifts with the position in the generation.
+
+Where each number comes from:
+
+* **Run series**: ``Method::execute`` of every Execute run, in file order (several ETDumps are
+  concatenated in the order given).
+* **Phases**, first rule that applies:
+
+  1. ``--prompt-runs``: the listed runs are prefill, all others decode.
+  2. Debug events with tensor shapes: the dimension that changes between runs in the logged
+     tensors (``1x8x64`` vs ``1x1x64``) is the token count of each run; runs with more than one
+     token are prefill.
+  3. What the runs executed: runs whose events differ (another method, e.g. QNN's separate
+     prefill and decode graphs, or another ETDump) form separate groups.
+  4. Cost profile, inside each group (one dynamic-shape method serving both): a prefill run is
+     one where the same set of token-dependent instructions (matmuls, KV-cache updates, masks)
+     costs several times its median over the runs while the other instructions do not. The
+     instructions that gave the decision are reported.
+
+* **Warm-up**: the first runs of a phase that are over 1.5x the phase's median latency (at most
+  10% of the phase, phases of 4+ runs). They are listed and left out of the steady-state
+  statistics; all runs stay in the series.
+* **Tokens/s**: 1000 / (decode p50 ms per token). **TTFT**: the prefill latency (p50 over steady
+  prefill runs; the first prefill is also given).
+* **Drift**: decode latency against the position in the generation (token index when the prompt
+  length is known, else decode steps since the last prefill), with a least-squares slope.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from etscope import profile as P
+from etscope.analysis import placement
+from etscope.analysis.stats import describe
+from etscope.formats import etdump as etdump_format
+
+SCHEMA = "etscope.llm/1"
+
+WARMUP_FACTOR = 1.5          # a leading run this many times the phase median is warm-up
+WARMUP_MAX_SHARE = 0.10      # at most this share of a phase's runs
+WARMUP_MIN_RUNS = 4          # phases with fewer runs are not judged
+MIN_OPS_FOR_COST_SPLIT = 8   # instructions with >= 1 µs median needed to split by cost
+MIN_OP_NS = 1000.0
+SENSITIVE_LOG2 = 1.0         # an instruction "costs several times" its median: >= 2x (after centring)
+MIN_SENSITIVE_OPS = 3
+MAX_GROUPS = 8               # more distinct run structures than this: structure is not a phase
+
+_MATMUL_HINT = re.compile(r"(?i)gemm|matmul|\bmm\b|bmm|linear|fully connected|conv|sdpa|attention|"
+                          r"softmax|batch matrix")
+
+
+# ---- per-file preparation --------------------------------------------------------------------------
+class _FileRuns:
+    """Per-run data of one profile: latency, structure signature, per-instruction times, tokens."""
+
+    def __init__(self, profile: P.Profile, file_index: int):
+        self.profile = profile
+        self.file_index = file_index
+        self.n = profile.n_runs
+        self.latency_ns = np.asarray(profile.runs["latency_ns"], dtype=np.float64)
+        self.etdump_run = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
+        it = placement.instruction_times(profile)
+        ids, inv = np.unique(it["instruction_id"], return_inverse=True)
+        inv = inv.reshape(-1)
+        self.instr_ids = ids
+        k = len(ids)
+        flat = it["execute"] * max(k, 1) + inv
+        size = self.n * k
+        self.T = np.bincount(flat, weights=it["ns"], minlength=size).reshape(self.n, k) if size else \
+            np.zeros((self.n, k))
+        counts = np.bincount(flat, minlength=size).reshape(self.n, k) if size else np.zeros((self.n, k))
+        self.T[counts == 0] = np.nan
+        self.calls = counts
+        self.sig_full, self.sig_instr = _run_signatures(profile)
+        self.tokens, self.token_evidence = _tokens_from_debug(profile)
+        self.parts = placement.per_run_parts(profile)
+
+    def label(self, iid: int) -> dict:
+        ins = self.profile.instructions.get(int(iid))
+        if ins is None:
+            return {"instruction_id": int(iid), "placement": None, "op_type": None, "kernel": None,
+                    "source": None}
+        return {"instruction_id": int(iid), "placement": ins.backend, "op_type": ins.op_type,
+                "kernel": ins.kernel, "source": ins.source}
+
+
+_MIX1 = np.uint64(0x9E3779B97F4A7C15)
+_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX3 = np.uint64(0x94D049BB133111EB)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser, elementwise on uint64."""
+    with np.errstate(over="ignore"):
+        x = (x + _MIX1).astype(np.uint64)
+        x = (x ^ (x >> np.uint64(30))) * _MIX2
+        x = (x ^ (x >> np.uint64(27))) * _MIX3
+        return x ^ (x >> np.uint64(31))
+
+
+def _run_signatures(profile: P.Profile) -> tuple[np.ndarray, np.ndarray]:
+    """Per run, an order-independent hash of what it executed: the multiset of (role, instruction,
+    name) of all its profile events (full), and of its instruction-level events only."""
+    from etscope.analysis.ops import effective_names
+
+    ev = profile.events
+    n = profile.n_runs
+    ex = ev["execute"]
+    sel = (ex >= 0) & (ev["kind"] == etdump_format.PROFILE)
+    idx = np.nonzero(sel)[0]
+    role = ev["role"][idx].astype(np.uint64)
+    instr = (ev["instruction_id"][idx].astype(np.int64) + 1).astype(np.uint64)
+    name = (effective_names(profile)[idx].astype(np.int64) + 1).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        key = _mix(role * np.uint64(1 << 56) + (instr << np.uint64(28)) + name)
+    run = ex[idx].astype(np.int64)
+    full = _sum_u64(run, key, n)
+    top = np.isin(ev["role"][idx], (P.ROLE_DELEGATE_CALL, P.ROLE_OPERATOR_CALL, P.ROLE_KERNEL))
+    instr_sig = _sum_u64(run[top], key[top], n)
+    with np.errstate(over="ignore"):
+        full = full + np.bincount(run, minlength=n).astype(np.uint64) * _MIX3
+    return full, instr_sig
+
+
+def _sum_u64(groups: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Wrap-around uint64 sum per group (exact, unlike a float bincount)."""
+    out = np.zeros(n, dtype=np.uint64)
+    if groups.size:
+        lo = values & np.uint64(0xFFFFFFFF)
+        hi = values >> np.uint64(32)
+        s_lo = np.bincount(groups, weights=lo.astype(np.float64), minlength=n)
+        s_hi = np.bincount(groups, weights=hi.astype(np.float64), minlength=n)
+        # Partial sums of 32-bit halves stay exact in float64 for < 2**21 events per run.
+        with np.errstate(over="ignore"):
+            out = (s_lo.astype(np.uint64) + (s_hi.astype(np.uint64) << np.uint64(32))).astype(np.uint64)
+    return out
+
+
+def _tokens_from_debug(profile: P.Profile) -> tuple[np.ndarray, str | None]:
+    """Token count per run from the shapes of logged tensors (debug events), -1 when unknown.
+
+    For every debug-event signature (instruction, occurrence) whose tensor keeps its rank but
+    changes in exactly one dimension across runs, that dimension per run is a candidate; the
+    candidate most signatures agree on is the token count.
+    """
+    n = profile.n_runs
+    none = np.full(n, -1, dtype=np.int64)
+    ev = profile.events
+    if "tensor_shape" not in ev or n < 2:
+        return none, None
+    sel = (ev["kind"] == etdump_format.DEBUG) & (ev["execute"] >= 0)
+    idx = np.nonzero(sel)[0]
+    if idx.size == 0:
+        return none, None
+    shape = ev["tensor_shape"][idx].astype(np.int64)
+    run = ev["execute"][idx].astype(np.int64)
+    from etscope.analysis.ops import occurrences
+
+    instr = ev["instruction_id"][idx].astype(np.int64)
+    occ = occurrences(run, instr, np.zeros_like(run))
+    codes = np.unique(shape[shape >= 0])
+    dims = {}
+    for c in codes:
+        s = profile.strings[int(c)]
+        try:
+            dims[int(c)] = tuple(int(x) for x in s.split("x")) if s and s != "scalar" else ()
+        except ValueError:
+            dims[int(c)] = None
+    # Matrix of shape codes: signature x run.
+    key = instr * (int(occ.max()) + 1 if occ.size else 1) + occ
+    sig, sinv = np.unique(key, return_inverse=True)
+    sinv = sinv.reshape(-1)
+    M = np.full((len(sig), n), -2, dtype=np.int64)
+    M[sinv, run] = shape
+    votes: dict[tuple, int] = {}
+    for row in M:
+        if (row < 0).any():
+            continue
+        u = np.unique(row)
+        if len(u) < 2 or len(u) > 64:
+            continue
+        ds = [dims.get(int(c)) for c in u]
+        if any(d is None for d in ds) or len({len(d) for d in ds}) != 1 or not ds[0]:
+            continue
+        arr = np.array(ds)
+        varying = np.nonzero((arr != arr[0]).any(axis=0))[0]
+        if len(varying) != 1:
+            continue
+        pos = int(varying[0])
+        lookup = {int(c): d[pos] for c, d in zip(u, ds)}
+        cand = tuple(lookup[int(c)] for c in row)
+        votes[cand] = votes.get(cand, 0) + 1
+    if not votes:
+        return none, None
+    best, count = max(votes.items(), key=lambda kv: kv[1])
+    tokens = np.array(best, dtype=np.int64)
+    if (tokens < 1).any():
+        return none, None
+    return tokens, (f"debug events: the token dimension of {count} logged tensor(s) "
+                    f"(of {len(sig)} per run) changes between runs")
+
+
+# ---- cost split ---------------------------------------------------------------------------------------
+def cost_split(T: np.ndarray) -> dict | None:
+    """Split runs (rows of T, ns per instruction) into prefill-like and the rest by cost profile.
+
+    Returns {"prefill": bool mask, "ops": column indices of the token-dependent instructions,
+    "score": per-run log2 excess} or None when no clear split exists.
+    """
+    n, k = T.shape
+    if n < 3 or k == 0:
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        present = np.isfinite(T)
+        med = _nanmedian_cols(T)
+        keep = (med >= MIN_OP_NS) & (present.mean(axis=0) >= 0.9)
+        if keep.sum() < MIN_OPS_FOR_COST_SPLIT:
+            return None
+        X = T[:, keep]
+        L = np.log2(np.maximum(X, 1.0) / med[keep])
+        L = np.where(np.isfinite(L), L, 0.0)
+        C = L - np.median(L, axis=1, keepdims=True)
+    cols = np.nonzero(keep)[0]
+    elevated = C > SENSITIVE_LOG2
+    s0 = elevated.mean(axis=1)
+    seed = int(np.argmax(s0))
+    if s0[seed] < 0.1:
+        return None
+    pre = np.zeros(n, dtype=bool)
+    pre[seed] = True
+    ops = None
+    s1 = None
+    for _ in range(8):
+        frac = elevated[pre].mean(axis=0)
+        ops = frac >= (2 / 3 if pre.sum() > 1 else 1.0)
+        if ops.sum() < MIN_SENSITIVE_OPS:
+            return None
+        s1 = np.median(C[:, ops], axis=1)
+        base = float(np.median(s1))
+        mad = float(np.median(np.abs(s1 - base))) * 1.4826
+        thr = base + max(0.5, 6 * mad)
+        new = s1 > thr
+        if not new.any():
+            return None
+        if (new == pre).all():
+            break
+        pre = new
+    if pre.sum() > n / 2:
+        return None
+    gap = float(s1[pre].min() - s1[~pre].max())
+    if gap < 0.3:
+        return None
+    return {"prefill": pre, "ops": cols[ops], "score": s1, "gap_log2": gap}
+
+
+def _nanmedian_cols(T: np.ndarray) -> np.ndarray:
+    if not np.isnan(T).any():
+        return np.median(T, axis=0)
+    out = np.full(T.shape[1], np.nan)
+    for j in range(T.shape[1]):
+        col = T[:, j]
+        col = col[~np.isnan(col)]
+        if col.size:
+            out[j] = np.median(col)
+    return out
+
+
+# ---- the report -----------------------------------------------------------------------------------------
+def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "auto", top: int = 8) -> dict:
+    """The ``etscope llm`` result as plain data (schema ``etscope.llm/1``)."""
+    if isinstance(profiles, P.Profile):
+        profiles = [profiles]
+    files = [_FileRuns(p, i) for i, p in enumerate(profiles)]
+    warnings: list[str] = []
+    for i, p in enumerate(profiles):
+        for w in p.warnings:
+            warnings.append(w if len(profiles) == 1 else f"{_file_name(p, i)}: {w}")
+    n_total = sum(f.n for f in files)
+    file_of = np.concatenate([np.full(f.n, f.file_index, dtype=np.int64) for f in files]) if files else \
+        np.zeros(0, np.int64)
+    local = np.concatenate([np.arange(f.n, dtype=np.int64) for f in files]) if files else np.zeros(0, np.int64)
+    latency = np.concatenate([f.latency_ns for f in files]) / 1e6 if files else np.zeros(0)
+    tokens = np.concatenate([f.tokens for f in files]) if files else np.zeros(0, np.int64)
+    token_evidence = [f.token_evidence for f in files if f.token_evidence]
+    if tokens.size and (tokens < 0).any():
+        tokens = np.full(n_total, -1, dtype=np.int64)
+        token_evidence = []
+
+    assign, phase_names, split = _phases(files, n_total, file_of, local, tokens, token_evidence,
+                                         prompt_runs, phases, warnings)
+    # Per phase: warm-up and statistics.
+    warm = np.zeros(n_total, dtype=bool)
+    warm_notes = []
+    for j, name in enumerate(phase_names):
+        runs = np.nonzero(assign == j)[0]
+        w, note = _warmup(runs, latency, name)
+        warm[w] = True
+        warm_notes.extend(note)
+    steps, positions = _positions(assign, phase_names, tokens)
+    phase_rows = [_phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top)
+                  for j, name in enumerate(phase_names)]
+
+    decode = next((r for r in phase_rows if r["name"] == "decode"), None)
+    prefill = next((r for r in phase_rows if r["name"] == "prefill"), None)
+    if decode is None and len(phase_rows) == 1:
+        decode = phase_rows[0]
+    tps = None
+    if decode and decode["latency_ms"] and decode["latency_ms"]["p50"]:
+        per_tok = decode["latency_ms"]["p50"] / (decode["tokens_per_run"] or 1)
+        tps = 1000.0 / per_tok if per_tok > 0 else None
+    ttft = prefill["latency_ms"]["p50"] if prefill and prefill["latency_ms"] else None
+    ttft_first = float(latency[prefill["runs"][0]]) if prefill and prefill["runs"] else None
+    drift = _drift(assign, phase_names, warm, latency, steps, positions, decode)
+
+    series = {
+        "latency_ms": [float(x) for x in latency],
+        "phase": [phase_names[int(a)] for a in assign],
+        "warmup": [bool(x) for x in warm],
+        "tokens": [int(t) if t >= 0 else None for t in tokens],
+        "step": [int(s) if s >= 0 else None for s in steps],
+        "position": [int(p) if p >= 0 else None for p in positions],
+    }
+    if len(files) > 1:
+        series["file"] = [int(x) for x in file_of]
+        series["file_run"] = [int(x) for x in local]
+    findings = _findings(phase_rows, tps, ttft, drift, warm_notes, split)
+    return {
+        "schema": SCHEMA,
+        "inputs": [dict(p.sources) for p in profiles],
+        "method": [p.method for p in profiles] if len(profiles) > 1 else profiles[0].method,
+        "llm": {
+            "runs": n_total,
+            "warmup_runs": [int(i) for i in np.nonzero(warm)[0]],
+            "warmup": warm_notes,
+            "phase_split": split,
+            "phases": phase_rows,
+            "decode_tokens_per_s": tps,
+            "ttft_ms": ttft,
+            "ttft_first_ms": ttft_first,
+            "drift": drift,
+            "series": series,
+        },
+        "findings": findings,
+        "warnings": warnings,
+    }
+
+
+def _file_name(profile: P.Profile, i: int) -> str:
+    return profile.sources.get("etdump") or f"ETDump #{i + 1}"
+
+
+def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs, mode, warnings):
+    """Phase index per run, phase names, and how the split was found."""
+    assign = np.zeros(n_total, dtype=np.int64)
+    if n_total == 0:
+        return assign, ["all"], {"by": "none", "evidence": "no Execute runs"}
+    if prompt_runs is not None:
+        bad = [r for r in prompt_runs if r < 0 or r >= n_total]
+        if bad:
+            raise ValueError(f"run {bad[0]} does not exist (runs are 0..{n_total - 1})")
+        pre = np.zeros(n_total, dtype=bool)
+        pre[list(prompt_runs)] = True
+        return _two(pre), _names2(pre), {"by": "--prompt-runs", "evidence": f"{int(pre.sum())} run(s) given"}
+    if mode == "none":
+        return assign, [_single_name(files)], {"by": "none", "evidence": "--phases none"}
+    if token_evidence:
+        pre = tokens > 1
+        if pre.any() and not pre.all():
+            return _two(pre), _names2(pre), {"by": "token counts", "evidence": "; ".join(token_evidence)}
+    # Structure groups (what the runs executed), over all files.
+    groups, how = _structure_groups(files, file_of, local)
+    n_groups = int(groups.max()) + 1
+    if n_groups > MAX_GROUPS:
+        warnings.append(f"runs executed {n_groups} different event sequences; not treated as phases")
+        groups = np.zeros(n_total, dtype=np.int64)
+        n_groups = 1
+    # Cost split inside each group.
+    labels = np.zeros(n_total, dtype=np.int64)   # 0 = whole group / decode-like, 1 = prefill-like
+    split_info = []
+    T_all = None
+    for g in range(n_groups):
+        runs = np.nonzero(groups == g)[0]
+        if len(runs) < 3:
+            continue
+        T_all = T_all if T_all is not None else _global_T(files, file_of, local)
+        T, cols = T_all
+        res = cost_split(T[runs])
+        if res is None:
+            continue
+        labels[runs[res["prefill"]]] = 1
+        names = []
+        for c in res["ops"][:12]:
+            fi, iid = cols[c]
+            lab = files[fi].label(iid)
+            names.append(lab["op_type"] or lab["kernel"] or f"instruction {iid}")
+        split_info.append({"group": g, "prefill_runs": int(res["prefill"].sum()),
+                           "token_dependent_instructions": int(len(res["ops"])),
+                           "examples": list(dict.fromkeys(names))[:6],
+                           "separation_x": float(2 ** res["gap_log2"])})
+    if n_groups == 1:
+        pre = labels == 1
+        if pre.any():
+            ex = split_info[0]
+            ev = (f"cost profile: in {ex['prefill_runs']} run(s), {ex['token_dependent_instructions']} "
+                  f"instructions ({', '.join(ex['examples'])}) cost several times their median while "
+                  f"the rest do not (>= {ex['separation_x']:.1f}x apart)")
+            if int(pre.sum()) == 1 and bool(pre[0]):
+                ev += ("; only the first run differs, which warm-up alone could also explain: "
+                       "pass --prompt-runs to be sure")
+            return _two(pre), _names2(pre), {"by": "cost profile", "evidence": ev}
+        return assign, [_single_name(files)], {
+            "by": "none", "evidence": "all runs executed the same events and no subset of runs costs "
+                                      "several times more in the same instructions (no prefill found)"}
+    # Several groups: each group is a phase; a group may itself split by cost.
+    keys = groups * 2 + labels
+    uniq, inv = np.unique(keys, return_inverse=True)
+    inv = inv.reshape(-1)
+    names = _group_names(files, file_of, local, uniq, inv, labels, groups, how)
+    ev = f"{n_groups} groups of runs executed different events ({how})"
+    if split_info:
+        ev += "; split further by cost profile inside " + ", ".join(f"group {s['group'] + 1}" for s in split_info)
+    return inv, names, {"by": "instruction sequence" if how != "ETDump file" else "ETDump file",
+                        "evidence": ev}
+
+
+def _two(pre: np.ndarray) -> np.ndarray:
+    # Phase 0 is prefill, 1 decode (prefill listed first).
+    return np.where(pre, 0, 1).astype(np.int64)
+
+
+def _names2(pre) -> list[str]:
+    return ["prefill", "decode"]
+
+
+def _single_name(files) -> str:
+    methods = {f.profile.method for f in files if f.profile.method}
+    return methods.pop() if len(methods) == 1 else "all runs"
+
+
+def _structure_groups(files, file_of, local) -> tuple[np.ndarray, str]:
+    sig = np.concatenate([f.sig_full for f in files])
+    fid = file_of.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        key_full = sig ^ _mix(fid)
+    _, g_full = np.unique(key_full, return_inverse=True)
+    g_full = g_full.reshape(-1)
+    if int(g_full.max()) + 1 <= MAX_GROUPS:
+        how = "events per run" if len(files) == 1 else "events per run and ETDump file"
+        if len(files) > 1 and int(g_full.max()) + 1 == len(files):
+            same = all(len(np.unique(g_full[file_of == i])) == 1 for i in range(len(files)))
+            if same:
+                how = "ETDump file"
+        return g_full, how
+    sig = np.concatenate([f.sig_instr for f in files])
+    with np.errstate(over="ignore"):
+        key = sig ^ _mix(fid)
+    _, g = np.unique(key, return_inverse=True)
+    return g.reshape(-1), "instruction sequence per run"
+
+
+def _group_names(files, file_of, local, uniq, inv, labels, groups, how) -> list[str]:
+    """Name each final group: prefill/decode when the method names or costs say so."""
+    names = []
+    for j, key in enumerate(uniq):
+        g, lab = int(key) // 2, int(key) % 2
+        runs = np.nonzero(inv == j)[0]
+        method = _fitting_method(files, file_of, local, runs)
+        base = method or f"group {g + 1}"
+        if lab == 1:
+            names.append("prefill" if "prefill" not in names else f"prefill ({base})")
+        elif (labels[groups == g] == 1).any():
+            names.append("decode" if "decode" not in names else f"decode ({base})")
+        else:
+            names.append(base)
+    # Two plain groups: by method name, else the costlier one with fewer runs is prefill.
+    plain = [i for i, n in enumerate(names) if n not in ("prefill", "decode")]
+    if len(names) == 2 and len(plain) == 2:
+        low = [n.lower() for n in names]
+        pre = [i for i, n in enumerate(low) if "prefill" in n or "prompt" in n]
+        dec = [i for i, n in enumerate(low) if "decode" in n or "kv" in n or "token" in n]
+        lat = [float(np.nanmedian(np.concatenate([f.latency_ns for f in files])[np.nonzero(inv == i)[0]]))
+               for i in range(2)]
+        cnt = [int((inv == i).sum()) for i in range(2)]
+        if len(pre) == 1 and len(dec) == 1 and pre != dec:
+            names = ["prefill" if i == pre[0] else "decode" for i in range(2)]
+        else:
+            hi = int(np.argmax(lat))
+            if lat[hi] >= 2 * lat[1 - hi] and cnt[hi] <= cnt[1 - hi]:
+                names = ["prefill" if i == hi else "decode" for i in range(2)]
+    # Unique names.
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n} #{seen[n]}")
+    return out
+
+
+def _fitting_method(files, file_of, local, runs) -> str | None:
+    """Name of the .pte method whose instructions fit these runs' instructions (one file only)."""
+    fis = np.unique(file_of[runs])
+    if len(fis) != 1:
+        return None
+    f = files[int(fis[0])]
+    pte = f.profile.pte
+    if pte is None or len(getattr(pte, "methods", [])) < 2:
+        return f.profile.method if pte is not None else None
+    rows = local[runs]
+    used = f.instr_ids[(f.calls[rows] > 0).any(axis=0)] if f.calls.size else np.zeros(0, np.int64)
+    fits = []
+    for m in pte.methods:
+        by_index = {ins.index: ins for ins in m.instructions}
+        ok = True
+        for iid in used:
+            ins = f.profile.instructions.get(int(iid))
+            pi = by_index.get(int(iid))
+            if pi is None or ins is None or (ins.kind == "delegate") != (pi.kind == "delegate"):
+                ok = False
+                break
+        if ok:
+            fits.append(m.name)
+    return fits[0] if len(fits) == 1 else None
+
+
+def _global_T(files, file_of, local):
+    """One (runs x instructions) matrix over all files; columns are (file, instruction id)."""
+    cols = [(f.file_index, int(i)) for f in files for i in f.instr_ids]
+    n = sum(f.n for f in files)
+    T = np.full((n, len(cols)), np.nan)
+    r0 = c0 = 0
+    for f in files:
+        k = len(f.instr_ids)
+        T[r0:r0 + f.n, c0:c0 + k] = f.T
+        r0 += f.n
+        c0 += k
+    return T, cols
+
+
+# ---- warm-up, positions, drift ---------------------------------------------------------------------
+def _warmup(runs: np.ndarray, latency: np.ndarray, name: str) -> tuple[list[int], list[dict]]:
+    if len(runs) < WARMUP_MIN_RUNS:
+        return [], []
+    lat = latency[runs]
+    ok = np.isfinite(lat)
+    if not ok.any():
+        return [], []
+    med = float(np.median(lat[ok]))
+    cap = max(1, int(np.floor(WARMUP_MAX_SHARE * len(runs))))
+    out, notes = [], []
+    for i, r in enumerate(runs[:cap]):
+        if not (np.isfinite(latency[r]) and latency[r] > WARMUP_FACTOR * med):
+            break
+        out.append(int(r))
+        notes.append({"run": int(r), "phase": name, "latency_ms": float(latency[r]),
+                      "phase_p50_ms": med, "ratio": float(latency[r] / med) if med else None})
+    return out, notes
+
+
+def _positions(assign, names, tokens) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: decode step since the last prefill (1, 2, ...) and token position when known."""
+    n = len(assign)
+    steps = np.full(n, -1, dtype=np.int64)
+    pos = np.full(n, -1, dtype=np.int64)
+    if "decode" not in names:
+        return steps, pos
+    d = names.index("decode")
+    p = names.index("prefill") if "prefill" in names else -1
+    step = 0
+    cur = -1
+    seen_prefill = False
+    for i in range(n):
+        a = int(assign[i])
+        if a == p:
+            seen_prefill = True
+            step = 0
+            cur = int(tokens[i]) if tokens[i] > 0 else -1
+        elif a == d:
+            step += 1
+            steps[i] = step
+            if cur >= 0:
+                pos[i] = cur
+                cur += int(tokens[i]) if tokens[i] > 0 else 1
+    if not seen_prefill:
+        steps[:] = np.where(assign == d, np.cumsum(assign == d), -1)
+    return steps, pos
+
+
+def _drift(assign, names, warm, latency, steps, positions, decode) -> dict | None:
+    if decode is None or "decode" not in names:
+        return None
+    d = names.index("decode")
+    sel = (assign == d) & ~warm & np.isfinite(latency) & (steps > 0)
+    if sel.sum() < 3:
+        return None
+    use_pos = (positions[sel] >= 0).all()
+    x = (positions if use_pos else steps)[sel].astype(np.float64)
+    y = latency[sel]
+    if np.ptp(x) == 0:
+        return None
+    slope, intercept = np.polyfit(x, y, 1)
+    ux, inv = np.unique(x, return_inverse=True)
+    inv = inv.reshape(-1)
+    by = []
+    for j, v in enumerate(ux):
+        vals = y[inv == j]
+        by.append([int(v), int(vals.size), float(np.median(vals))])
+    base = float(intercept + slope * ux[0])
+    return {
+        "x": "token position" if use_pos else "decode step since the last prefill",
+        "slope_ms_per_100_tokens": float(slope * 100),
+        "relative_per_100_tokens": float(slope * 100 / base) if base > 0 else None,
+        "intercept_ms": float(intercept),
+        "runs": int(sel.sum()),
+        "by_position": {"columns": ["position", "runs", "p50_ms"], "rows": by},
+    }
+
+
+# ---- per-phase tables ------------------------------------------------------------------------------------
+def _phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top) -> dict:
+    runs = np.nonzero(assign == j)[0]
+    steady = runs[~warm[runs]]
+    if steady.size == 0:
+        steady = runs
+    lat = latency[steady]
+    lat = lat[np.isfinite(lat)]
+    lat_ms = None
+    if lat.size:
+        s = describe(lat)
+        lat_ms = {k: s[k] for k in ("p50", "p90", "p99", "max", "min", "mean")}
+    tok = tokens[steady]
+    tpr = None
+    if tok.size and (tok > 0).all():
+        u = np.unique(tok)
+        tpr = int(u[0]) if len(u) == 1 else float(tok.mean())
+    elif name == "decode":
+        tpr = 1
+    by_file = {}
+    for r in steady:
+        by_file.setdefault(int(file_of[r]), []).append(int(local[r]))
+    methods = sorted({files[fi].profile.method for fi in by_file if files[fi].profile.method})
+    return {
+        "name": name,
+        "runs": [int(r) for r in runs],
+        "steady_runs": int(steady.size),
+        "warmup_runs": [int(r) for r in runs if warm[r]],
+        "method": methods[0] if len(methods) == 1 else (methods or None),
+        "tokens_per_run": tpr,
+        "latency_ms": lat_ms,
+        "ms_per_token": (lat_ms["p50"] / tpr) if lat_ms and tpr else None,
+        "breakdown": _breakdown(files, by_file, lat),
+        "top_ops": _top_ops(files, by_file, top, float(lat.mean()) if lat.size else float("nan")),
+    }
+
+
+def _breakdown(files, by_file, lat) -> list[dict]:
+    """Method::execute split into delegate calls per backend, CPU kernels and framework overhead."""
+    parts: dict[tuple, list] = {}
+    for fi, rows in by_file.items():
+        f = files[fi]
+        rows = np.asarray(rows)
+        for b in f.profile.backends():
+            parts.setdefault(("delegate", b), [[], []])
+            parts[("delegate", b)][0].append(f.parts[f"delegate:{b}"][rows])
+            parts[("delegate", b)][1].append(f.parts[f"calls:{b}"][rows])
+        for kind, calls in (("cpu_ops", "calls:cpu"), ("framework_overhead", None)):
+            parts.setdefault((kind, None), [[], []])
+            parts[(kind, None)][0].append(f.parts[kind][rows])
+            if calls:
+                parts[(kind, None)][1].append(f.parts[calls][rows])
+    mean_lat = float(lat.mean()) if lat.size else float("nan")
+    out = []
+    order = sorted(parts, key=lambda k: {"delegate": 0, "cpu_ops": 1, "framework_overhead": 2}[k[0]])
+    for kind, backend in order:
+        vals = np.concatenate(parts[(kind, backend)][0]) / 1e6
+        ok = np.isfinite(vals)
+        vals = vals[ok]
+        row = {"kind": kind}
+        if backend:
+            row["backend"] = backend
+        calls = parts[(kind, backend)][1]
+        if calls:
+            c = np.concatenate(calls)[ok]
+            row["calls_per_run"] = float(c.mean()) if c.size else 0.0
+        row["mean_ms"] = float(vals.mean()) if vals.size else 0.0
+        row["p50_ms"] = float(np.median(vals)) if vals.size else 0.0
+        row["share"] = float(row["mean_ms"] / mean_lat) if vals.size and mean_lat else 0.0
+        out.append(row)
+    return out
+
+
+def _top_ops(files, by_file, top, mean_lat) -> list[dict]:
+    """Instructions with the largest mean time per run in this phase (steady runs)."""
+    agg: dict[tuple, dict] = {}
+    for fi, rows in by_file.items():
+        f = files[fi]
+        rows = np.asarray(rows)
+        if not f.instr_ids.size:
+            continue
+        T = np.nan_to_num(f.T[rows], nan=0.0)
+        for c, iid in enumerate(f.instr_ids):
+            lab = f.label(iid)
+            key = (lab["instruction_id"], lab["placement"], lab["op_type"], lab["kernel"])
+            a = agg.setdefault(key, {**lab, "_vals": []})
+            a["_vals"].append(T[:, c])
+    rows = []
+    for a in agg.values():
+        vals = np.concatenate(a.pop("_vals")) / 1e6
+        a["mean_ms"] = float(vals.mean()) if vals.size else 0.0
+        a["p50_ms"] = float(np.median(vals)) if vals.size else 0.0
+        a["share"] = float(a["mean_ms"] / mean_lat) if mean_lat and np.isfinite(mean_lat) else None
+        a["kind"] = "cpu" if a["placement"] == P.CPU else "delegate"
+        rows.append(a)
+    rows.sort(key=lambda r: -r["mean_ms"])
+    return rows[:top] if top else rows
+
+
+# ---- plain-language findings ---------------------------------------------------------------------------
+def _findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
+    out = []
+    if split and split.get("by") not in (None, "none"):
+        out.append(f"Phases found by {split['by']}: {split['evidence']}.")
+    for w in warm_notes:
+        out.append(f"Run {w['run']} ({w['phase']}) is warm-up: {w['latency_ms']:.3f} ms, "
+                   f"{w['ratio']:.1f}x the phase median; left out of the steady-state numbers.")
+    if ttft is not None:
+        out.append(f"Time to first token (prefill latency, p50): {ttft:.3f} ms.")
+    if tps is not None:
+        out.append(f"Decode: {tps:,.1f} tokens/s (1000 / p50 ms per token).")
+    for ph in phases:
+        bd = {(b["kind"], b.get("backend")): b for b in ph["breakdown"]}
+        cpu = bd.get(("cpu_ops", None))
+        if cpu and cpu["share"] >= 0.1:
+            tops = [t for t in ph["top_ops"] if t["kind"] == "cpu"][:3]
+            detail = ", ".join(f"{t['op_type'] or t['kernel']} (instr {t['instruction_id']}, "
+                               f"{(t['share'] or 0):.0%})" for t in tops)
+            kv = any("index_put" in str(t["op_type"]) + str(t["kernel"]) or "update_cache" in
+                     str(t["op_type"]) + str(t["kernel"]) for t in tops)
+            msg = (f"{ph['name']}: CPU fallback kernels take {cpu['share']:.0%} of each run "
+                   f"({cpu['mean_ms']:.3f} ms)" + (f"; largest: {detail}" if detail else ""))
+            if kv:
+                msg += ". index_put is the KV-cache update falling back to the CPU"
+            out.append(msg + ".")
+    if drift and drift.get("relative_per_100_tokens") is not None:
+        out.append(f"Decode latency drifts by {drift['slope_ms_per_100_tokens']:+.3f} ms "
+                   f"({drift['relative_per_100_tokens']:+.0%}) per 100 tokens ({drift['x']}).")
+    return out

@@ -1,0 +1,896 @@
+/* etscope report: draws the sections from the JSON blob in #etscope-data.
+ * No libraries. Data from input files is only ever written with textContent or setAttribute
+ * (never innerHTML), so names such as "<img src=x onerror=...>" show as text. */
+(function () {
+  'use strict';
+
+  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);
+  var SVGNS = 'http://www.w3.org/2000/svg';
+  var COLORS = { npu: '#2e7d32', cpu: '#c62828', other: ['#1565c0', '#6a1b9a', '#00838f', '#ef6c00', '#4e342e'],
+                 overhead: '#9e9e9e', method: '#455a64', none: '#bdbdbd' };
+  var PHASE_COLORS = ['#1565c0', '#ef6c00', '#2e7d32', '#6a1b9a', '#c62828', '#00838f', '#795548'];
+  var otherBackends = [];
+
+  // ---- small helpers ---------------------------------------------------------------------------
+  function el(tag, attrs) {
+    var e = document.createElement(tag);
+    setAttrs(e, attrs);
+    for (var i = 2; i < arguments.length; i++) append(e, arguments[i]);
+    return e;
+  }
+  function sv(tag, attrs) {
+    var e = document.createElementNS(SVGNS, tag);
+    setAttrs(e, attrs);
+    for (var i = 2; i < arguments.length; i++) append(e, arguments[i]);
+    return e;
+  }
+  function setAttrs(e, attrs) {
+    if (!attrs) return;
+    Object.keys(attrs).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) return;
+      if (k === 'text') e.textContent = String(v);
+      else if (k === 'onclick') e.addEventListener('click', v);
+      else e.setAttribute(k, String(v));
+    });
+  }
+  function append(e, c) {
+    if (c === null || c === undefined || c === false) return;
+    if (Array.isArray(c)) { c.forEach(function (x) { append(e, x); }); return; }
+    if (typeof c === 'string' || typeof c === 'number') e.appendChild(document.createTextNode(String(c)));
+    else e.appendChild(c);
+  }
+  function isNum(x) { return typeof x === 'number' && isFinite(x); }
+  function fmtMs(ms) {
+    if (!isNum(ms)) return 'n/a';
+    var a = Math.abs(ms);
+    if (a >= 1000) return (ms / 1000).toFixed(2) + ' s';
+    if (a >= 1) return ms.toFixed(2) + ' ms';
+    if (a >= 0.001) return (ms * 1000).toFixed(1) + ' µs';
+    if (a === 0) return '0';
+    return (ms * 1e6).toFixed(0) + ' ns';
+  }
+  function fmtUs(us) { return isNum(us) ? fmtMs(us / 1000) : 'n/a'; }
+  function fmtInt(x) { return isNum(x) ? Math.round(x).toLocaleString('en-US') : 'n/a'; }
+  function fmtNum(x, d) {
+    if (!isNum(x)) return 'n/a';
+    if (Math.abs(x) >= 1000 || Number.isInteger(x)) return x.toLocaleString('en-US', { maximumFractionDigits: d === undefined ? 1 : d });
+    return x.toPrecision(4).replace(/\.?0+$/, '');
+  }
+  function fmtPct(x) { return isNum(x) ? (x * 100).toFixed(x < 0.001 && x > 0 ? 2 : 1) + '%' : ''; }
+  function fmtBytes(n) {
+    if (!isNum(n)) return 'n/a';
+    var u = ['B', 'KiB', 'MiB', 'GiB'], i = 0;
+    while (Math.abs(n) >= 1024 && i < u.length - 1) { n /= 1024; i++; }
+    return (i === 0 ? Math.round(n) : n.toFixed(1)) + ' ' + u[i];
+  }
+  function fmtValue(v, unit) {
+    if (!isNum(v)) return 'n/a';
+    if (unit === 'ns') return fmtMs(v / 1e6);
+    if (unit === 'us') return fmtMs(v / 1e3);
+    if (unit === 'cycles') return fmtInt(v) + ' cycles';
+    if (unit === 'bytes') return fmtBytes(v);
+    if (unit === 'count') return fmtInt(v);
+    return fmtNum(v) + ' (unit unknown)';
+  }
+  function trunc(s, n) { s = String(s === null || s === undefined ? '' : s); return s.length > n ? s.slice(0, n - 1) + '…' : s; }
+  function placementColor(p) {
+    if (p === null || p === undefined) return COLORS.none;
+    if (p === 'QnnBackend') return COLORS.npu;
+    if (p === 'cpu') return COLORS.cpu;
+    var i = otherBackends.indexOf(p);
+    if (i < 0) { otherBackends.push(p); i = otherBackends.length - 1; }
+    return COLORS.other[i % COLORS.other.length];
+  }
+  function categoryColor(cat, placement) {
+    if (cat === 'NPU (QNN)') return COLORS.npu;
+    if (cat === 'CPU') return COLORS.cpu;
+    if (cat === 'framework overhead') return COLORS.overhead;
+    return placementColor(placement);
+  }
+  function placementLabel(p) {
+    if (p === 'QnnBackend') return 'NPU (QnnBackend)';
+    if (p === 'cpu') return 'CPU (fallback kernel)';
+    if (p === null || p === undefined) return 'not an op (input, output, view bookkeeping)';
+    return 'delegate: ' + p;
+  }
+  function legend(items) {
+    return el('div', { 'class': 'legend' }, items.map(function (it) {
+      return el('span', null, el('span', { 'class': 'sw', style: 'background:' + it[1] }), it[0]);
+    }));
+  }
+  function stat(k, v, s) {
+    return el('div', { 'class': 'stat' }, el('div', { 'class': 'k', text: k }), el('div', { 'class': 'v', text: v }),
+              s ? el('div', { 'class': 's', text: s }) : null);
+  }
+
+  // Tooltip: one div, text only.
+  var tip = document.getElementById('tooltip');
+  function showTip(ev, lines) {
+    tip.textContent = lines.filter(function (x) { return x; }).join('\n');
+    tip.hidden = false;
+    moveTip(ev);
+  }
+  function moveTip(ev) {
+    var x = ev.clientX + 14, y = ev.clientY + 14;
+    var w = tip.offsetWidth, h = tip.offsetHeight;
+    if (x + w > window.innerWidth - 8) x = Math.max(8, ev.clientX - w - 14);
+    if (y + h > window.innerHeight - 8) y = Math.max(8, ev.clientY - h - 14);
+    tip.style.left = x + 'px'; tip.style.top = y + 'px';
+  }
+  function hideTip() { tip.hidden = true; }
+  function withTip(node, linesFn) {
+    node.addEventListener('mouseenter', function (ev) { showTip(ev, linesFn()); });
+    node.addEventListener('mousemove', moveTip);
+    node.addEventListener('mouseleave', hideTip);
+    return node;
+  }
+
+  // Axis ticks.
+  function niceTicks(lo, hi, n) {
+    if (!(hi > lo)) { hi = lo + 1; }
+    var span = hi - lo, step = Math.pow(10, Math.floor(Math.log10(span / n)));
+    var err = span / n / step;
+    if (err >= 7.5) step *= 10; else if (err >= 3.5) step *= 5; else if (err >= 1.5) step *= 2;
+    var out = [];
+    for (var v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toPrecision(12));
+    return out;
+  }
+  function xAxis(g, scale, lo, hi, y, label, width, fmt) {
+    var ax = sv('g', { 'class': 'axis' });
+    ax.appendChild(sv('line', { x1: scale(lo), x2: scale(hi), y1: y, y2: y }));
+    niceTicks(lo, hi, Math.max(2, Math.floor(width / 90))).forEach(function (t) {
+      var x = scale(t);
+      ax.appendChild(sv('line', { x1: x, x2: x, y1: y, y2: y + 4 }));
+      ax.appendChild(sv('text', { x: x, y: y + 15, 'text-anchor': 'middle', text: fmt ? fmt(t) : fmtNum(t) }));
+    });
+    ax.appendChild(sv('text', { 'class': 'axis-label', x: scale(lo) + (scale(hi) - scale(lo)) / 2, y: y + 31, 'text-anchor': 'middle', text: label }));
+    g.appendChild(ax);
+  }
+  function yAxis(g, scale, lo, hi, x, label, height, fmt) {
+    var ax = sv('g', { 'class': 'axis' });
+    ax.appendChild(sv('line', { x1: x, x2: x, y1: scale(lo), y2: scale(hi) }));
+    niceTicks(lo, hi, Math.max(2, Math.floor(height / 40))).forEach(function (t) {
+      var y = scale(t);
+      ax.appendChild(sv('line', { x1: x - 4, x2: x, y1: y, y2: y }));
+      ax.appendChild(sv('text', { x: x - 6, y: y + 4, 'text-anchor': 'end', text: fmt ? fmt(t) : fmtNum(t) }));
+    });
+    var mid = (scale(lo) + scale(hi)) / 2;
+    ax.appendChild(sv('text', { 'class': 'axis-label', x: 14, y: mid, 'text-anchor': 'middle',
+                                transform: 'rotate(-90 14 ' + mid + ')', text: label }));
+    g.appendChild(ax);
+  }
+  function chartWidth(container) { return Math.max(640, Math.min(1240, (container.clientWidth || 1100) - 4)); }
+
+  // ---- sections ---------------------------------------------------------------------------------
+  function renderGuideCards() {
+    var box = document.getElementById('guide-cards');
+    var s = DATA.summary || {}, runs = s.runs || {}, lat = runs.latency_ms;
+    if (lat) {
+      box.appendChild(stat('Method::execute p50', fmtMs(lat.p50), 'over ' + runs.count + ' run(s); p90 ' + fmtMs(lat.p90)));
+      box.appendChild(stat('mean', fmtMs(lat.mean), 'min ' + fmtMs(lat.min) + ', max ' + fmtMs(lat.max)));
+    }
+    (s.breakdown || []).forEach(function (b) {
+      var name = b.kind === 'delegate' ? 'delegate ' + b.backend : (b.kind === 'cpu_ops' ? 'CPU kernels (fallback)' : 'framework overhead');
+      box.appendChild(stat(name, fmtMs(b.mean_ms), fmtPct(b.share) + ' of Method::execute' +
+        (isNum(b.calls_per_run) ? ', ' + fmtNum(b.calls_per_run) + ' call(s)/run' : '')));
+    });
+    var mem = s.memory || {};
+    if (isNum(mem.planned_bytes)) box.appendChild(stat('planned memory (.pte)', fmtBytes(mem.planned_bytes), (mem.planned_buffers || []).length + ' buffer(s)'));
+    if (DATA.llm && isNum(DATA.llm.decode_tokens_per_s)) box.appendChild(stat('decode', fmtNum(DATA.llm.decode_tokens_per_s) + ' tokens/s', 'from the LLM analysis'));
+    (s.load || []).forEach(function (e) { box.appendChild(stat('before the runs: ' + e.name, fmtMs(e.ms))); });
+  }
+
+  function kindColor(node) {
+    if (node.kind === 'method') return COLORS.method;
+    if (node.kind === 'overhead') return COLORS.overhead;
+    if (node.kind === 'cpu' || node.kind === 'operator_call' || node.kind === 'kernel') return COLORS.cpu;
+    if (node.backend) return placementColor(node.backend);
+    return node.parentColor || COLORS.other[0];
+  }
+
+  function renderIcicle() {
+    var box = document.getElementById('time-chart');
+    var root = DATA.hierarchy;
+    if (!root) { box.appendChild(el('p', { 'class': 'muted', text: 'No Execute runs with timing in this ETDump.' })); return; }
+    // Parent links and colours.
+    (function walk(n, parent) {
+      n.parent = parent;
+      n.color = kindColor(n);
+      (n.children || []).forEach(function (c) { c.parentColor = n.color; walk(c, n); });
+    })(root, null);
+    var depth = (function d(n) { return 1 + Math.max.apply(null, [0].concat((n.children || []).map(d))); })(root);
+    var W = chartWidth(box), rowH = 30, padL = 10, padR = 10, top = 6;
+    var H = top + depth * rowH + 44;
+    var legendItems = [['Method::execute', COLORS.method]];
+    (DATA.summary.breakdown || []).forEach(function (b) {
+      if (b.kind === 'delegate') legendItems.push([b.backend === 'QnnBackend' ? 'NPU (QnnBackend)' : 'delegate: ' + b.backend, placementColor(b.backend)]);
+    });
+    legendItems.push(['CPU kernels (fallback)', COLORS.cpu], ['framework overhead', COLORS.overhead]);
+    box.appendChild(legend(legendItems));
+    var holder = el('div');
+    box.appendChild(holder);
+    var defs = sv('defs', null, sv('pattern', { id: 'hatch', width: 6, height: 6, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
+      sv('rect', { width: 6, height: 6, fill: 'rgba(255,255,255,0)' }), sv('line', { x1: 0, y1: 0, x2: 0, y2: 6, stroke: 'rgba(255,255,255,0.55)', 'stroke-width': 3 })));
+
+    function draw(focus) {
+      holder.textContent = '';
+      var svg = sv('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'icicle of Method::execute time' });
+      svg.appendChild(defs.cloneNode(true));
+      var total = focus.ms || 0;
+      var scale = function (v) { return padL + (total > 0 ? v / total : 0) * (W - padL - padR); };
+      // Ancestors of the focus are drawn full width above it.
+      var chain = [];
+      for (var a = focus.parent; a; a = a.parent) chain.unshift(a);
+      var row = 0;
+      chain.forEach(function (a) { box1(svg, a, padL, W - padR, row++, true); });
+      (function lay(n, x0, x1, r) {
+        box1(svg, n, x0, x1, r, false);
+        var kids = n.children || [];
+        var sum = kids.reduce(function (s, k) { return s + (k.ms || 0); }, 0);
+        var f = (sum > (n.ms || 0) && sum > 0) ? (n.ms || 0) / sum : 1;
+        var x = x0;
+        kids.forEach(function (k) {
+          var w = (x1 - x0) * ((k.ms || 0) * f) / ((n.ms || 0) || 1);
+          if (w > 0.3) lay(k, x, x + w, r + 1);
+          x += w;
+        });
+      })(focus, padL, W - padR, row);
+      xAxis(svg, scale, 0, total, top + depth * rowH + 4, 'time per run (mean), ms — ' + focus.name, W, function (t) { return fmtNum(t, 3); });
+      holder.appendChild(svg);
+      function box1(svg, n, x0, x1, r, isAncestor) {
+        var y = top + r * rowH, w = Math.max(0, x1 - x0);
+        var g = sv('g');
+        var rect = sv('rect', { 'class': 'box', x: x0, y: y, width: w, height: rowH - 2, fill: n.color, opacity: isAncestor ? 0.55 : 1 });
+        g.appendChild(rect);
+        if (n.estimated) g.appendChild(sv('rect', { x: x0, y: y, width: w, height: rowH - 2, fill: 'url(#hatch)', 'pointer-events': 'none' }));
+        if (w > 46) {
+          var chars = Math.floor((w - 8) / 6.4);
+          g.appendChild(sv('text', { x: x0 + 4, y: y + rowH / 2 + 3, fill: '#fff', style: 'fill:#fff', 'pointer-events': 'none',
+                                     text: trunc(n.name + ' ' + fmtMs(n.ms) + (n.estimated ? ' (est.)' : ''), chars) }));
+        }
+        var rootMs = DATA.hierarchy.ms;
+        withTip(g, function () {
+          return [n.name, fmtMs(n.ms) + ' per run' + (n.estimated ? ' (estimate: QNN cycles ÷ derived clock)' : ''),
+                  isNum(rootMs) && rootMs > 0 ? fmtPct(n.ms / rootMs) + ' of Method::execute' : '',
+                  n.op_type ? 'op type: ' + n.op_type : '', n.node ? 'graph node: ' + n.node : '',
+                  n.source ? 'source: ' + n.source : '',
+                  (n.children && n.children.length) ? 'click to zoom' : ''];
+        });
+        g.addEventListener('click', function () {
+          hideTip();
+          if (isAncestor || n === focus) draw(n.parent && n === focus ? n.parent : n);
+          else if (n.children && n.children.length) draw(n);
+        });
+        svg.appendChild(g);
+      }
+    }
+    draw(root);
+  }
+
+  function renderPlacement() {
+    var barBox = document.getElementById('placement-bar');
+    var s = DATA.summary || {};
+    var parts = (s.breakdown || []).filter(function (b) { return isNum(b.mean_ms); });
+    if (!parts.length || !(s.runs || {}).latency_ms) {
+      barBox.appendChild(el('p', { 'class': 'muted', text: 'No timed runs.' }));
+      return;
+    }
+    var total = parts.reduce(function (a, b) { return a + Math.max(0, b.mean_ms); }, 0) || 1;
+    var W = chartWidth(barBox), H = 80, padL = 10, padR = 10;
+    var svg = sv('svg', { width: W, height: H, role: 'img', 'aria-label': 'placement split' });
+    var x = padL, items = [];
+    parts.forEach(function (b) {
+      var label = b.kind === 'delegate' ? placementLabel(b.backend) : (b.kind === 'cpu_ops' ? 'CPU kernels (fallback)' : 'framework overhead');
+      var color = b.kind === 'delegate' ? placementColor(b.backend) : (b.kind === 'cpu_ops' ? COLORS.cpu : COLORS.overhead);
+      items.push([label, color]);
+      var w = (W - padL - padR) * Math.max(0, b.mean_ms) / total;
+      var g = sv('g');
+      g.appendChild(sv('rect', { 'class': 'box', x: x, y: 4, width: Math.max(w, 0.5), height: 34, fill: color }));
+      if (w > 70) g.appendChild(sv('text', { x: x + 5, y: 25, style: 'fill:#fff', 'pointer-events': 'none', text: trunc(fmtMs(b.mean_ms) + ' · ' + fmtPct(b.share), Math.floor(w / 6.5)) }));
+      withTip(g, function () { return [label, fmtMs(b.mean_ms) + ' per run (mean), p50 ' + fmtMs(b.p50_ms), fmtPct(b.share) + ' of Method::execute',
+                                        isNum(b.calls_per_run) ? fmtNum(b.calls_per_run) + ' call(s) per run' : '']; });
+      svg.appendChild(g);
+      x += w;
+    });
+    xAxis(svg, function (v) { return padL + (W - padL - padR) * v / total; }, 0, total, 42, 'Method::execute per run (mean), ms', W, function (t) { return fmtNum(t, 3); });
+    barBox.appendChild(el('div', { 'class': 'chart-title', text: 'Method::execute split (mean per run)' }));
+    barBox.appendChild(legend(items));
+    barBox.appendChild(svg);
+
+    // Per op type.
+    var rows = (DATA.placement || []).filter(function (r) { return isNum(r.ms) && r.ms > 0; });
+    var box = document.getElementById('placement-ops');
+    var top = rows.slice(0, 30);
+    box.appendChild(el('div', { 'class': 'chart-title', text: 'Per op type (mean ms per run' + (rows.length > 30 ? '; top 30 of ' + rows.length : '') + ')' }));
+    var cats = [];
+    rows.forEach(function (r) { if (!cats.some(function (c) { return c[0] === r.category; })) cats.push([r.category, categoryColor(r.category, r.placement)]); });
+    box.appendChild(legend(cats.concat([['hatched: estimated (QNN cycles ÷ clock)', '#777']])));
+    if (!top.length) return;
+    var labelW = 300, W2 = chartWidth(box), rowH = 20, H2 = top.length * rowH + 48;
+    var max = Math.max.apply(null, top.map(function (r) { return r.ms; }));
+    var sc = function (v) { return labelW + (W2 - labelW - 90) * v / (max || 1); };
+    var svg2 = sv('svg', { width: W2, height: H2, role: 'img', 'aria-label': 'time per op type' });
+    svg2.appendChild(sv('defs', null, sv('pattern', { id: 'hatch2', width: 6, height: 6, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' },
+      sv('line', { x1: 0, y1: 0, x2: 0, y2: 6, stroke: 'rgba(255,255,255,0.6)', 'stroke-width': 3 }))));
+    top.forEach(function (r, i) {
+      var y = 4 + i * rowH, g = sv('g');
+      g.appendChild(sv('text', { x: labelW - 6, y: y + 13, 'text-anchor': 'end', text: trunc(r.op_type, 46) }));
+      var w = Math.max(1, sc(r.ms) - labelW), color = categoryColor(r.category, r.placement);
+      g.appendChild(sv('rect', { 'class': 'box', x: labelW, y: y + 2, width: w, height: rowH - 5, fill: color }));
+      if (r.estimated) g.appendChild(sv('rect', { x: labelW, y: y + 2, width: w, height: rowH - 5, fill: 'url(#hatch2)', 'pointer-events': 'none' }));
+      g.appendChild(sv('text', { x: labelW + w + 4, y: y + 13, text: fmtMs(r.ms) + (r.estimated ? ' (est.)' : '') }));
+      withTip(g, function () { return [r.op_type, r.category, fmtMs(r.ms) + ' per run (mean)' + (r.estimated ? ', estimated' : ''), r.count + ' row(s)']; });
+      svg2.appendChild(g);
+    });
+    xAxis(svg2, sc, 0, max, top.length * rowH + 8, 'time per run (mean), ms', W2 - labelW, function (t) { return fmtNum(t, 3); });
+    box.appendChild(svg2);
+  }
+
+  function renderOpsTable() {
+    var box = document.getElementById('ops-table');
+    var ops = DATA.ops || { columns: [], rows: [] };
+    var C = {};
+    ops.columns.forEach(function (c, i) { C[c] = i; });
+    var rows = ops.rows.map(function (r, i) { return { r: r, i: i }; });
+    var cols = [
+      { key: 'instruction_id', label: 'instr', num: true },
+      { key: 'name', label: 'name' },
+      { key: 'op_type', label: 'op type' },
+      { key: 'placement', label: 'placement' },
+      { key: 'calls_per_run', label: 'calls/run', num: true },
+      { key: 'p50', label: 'p50', num: true, value: true },
+      { key: 'mean', label: 'mean', num: true, value: true },
+      { key: 'total', label: 'total', num: true, value: true },
+      { key: 'unit', label: 'unit' },
+      { key: 'share', label: 'share', num: true },
+      { key: 'source', label: 'source' }
+    ];
+    var state = { sort: null, dir: 1, q: '', placement: '', inner: true };
+    var placements = [];
+    rows.forEach(function (x) { var p = x.r[C.placement]; if (p !== null && placements.indexOf(p) < 0) placements.push(p); });
+    var search = el('input', { type: 'search', placeholder: 'filter: name, op type, placement, source…', 'aria-label': 'filter rows' });
+    var sel = el('select', { 'aria-label': 'placement' }, el('option', { value: '', text: 'all placements' }),
+                 placements.map(function (p) { return el('option', { value: p, text: placementLabel(p) }); }));
+    var inner = el('input', { type: 'checkbox', id: 'ops-inner', checked: 'checked' });
+    var count = el('span', { 'class': 'count' });
+    box.appendChild(el('div', { 'class': 'toolbar' }, search, sel, el('label', null, inner, ' events inside instructions'), count));
+    var table = el('table', { 'class': 'data', id: 'ops-data' });
+    var thead = el('thead'), tr = el('tr');
+    cols.forEach(function (c) {
+      var th = el('th', { scope: 'col', 'data-key': c.key, text: c.label, title: 'sort by ' + c.label });
+      th.addEventListener('click', function () {
+        if (state.sort === c.key) state.dir = -state.dir; else { state.sort = c.key; state.dir = c.num ? -1 : 1; }
+        draw();
+      });
+      tr.appendChild(th);
+    });
+    thead.appendChild(tr);
+    table.appendChild(thead);
+    var tbody = el('tbody');
+    table.appendChild(tbody);
+    box.appendChild(el('div', { 'class': 'table-wrap' }, table));
+    if (ops.total_rows > ops.rows.length) box.appendChild(el('p', { 'class': 'muted', text: 'Only the first ' + ops.rows.length + ' of ' + ops.total_rows + ' rows are in this report; `etscope export` writes all of them.' }));
+    var LIMIT = 2000;
+
+    function sortKey(x, key) {
+      var r = x.r;
+      if (key === 'p50' || key === 'mean' || key === 'total') {
+        // Time rows sort by ms; other units by their value (they are not comparable with time).
+        return r[C.unit] === 'ns' ? r[C[key + '_ms']] : r[C[key]];
+      }
+      return r[C[key]];
+    }
+    function draw() {
+      var q = state.q.toLowerCase();
+      var list = rows.filter(function (x) {
+        var r = x.r;
+        if (!state.inner && r[C.level] > 0) return false;
+        if (state.placement && r[C.placement] !== state.placement) return false;
+        if (!q) return true;
+        return [r[C.name], r[C.op_type], r[C.placement], r[C.source], r[C.role], String(r[C.instruction_id])].some(function (v) {
+          return v !== null && v !== undefined && String(v).toLowerCase().indexOf(q) >= 0;
+        });
+      });
+      if (state.sort) {
+        var k = state.sort, d = state.dir;
+        list.sort(function (a, b) {
+          var va = sortKey(a, k), vb = sortKey(b, k);
+          var na = va === null || va === undefined, nb = vb === null || vb === undefined;
+          if (na || nb) return na === nb ? a.i - b.i : (na ? 1 : -1);
+          if (typeof va === 'number' && typeof vb === 'number') return (va - vb) * d || a.i - b.i;
+          return String(va).localeCompare(String(vb)) * d || a.i - b.i;
+        });
+      }
+      Array.prototype.forEach.call(thead.querySelectorAll('th'), function (th) {
+        if (th.getAttribute('data-key') === state.sort) th.setAttribute('aria-sort', state.dir > 0 ? 'ascending' : 'descending');
+        else th.removeAttribute('aria-sort');
+      });
+      tbody.textContent = '';
+      var frag = document.createDocumentFragment();
+      list.slice(0, LIMIT).forEach(function (x) {
+        var r = x.r, unit = r[C.unit];
+        var row = el('tr', { 'class': 'level' + r[C.level] });
+        cols.forEach(function (c) {
+          var v = r[C[c.key]], text;
+          if (c.value) text = unit === 'ns' ? fmtMs(r[C[c.key + '_ms']]) : fmtValue(v, unit);
+          else if (c.key === 'share') text = fmtPct(v);
+          else if (c.key === 'calls_per_run') text = isNum(v) ? fmtNum(v, 2) : '';
+          else if (c.key === 'unit') text = unit === 'ns' ? 'time' : String(v);
+          else text = v === null || v === undefined ? '' : String(v);
+          var td = el('td', { 'class': (c.num ? 'num ' : '') + c.key, text: text });
+          if (c.key === 'placement' && v) td.style.color = placementColor(v);
+          row.appendChild(td);
+        });
+        frag.appendChild(row);
+      });
+      tbody.appendChild(frag);
+      count.textContent = list.length + ' of ' + rows.length + ' rows' + (list.length > LIMIT ? ' (first ' + LIMIT + ' shown; filter to see others)' : '');
+    }
+    search.addEventListener('input', function () { state.q = search.value; draw(); });
+    sel.addEventListener('change', function () { state.placement = sel.value; draw(); });
+    inner.addEventListener('change', function () { state.inner = inner.checked; draw(); });
+    draw();
+  }
+
+  function phaseInfo() {
+    var phase = (DATA.runs || {}).phase;
+    if (!phase) return null;
+    var names = [];
+    phase.forEach(function (p) { if (p !== null && names.indexOf(p) < 0) names.push(p); });
+    return { phase: phase, names: names, color: function (p) { var i = names.indexOf(p); return i < 0 ? COLORS.none : PHASE_COLORS[i % PHASE_COLORS.length]; } };
+  }
+
+  function renderRuns(boxId, withTitle) {
+    var box = document.getElementById(boxId);
+    var cols = (DATA.runs || {}).columns || {};
+    var lat = cols.latency_ms || [];
+    if (!lat.length) { box.appendChild(el('p', { 'class': 'muted', text: 'No Execute runs.' })); return; }
+    var ph = phaseInfo();
+    var vals = lat.filter(isNum);
+    if (!vals.length) { box.appendChild(el('p', { 'class': 'muted', text: 'No run has a Method::execute time.' })); return; }
+    var lo = 0, hi = Math.max.apply(null, vals) * 1.05;
+    var W = chartWidth(box), H = 260, padL = 64, padR = 16, padT = 10, padB = 46;
+    if (withTitle) box.appendChild(el('div', { 'class': 'chart-title', text: 'Method::execute latency per run' + (ph ? ', coloured by phase' : '') }));
+    if (ph) box.appendChild(legend(ph.names.map(function (n) { return [n, ph.color(n)]; })));
+    var svg = sv('svg', { width: W, height: H, role: 'img', 'aria-label': 'latency per run', 'class': 'runs-series' });
+    var n = lat.length;
+    var sx = function (i) { return padL + (W - padL - padR) * (n > 1 ? i / (n - 1) : 0.5); };
+    var sy = function (v) { return padT + (H - padT - padB) * (1 - (v - lo) / (hi - lo || 1)); };
+    var grid = sv('g', { 'class': 'grid' });
+    niceTicks(lo, hi, 5).forEach(function (t) { grid.appendChild(sv('line', { x1: padL, x2: W - padR, y1: sy(t), y2: sy(t) })); });
+    svg.appendChild(grid);
+    var r = n > 400 ? 1.6 : 2.8;
+    var dots = sv('g');
+    lat.forEach(function (v, i) {
+      if (!isNum(v)) return;
+      var c = sv('circle', { cx: sx(i), cy: sy(v), r: r, fill: ph ? ph.color(ph.phase[i]) : COLORS.method });
+      dots.appendChild(c);
+    });
+    svg.appendChild(dots);
+    // One hover target for the whole plot: nearest run.
+    var hit = sv('rect', { x: padL, y: padT, width: W - padL - padR, height: H - padT - padB, fill: 'transparent' });
+    hit.addEventListener('mousemove', function (ev) {
+      var rect = svg.getBoundingClientRect();
+      var i = Math.round((ev.clientX - rect.left - padL) / ((W - padL - padR) || 1) * (n - 1));
+      i = Math.max(0, Math.min(n - 1, i));
+      var lines = ['run ' + i + (ph && ph.phase[i] ? ' (' + ph.phase[i] + ')' : ''), 'Method::execute ' + fmtMs(lat[i])];
+      Object.keys(cols).forEach(function (k) {
+        if (/_ms$/.test(k) && k !== 'latency_ms' && isNum(cols[k][i])) lines.push(k.replace(/_ms$/, '') + ': ' + fmtMs(cols[k][i]));
+      });
+      showTip(ev, lines);
+    });
+    hit.addEventListener('mouseleave', hideTip);
+    svg.appendChild(hit);
+    xAxis(svg, sx, 0, Math.max(n - 1, 1), H - padB + 4, 'run (Execute index, in order)', W - padL, function (t) { return fmtInt(t); });
+    yAxis(svg, sy, lo, hi, padL, 'latency (ms)', H - padT - padB, function (t) { return fmtNum(t, 3); });
+    box.appendChild(svg);
+
+    // Distribution.
+    box.appendChild(el('div', { 'class': 'chart-title', text: 'Distribution of Method::execute latency' + (ph ? ' per phase (stacked)' : '') }));
+    var bins = Math.min(40, Math.max(8, Math.round(Math.sqrt(vals.length) * 2)));
+    var vmin = Math.min.apply(null, vals), vmax = Math.max.apply(null, vals);
+    if (vmax === vmin) { vmax = vmin + (vmin || 1) * 0.01; }
+    var bw = (vmax - vmin) / bins;
+    var groups = ph ? ph.names : ['all'];
+    var counts = groups.map(function () { var a = []; for (var k = 0; k < bins; k++) a.push(0); return a; });
+    lat.forEach(function (v, i) {
+      if (!isNum(v)) return;
+      var b = Math.min(bins - 1, Math.floor((v - vmin) / bw));
+      var gi = ph ? ph.names.indexOf(ph.phase[i]) : 0;
+      if (gi >= 0) counts[gi][b]++;
+    });
+    var totals = []; for (var k = 0; k < bins; k++) totals.push(counts.reduce(function (s, c) { return s + c[k]; }, 0));
+    var cmax = Math.max.apply(null, totals) || 1;
+    var H2 = 200;
+    var svg2 = sv('svg', { width: W, height: H2, role: 'img', 'aria-label': 'latency histogram' });
+    var hx = function (v) { return padL + (W - padL - padR) * (v - vmin) / (vmax - vmin); };
+    var hy = function (c) { return padT + (H2 - padT - padB) * (1 - c / cmax); };
+    for (var b = 0; b < bins; b++) {
+      var acc = 0;
+      counts.forEach(function (c, gi) {
+        if (!c[b]) return;
+        var y0 = hy(acc), y1 = hy(acc + c[b]);
+        var rect = sv('rect', { x: hx(vmin + b * bw) + 0.5, y: y1, width: Math.max(1, hx(vmin + (b + 1) * bw) - hx(vmin + b * bw) - 1), height: y0 - y1,
+                                fill: ph ? ph.color(groups[gi]) : COLORS.method });
+        (function (b, gi, cnt) {
+          withTip(rect, function () { return [fmtMs(vmin + b * bw) + ' – ' + fmtMs(vmin + (b + 1) * bw), cnt + ' run(s)' + (ph ? ' (' + groups[gi] + ')' : '')]; });
+        })(b, gi, c[b]);
+        svg2.appendChild(rect);
+        acc += c[b];
+      });
+    }
+    xAxis(svg2, hx, vmin, vmax, H2 - padB + 4, 'Method::execute latency (ms)', W - padL, function (t) { return fmtNum(t, 3); });
+    yAxis(svg2, hy, 0, cmax, padL, 'runs', H2 - padT - padB, function (t) { return fmtInt(t); });
+    box.appendChild(svg2);
+    var l = (DATA.summary.runs || {}).latency_ms;
+    if (l) {
+      var t = el('table', { 'class': 'data', style: 'width:auto' });
+      t.appendChild(el('tr', null, ['p10', 'p50', 'p90', 'p99', 'mean', 'min', 'max'].map(function (k) { return el('th', { text: k }); })));
+      t.appendChild(el('tr', null, ['p10', 'p50', 'p90', 'p99', 'mean', 'min', 'max'].map(function (k) { return el('td', { 'class': 'num', text: fmtMs(l[k]) }); })));
+      box.appendChild(t);
+    }
+  }
+
+  // Generic renderers for dicts whose exact shape may grow.
+  function scalar(v) { return v === null || v === undefined || typeof v !== 'object'; }
+  function fmtField(k, v) {
+    if (v === null || v === undefined) return 'n/a';
+    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (typeof v === 'number') {
+      if (/_ms$/.test(k)) return fmtMs(v);
+      if (/_us$/.test(k) || /(^|_)us$/.test(k)) return fmtUs(v);
+      if (/bytes|dram|vtcm|_mem/.test(k) && !/percent|util/.test(k)) return fmtBytes(v);
+      if (/cycles/.test(k)) return fmtInt(v) + ' cycles';
+      if (/mhz/.test(k)) return fmtNum(v) + ' MHz';
+      if (/ghz/.test(k)) return fmtNum(v) + ' GHz';
+      if (/share|fraction/.test(k)) return fmtPct(v);
+      if (/percent|utili[sz]ation/.test(k)) return fmtNum(v) + (v <= 1 && !/percent/.test(k) ? '' : '%');
+      return fmtNum(v, 3);
+    }
+    if (Array.isArray(v)) return v.length <= 12 && v.every(scalar) ? v.map(function (x) { return fmtField(k, x); }).join(', ') : v.length + ' entries';
+    if (typeof v === 'object') {
+      var keys = Object.keys(v);
+      if (keys.every(function (kk) { return scalar(v[kk]); }) && keys.length <= 10) return keys.map(function (kk) { return kk + ' ' + fmtField(k + '_' + kk, v[kk]); }).join(', ');
+      return keys.length + ' fields';
+    }
+    return String(v);
+  }
+  function kvTable(obj, skip) {
+    var t = el('table', { 'class': 'data', style: 'width:auto' });
+    Object.keys(obj || {}).forEach(function (k) {
+      if (skip && skip.indexOf(k) >= 0) return;
+      var v = obj[k];
+      if (Array.isArray(v) && v.length && typeof v[0] === 'object' && !Array.isArray(v[0])) return;  // tables separately
+      t.appendChild(el('tr', null, el('th', { text: k }), el('td', { text: fmtField(k, v) })));
+    });
+    return t;
+  }
+  function listTable(list, maxRows) {
+    var keys = [];
+    list.slice(0, 200).forEach(function (r) { Object.keys(r || {}).forEach(function (k) { if (keys.indexOf(k) < 0 && scalar(r[k])) keys.push(k); }); });
+    var t = el('table', { 'class': 'data' });
+    t.appendChild(el('tr', null, keys.map(function (k) { return el('th', { text: k }); })));
+    list.slice(0, maxRows || 500).forEach(function (r) {
+      t.appendChild(el('tr', null, keys.map(function (k) { return el('td', { 'class': typeof r[k] === 'number' ? 'num' : '', text: fmtField(k, r[k]) }); })));
+    });
+    var wrap = el('div', { 'class': 'table-wrap' }, t);
+    if (list.length > (maxRows || 500)) wrap.appendChild(el('p', { 'class': 'muted', text: (list.length - (maxRows || 500)) + ' more rows not shown' }));
+    return wrap;
+  }
+  function subTables(obj, skip) {
+    var out = [];
+    Object.keys(obj || {}).forEach(function (k) {
+      if (skip && skip.indexOf(k) >= 0) return;
+      var v = obj[k];
+      if (Array.isArray(v) && v.length && typeof v[0] === 'object' && v[0] !== null && !Array.isArray(v[0])) {
+        out.push(el('h3', { text: k.replace(/_/g, ' ') + ' (' + v.length + ')' }), listTable(v));
+      } else if (v && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).every(function (kk) { return scalar(v[kk]); })) {
+        out.push(el('h3', { text: k.replace(/_/g, ' ') }), kvTable(v), subTables(v));
+      }
+    });
+    return out;
+  }
+  function flag(v) { return v === true ? '✓' : (v === false ? '–' : '?'); }
+
+  function renderQnn() {
+    var box = document.getElementById('qnn-body');
+    if (!box) return;
+    var q = DATA.qnn || {};
+    var parts = q.partitions || [];
+    box.appendChild(el('p', { 'class': 'hint', text: 'Each QNN partition is one DELEGATE_CALL. QNN logs its values inside it in their own units: ' +
+      'µs (QNN execute, accelerator time), cycles (accelerator total and per op). Per-op µs are estimates: cycles ÷ the clock derived from the same run.' }));
+    parts.forEach(function (p) {
+      box.appendChild(el('h3', { text: 'Partition: DELEGATE_CALL #' + p.instruction_id }));
+      var cards = el('div', { 'class': 'cards' });
+      [['runs', fmtNum(p.runs)], ['DELEGATE_CALL (ExecuTorch wall time)', fmtField('delegate_call_ms', p.delegate_call_ms)],
+       ['QNN execute (QNN, µs)', fmtField('qnn_execute_us', p.qnn_execute_us)], ['accelerator time (QNN, µs)', fmtField('accel_us', p.accel_us)],
+       ['accelerator cycles', fmtField('accel_cycles', p.accel_cycles)], ['derived clock (estimate)', fmtField('clock_mhz_est', p.clock_mhz_est)]
+      ].forEach(function (kv) { if (kv[1] !== 'n/a') cards.appendChild(stat(kv[0], kv[1])); });
+      box.appendChild(cards);
+      var other = {};
+      Object.keys(p).forEach(function (k) {
+        if (['instruction_id', 'runs', 'delegate_call_ms', 'qnn_execute_us', 'accel_us', 'accel_cycles', 'clock_mhz_est', 'ops'].indexOf(k) < 0) other[k] = p[k];
+      });
+      if (Object.keys(other).length) { box.appendChild(kvTable(other)); box.appendChild(el('div', null, subTables(other))); }
+      var ops = (p.ops || []).slice();
+      if (!ops.length) { box.appendChild(el('p', { 'class': 'muted', text: 'No per-op rows (QNN profile level basic, or none logged).' })); return; }
+      ops.sort(function (a, b) { return (b.cycles_p50 || 0) - (a.cycles_p50 || 0); });
+      var top = ops.slice(0, 25);
+      var W = chartWidth(box), labelW = 320, rowH = 19, H = top.length * rowH + 48;
+      var max = Math.max.apply(null, top.map(function (o) { return o.cycles_p50 || 0; })) || 1;
+      var sc = function (v) { return labelW + (W - labelW - 170) * v / max; };
+      var svg = sv('svg', { width: W, height: H, role: 'img', 'aria-label': 'QNN ops by cycles' });
+      top.forEach(function (o, i) {
+        var y = 4 + i * rowH, g = sv('g');
+        g.appendChild(sv('text', { x: labelW - 6, y: y + 13, 'text-anchor': 'end', text: trunc(o.node || o.qnn_name, 50) }));
+        var color = o.hmx ? '#1b5e20' : (o.hvx ? '#66bb6a' : COLORS.npu);
+        var w = Math.max(1, sc(o.cycles_p50 || 0) - labelW);
+        g.appendChild(sv('rect', { 'class': 'box', x: labelW, y: y + 2, width: w, height: rowH - 5, fill: color }));
+        g.appendChild(sv('text', { x: labelW + w + 4, y: y + 13, text: fmtInt(o.cycles_p50) + ' cycles' + (isNum(o.est_us_p50) ? ' ≈ ' + fmtUs(o.est_us_p50) : '') }));
+        withTip(g, function () { return [o.qnn_name, o.node ? 'graph node: ' + o.node : 'graph node: not found', o.op_type ? 'op type: ' + o.op_type : '',
+          'cycles p50: ' + fmtInt(o.cycles_p50), isNum(o.est_us_p50) ? 'estimated ' + fmtUs(o.est_us_p50) + ' (cycles ÷ derived clock)' : '',
+          isNum(o.share) ? fmtPct(o.share) + ' of the partition\'s cycles' : '', 'HMX ' + flag(o.hmx) + '  HVX ' + flag(o.hvx)]; });
+        svg.appendChild(g);
+      });
+      xAxis(svg, sc, 0, max, top.length * rowH + 8, 'cycles per op (p50 over runs)', W - labelW, function (t) { return fmtInt(t); });
+      box.appendChild(el('div', { 'class': 'chart-title', text: 'Ops by cycles (top ' + top.length + ' of ' + ops.length + ')' }));
+      box.appendChild(legend([['used HMX (matrix unit)', '#1b5e20'], ['HVX only (vector unit)', '#66bb6a'], ['HMX/HVX unknown', COLORS.npu]]));
+      box.appendChild(svg);
+      var t = el('table', { 'class': 'data' });
+      var heads = ['QNN op', 'graph node', 'op type', 'cycles p50', 'est. time p50', 'share', 'HMX', 'HVX'];
+      t.appendChild(el('tr', null, heads.map(function (h) { return el('th', { text: h }); })));
+      (p.ops || []).forEach(function (o) {
+        t.appendChild(el('tr', null, [el('td', { text: o.qnn_name }), el('td', { text: o.node || '' }), el('td', { text: o.op_type || '' }),
+          el('td', { 'class': 'num', text: fmtInt(o.cycles_p50) }), el('td', { 'class': 'num', text: isNum(o.est_us_p50) ? fmtUs(o.est_us_p50) + ' (est.)' : '' }),
+          el('td', { 'class': 'num', text: fmtPct(o.share) }), el('td', { text: flag(o.hmx) }), el('td', { text: flag(o.hvx) })]));
+      });
+      box.appendChild(el('details', null, el('summary', { text: 'All ' + (p.ops || []).length + ' ops of this partition' }), el('div', { 'class': 'table-wrap' }, t)));
+    });
+    if (!parts.length) box.appendChild(el('p', { 'class': 'muted', text: 'No QNN partitions found in this run.' }));
+    if (q.qhas) {
+      box.appendChild(el('h3', { text: 'QHAS (QNN HTP Analysis Summary): utilisation, VTCM, DRAM' }));
+      box.appendChild(el('p', { 'class': 'hint', text: 'From QNN\'s own analysis of one inference (a separate qnn-net-run), not from this ETDump.' }));
+      box.appendChild(kvTable(q.qhas));
+      box.appendChild(el('div', null, subTables(q.qhas)));
+    }
+    var rest = {};
+    Object.keys(q).forEach(function (k) { if (k !== 'partitions' && k !== 'qhas') rest[k] = q[k]; });
+    if (Object.keys(rest).length) { box.appendChild(el('h3', { text: 'Other QNN results' })); box.appendChild(kvTable(rest)); box.appendChild(el('div', null, subTables(rest))); }
+  }
+
+  function renderLlm() {
+    var box = document.getElementById('llm-body');
+    if (!box) return;
+    var L = DATA.llm || {};
+    var cards = el('div', { 'class': 'cards' });
+    [['runs', L.runs], ['warm-up runs', L.warmup_runs], ['time to first token', L.ttft_ms, 'ttft_ms'],
+     ['decode throughput', L.decode_tokens_per_s, 'tokens_per_s']].forEach(function (x) {
+      if (x[1] === undefined || x[1] === null) return;
+      var v = x[2] === 'tokens_per_s' ? fmtNum(x[1]) + ' tokens/s' : fmtField(x[2] || x[0], x[1]);
+      cards.appendChild(stat(x[0], v));
+    });
+    box.appendChild(cards);
+    var phases = L.phases || [];
+    if (phases.length) {
+      var t = el('table', { 'class': 'data' });
+      t.appendChild(el('tr', null, ['phase', 'runs', 'latency', 'breakdown'].map(function (h) { return el('th', { text: h }); })));
+      phases.forEach(function (p) {
+        var runs = Array.isArray(p.runs) ? p.runs.length : p.runs;
+        var bd = p.breakdown;
+        var bdText = Array.isArray(bd) ? bd.map(function (b) {
+          var name = b.kind === 'delegate' ? b.backend : (b.name || b.kind);
+          return name + ' ' + fmtMs(b.mean_ms) + (isNum(b.share) ? ' (' + fmtPct(b.share) + ')' : '');
+        }).join('; ') : fmtField('breakdown', bd);
+        t.appendChild(el('tr', null, el('td', { text: p.name }), el('td', { 'class': 'num', text: fmtField('runs', runs) }),
+                         el('td', { text: fmtField('latency_ms', p.latency_ms) }), el('td', { text: bdText })));
+      });
+      box.appendChild(t);
+    }
+    var rest = {};
+    Object.keys(L).forEach(function (k) { if (['runs', 'warmup_runs', 'ttft_ms', 'decode_tokens_per_s', 'phases'].indexOf(k) < 0) rest[k] = L[k]; });
+    if (Object.keys(rest).length) { box.appendChild(kvTable(rest)); box.appendChild(el('div', null, subTables(rest))); }
+    var chart = el('div', { id: 'llm-runs', 'class': 'chart' });
+    box.appendChild(chart);
+    renderRuns('llm-runs', true);
+  }
+
+  // ---- graph view ---------------------------------------------------------------------------------
+  function renderGraph() {
+    var box = document.getElementById('graph-body');
+    if (!box || !DATA.graph) return;
+    var G = DATA.graph, C = {};
+    G.columns.forEach(function (c, i) { C[c] = i; });
+    var nodes = G.nodes.map(function (r, i) {
+      return { i: i, name: r[C.name], op: r[C.op], target: r[C.target], module: r[C.module] || '', inputs: r[C.inputs] || [],
+               placement: r[C.placement], time: r[C.time_us], est: r[C.estimated], source: r[C.source], kind: r[C.input_kind],
+               instr: r[C.instruction_id], hmx: r[C.hmx], hvx: r[C.hvx] };
+    });
+    var state = { expanded: {}, weights: false };
+    function hidden(n) { return n.op === 'placeholder' && !state.weights && n.kind && n.kind !== 'user_input'; }
+    function prefixes(m) {
+      if (!m) return [];
+      var parts = m.split('.'), out = [];
+      for (var k = 1; k <= parts.length; k++) out.push(parts.slice(0, k).join('.'));
+      return out;
+    }
+    // Modules and their node counts.
+    var modCount = {};
+    nodes.forEach(function (n) { prefixes(n.module).forEach(function (p) { modCount[p] = (modCount[p] || 0) + 1; }); });
+    // Default: open modules level by level while the view stays small.
+    (function autoExpand() {
+      var level = 1;
+      while (level < 12) {
+        var trial = Object.assign({}, state.expanded);
+        Object.keys(modCount).forEach(function (m) { if (m.split('.').length === level) trial[m] = true; });
+        var saved = state.expanded;
+        state.expanded = trial;
+        var n = units().list.length;
+        if (n > 60) { state.expanded = saved; break; }
+        level++;
+      }
+    })();
+    function unitOf(n) {
+      var ps = prefixes(n.module);
+      for (var k = 0; k < ps.length; k++) if (!state.expanded[ps[k]]) return 'm:' + ps[k];
+      return 'n:' + n.i;
+    }
+    function units() {
+      var map = {}, list = [];
+      nodes.forEach(function (n) {
+        if (hidden(n)) return;
+        var u = unitOf(n);
+        var U = map[u];
+        if (!U) {
+          U = map[u] = { id: u, first: n.i, nodes: [], module: u.charAt(0) === 'm' ? u.slice(2) : null };
+          list.push(U);
+        }
+        U.nodes.push(n);
+      });
+      var edges = {}, elist = [];
+      nodes.forEach(function (n) {
+        if (hidden(n)) return;
+        var v = unitOf(n);
+        n.inputs.forEach(function (i) {
+          var src = nodes[i];
+          if (!src || hidden(src)) return;
+          var u = unitOf(src);
+          if (u === v || edges[u + '>' + v]) return;
+          edges[u + '>' + v] = true;
+          elist.push([map[u], map[v]]);
+        });
+      });
+      return { list: list, edges: elist };
+    }
+    var controls = el('div', { 'class': 'toolbar' });
+    var chips = el('div', { 'class': 'chips' });
+    var wrap = el('div', { 'class': 'graph-wrap' });
+    var info = el('span', { 'class': 'count' });
+    var wToggle = el('input', { type: 'checkbox' });
+    controls.appendChild(el('button', { type: 'button', text: 'collapse all', onclick: function () { state.expanded = {}; draw(); } }));
+    controls.appendChild(el('button', { type: 'button', text: 'expand all', onclick: function () {
+      Object.keys(modCount).forEach(function (m) { state.expanded[m] = true; }); draw(); } }));
+    controls.appendChild(el('label', null, wToggle, ' show weights / buffers'));
+    controls.appendChild(info);
+    wToggle.addEventListener('change', function () { state.weights = wToggle.checked; draw(); });
+    var pls = [];
+    nodes.forEach(function (n) { if (n.placement && pls.indexOf(n.placement) < 0) pls.push(n.placement); });
+    box.appendChild(legend(pls.map(function (p) { return [placementLabel(p), placementColor(p)]; })
+      .concat([[placementLabel(null), COLORS.none], ['dashed frame: module (click to open)', '#ffffff']])));
+    box.appendChild(controls);
+    box.appendChild(chips);
+    box.appendChild(wrap);
+
+    function unitTime(U) {
+      var t = 0, any = false, est = false;
+      U.nodes.forEach(function (n) { if (isNum(n.time)) { t += n.time; any = true; est = est || n.est; } });
+      return any ? { us: t, est: est } : null;
+    }
+    function unitPlacements(U) {
+      var c = {};
+      U.nodes.forEach(function (n) { if (n.op === 'call_function') { var k = n.placement || ''; c[k] = (c[k] || 0) + 1; } });
+      return c;
+    }
+    function draw() {
+      hideTip();
+      var V = units(), list = V.list;
+      var index = {};
+      list.forEach(function (U, k) { index[U.id] = k; });
+      // Longest-path ranks in node order (ignoring edges that go backwards after collapsing).
+      var rank = list.map(function () { return 0; });
+      var preds = list.map(function () { return []; });
+      V.edges.forEach(function (e) { var a = index[e[0].id], b = index[e[1].id]; if (e[0].first < e[1].first) preds[b].push(a); });
+      var order = list.map(function (_, k) { return k; }).sort(function (a, b) { return list[a].first - list[b].first; });
+      order.forEach(function (k) { preds[k].forEach(function (p) { rank[k] = Math.max(rank[k], rank[p] + 1); }); });
+      var rows = [];
+      order.forEach(function (k) { (rows[rank[k]] = rows[rank[k]] || []).push(k); });
+      var BW = 200, BH = 46, GX = 26, GY = 34, pos = [];
+      var maxRow = 1;
+      rows.forEach(function (row, r) {
+        if (!row) return;
+        // Barycentre of predecessors, one pass.
+        row.sort(function (a, b) {
+          function bc(k) { var ps = preds[k]; if (!ps.length) return list[k].first; return ps.reduce(function (s, p) { return s + (pos[p] ? pos[p].x : 0); }, 0) / ps.length; }
+          return bc(a) - bc(b);
+        });
+        row.forEach(function (k, j) { pos[k] = { x: 12 + j * (BW + GX), y: 12 + r * (BH + GY) }; });
+        maxRow = Math.max(maxRow, row.length);
+      });
+      var W = 24 + maxRow * (BW + GX), H = 24 + rows.length * (BH + GY);
+      var svg = sv('svg', { width: W, height: H, role: 'img', 'aria-label': 'model graph' });
+      svg.appendChild(sv('defs', null, sv('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto' },
+        sv('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#8c959f' }))));
+      var eg = sv('g');
+      V.edges.forEach(function (e) {
+        var a = pos[index[e[0].id]], b = pos[index[e[1].id]];
+        if (!a || !b) return;
+        var x1 = a.x + BW / 2, y1 = a.y + BH, x2 = b.x + BW / 2, y2 = b.y;
+        if (y2 <= y1) { y1 = a.y + BH / 2; y2 = b.y + BH / 2; x1 = a.x + BW; x2 = b.x + BW; }
+        var my = (y1 + y2) / 2;
+        eg.appendChild(sv('path', { 'class': 'edge', d: 'M' + x1 + ',' + y1 + ' C' + x1 + ',' + my + ' ' + x2 + ',' + my + ' ' + x2 + ',' + (y2 - 1), 'marker-end': 'url(#arrow)' }));
+      });
+      svg.appendChild(eg);
+      list.forEach(function (U, k) {
+        var p = pos[k];
+        var g = sv('g', { 'class': 'unit' + (U.module ? ' module' : ''), transform: 'translate(' + p.x + ',' + p.y + ')' });
+        var tm = unitTime(U), label1, label2;
+        if (U.module) {
+          var counts = unitPlacements(U), keys = Object.keys(counts), tot = keys.reduce(function (s, x) { return s + counts[x]; }, 0) || 1;
+          var x = 0;
+          keys.sort().forEach(function (pk) {
+            var w = BW * counts[pk] / tot;
+            g.appendChild(sv('rect', { x: x, y: 0, width: w, height: BH, fill: placementColor(pk || null), stroke: 'none' }));
+            x += w;
+          });
+          if (!keys.length) g.appendChild(sv('rect', { x: 0, y: 0, width: BW, height: BH, fill: COLORS.none, stroke: 'none' }));
+          g.appendChild(sv('rect', { 'class': 'frame', x: 0, y: 0, width: BW, height: BH, fill: 'none' }));
+          label1 = '▸ ' + U.module;
+          label2 = U.nodes.length + ' nodes' + (tm ? ' · ' + fmtUs(tm.us) + (tm.est ? ' (est.)' : '') : '');
+          g.addEventListener('click', function () { state.expanded[U.module] = true; draw(); });
+        } else {
+          var n = U.nodes[0];
+          g.appendChild(sv('rect', { x: 0, y: 0, width: BW, height: BH, rx: 4, fill: placementColor(n.op === 'call_function' ? n.placement : null) }));
+          label1 = n.op === 'call_function' ? (n.target || n.name) : (n.op === 'placeholder' ? 'input: ' + n.name : n.op);
+          label2 = (n.op === 'call_function' ? n.name : '') + (tm ? ' · ' + fmtUs(tm.us) + (tm.est ? ' (est.)' : '') : '');
+        }
+        g.appendChild(sv('text', { x: 7, y: 18, text: trunc(label1, 30), 'font-weight': 600 }));
+        g.appendChild(sv('text', { x: 7, y: 35, text: trunc(label2, 32) }));
+        withTip(g, function () {
+          if (U.module) {
+            var c = unitPlacements(U);
+            return ['module ' + U.module, U.nodes.length + ' graph nodes', tm ? 'time: ' + fmtUs(tm.us) + ' per run' + (tm.est ? ' (partly estimated)' : '') : 'time: not attributable per node',
+                    'ops by placement: ' + Object.keys(c).map(function (k) { return (k || 'none') + ' ' + c[k]; }).join(', '), 'click to open'];
+          }
+          var n = U.nodes[0];
+          return [n.name, n.target ? 'op: ' + n.target : n.op, 'placement: ' + placementLabel(n.op === 'call_function' ? n.placement : null),
+                  n.instr !== null && n.instr !== undefined ? 'instruction #' + n.instr : '',
+                  isNum(n.time) ? 'time: ' + fmtUs(n.time) + ' per run' + (n.est ? ' (estimated from cycles)' : '') :
+                    (n.placement && n.placement !== 'cpu' && n.placement !== 'QnnBackend' ? 'time: only per partition for this backend' : ''),
+                  (n.hmx !== null && n.hmx !== undefined) || (n.hvx !== null && n.hvx !== undefined) ? 'HMX ' + flag(n.hmx) + '  HVX ' + flag(n.hvx) : '',
+                  n.module ? 'module: ' + n.module : '', n.source ? 'source: ' + n.source : ''];
+        });
+        svg.appendChild(g);
+      });
+      wrap.textContent = '';
+      wrap.appendChild(svg);
+      chips.textContent = '';
+      Object.keys(state.expanded).filter(function (m) { return state.expanded[m]; }).sort().forEach(function (m) {
+        chips.appendChild(el('span', { 'class': 'chip', title: 'collapse ' + m, text: '▾ ' + m + ' ✕', onclick: function () {
+          Object.keys(state.expanded).forEach(function (k) { if (k === m || k.indexOf(m + '.') === 0) delete state.expanded[k]; });
+          draw();
+        } }));
+      });
+      info.textContent = list.length + ' boxes shown for ' + nodes.length + ' graph nodes (' + G.graph + ')';
+    }
+    draw();
+  }
+
+  // ---- run every section; one failing must not hide the others ------------------------------------
+  [renderGuideCards, renderIcicle, renderPlacement, renderOpsTable, function () { renderRuns('runs-chart', true); },
+   renderQnn, renderLlm, renderGraph].forEach(function (f) {
+    try { f(); } catch (e) {
+      console.error('etscope report: a section failed to render:', e);
+    }
+  });
+  document.body.setAttribute('data-rendered', 'true');
+})();
