@@ -98,12 +98,24 @@ def llm(profile: P.Profile, notes: list[str] | None = None) -> dict | None:
         except Exception as e:  # noqa: BLE001
             if notes is not None:
                 notes.append(f"the LLM analysis failed ({type(e).__name__}: {e}); the LLM section is left out")
-    if isinstance(result, dict) and "llm" in result and isinstance(result["llm"], dict) and "phases" not in result:
-        result = result["llm"]
-    if not isinstance(result, dict) or not (result.get("phases") or result.get("runs")):
+    if isinstance(result, dict) and isinstance(result.get("llm"), dict) and "phases" not in result:
+        outer = result
+        result = dict(result["llm"])
+        for k in ("findings", "warnings"):
+            if outer.get(k) and k not in result:
+                result[k] = outer[k]
+    if not isinstance(result, dict) or not is_llm(result):
         result = None
     profile.cache["views_llm"] = result
     return result
+
+
+def is_llm(llm: dict) -> bool:
+    """Whether the LLM analysis found LLM phases (prefill / decode, or several phases); a CNN's
+    single group of identical runs is not shown as an LLM."""
+    phases = [p for p in llm.get("phases") or [] if isinstance(p, dict)]
+    names = {str(p.get("name")) for p in phases}
+    return len(phases) > 1 or bool(names & {"prefill", "decode"})
 
 
 def _key(x):

@@ -72,3 +72,26 @@ def test_help_does_not_import_heavy_modules():
             "print(sorted(m for m in ('numpy','rich','torch','executorch','pyarrow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
     assert out == "[]"
+
+
+@pytest.mark.parametrize("extra", [["--pte", "llama.pte"], ["--etrecord", "llama.etrecord"]])
+def test_inputs_that_do_not_match_the_etdump_exit_2(real, extra):
+    flag, name = extra
+    proc = subprocess.run([sys.executable, "-m", "etscope.cli", "summary", str(real / "cnn.etdump"), flag,
+                           str(real / name)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "does not match the ETDump" in proc.stderr and name in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_with_pte_and_etrecord_ops_get_types_and_sources(real):
+    r = run("summary", real / "llama_nodebug.etdump", "--pte", real / "llama.pte", "--etrecord",
+            real / "llama.etrecord", "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output)
+    idx = [f for f in s["fallback_ops"] if f["kernel"] == "native_call_index_put.out"]
+    assert len(idx) == 4
+    assert all(f["op_type"] == "aten.index_put.default" and f["op_type_from"] == "etrecord" for f in idx)
+    assert all(f["source"] and f["source"].startswith("attention.py:") for f in idx)
+    assert s["memory"]["planned_bytes"] > 0
+    assert {d["backend_from"] for d in s["delegate_calls"]} == {"ETRecord"}
