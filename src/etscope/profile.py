@@ -444,6 +444,7 @@ def _join_etrecord(profile: Profile, etrecord):
         profile.warnings.append(f"the ETRecord has no debug handle or delegate map for method {method!r}")
         return
     bad = []
+    no_handles = []
     for ins in profile.instructions.values():
         info = dmap.get(ins.id)
         if ins.kind == "delegate":
@@ -458,13 +459,15 @@ def _join_etrecord(profile: Profile, etrecord):
         handles = hmap.get(ins.id)
         if handles is None:
             if hmap and ins.kind == "cpu":
-                bad.append(f"instruction {ins.id} has no debug handles in the ETRecord")
+                no_handles.append(ins.id)
             continue
         ins.debug_handles = [int(h) for h in handles]
         if graph is not None:
             nodes = []
             for h in ins.debug_handles:
                 nodes.extend(graph.by_debug_handle.get(h, []))
+            if ins.kind == "cpu":
+                nodes = _nodes_for_kernel(nodes, ins)
             ins.nodes = [n.name for n in nodes]
             if ins.kind == "cpu":
                 ins.op_types = list(dict.fromkeys(n.target for n in nodes if n.target))
@@ -472,10 +475,35 @@ def _join_etrecord(profile: Profile, etrecord):
                 ins.op_types = list(dict.fromkeys(
                     n.target for n in nodes if n.target and "executorch_call_delegate" not in n.target))
             ins.source = next((n.source for n in nodes if n.source), None)
+    if no_handles:
+        # Prim ops (sym_size, views) and the runtime's own moves have no graph node behind them.
+        profile.warnings.append(
+            f"{len(no_handles)} CPU instruction(s) have no debug handles in the ETRecord, so no op type or "
+            f"source for them: {', '.join(map(str, sorted(no_handles)[:10]))}"
+            + (" …" if len(no_handles) > 10 else ""))
     if bad:
         raise MismatchError("the ETRecord does not match the ETDump: " + "; ".join(bad[:3])
                             + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
                             profile.sources.get("etrecord"))
+
+
+def _op_base(name: str) -> str:
+    """'aten.index_put.default' / 'aten::index_put.out' / 'native_call_index_put.out' -> 'index_put'."""
+    name = name.replace("::", ".")
+    if name.startswith("native_call_"):
+        name = name[len("native_call_"):]
+        return name.split(".")[0]
+    parts = name.split(".")
+    return parts[1] if len(parts) >= 2 else parts[0]
+
+
+def _nodes_for_kernel(nodes: list, ins: Instruction) -> list:
+    """Debug handles can be shared by several graph nodes; keep those whose op is this kernel's op."""
+    want = {_op_base(x) for x in (ins.kernel, ins.operator) if x}
+    if not want or len(nodes) <= 1:
+        return nodes
+    matching = [n for n in nodes if n.target and _op_base(n.target) in want]
+    return matching or nodes
 
 
 def require(path: str | None, what: str):

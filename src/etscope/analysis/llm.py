@@ -205,55 +205,65 @@ def _tokens_from_debug(profile: P.Profile) -> tuple[np.ndarray, str | None]:
 
 # ---- cost split ---------------------------------------------------------------------------------------
 def cost_split(T: np.ndarray) -> dict | None:
-    """Split runs (rows of T, ns per instruction) into prefill-like and the rest by cost profile.
+    """Split runs (rows of T, ns per instruction, NaN = not run) into prefill-like runs and the rest
+    by their cost profile.
+
+    Each instruction's time is taken relative to its median over the runs (log2), and each run is
+    centred on its own lower quartile (a run that is slower everywhere, e.g. the machine was busy,
+    is not a prefill). An instruction is *elevated* in a run when it is at least 2x its median and
+    beyond its usual spread (upper quartile + 3 IQR over the other runs). Starting from the run
+    with the most elevated instructions, the token-dependent instructions are those elevated in
+    most candidate runs, and the candidates are the runs where most of them are elevated; the two
+    are refined until they agree.
 
     Returns {"prefill": bool mask, "ops": column indices of the token-dependent instructions,
-    "score": per-run log2 excess} or None when no clear split exists.
+    "score": per-run share of them elevated} or None when no clear split exists.
     """
     n, k = T.shape
     if n < 3 or k == 0:
         return None
     with np.errstate(invalid="ignore", divide="ignore"):
-        present = np.isfinite(T)
         med = _nanmedian_cols(T)
-        keep = (med >= MIN_OP_NS) & (present.mean(axis=0) >= 0.9)
+        keep = (med >= MIN_OP_NS) & (np.isfinite(T).mean(axis=0) >= 0.9)
         if keep.sum() < MIN_OPS_FOR_COST_SPLIT:
             return None
         X = T[:, keep]
         L = np.log2(np.maximum(X, 1.0) / med[keep])
         L = np.where(np.isfinite(L), L, 0.0)
-        C = L - np.median(L, axis=1, keepdims=True)
+        C = L - np.percentile(L, 25, axis=1, keepdims=True)
     cols = np.nonzero(keep)[0]
-    elevated = C > SENSITIVE_LOG2
-    s0 = elevated.mean(axis=1)
+
+    def elevated(rest: np.ndarray) -> np.ndarray:
+        q25, q75 = np.percentile(C[rest], [25, 75], axis=0)
+        fence = np.maximum(SENSITIVE_LOG2, q75 + 3 * (q75 - q25))
+        return C > fence
+
+    F = elevated(np.ones(n, dtype=bool))
+    s0 = F.mean(axis=1)
     seed = int(np.argmax(s0))
     if s0[seed] < 0.1:
         return None
     pre = np.zeros(n, dtype=bool)
     pre[seed] = True
-    ops = None
-    s1 = None
-    for _ in range(8):
-        frac = elevated[pre].mean(axis=0)
-        ops = frac >= (2 / 3 if pre.sum() > 1 else 1.0)
+    ops = score = None
+    for _ in range(12):
+        frac = F[pre].mean(axis=0)
+        ops = frac >= (0.5 if pre.sum() > 1 else 1.0)
         if ops.sum() < MIN_SENSITIVE_OPS:
             return None
-        s1 = np.median(C[:, ops], axis=1)
-        base = float(np.median(s1))
-        mad = float(np.median(np.abs(s1 - base))) * 1.4826
-        thr = base + max(0.5, 6 * mad)
-        new = s1 > thr
-        if not new.any():
-            return None
+        score = F[:, ops].mean(axis=1)
+        new = score >= 0.5
         if (new == pre).all():
             break
         pre = new
-    if pre.sum() > n / 2:
+        if pre.sum() == 0 or pre.sum() > n / 2:
+            return None
+        F = elevated(~pre)
+    if pre.sum() == 0 or pre.sum() > n / 2:
         return None
-    gap = float(s1[pre].min() - s1[~pre].max())
-    if gap < 0.3:
-        return None
-    return {"prefill": pre, "ops": cols[ops], "score": s1, "gap_log2": gap}
+    # How far apart the two groups are in the token-dependent instructions (median ratio).
+    sep = float(np.median(C[pre][:, ops]) - np.median(C[~pre][:, ops]))
+    return {"prefill": pre, "ops": cols[ops], "score": score, "gap_log2": sep}
 
 
 def _nanmedian_cols(T: np.ndarray) -> np.ndarray:

@@ -452,7 +452,8 @@
     var lo = 0, hi = Math.max.apply(null, vals) * 1.05;
     var W = chartWidth(box), H = 260, padL = 64, padR = 16, padT = 10, padB = 46;
     if (withTitle) box.appendChild(el('div', { 'class': 'chart-title', text: 'Method::execute latency per run' + (ph ? ', coloured by phase' : '') }));
-    if (ph) box.appendChild(legend(ph.names.map(function (n) { return [n, ph.color(n)]; })));
+    if (ph) box.appendChild(legend(ph.names.map(function (n) { return [n, ph.color(n)]; })
+      .concat((((DATA.llm || {}).series || {}).warmup || []).some(function (w) { return w; }) ? [['hollow: warm-up run', '#ffffff']] : [])));
     var svg = sv('svg', { width: W, height: H, role: 'img', 'aria-label': 'latency per run', 'class': 'runs-series' });
     var n = lat.length;
     var sx = function (i) { return padL + (W - padL - padR) * (n > 1 ? i / (n - 1) : 0.5); };
@@ -462,9 +463,12 @@
     svg.appendChild(grid);
     var r = n > 400 ? 1.6 : 2.8;
     var dots = sv('g');
+    var warm = ((DATA.llm || {}).series || {}).warmup || [];
     lat.forEach(function (v, i) {
       if (!isNum(v)) return;
-      var c = sv('circle', { cx: sx(i), cy: sy(v), r: r, fill: ph ? ph.color(ph.phase[i]) : COLORS.method });
+      var col = ph ? ph.color(ph.phase[i]) : COLORS.method;
+      var c = warm[i] ? sv('circle', { cx: sx(i), cy: sy(v), r: r + 1.5, fill: 'none', stroke: col, 'stroke-width': 1.5 })
+                      : sv('circle', { cx: sx(i), cy: sy(v), r: r, fill: col });
       dots.appendChild(c);
     });
     svg.appendChild(dots);
@@ -562,6 +566,7 @@
       if (skip && skip.indexOf(k) >= 0) return;
       var v = obj[k];
       if (Array.isArray(v) && v.length && typeof v[0] === 'object' && !Array.isArray(v[0])) return;  // tables separately
+      if (v && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).every(function (kk) { return scalar(v[kk]); })) return;
       t.appendChild(el('tr', null, el('th', { text: k }), el('td', { text: fmtField(k, v) })));
     });
     return t;
@@ -585,6 +590,9 @@
       var v = obj[k];
       if (Array.isArray(v) && v.length && typeof v[0] === 'object' && v[0] !== null && !Array.isArray(v[0])) {
         out.push(el('h3', { text: k.replace(/_/g, ' ') + ' (' + v.length + ')' }), listTable(v));
+      } else if (v && Array.isArray(v.columns) && Array.isArray(v.rows)) {
+        out.push(el('h3', { text: k.replace(/_/g, ' ') }), listTable(v.rows.map(function (r) {
+          var o = {}; v.columns.forEach(function (c, i) { o[c] = r[i]; }); return o; })));
       } else if (v && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).every(function (kk) { return scalar(v[kk]); })) {
         out.push(el('h3', { text: k.replace(/_/g, ' ') }), kvTable(v), subTables(v));
       }
@@ -592,6 +600,26 @@
     return out;
   }
   function flag(v) { return v === true ? '✓' : (v === false ? '–' : '?'); }
+
+  function clockChart(box, mhz, cold) {
+    var vals = mhz.filter(isNum);
+    var W = chartWidth(box), H = 170, padL = 64, padR = 16, padT = 8, padB = 44, n = mhz.length;
+    var lo = 0, hi = Math.max.apply(null, vals) * 1.1 || 1;
+    var sx = function (i) { return padL + (W - padL - padR) * (n > 1 ? i / (n - 1) : 0.5); };
+    var sy = function (v) { return padT + (H - padT - padB) * (1 - (v - lo) / (hi - lo)); };
+    var svg = sv('svg', { width: W, height: H, role: 'img', 'aria-label': 'derived HTP clock per run' });
+    mhz.forEach(function (v, i) {
+      if (!isNum(v)) return;
+      var c = sv('circle', { cx: sx(i), cy: sy(v), r: 3, fill: cold.indexOf(i) >= 0 ? '#ef6c00' : COLORS.npu });
+      withTip(c, function () { return ['run ' + i + (cold.indexOf(i) >= 0 ? ' (cold: HTP power-on)' : ''), fmtNum(v) + ' MHz (estimate: cycles ÷ µs)']; });
+      svg.appendChild(c);
+    });
+    xAxis(svg, sx, 0, Math.max(n - 1, 1), H - padB + 4, 'run (Execute index)', W - padL, function (t) { return fmtInt(t); });
+    yAxis(svg, sy, lo, hi, padL, 'clock (MHz, est.)', H - padT - padB, function (t) { return fmtInt(t); });
+    box.appendChild(el('div', { 'class': 'chart-title', text: 'Derived HTP clock per run (accelerator cycles ÷ accelerator µs)' }));
+    box.appendChild(legend([['warm run', COLORS.npu], ['cold run (paid HTP power-on)', '#ef6c00']]));
+    box.appendChild(svg);
+  }
 
   function renderQnn() {
     var box = document.getElementById('qnn-body');
@@ -608,9 +636,24 @@
        ['accelerator cycles', fmtField('accel_cycles', p.accel_cycles)], ['derived clock (estimate)', fmtField('clock_mhz_est', p.clock_mhz_est)]
       ].forEach(function (kv) { if (kv[1] !== 'n/a') cards.appendChild(stat(kv[0], kv[1])); });
       box.appendChild(cards);
+      if (p.clock_warning) box.appendChild(el('p', { 'class': 'warn', text: p.clock_warning }));
+      if (Array.isArray(p.levels) && p.levels.length) {
+        box.appendChild(el('div', { 'class': 'chart-title', text: 'What contains what (p50 per run, outermost first)' }));
+        var lt = el('table', { 'class': 'data' });
+        lt.appendChild(el('tr', null, ['level', 'p50', 'what it measures', 'adds over the next level'].map(function (h) { return el('th', { text: h }); })));
+        p.levels.forEach(function (l) {
+          var v = l.unit === 'cycles' ? fmtInt(l.p50_cycles) + ' cycles' : fmtUs(l.p50_us);
+          lt.appendChild(el('tr', null, el('td', { text: l.name + (l.unit ? ' (' + l.unit + ')' : '') }), el('td', { 'class': 'num', text: v }),
+            el('td', { text: l.what || '' }), el('td', { text: (isNum(l.adds_us_p50) ? fmtUs(l.adds_us_p50) + ': ' : '') + (l.adds_over_next || '') })));
+        });
+        box.appendChild(lt);
+      }
+      var pr = p.per_run || {};
+      if (Array.isArray(pr.clock_mhz_est) && pr.clock_mhz_est.some(isNum)) clockChart(box, pr.clock_mhz_est, p.cold_runs || []);
       var other = {};
       Object.keys(p).forEach(function (k) {
-        if (['instruction_id', 'runs', 'delegate_call_ms', 'qnn_execute_us', 'accel_us', 'accel_cycles', 'clock_mhz_est', 'ops'].indexOf(k) < 0) other[k] = p[k];
+        if (['instruction_id', 'runs', 'delegate_call_ms', 'qnn_execute_us', 'accel_us', 'accel_cycles', 'clock_mhz_est', 'ops',
+             'levels', 'per_run', 'clock_warning'].indexOf(k) < 0) other[k] = p[k];
       });
       if (Object.keys(other).length) { box.appendChild(kvTable(other)); box.appendChild(el('div', null, subTables(other))); }
       var ops = (p.ops || []).slice();
@@ -638,12 +681,12 @@
       box.appendChild(legend([['used HMX (matrix unit)', '#1b5e20'], ['HVX only (vector unit)', '#66bb6a'], ['HMX/HVX unknown', COLORS.npu]]));
       box.appendChild(svg);
       var t = el('table', { 'class': 'data' });
-      var heads = ['QNN op', 'graph node', 'op type', 'cycles p50', 'est. time p50', 'share', 'HMX', 'HVX'];
+      var heads = ['QNN op', 'graph node', 'op type', 'cycles p50', 'est. time p50', 'share', 'HMX', 'HVX', 'DMA'];
       t.appendChild(el('tr', null, heads.map(function (h) { return el('th', { text: h }); })));
       (p.ops || []).forEach(function (o) {
         t.appendChild(el('tr', null, [el('td', { text: o.qnn_name }), el('td', { text: o.node || '' }), el('td', { text: o.op_type || '' }),
           el('td', { 'class': 'num', text: fmtInt(o.cycles_p50) }), el('td', { 'class': 'num', text: isNum(o.est_us_p50) ? fmtUs(o.est_us_p50) + ' (est.)' : '' }),
-          el('td', { 'class': 'num', text: fmtPct(o.share) }), el('td', { text: flag(o.hmx) }), el('td', { text: flag(o.hvx) })]));
+          el('td', { 'class': 'num', text: fmtPct(o.share) }), el('td', { text: flag(o.hmx) }), el('td', { text: flag(o.hvx) }), el('td', { text: flag(o.dma) })]));
       });
       box.appendChild(el('details', null, el('summary', { text: 'All ' + (p.ops || []).length + ' ops of this partition' }), el('div', { 'class': 'table-wrap' }, t)));
     });
@@ -664,36 +707,51 @@
     if (!box) return;
     var L = DATA.llm || {};
     var cards = el('div', { 'class': 'cards' });
-    [['runs', L.runs], ['warm-up runs', L.warmup_runs], ['time to first token', L.ttft_ms, 'ttft_ms'],
-     ['decode throughput', L.decode_tokens_per_s, 'tokens_per_s']].forEach(function (x) {
-      if (x[1] === undefined || x[1] === null) return;
-      var v = x[2] === 'tokens_per_s' ? fmtNum(x[1]) + ' tokens/s' : fmtField(x[2] || x[0], x[1]);
-      cards.appendChild(stat(x[0], v));
-    });
+    var nRuns = Array.isArray(L.runs) ? L.runs.length : L.runs;
+    var warm = Array.isArray(L.warmup_runs) ? L.warmup_runs.length : L.warmup_runs;
+    if (isNum(nRuns)) cards.appendChild(stat('runs', fmtInt(nRuns), isNum(warm) ? warm + ' warm-up run(s) left out of the statistics' : ''));
+    if (isNum(L.ttft_ms)) cards.appendChild(stat('time to first token', fmtMs(L.ttft_ms), 'prefill latency, p50' + (isNum(L.ttft_first_ms) ? '; first prefill ' + fmtMs(L.ttft_first_ms) : '')));
+    if (isNum(L.decode_tokens_per_s)) cards.appendChild(stat('decode throughput', fmtNum(L.decode_tokens_per_s) + ' tokens/s', '1000 ÷ p50 ms per token'));
     box.appendChild(cards);
+    var findings = (L.findings || []).concat(L.warmup && L.warmup.length && typeof L.warmup[0] === 'string' ? L.warmup : []);
+    if (findings.length) box.appendChild(el('ul', null, findings.map(function (f) { return el('li', { text: typeof f === 'string' ? f : JSON.stringify(f) }); })));
     var phases = L.phases || [];
     if (phases.length) {
+      box.appendChild(el('h3', { text: 'Phases (steady-state runs)' }));
       var t = el('table', { 'class': 'data' });
-      t.appendChild(el('tr', null, ['phase', 'runs', 'latency', 'breakdown'].map(function (h) { return el('th', { text: h }); })));
+      t.appendChild(el('tr', null, ['phase', 'runs', 'tokens/run', 'latency p50', 'p90', 'ms per token', 'split of Method::execute (mean)'].map(function (h) { return el('th', { text: h }); })));
       phases.forEach(function (p) {
         var runs = Array.isArray(p.runs) ? p.runs.length : p.runs;
+        var lat = p.latency_ms || {};
         var bd = p.breakdown;
         var bdText = Array.isArray(bd) ? bd.map(function (b) {
-          var name = b.kind === 'delegate' ? b.backend : (b.name || b.kind);
+          var name = b.kind === 'delegate' ? b.backend : (b.kind === 'cpu_ops' ? 'CPU kernels' : (b.kind === 'framework_overhead' ? 'overhead' : (b.name || b.kind)));
           return name + ' ' + fmtMs(b.mean_ms) + (isNum(b.share) ? ' (' + fmtPct(b.share) + ')' : '');
         }).join('; ') : fmtField('breakdown', bd);
-        t.appendChild(el('tr', null, el('td', { text: p.name }), el('td', { 'class': 'num', text: fmtField('runs', runs) }),
-                         el('td', { text: fmtField('latency_ms', p.latency_ms) }), el('td', { text: bdText })));
+        var row = el('tr', null, el('td', null, el('span', { 'class': 'pill', style: 'background:' + phaseColor(p.name), text: p.name })),
+          el('td', { 'class': 'num', text: fmtField('runs', runs) + (isNum(p.steady_runs) && p.steady_runs !== runs ? ' (' + p.steady_runs + ' steady)' : '') }),
+          el('td', { 'class': 'num', text: p.tokens_per_run === null || p.tokens_per_run === undefined ? '?' : fmtNum(p.tokens_per_run) }),
+          el('td', { 'class': 'num', text: fmtMs(lat.p50) }), el('td', { 'class': 'num', text: fmtMs(lat.p90) }),
+          el('td', { 'class': 'num', text: isNum(p.ms_per_token) ? fmtMs(p.ms_per_token) : '' }), el('td', { text: bdText }));
+        t.appendChild(row);
       });
       box.appendChild(t);
+      phases.forEach(function (p) {
+        if (Array.isArray(p.top_ops) && p.top_ops.length) {
+          box.appendChild(el('details', null, el('summary', { text: 'Slowest instructions in ' + p.name + ' (mean per run)' }), listTable(p.top_ops, 50)));
+        }
+      });
     }
     var rest = {};
-    Object.keys(L).forEach(function (k) { if (['runs', 'warmup_runs', 'ttft_ms', 'decode_tokens_per_s', 'phases'].indexOf(k) < 0) rest[k] = L[k]; });
+    Object.keys(L).forEach(function (k) {
+      if (['runs', 'warmup_runs', 'warmup', 'ttft_ms', 'ttft_first_ms', 'decode_tokens_per_s', 'phases', 'series', 'findings'].indexOf(k) < 0) rest[k] = L[k];
+    });
     if (Object.keys(rest).length) { box.appendChild(kvTable(rest)); box.appendChild(el('div', null, subTables(rest))); }
     var chart = el('div', { id: 'llm-runs', 'class': 'chart' });
     box.appendChild(chart);
     renderRuns('llm-runs', true);
   }
+  function phaseColor(name) { var ph = phaseInfo(); return ph ? ph.color(name) : COLORS.method; }
 
   // ---- graph view ---------------------------------------------------------------------------------
   function renderGraph() {
