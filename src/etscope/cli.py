@@ -300,5 +300,49 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
         click.echo(dumps(_plain(result).to_pylist(), indent=None))
 
 
+# ---- diff -----------------------------------------------------------------------------------------
+def _percent(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        return float(str(value).strip().rstrip("%"))
+    except ValueError:
+        raise click.BadParameter(f"expected a percentage like 5% (got {value!r})") from None
+
+
+@main.command()
+@click.argument("base", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.option("--etrecord-base", type=click.Path(dir_okay=False), help="ETRecord of the base run.")
+@click.option("--etrecord-new", type=click.Path(dir_okay=False), help="ETRecord of the new run.")
+@click.option("--pte-base", type=click.Path(dir_okay=False), help=".pte of the base run.")
+@click.option("--pte-new", type=click.Path(dir_okay=False), help=".pte of the new run.")
+@click.option("--fail-on-regression", callback=_percent,
+              help="Exit 1 when p50 latency is significantly worse by more than this (e.g. 5%).")
+@click.option("--fail-on-fallback", is_flag=True, help="Exit 1 when any op moved from a delegate to the CPU.")
+@click.option("--min-effect", callback=_percent, default="2%", show_default=True,
+              help="Smallest change reported as significant.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regression, fail_on_fallback,
+         min_effect, as_json):
+    """Compare two runs: latency change with a confidence interval, op and placement changes."""
+    from etscope.analysis.diff import compare
+    from etscope.profile import load
+
+    a = load(base, etrecord=etrecord_base, pte=pte_base)
+    b = load(new, etrecord=etrecord_new, pte=pte_new)
+    d = compare(a, b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
+                fail_on_fallback=fail_on_fallback)
+    d["inputs"] = {"base": base, "new": new}
+    if as_json:
+        _emit_json(d)
+    else:
+        from etscope.render.diff_text import render_diff
+
+        render_diff(d)
+    if d["gate"]["fail"]:
+        sys.exit(1)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -223,25 +223,27 @@ def cost_split(T: np.ndarray) -> dict | None:
     if n < 3 or k == 0:
         return None
     with np.errstate(invalid="ignore", divide="ignore"):
-        med = _nanmedian_cols(T)
-        keep = (med >= MIN_OP_NS) & (np.isfinite(T).mean(axis=0) >= 0.9)
+        present = np.isfinite(T)
+        keep = present.mean(axis=0) >= 0.9
+        base = _nanpercentile_cols(T, 25)
+        keep &= base >= MIN_OP_NS
         if keep.sum() < MIN_OPS_FOR_COST_SPLIT:
             return None
-        X = T[:, keep]
-        L = np.log2(np.maximum(X, 1.0) / med[keep])
+        L = np.log2(np.maximum(T[:, keep], 1.0) / base[keep])
         L = np.where(np.isfinite(L), L, 0.0)
         C = L - np.percentile(L, 25, axis=1, keepdims=True)
     cols = np.nonzero(keep)[0]
 
     def elevated(rest: np.ndarray) -> np.ndarray:
-        q25, q75 = np.percentile(C[rest], [25, 75], axis=0)
-        fence = np.maximum(SENSITIVE_LOG2, q75 + 3 * (q75 - q25))
+        # Usual spread from the lower half of the other runs, robust to many prefill runs.
+        q10, q50 = np.percentile(C[rest], [10, 50], axis=0)
+        fence = np.maximum(SENSITIVE_LOG2, q50 + np.maximum(4 * (q50 - q10), 0.5))
         return C > fence
 
     F = elevated(np.ones(n, dtype=bool))
-    s0 = F.mean(axis=1)
+    s0 = F.sum(axis=1)
     seed = int(np.argmax(s0))
-    if s0[seed] < 0.1:
+    if s0[seed] < MIN_SENSITIVE_OPS:
         return None
     pre = np.zeros(n, dtype=bool)
     pre[seed] = True
@@ -256,14 +258,32 @@ def cost_split(T: np.ndarray) -> dict | None:
         if (new == pre).all():
             break
         pre = new
-        if pre.sum() == 0 or pre.sum() > n / 2:
+        if pre.sum() == 0 or pre.sum() > 0.6 * n:
             return None
         F = elevated(~pre)
-    if pre.sum() == 0 or pre.sum() > n / 2:
+    n_pre = int(pre.sum())
+    if n_pre == 0 or n_pre > 0.6 * n:
         return None
-    # How far apart the two groups are in the token-dependent instructions (median ratio).
+    # Accept only a clean split: the other runs show almost none of the pattern, and a single
+    # prefill-like run needs a broad pattern (one noisy run elevates a few instructions).
+    if float(score[~pre].max()) > 0.25:
+        return None
+    if int(ops.sum()) < (4 if n_pre > 1 else 8):
+        return None
     sep = float(np.median(C[pre][:, ops]) - np.median(C[~pre][:, ops]))
     return {"prefill": pre, "ops": cols[ops], "score": score, "gap_log2": sep}
+
+
+def _nanpercentile_cols(T: np.ndarray, q: float) -> np.ndarray:
+    if not np.isnan(T).any():
+        return np.percentile(T, q, axis=0)
+    out = np.full(T.shape[1], np.nan)
+    for j in range(T.shape[1]):
+        col = T[:, j]
+        col = col[~np.isnan(col)]
+        if col.size:
+            out[j] = np.percentile(col, q)
+    return out
 
 
 def _nanmedian_cols(T: np.ndarray) -> np.ndarray:

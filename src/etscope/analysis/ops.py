@@ -89,6 +89,7 @@ def _event_stats(profile: P.Profile) -> list[dict]:
     keys = np.stack([block, role, name, instr_key, occ, ev["unit"][idx].astype(np.int64)])
     uniq, first, inv = unique_columns(keys)
     st = grouped(inv, ev["value"][idx], uniq.shape[1])
+    profile.cache["event_groups"] = (ev["execute"][idx], ev["value"][idx], inv, uniq.shape[1])
     n_exec = max(profile.n_runs, 1)
     rows = []
     for j in np.argsort(first, kind="stable"):
@@ -96,7 +97,7 @@ def _event_stats(profile: P.Profile) -> list[dict]:
         row = {"block": "Execute" if b else "Default", "role": P.ROLE_NAMES[rl],
                "name": profile.name_of(nm), "instruction_id": ins if ins >= 0 else None,
                "occurrence": oc, "unit": units.NAMES[un], "runs": int(st["count"][j]),
-               "calls_per_run": float(st["count"][j] / n_exec) if b else None}
+               "calls_per_run": float(st["count"][j] / n_exec) if b else None, "group": int(j)}
         for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
             row[k] = float(st[k][j])
         if un == units.NS:
@@ -104,6 +105,20 @@ def _event_stats(profile: P.Profile) -> list[dict]:
                 row[f"{k}_ms"] = row[k] / 1e6
         rows.append(row)
     return rows
+
+
+def samples(profile: P.Profile, rows: list[dict]) -> np.ndarray:
+    """Per-run values of the given event_stats rows: array (rows, runs), NaN where a run lacks it."""
+    event_stats(profile)
+    execute, value, inv, n_groups = profile.cache["event_groups"]
+    out = np.full((len(rows), profile.n_runs), np.nan)
+    want = np.full(n_groups, -1, dtype=np.int64)
+    for i, r in enumerate(rows):
+        want[r["group"]] = i
+    row_of = want[inv]
+    m = (row_of >= 0) & (execute >= 0)
+    out[row_of[m], execute[m]] = value[m]
+    return out
 
 
 def op_table(profile: P.Profile) -> list[dict]:

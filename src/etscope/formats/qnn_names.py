@@ -56,11 +56,16 @@ class QnnEventName(NamedTuple):
 # Unit suffixes ExecuTorch's QnnProfiler and QNN itself put at the end of a name.
 _NAME_UNITS = {"us": "us", "cycles": "cycles", "count": "count", "bytes": "bytes", "ms": "ms",
                "ns": "ns", "object": "object", "backend": "backend"}
-_UNIT_SUFFIX = re.compile(r"^(.*?)\s*\((us|cycles|count|bytes|ms|ns|object|backend)\)$", re.S)
-# "name:OpId_N", "Input OpId_N", "OpId_N"; the op id is always last.
-_OP_ID = re.compile(r"^(?:(.*?)(?::|\s+))?OpId_(\d+)$", re.S)
+# Group 1 is the name without the suffix and the spaces before it. Written as "(?:.*\S)?" rather
+# than a lazy "(.*?)\s*": that form backtracks quadratically on long runs of spaces (a 40 kB name
+# took a minute).
+_UNIT_SUFFIX = re.compile(r"^((?:.*\S)?)\s*\((us|cycles|count|bytes|ms|ns|object|backend)\)$", re.S)
+# "name:OpId_N", "Input OpId_N", "OpId_N"; the op id is always last (parsed by _op_id, no regex).
+_OP_ID_MARK = "OpId_"
 # "..._token_N" and, on device, "..._token_N_M".
 _TOKEN = re.compile(r"^(.*?)_token_(\d+)(?:_(\d+))?$", re.S)
+# Longest number taken as an op id or token (longer ones are not ids; int() refuses > 4300 digits).
+_MAX_ID_DIGITS = 18
 
 # Suffixes QNN or ExecuTorch's op builders add to the FX node name of an op they split or insert
 # (seen in data: MatMul_0_pre_reshape / MatMul_7_post_reshape; in executorch/backends/qualcomm/
@@ -71,7 +76,7 @@ _DERIVED_SUFFIXES = ("_pre_reshape", "_post_reshape", "_cast", "_unsqueeze", "_p
 def split_token(base: str) -> tuple[str, int | None, int | None]:
     """``"Conv_token_13_2"`` -> ``("Conv", 13, 2)``; ``"Relu"`` -> ``("Relu", None, None)``."""
     m = _TOKEN.match(base)
-    if not m or not m.group(1):
+    if not m or not m.group(1) or len(m.group(2)) > _MAX_ID_DIGITS or len(m.group(3) or "") > _MAX_ID_DIGITS:
         return base, None, None
     return m.group(1), int(m.group(2)), (int(m.group(3)) if m.group(3) is not None else None)
 
@@ -83,14 +88,36 @@ def _split_event(s: str) -> tuple[str, str | None, int | None, str | None]:
     m = _UNIT_SUFFIX.match(rest)
     if m:
         rest, unit = m.group(1), _NAME_UNITS[m.group(2)]
-    m = _OP_ID.match(rest)
-    if not m:
+    found = _op_id(rest)
+    if found is None:
         return rest, None, None, unit
-    raw = m.group(1) or ""
-    sep = None
-    if m.group(1) is not None:
-        sep = ":" if rest[len(raw)] == ":" else " "
-    return raw.strip(), sep, int(m.group(2)), unit
+    raw, sep, op_id = found
+    return raw.strip(), sep, op_id, unit
+
+
+def _op_id(rest: str) -> tuple[str, str | None, int] | None:
+    r"""``"name:OpId_7"`` -> ``("name", ":", 7)``, ``"Input OpId_2"`` -> ``("Input", " ", 2)``,
+    ``"OpId_17"`` -> ``("", None, 17)``; None when ``rest`` does not end in an op id.
+
+    Same as the regex ``^(?:(.*?)(?::|\s+))?OpId_(\d+)$`` (re.S) without its quadratic backtracking.
+    """
+    i = rest.rfind(_OP_ID_MARK)
+    if i < 0:
+        return None
+    digits = rest[i + len(_OP_ID_MARK):]
+    if not digits.isdecimal() or len(digits) > _MAX_ID_DIGITS:
+        if digits.endswith("\n") and digits[:-1].isdecimal() and len(digits) - 1 <= _MAX_ID_DIGITS:
+            digits = digits[:-1]       # "$" also matches before a final newline
+        else:
+            return None
+    prefix = rest[:i]
+    if not prefix:
+        return "", None, int(digits)
+    if prefix[-1].isspace():
+        return prefix.rstrip(), " ", int(digits)
+    if prefix[-1] == ":":
+        return prefix[:-1], ":", int(digits)
+    return None
 
 
 def parse_qnn_event_name(s: str) -> QnnEventName:

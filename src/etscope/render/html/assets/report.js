@@ -1,6 +1,6 @@
 /* etscope report: draws the sections from the JSON blob in #etscope-data.
  * No libraries. Data from input files is only ever written with textContent or setAttribute
- * (never innerHTML), so names such as "<img src=x onerror=...>" show as text. */
+ * (never innerHTML), so a name that looks like an HTML tag shows as text. */
 (function () {
   'use strict';
 
@@ -56,6 +56,14 @@
     if (!isNum(x)) return 'n/a';
     if (Math.abs(x) >= 1000 || Number.isInteger(x)) return x.toLocaleString('en-US', { maximumFractionDigits: d === undefined ? 1 : d });
     return x.toPrecision(4).replace(/\.?0+$/, '');
+  }
+  function fmtCompact(x) {
+    if (!isNum(x)) return 'n/a';
+    var a = Math.abs(x);
+    if (a >= 1e9) return +(x / 1e9).toPrecision(3) + 'G';
+    if (a >= 1e6) return +(x / 1e6).toPrecision(3) + 'M';
+    if (a >= 1e3) return +(x / 1e3).toPrecision(3) + 'k';
+    return String(+x.toPrecision(3));
   }
   function fmtPct(x) { return isNum(x) ? (x * 100).toFixed(x < 0.001 && x > 0 ? 2 : 1) + '%' : ''; }
   function fmtBytes(n) {
@@ -139,7 +147,9 @@
   function xAxis(g, scale, lo, hi, y, label, width, fmt) {
     var ax = sv('g', { 'class': 'axis' });
     ax.appendChild(sv('line', { x1: scale(lo), x2: scale(hi), y1: y, y2: y }));
-    niceTicks(lo, hi, Math.max(2, Math.floor(width / 90))).forEach(function (t) {
+    var ticks = niceTicks(lo, hi, Math.max(2, Math.floor(width / 100)));
+    if (fmt === fmtInt) ticks = ticks.filter(function (t) { return Number.isInteger(t); });
+    ticks.forEach(function (t) {
       var x = scale(t);
       ax.appendChild(sv('line', { x1: x, x2: x, y1: y, y2: y + 4 }));
       ax.appendChild(sv('text', { x: x, y: y + 15, 'text-anchor': 'middle', text: fmt ? fmt(t) : fmtNum(t) }));
@@ -150,7 +160,9 @@
   function yAxis(g, scale, lo, hi, x, label, height, fmt) {
     var ax = sv('g', { 'class': 'axis' });
     ax.appendChild(sv('line', { x1: x, x2: x, y1: scale(lo), y2: scale(hi) }));
-    niceTicks(lo, hi, Math.max(2, Math.floor(height / 40))).forEach(function (t) {
+    var ticks = niceTicks(lo, hi, Math.max(2, Math.floor(height / 40)));
+    if (fmt === fmtInt) ticks = ticks.filter(function (t) { return Number.isInteger(t); });
+    ticks.forEach(function (t) {
       var y = scale(t);
       ax.appendChild(sv('line', { x1: x - 4, x2: x, y1: y, y2: y }));
       ax.appendChild(sv('text', { x: x - 6, y: y + 4, 'text-anchor': 'end', text: fmt ? fmt(t) : fmtNum(t) }));
@@ -486,7 +498,7 @@
     });
     hit.addEventListener('mouseleave', hideTip);
     svg.appendChild(hit);
-    xAxis(svg, sx, 0, Math.max(n - 1, 1), H - padB + 4, 'run (Execute index, in order)', W - padL, function (t) { return fmtInt(t); });
+    xAxis(svg, sx, 0, Math.max(n - 1, 1), H - padB + 4, 'run (Execute index, in order)', W - padL, fmtInt);
     yAxis(svg, sy, lo, hi, padL, 'latency (ms)', H - padT - padB, function (t) { return fmtNum(t, 3); });
     box.appendChild(svg);
 
@@ -525,7 +537,7 @@
       });
     }
     xAxis(svg2, hx, vmin, vmax, H2 - padB + 4, 'Method::execute latency (ms)', W - padL, function (t) { return fmtNum(t, 3); });
-    yAxis(svg2, hy, 0, cmax, padL, 'runs', H2 - padT - padB, function (t) { return fmtInt(t); });
+    yAxis(svg2, hy, 0, cmax, padL, 'runs', H2 - padT - padB, fmtInt);
     box.appendChild(svg2);
     var l = (DATA.summary.runs || {}).latency_ms;
     if (l) {
@@ -565,6 +577,7 @@
     Object.keys(obj || {}).forEach(function (k) {
       if (skip && skip.indexOf(k) >= 0) return;
       var v = obj[k];
+      if (v === null || v === undefined || (Array.isArray(v) && !v.length)) return;  // nothing to say
       if (Array.isArray(v) && v.length && typeof v[0] === 'object' && !Array.isArray(v[0])) return;  // tables separately
       if (v && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).every(function (kk) { return scalar(v[kk]); })) return;
       t.appendChild(el('tr', null, el('th', { text: k }), el('td', { text: fmtField(k, v) })));
@@ -614,8 +627,8 @@
       withTip(c, function () { return ['run ' + i + (cold.indexOf(i) >= 0 ? ' (cold: HTP power-on)' : ''), fmtNum(v) + ' MHz (estimate: cycles ÷ µs)']; });
       svg.appendChild(c);
     });
-    xAxis(svg, sx, 0, Math.max(n - 1, 1), H - padB + 4, 'run (Execute index)', W - padL, function (t) { return fmtInt(t); });
-    yAxis(svg, sy, lo, hi, padL, 'clock (MHz, est.)', H - padT - padB, function (t) { return fmtInt(t); });
+    xAxis(svg, sx, 0, Math.max(n - 1, 1), H - padB + 4, 'run (Execute index)', W - padL, fmtInt);
+    yAxis(svg, sy, lo, hi, padL, 'clock (MHz, est.)', H - padT - padB, fmtInt);
     box.appendChild(el('div', { 'class': 'chart-title', text: 'Derived HTP clock per run (accelerator cycles ÷ accelerator µs)' }));
     box.appendChild(legend([['warm run', COLORS.npu], ['cold run (paid HTP power-on)', '#ef6c00']]));
     box.appendChild(svg);
@@ -662,7 +675,7 @@
       var top = ops.slice(0, 25);
       var W = chartWidth(box), labelW = 320, rowH = 19, H = top.length * rowH + 48;
       var max = Math.max.apply(null, top.map(function (o) { return o.cycles_p50 || 0; })) || 1;
-      var sc = function (v) { return labelW + (W - labelW - 170) * v / max; };
+      var sc = function (v) { return labelW + (W - labelW - 230) * v / max; };
       var svg = sv('svg', { width: W, height: H, role: 'img', 'aria-label': 'QNN ops by cycles' });
       top.forEach(function (o, i) {
         var y = 4 + i * rowH, g = sv('g');
@@ -676,7 +689,7 @@
           isNum(o.share) ? fmtPct(o.share) + ' of the partition\'s cycles' : '', 'HMX ' + flag(o.hmx) + '  HVX ' + flag(o.hvx)]; });
         svg.appendChild(g);
       });
-      xAxis(svg, sc, 0, max, top.length * rowH + 8, 'cycles per op (p50 over runs)', W - labelW, function (t) { return fmtInt(t); });
+      xAxis(svg, sc, 0, max, top.length * rowH + 8, 'cycles per op (p50 over runs)', W - labelW - 230, fmtCompact);
       box.appendChild(el('div', { 'class': 'chart-title', text: 'Ops by cycles (top ' + top.length + ' of ' + ops.length + ')' }));
       box.appendChild(legend([['used HMX (matrix unit)', '#1b5e20'], ['HVX only (vector unit)', '#66bb6a'], ['HMX/HVX unknown', COLORS.npu]]));
       box.appendChild(svg);
