@@ -194,7 +194,7 @@ def _lower(
     programs: Any,
     out_dir: Path,
     name: str,
-    backend_config: Any = None,
+    backend_config: Any = None, partitioners: Optional[List[Any]] = None,
 ) -> Tuple[Path, Path, Dict[str, Any]]:
     """to_edge_transform_and_lower + to_executorch; writes NAME.pte and NAME.etrecord."""
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
@@ -204,7 +204,7 @@ def _lower(
 
     t0 = time.perf_counter()
     edge = to_edge_transform_and_lower(
-        programs, partitioner=[XnnpackPartitioner()], generate_etrecord=True
+        programs, partitioner=partitioners or [XnnpackPartitioner()], generate_etrecord=True
     )
     et = edge.to_executorch(backend_config) if backend_config else edge.to_executorch()
     lower_s = time.perf_counter() - t0
@@ -880,6 +880,463 @@ def fx_llama_multimethod(out: Path) -> Dict[str, Any]:
     return entry
 
 
+# ------------------------------------------------------------------ diff fixtures
+#
+# Fixture pairs for `etscope diff base.etdump new.etdump` (tests/fixtures/diff/, own manifest
+# `manifest.json`; the gen_* files and gen_manifest.json are not touched). One model family,
+# `_DiffCNN(width)`: width 8 is gen_cnn's model (same layers, same seed => same weights, same
+# input); the variants change only what their entry says:
+#
+# * diff_same      width 8, XnnpackPartitioner(): exported once, run in DIFF_SESSIONS separate
+#                  runtime sessions (one child Python process each: Runtime -> load_program ->
+#                  load_method -> DIFF_EXECUTES executes -> write ETDump) -> diff_same_00..NN
+# * diff_cpu_moved width 8, XnnpackPartitioner(configs=ALL minus Linear/Addmm/MM/Permute): the
+#                  linear layer leaves XNNPACK and runs as portable permute_copy + addmm
+# * diff_slower    width 32 (same graph, ~9x the MACs)
+# * diff_faster    width 4 (same graph, ~0.4x the MACs)
+#
+# Every variant is run the same way as one diff_same session. Debug buffer off (profiling only).
+
+DIFF_OUT = REPO / "tests" / "fixtures" / "diff"
+DIFF_MANIFEST = "manifest.json"
+DIFF_FILE_BUDGET = 300_000  # per committed file
+DIFF_TOTAL_BUDGET = 3_000_000
+DIFF_SESSIONS = 10
+DIFF_EXECUTES = 30
+DIFF_BASE_WIDTH = 8
+
+
+def _diff_cnn_module(width: int):
+    torch, _ = _lazy_imports()
+    nn = torch.nn
+
+    class DiffCNN(nn.Module):
+        """gen_cnn's CNN with a variable channel width (8 == gen_cnn)."""
+
+        def __init__(self, w: int):
+            super().__init__()
+            self.c1 = nn.Conv2d(3, w, 3, padding=1)
+            self.c2 = nn.Conv2d(w, w, 3, padding=1)
+            self.fc = nn.Linear(w * 4 * 4, 10)
+
+        def forward(self, x):
+            x = torch.max_pool2d(torch.relu(self.c1(x)), 2)
+            x = torch.cumsum(x, dim=1)  # XNNPACK has no cumsum -> portable kernel
+            x = torch.max_pool2d(torch.relu(self.c2(x)), 2)
+            return self.fc(x.flatten(1))
+
+    torch.manual_seed(SEED)
+    return DiffCNN(width).eval()
+
+
+def _diff_input():
+    torch, _ = _lazy_imports()
+    return torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(SEED))
+
+
+def _diff_model_text(width: int) -> str:
+    w = width
+    return (
+        f"conv3x3(3->{w})/relu/maxpool -> cumsum(dim=1) -> conv3x3({w}->{w})/relu/maxpool -> "
+        f"flatten -> linear({w * 16}->10); input 1x3x16x16 (seed {SEED}, same input every execute); "
+        f"weights torch.manual_seed({SEED})"
+    )
+
+
+def _diff_macs(width: int) -> Dict[str, int]:
+    w = width
+    m = {"conv1": 3 * w * 9 * 16 * 16, "conv2": w * w * 9 * 8 * 8, "linear": w * 16 * 10}
+    m["total"] = sum(m.values())
+    return m
+
+
+_NO_LINEAR = ("LinearConfig", "AddmmConfig", "MMConfig", "PermuteConfig")
+
+
+def _diff_partitioner(kind: str) -> Tuple[Any, Dict[str, Any]]:
+    from executorch.backends.xnnpack.partition.config import ALL_PARTITIONER_CONFIGS
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
+        XnnpackPartitioner,
+    )
+
+    if kind == "default":
+        return XnnpackPartitioner(), {
+            "code": "XnnpackPartitioner()",
+            "configs": "ALL_PARTITIONER_CONFIGS (%d)" % len(ALL_PARTITIONER_CONFIGS),
+        }
+    if kind == "no_linear":
+        cfgs = [c for c in ALL_PARTITIONER_CONFIGS if c.__name__ not in _NO_LINEAR]
+        assert len(cfgs) == len(ALL_PARTITIONER_CONFIGS) - len(_NO_LINEAR)
+        return XnnpackPartitioner(configs=cfgs), {
+            "code": "XnnpackPartitioner(configs=[c for c in ALL_PARTITIONER_CONFIGS if c.__name__ not in %r])"
+            % (_NO_LINEAR,),
+            "configs": "ALL_PARTITIONER_CONFIGS (%d) minus %s" % (len(ALL_PARTITIONER_CONFIGS), ", ".join(_NO_LINEAR)),
+            "why": "without LinearConfig the linear is decomposed to permute_copy(weight) + addmm; "
+            "AddmmConfig/MMConfig would put the addmm back into XNNPACK and PermuteConfig the weight transpose",
+        }
+    raise ValueError(kind)
+
+
+def _op_name(target: Any) -> str:
+    torch, _ = _lazy_imports()
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)  # aten.linear.default
+    return getattr(target, "__name__", str(target))  # EdgeOpOverload: aten.cumsum.default
+
+
+def _source_of(node: Any) -> Optional[Dict[str, Any]]:
+    """Innermost frame of this file in the node's stack trace: {file, line, code}."""
+    import re
+
+    st = node.meta.get("stack_trace") or ""
+    lines = st.splitlines()
+    hit = None
+    for i, ln in enumerate(lines):
+        m = re.match(r'\s*File "(.*)", line (\d+), in (\S+)', ln)
+        if m and Path(m.group(1)).name == Path(__file__).name:
+            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            hit = {"file": "tools/" + Path(m.group(1)).name, "line": int(m.group(2)), "code": code}
+    return hit
+
+
+def _placement(edge: Any) -> List[Dict[str, Any]]:
+    """Top-level steps of the lowered program, in order (== instruction ids; checked against
+    the ETDump later): delegate calls with the edge ops they contain, and CPU (portable) ops."""
+    ep = edge.exported_program()
+    gm = ep.graph_module
+    steps: List[Dict[str, Any]] = []
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or n.target.__name__ == "getitem":
+            continue
+        if n.target.__name__ == "executorch_call_delegate":
+            lm = getattr(gm, n.args[0].target)
+            ops = [
+                {"op": _op_name(m.target), "source": _source_of(m)}
+                for m in lm.original_module.graph.nodes
+                if m.op == "call_function" and getattr(m.target, "__name__", "") != "getitem"
+            ]
+            steps.append({"instruction_id": len(steps), "kind": "delegate", "backend": lm.backend_id, "ops": ops})
+        else:
+            steps.append(
+                {
+                    "instruction_id": len(steps),
+                    "kind": "cpu",
+                    "backend": None,
+                    "ops": [{"op": _op_name(n.target), "source": _source_of(n)}],
+                }
+            )
+    return steps
+
+
+def _where_by_line(steps: List[Dict[str, Any]]) -> Dict[int, List[str]]:
+    out: Dict[int, List[str]] = {}
+    for s in steps:
+        for o in s["ops"]:
+            line = (o["source"] or {}).get("line", -1)
+            out.setdefault(line, []).append(
+                "%s@%s[instr %d]" % (o["op"], s["backend"] or "CPU", s["instruction_id"])
+            )
+    return out
+
+
+def _moved(base: List[Dict[str, Any]], new: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Source lines whose ops run on a different backend (or as different ops) in `new`."""
+    codes = {
+        o["source"]["line"]: o["source"]["code"]
+        for s in base + new
+        for o in s["ops"]
+        if o["source"]
+    }
+    import collections
+
+    b, n = _where_by_line(base), _where_by_line(new)
+    res = []
+    for line in sorted(set(b) | set(n)):
+        cb = collections.Counter(x.split("[")[0] for x in b.get(line, []))
+        cn = collections.Counter(x.split("[")[0] for x in n.get(line, []))
+        if cb != cn:
+            res.append(
+                {
+                    "line": line,
+                    "code": codes.get(line),
+                    "only_in_base": sorted((cb - cn).elements()),
+                    "only_in_new": sorted((cn - cb).elements()),
+                    "base": b.get(line, []),
+                    "new": n.get(line, []),
+                }
+            )
+    return res
+
+
+_DIFF_LOWERED: Dict[Tuple[int, str], Any] = {}
+
+
+def _diff_lower(out: Path, name: str, width: int, pkind: str) -> Dict[str, Any]:
+    """Export + lower like _lower (own copy: the placement is read off the edge program)."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    mod = _diff_cnn_module(width)
+    x = _diff_input()
+    ep = _export(mod, (x,))
+    part, pinfo = _diff_partitioner(pkind)
+    t0 = time.perf_counter()
+    edge = to_edge_transform_and_lower(ep, partitioner=[part], generate_etrecord=True)
+    steps = _placement(edge)  # before to_executorch(), which rewrites the graph (out variants, allocs)
+    et = edge.to_executorch()
+    lower_s = time.perf_counter() - t0
+    _DIFF_LOWERED[(width, pkind)] = steps
+    info: Dict[str, Any] = {"lower_s": round(lower_s, 3), "etrecord_repacked": False}
+    if out is not None:
+        pte = out / f"{name}.pte"
+        pte.write_bytes(et.buffer)
+        er = out / f"{name}.etrecord"
+        et.get_etrecord().save(str(er))
+        if er.stat().st_size > DIFF_FILE_BUDGET:
+            _repack_deflate(er)
+            info["etrecord_repacked"] = "ZIP_DEFLATED (entries byte-identical to executorch's stored zip)"
+    info.update(
+        {
+            "model": _diff_model_text(width),
+            "width": width,
+            "macs": _diff_macs(width),
+            "partitioner": pinfo,
+            "placement": steps,
+        }
+    )
+    return info
+
+
+def _base_placement() -> List[Dict[str, Any]]:
+    key = (DIFF_BASE_WIDTH, "default")
+    if key not in _DIFF_LOWERED:
+        _diff_lower(None, "diff_same", DIFF_BASE_WIDTH, "default")  # placement only
+    return _DIFF_LOWERED[key]
+
+
+_SESSION = r"""
+import json, os, sys, tempfile, time
+import torch
+from executorch.runtime import Runtime
+pte, etdump, inp, outp, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+x = torch.load(inp)
+load0 = os.getloadavg()
+rt = Runtime.get()
+t0 = time.perf_counter()
+program = rt.load_program(pte, enable_etdump=True, debug_buffer_size=0)
+method = program.load_method("forward")
+t1 = time.perf_counter()
+outs = [method.execute([x]) for _ in range(n)]
+t2 = time.perf_counter()
+with tempfile.TemporaryDirectory() as td:
+    program.write_etdump_result_to_file(etdump, os.path.join(td, "dbg.bin"))
+torch.save([o[0] for o in outs], outp)
+threads = None
+try:
+    from executorch.extension.pybindings.portable_lib import _threadpool_get_thread_count
+    threads = _threadpool_get_thread_count()
+except Exception:
+    pass
+print(json.dumps({"pid": os.getpid(), "load_s": round(t1 - t0, 4), "run_s": round(t2 - t1, 4),
+                  "loadavg_before": [round(v, 2) for v in load0],
+                  "loadavg_after": [round(v, 2) for v in os.getloadavg()],
+                  "threadpool_threads": threads}))
+"""
+
+
+def _diff_session(pte: Path, etdump: Path, n: int, mod: Any) -> Dict[str, Any]:
+    """One runtime session in a fresh child process; returns timing + output checks."""
+    torch, np = _lazy_imports()
+    x = _diff_input()
+    with tempfile.TemporaryDirectory() as td:
+        inp, outp = Path(td) / "x.pt", Path(td) / "out.pt"
+        torch.save(x, inp)
+        p = subprocess.run(
+            [sys.executable, "-c", _SESSION, str(pte), str(etdump), str(inp), str(outp), str(n)],
+            capture_output=True,
+            text=True,
+        )
+        if p.returncode != 0:
+            raise RuntimeError(f"session failed: {p.stderr[-2000:]}")
+        info = json.loads(p.stdout.strip().splitlines()[-1])
+        outs = torch.load(outp)
+    with torch.no_grad():
+        ref = mod(x)
+    info.pop("pid", None)
+    info["max_abs_err_vs_eager"] = max(float((o - ref).abs().max()) for o in outs)
+    info["outputs_identical_across_executes"] = all(torch.equal(o, outs[0]) for o in outs)
+    return info
+
+
+def _execute_stats(raw: Dict[str, Any]) -> Dict[str, Any]:
+    """Method::execute durations (ns, end - start of the raw events) per Execute RunData."""
+    _, np = _lazy_imports()
+    ns = []
+    for rd in raw["run_data"]:
+        if rd["name"] != "Execute":
+            continue
+        ev = [e for e in rd["events"] if e[0] == "P" and e[1] == "Method::execute"]
+        assert len(ev) == 1, ev
+        ns.append(ev[0][7] - ev[0][6])
+    a = np.asarray(ns, dtype=np.float64)
+    return {
+        "unit": "ns",
+        "source": "deserialize_from_etdump_flatcc: Method::execute end_time - start_time, one per Execute RunData",
+        "n": len(ns),
+        "p50": float(np.percentile(a, 50)),
+        "p50_without_first": float(np.percentile(a[1:], 50)),
+        "p10": float(np.percentile(a, 10)),
+        "p90": float(np.percentile(a, 90)),
+        "mean": float(a.mean()),
+        "min": int(a.min()),
+        "max": int(a.max()),
+        "first": int(a[0]),
+        "all": [int(v) for v in ns],
+    }
+
+
+def _check_instructions(raw: Dict[str, Any], steps: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """Check the placement's instruction ids against the ETDump; collect the XNNPACK runtime
+    op names (delegate_debug_id_str) of every DELEGATE_CALL (from the first Execute run)."""
+    rd = next(r for r in raw["run_data"] if r["name"] == "Execute")
+    ok = True
+    xnn: Dict[str, List[str]] = {}
+    for s in steps:
+        evs = [e for e in rd["events"] if e[0] == "P" and e[2] == 0 and e[3] == s["instruction_id"]]
+        names = [e[1] for e in evs if e[1]]
+        if s["kind"] == "delegate":
+            ok &= names == ["DELEGATE_CALL"]
+            xnn[str(s["instruction_id"])] = [e[5] for e in evs if not e[1] and e[5]]
+        else:
+            op = s["ops"][0]["op"].split(".")[1]  # aten.addmm.default -> addmm
+            ok &= any(nm.startswith(f"native_call_{op}.") for nm in names) and "OPERATOR_CALL" in names
+    return {"instruction_ids_match_etdump": bool(ok), "xnnpack_ops_per_delegate_call": xnn}
+
+
+def _inspector_execute_p50(ora_path: Path) -> Optional[float]:
+    import gzip
+
+    ins = json.load(gzip.open(ora_path))
+    for b in ins["event_blocks"]:
+        if b["name"] == "Execute":
+            for e in b["events"]:
+                if e["name"] == "Method::execute":
+                    return e["p50"]
+    return None
+
+
+def _diff_run_and_record(out: Path, pte_name: str, run_name: str, mod: Any, steps) -> Dict[str, Any]:
+    pte, er = out / f"{pte_name}.pte", out / f"{pte_name}.etrecord"
+    etdump = out / f"{run_name}.etdump"
+    sess = _diff_session(pte, etdump, DIFF_EXECUTES, mod)
+    s: Dict[str, Any] = {"etdump": etdump.name, "executes": DIFF_EXECUTES, **sess}
+    raw = _raw_events(etdump)
+    s["method_execute"] = _execute_stats(raw)
+    s.update(_check_instructions(raw, steps))
+    ent: Dict[str, Any] = {}
+    _oracles(out, run_name, etdump, er, None, ent)
+    s["raw_events"] = ent.get("raw_events")
+    s["inspector"] = ent.get("inspector")
+    if isinstance(ent.get("inspector"), dict) and ent["inspector"].get("file"):
+        s["inspector_method_execute_p50_ms"] = _inspector_execute_p50(out / ent["inspector"]["file"])
+    return s
+
+
+def _diff_fixture(out: Path, name: str, width: int, pkind: str, sessions: int, extra: Dict[str, Any]) -> Dict[str, Any]:
+    info = _diff_lower(out, name, width, pkind)
+    steps = info["placement"]
+    mod = _diff_cnn_module(width)
+    entry: Dict[str, Any] = {**info, **extra}
+    entry["pte"], entry["etrecord"] = f"{name}.pte", f"{name}.etrecord"
+    entry["moved_vs_diff_same"] = _moved(_base_placement(), steps)
+    entry["debug_buffer_size"] = 0
+    entry["session"] = (
+        "one child Python process per session: Runtime.get().load_program(pte, enable_etdump=True, "
+        "debug_buffer_size=0) -> load_method('forward') -> %d x execute([x]) -> write_etdump_result_to_file"
+        % DIFF_EXECUTES
+    )
+    runs = []
+    for i in range(sessions):
+        run_name = f"{name}_{i:02d}" if sessions > 1 else name
+        print(f"[make_fixtures]   session {run_name}", flush=True)
+        runs.append(_diff_run_and_record(out, name, run_name, mod, steps))
+    entry["sessions"] = runs
+    entry["executes_per_session"] = DIFF_EXECUTES
+    entry["method_execute_p50_ns_per_session"] = [r["method_execute"]["p50"] for r in runs]
+    return entry
+
+
+def fx_diff_same(out: Path) -> Dict[str, Any]:
+    return _diff_fixture(
+        out,
+        "diff_same",
+        DIFF_BASE_WIDTH,
+        "default",
+        DIFF_SESSIONS,
+        {
+            "role": "base / noise: one .pte, %d sessions; every pair must be judged 'no change'" % DIFF_SESSIONS,
+            "same_as": "gen_cnn's model (same layers, seed, weights and input), without debug buffer",
+            "intended_difference": None,
+        },
+    )
+
+
+def fx_diff_cpu_moved(out: Path) -> Dict[str, Any]:
+    return _diff_fixture(
+        out,
+        "diff_cpu_moved",
+        DIFF_BASE_WIDTH,
+        "no_linear",
+        1,
+        {
+            "role": "placement change vs diff_same",
+            "intended_difference": "the linear layer (self.fc) is not delegated: XNNPACK's 'Fully Connected (NC, F32) GEMM' "
+            "disappears from the 2nd DELEGATE_CALL and the layer runs on the CPU as portable "
+            "native_call_permute_copy.out (weight transpose, new first instruction) + native_call_addmm.out (last instruction); "
+            "instruction ids shift by one (delegates 0,2 -> 1,3; cumsum 1 -> 2). Same weights and input.",
+        },
+    )
+
+
+def fx_diff_slower(out: Path) -> Dict[str, Any]:
+    w = 32
+    return _diff_fixture(
+        out,
+        "diff_slower",
+        w,
+        "default",
+        1,
+        {
+            "role": "slower variant of diff_same",
+            "intended_difference": "channel width %d instead of %d (same graph, same placement, same XNNPACK op list; "
+            "MACs %d vs %d)" % (w, DIFF_BASE_WIDTH, _diff_macs(w)["total"], _diff_macs(DIFF_BASE_WIDTH)["total"]),
+        },
+    )
+
+
+def fx_diff_faster(out: Path) -> Dict[str, Any]:
+    w = 4
+    return _diff_fixture(
+        out,
+        "diff_faster",
+        w,
+        "default",
+        1,
+        {
+            "role": "faster variant of diff_same",
+            "intended_difference": "channel width %d instead of %d (same graph, same placement, same XNNPACK op list; "
+            "MACs %d vs %d)" % (w, DIFF_BASE_WIDTH, _diff_macs(w)["total"], _diff_macs(DIFF_BASE_WIDTH)["total"]),
+        },
+    )
+
+
+DIFF_FIXTURES: Dict[str, Callable[[Path], Dict[str, Any]]] = {
+    "diff_same": fx_diff_same,
+    "diff_cpu_moved": fx_diff_cpu_moved,
+    "diff_slower": fx_diff_slower,
+    "diff_faster": fx_diff_faster,
+}
+
+
 FIXTURES: Dict[str, Callable[[Path], Dict[str, Any]]] = {
     "gen_cnn": fx_cnn,
     "gen_multipart": fx_multipart,
@@ -1018,6 +1475,57 @@ def check_oracles(out: Path) -> int:
     return 1 if failures else 0
 
 
+def make_diff(out: Path, names: Sequence[str]) -> None:
+    """Generate the diff_* fixtures into `out` and merge their entries into out/manifest.json."""
+    out.mkdir(parents=True, exist_ok=True)
+    man_path = out / DIFF_MANIFEST
+    manifest: Dict[str, Any] = {}
+    if man_path.exists():
+        with contextlib.suppress(Exception):
+            manifest = json.loads(man_path.read_text())
+    manifest["generator"] = "tools/make_fixtures.py (--only %s)" % " --only ".join(DIFF_FIXTURES)
+    manifest["versions"] = _versions()
+    manifest["base"] = "diff_same"
+    manifest["conventions"] = {
+        "method_execute": "ns from executorch's deserializer (end_time - start_time of the Method::execute event of each "
+        "Execute RunData); p50 = numpy.percentile(..., 50) (linear) over all executes of the session, "
+        "p50_without_first drops execute #0 (cold: first XNNPACK run)",
+        "inspector_method_execute_p50_ms": "executorch.devtools.Inspector's p50 of the Method::execute row (ms)",
+        "placement": "top-level steps of the lowered program in order; index == instruction_id (checked against the ETDump: "
+        "instruction_ids_match_etdump)",
+        "source": "file:line of the model code in this script, from the edge ops' stack_trace",
+    }
+    manifest.setdefault("fixtures", {})
+    for nm in names:
+        print(f"[make_fixtures] {nm} -> {out} ...", flush=True)
+        t0 = time.perf_counter()
+        try:
+            entry = DIFF_FIXTURES[nm](out)
+        except Exception as exc:
+            import traceback
+
+            traceback.print_exc()
+            entry = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
+        entry["wall_s"] = round(time.perf_counter() - t0, 2)
+        entry["files"] = {
+            p.name: p.stat().st_size
+            for p in sorted(out.iterdir())
+            if p.is_file() and (p.name.startswith(nm + ".") or p.name.startswith(nm + "_"))
+            and p.name != DIFF_MANIFEST
+        }
+        manifest["fixtures"][nm] = entry
+        print(f"[make_fixtures] {nm}: {entry['wall_s']} s  files={entry['files']}", flush=True)
+    sizes = {p.name: p.stat().st_size for p in out.iterdir() if p.is_file()}
+    big = {k: v for k, v in sizes.items() if v > DIFF_FILE_BUDGET}
+    if big:
+        print(f"[make_fixtures] WARNING diff files over {DIFF_FILE_BUDGET} B: {big}", flush=True)
+    if sum(sizes.values()) > DIFF_TOTAL_BUDGET:
+        print(f"[make_fixtures] WARNING diff fixtures total {sum(sizes.values())} B > {DIFF_TOTAL_BUDGET}", flush=True)
+    order = [k for k in DIFF_FIXTURES if k in manifest["fixtures"]]
+    manifest["fixtures"] = {k: manifest["fixtures"][k] for k in order}
+    man_path.write_text(json.dumps(manifest, indent=1) + "\n")
+
+
 # ------------------------------------------------------------------ main
 
 
@@ -1027,8 +1535,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument(
         "--only",
         action="append",
-        choices=sorted(FIXTURES),
-        help="generate only this fixture (repeatable)",
+        choices=sorted(FIXTURES) + sorted(DIFF_FIXTURES),
+        help="generate only this fixture (repeatable); diff_* fixtures go to --diff-out",
+    )
+    ap.add_argument(
+        "--diff-out",
+        type=Path,
+        default=DIFF_OUT,
+        help="output directory of the diff_* fixtures and their manifest.json (default: %(default)s)",
     )
     ap.add_argument(
         "--big",
@@ -1056,7 +1570,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     t_all = time.perf_counter()
 
-    if not a.big_only:
+    selected = a.only or (list(FIXTURES) + list(DIFF_FIXTURES))
+    gen_names = [nm for nm in selected if nm in FIXTURES]
+    diff_names = [nm for nm in selected if nm in DIFF_FIXTURES]
+    if not a.big_only and diff_names:
+        make_diff(a.diff_out, diff_names)
+
+    if not a.big_only and gen_names:
         man_path = out / MANIFEST
         manifest: Dict[str, Any] = {}
         if man_path.exists():
@@ -1065,8 +1585,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         manifest["generator"] = "tools/make_fixtures.py"
         manifest["versions"] = _versions()
         manifest.setdefault("fixtures", {})
-        names = a.only or list(FIXTURES)
-        for nm in names:
+        for nm in gen_names:
             print(f"[make_fixtures] {nm} ...", flush=True)
             t0 = time.perf_counter()
             try:

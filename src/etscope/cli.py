@@ -344,5 +344,52 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
         sys.exit(1)
 
 
+# ---- llm: run series, phases, tokens/s (etscope.analysis.llm) -------------------------------------
+def _prompt_runs(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        runs = sorted({int(x) for x in value.replace(" ", "").split(",") if x != ""})
+    except ValueError:
+        raise click.BadParameter("use run indices separated by commas, e.g. 0,57,114") from None
+    if not runs:
+        raise click.BadParameter("give at least one run index")
+    return runs
+
+
+@main.command()
+@click.argument("etdumps", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--etrecord", type=click.Path(dir_okay=False), help="The ETRecord from export.")
+@click.option("--pte", type=click.Path(dir_okay=False), help="The .pte program (method names).")
+@click.option("--method", help="Method the runs executed (default: the one that fits).")
+@click.option("--prompt-runs", callback=_prompt_runs,
+              help="Runs that are prefill, e.g. 0,57,114 (indices over all ETDumps given, in order); "
+                   "overrides the detection.")
+@click.option("--phases", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
+              help="auto: find prefill/decode (token counts, method, cost profile); none: one phase.")
+@click.option("--top", type=int, default=8, show_default=True, help="Instructions listed per phase.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.llm/1).")
+def llm(etdumps, etrecord, pte, method, prompt_runs, phases, top, as_json):
+    """LLM runs: prefill/decode phases, warm-up, latency per phase, tokens/s, TTFT, drift.
+
+    Several ETDumps (e.g. separate prefill and decode runs) are read as one series, in order.
+    """
+    from etscope.analysis.llm import llm_report
+
+    if prompt_runs is not None and phases != "auto":
+        raise click.UsageError("--prompt-runs and --phases none exclude each other")
+    profiles = [_load(e, etrecord, pte, method) for e in etdumps]
+    try:
+        r = llm_report(profiles, prompt_runs=prompt_runs, phases=phases, top=top)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--prompt-runs") from None
+    if as_json:
+        _emit_json(r)
+    else:
+        from etscope.render.llm_text import render_llm
+
+        render_llm(r)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

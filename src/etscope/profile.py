@@ -248,27 +248,31 @@ def _values_and_units(strings, ev, role):
     ``end_time`` and their unit in the name suffix.
     """
     n = len(ev["run"])
-    start = ev["start"].astype(np.int64, copy=False) if n else np.zeros(0, np.int64)
-    end = ev["end"].astype(np.int64, copy=False) if n else np.zeros(0, np.int64)
-    value = (end - start).astype(np.float64)
+    # Same bits as astype(int64), without copies (10M events: 160 MB less).
+    start = _as_int64(ev["start"]) if n else np.zeros(0, np.int64)
+    end = _as_int64(ev["end"]) if n else np.zeros(0, np.int64)
+    value = np.empty(n, dtype=np.float64)
+    np.subtract(end, start, out=value, dtype=np.int64, casting="unsafe")
     unit = np.full(n, units.UNKNOWN, dtype=np.uint8)
     is_prof = ev["kind"] == etdump_format.PROFILE
     unit[is_prof] = units.NS
     value_style = (role == ROLE_DELEGATE_INTERNAL) & (start == 0)
     if value_style.any():
-        value[value_style] = end[value_style].astype(np.float64)
+        np.copyto(value, end, where=value_style, casting="unsafe")
         codes = np.where(ev["name"] >= 0, ev["name"], ev["delegate_id_str"])
-        sel = np.nonzero(value_style)[0]
-        uniq, inv = np.unique(codes[sel], return_inverse=True)
-        u = np.array([units.unit_from_suffix(strings[c]) if c >= 0 else units.UNKNOWN for c in uniq],
-                     dtype=np.uint8)
-        unit[sel] = u[inv.reshape(-1)]
+        # Unit per string code (the last entry serves code -1).
+        lut = np.array([units.unit_from_suffix(s) for s in strings] + [units.UNKNOWN], dtype=np.uint8)
+        np.copyto(unit, lut[codes], where=value_style)
     alloc = ev["kind"] == etdump_format.ALLOCATION
     value[alloc] = ev["allocation_size"][alloc].astype(np.float64)
     unit[alloc] = units.BYTES
     debug = ev["kind"] == etdump_format.DEBUG
     value[debug] = np.nan
     return value, unit
+
+
+def _as_int64(a: np.ndarray) -> np.ndarray:
+    return a.view(np.int64) if a.dtype == np.uint64 and a.strides[0] == 8 else a.astype(np.int64)
 
 
 def _run_table(data, events, execute_runs, warnings) -> dict[str, np.ndarray]:

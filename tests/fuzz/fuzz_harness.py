@@ -245,7 +245,17 @@ def interesting_u32(size: int, rng: random.Random) -> int:
     return rng.choice(choices) & 0xFFFFFFFF
 
 
-OPS = ("truncate", "flip", "byte", "u32", "u16", "u64", "dup", "delete", "insert", "zero", "splice", "extend")
+OPS = ("truncate", "flip", "byte", "u32", "u16", "u64", "dup", "delete", "insert", "zero", "splice", "extend",
+       "pump")
+# Repeated patterns that make backtracking regexes and per-item loops go quadratic or worse.
+PUMPS = (" ", "\t", "1", ":", ": ", " : ", "(NC", "(us", "OpId_", "a ", "_token_1", "File \"", ",", "\"", "{", "[",
+         "\\", "#1", "e1", "0.", "-", "x")
+
+
+def pump(rng: random.Random) -> str:
+    """A pattern repeated to 2-40 kB, between two ordinary words (quadratic blow-ups need length)."""
+    return rng.choice(["a", "x:", "QNN ", "native_call_", ""]) + rng.choice(PUMPS) * rng.randint(1000, 20000) + \
+        rng.choice(["x", "OpId_x", " x y", "(us", "", "1 us"])
 
 
 def mutate_bytes(data: bytes, rng: random.Random, n_ops: int | None = None, *,
@@ -313,6 +323,9 @@ def apply_op(buf: bytearray, op: str, rng: random.Random, *, focus: int | None =
             chunk = donor[a:a + rng.randint(1, 512)]
             p = _pos(buf, rng, focus)
             buf[p:p + len(chunk)] = chunk
+    elif op == "pump":
+        p = _pos(buf, rng, focus)
+        buf[p:p] = pump(rng).encode()
     elif op == "extend":
         buf.extend(rng.choice([bytes(buf[-rng.randint(1, min(n, 4096)):]), b"\x00" * rng.randint(1, 4096),
                                rng.randbytes(rng.randint(1, 64))]))
@@ -327,7 +340,7 @@ def hostile_scalar(rng: random.Random):
         "=HYPERLINK(\"http://x\")", "<script>alert(1)</script>", "\ud7ff\ue000", "é" * 3, "a:OpId_1 (cycles)",
         "QNN (execute) time", "Core 0 Overview", "QNN::x", "Type: HMX", "OP_TRACE", "QHAS", "QNN_PROFILE",
         "X", "M", "C", "ROOT", "SUB-EVENT", [], {}, [1, 2], {"data": []}, {"data": None}, {"data": {}},
-    ])
+    ]) if rng.random() < 0.95 else pump(rng)
 
 
 def hostile_value(rng: random.Random, depth: int = 0):
@@ -443,8 +456,11 @@ def mutate_lines(data: bytes, rng: random.Random) -> bytes:
             lines[i] = rng.choice(["  ", "\t", ""]) + lines[i].lstrip() if rng.random() < 0.5 else lines[i].lstrip()
         elif op < 0.92:
             lines[i:i] = [lines[i]] * rng.randint(10, 500)
-        else:
+        elif op < 0.96:
             lines[i] = rng.choice(_FIELD_VALUES)
+        else:
+            cut = rng.randrange(len(lines[i]) + 1)
+            lines[i] = lines[i][:cut] + pump(rng) + lines[i][cut:]
     nl = rng.choice(["\n", "\n", "\r\n", "\r"])
     out = nl.join(lines).encode("utf-8")
     if rng.random() < 0.15:

@@ -20,12 +20,17 @@ def artifact_dir() -> Path:
 @pytest.fixture(scope="session")
 def browser():
     """Headless Debian Chromium driven by Playwright (never downloads a browser)."""
+    required = os.environ.get("ETSCOPE_REQUIRE_BROWSER") == "1"
     if not os.path.exists(CHROMIUM):
+        if required:
+            pytest.fail(f"ETSCOPE_REQUIRE_BROWSER=1 but Chromium is not at {CHROMIUM}")
         pytest.skip(f"Chromium not found at {CHROMIUM}: install it (apt-get install -y chromium) "
                     "or set ETSCOPE_CHROMIUM to run the browser tests")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
+        if required:
+            pytest.fail("ETSCOPE_REQUIRE_BROWSER=1 but the Python package 'playwright' is not installed")
         pytest.skip("the Python package 'playwright' is not installed (pip install playwright); "
                     "the browser tests use it with the system Chromium")
     with sync_playwright() as p:

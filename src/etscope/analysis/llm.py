@@ -78,6 +78,9 @@ class _FileRuns:
         self.tokens, self.token_evidence = _tokens_from_debug(profile)
         self.parts = placement.per_run_parts(profile)
 
+    def label_text(self, iid: int) -> str:
+        return label_text(self.label(iid))
+
     def label(self, iid: int) -> dict:
         ins = self.profile.instructions.get(int(iid))
         if ins is None:
@@ -85,6 +88,17 @@ class _FileRuns:
                     "source": None}
         return {"instruction_id": int(iid), "placement": ins.backend, "op_type": ins.op_type,
                 "kernel": ins.kernel, "source": ins.source}
+
+
+def label_text(lab: dict) -> str:
+    """Short name of an instruction for people: op type, else kernel, else the delegate call."""
+    if lab.get("op_type"):
+        return str(lab["op_type"])
+    if lab.get("kernel"):
+        return str(lab["kernel"])
+    if lab.get("placement") and lab["placement"] != P.CPU:
+        return f"{lab['placement']} call (instr {lab['instruction_id']})"
+    return f"instruction {lab['instruction_id']}"
 
 
 _MIX1 = np.uint64(0x9E3779B97F4A7C15)
@@ -208,24 +222,26 @@ def cost_split(T: np.ndarray) -> dict | None:
     """Split runs (rows of T, ns per instruction, NaN = not run) into prefill-like runs and the rest
     by their cost profile.
 
-    Each instruction's time is taken relative to its median over the runs (log2), and each run is
-    centred on its own lower quartile (a run that is slower everywhere, e.g. the machine was busy,
-    is not a prefill). An instruction is *elevated* in a run when it is at least 2x its median and
-    beyond its usual spread (upper quartile + 3 IQR over the other runs). Starting from the run
-    with the most elevated instructions, the token-dependent instructions are those elevated in
-    most candidate runs, and the candidates are the runs where most of them are elevated; the two
-    are refined until they agree.
+    Each instruction's time is taken relative to its median over the runs (log2) and each run is
+    centred on its own lower quartile, so a run that is slower everywhere (a busy machine) is not
+    a prefill. An instruction is *elevated* in a run when it is at least 2x its median and beyond
+    its usual spread (upper quartile + 3 IQR over the other runs). From a seed run (one of the
+    runs with most elevated instructions), the token-dependent instructions are those elevated in
+    at least half the candidate runs, and the candidates are the runs where at least half of them
+    are elevated; both are refined until they agree. A split is kept only when it is clean (every
+    other run shows at most a third of the pattern and at least 0.3 less of it than any candidate)
+    and broad enough (>= 4 instructions, >= 8 when a single run stands out); among the seeds the
+    best separated, broadest split wins. Prefill runs must be fewer than 60% of the runs.
 
     Returns {"prefill": bool mask, "ops": column indices of the token-dependent instructions,
-    "score": per-run share of them elevated} or None when no clear split exists.
+    "score": per-run share of them elevated, "gap_log2": median log2 distance} or None.
     """
     n, k = T.shape
     if n < 3 or k == 0:
         return None
     with np.errstate(invalid="ignore", divide="ignore"):
-        present = np.isfinite(T)
-        keep = present.mean(axis=0) >= 0.9
-        base = _nanpercentile_cols(T, 25)
+        keep = np.isfinite(T).mean(axis=0) >= 0.9
+        base = _nanmedian_cols(T)
         keep &= base >= MIN_OP_NS
         if keep.sum() < MIN_OPS_FOR_COST_SPLIT:
             return None
@@ -235,55 +251,47 @@ def cost_split(T: np.ndarray) -> dict | None:
     cols = np.nonzero(keep)[0]
 
     def elevated(rest: np.ndarray) -> np.ndarray:
-        # Usual spread from the lower half of the other runs, robust to many prefill runs.
-        q10, q50 = np.percentile(C[rest], [10, 50], axis=0)
-        fence = np.maximum(SENSITIVE_LOG2, q50 + np.maximum(4 * (q50 - q10), 0.5))
-        return C > fence
+        q25, q75 = np.percentile(C[rest], [25, 75], axis=0)
+        return C > np.maximum(SENSITIVE_LOG2, q75 + 3 * (q75 - q25))
 
-    F = elevated(np.ones(n, dtype=bool))
-    s0 = F.sum(axis=1)
-    seed = int(np.argmax(s0))
-    if s0[seed] < MIN_SENSITIVE_OPS:
-        return None
-    pre = np.zeros(n, dtype=bool)
-    pre[seed] = True
-    ops = score = None
-    for _ in range(12):
-        frac = F[pre].mean(axis=0)
-        ops = frac >= (0.5 if pre.sum() > 1 else 1.0)
-        if ops.sum() < MIN_SENSITIVE_OPS:
-            return None
-        score = F[:, ops].mean(axis=1)
-        new = score >= 0.5
-        if (new == pre).all():
+    F0 = elevated(np.ones(n, dtype=bool))
+    s0 = F0.sum(axis=1)
+    best = None
+    for seed in np.argsort(-s0, kind="stable")[:5]:
+        if s0[seed] < MIN_SENSITIVE_OPS:
             break
-        pre = new
-        if pre.sum() == 0 or pre.sum() > 0.6 * n:
-            return None
-        F = elevated(~pre)
-    n_pre = int(pre.sum())
-    if n_pre == 0 or n_pre > 0.6 * n:
+        pre = np.zeros(n, dtype=bool)
+        pre[seed] = True
+        F = F0
+        found = None
+        for _ in range(12):
+            ops = F[pre].mean(axis=0) >= (0.5 if pre.sum() > 1 else 1.0)
+            if ops.sum() < MIN_SENSITIVE_OPS:
+                break
+            score = F[:, ops].mean(axis=1)
+            new = score >= 0.5
+            if (new == pre).all():
+                found = (pre, ops, score)
+                break
+            pre = new
+            if pre.sum() == 0 or pre.sum() > 0.6 * n:
+                break
+            F = elevated(~pre)
+        if found is None:
+            continue
+        pre, ops, score = found
+        out_max = float(score[~pre].max())
+        margin = float(score[pre].min()) - out_max
+        if out_max > 0.34 or margin < 0.3 or ops.sum() < (4 if pre.sum() > 1 else 8):
+            continue
+        quality = margin * int(ops.sum())
+        if best is None or quality > best[0]:
+            best = (quality, pre, ops, score)
+    if best is None:
         return None
-    # Accept only a clean split: the other runs show almost none of the pattern, and a single
-    # prefill-like run needs a broad pattern (one noisy run elevates a few instructions).
-    if float(score[~pre].max()) > 0.25:
-        return None
-    if int(ops.sum()) < (4 if n_pre > 1 else 8):
-        return None
+    _, pre, ops, score = best
     sep = float(np.median(C[pre][:, ops]) - np.median(C[~pre][:, ops]))
     return {"prefill": pre, "ops": cols[ops], "score": score, "gap_log2": sep}
-
-
-def _nanpercentile_cols(T: np.ndarray, q: float) -> np.ndarray:
-    if not np.isnan(T).any():
-        return np.percentile(T, q, axis=0)
-    out = np.full(T.shape[1], np.nan)
-    for j in range(T.shape[1]):
-        col = T[:, j]
-        col = col[~np.isnan(col)]
-        if col.size:
-            out[j] = np.percentile(col, q)
-    return out
 
 
 def _nanmedian_cols(T: np.ndarray) -> np.ndarray:
@@ -335,8 +343,6 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
 
     decode = next((r for r in phase_rows if r["name"] == "decode"), None)
     prefill = next((r for r in phase_rows if r["name"] == "prefill"), None)
-    if decode is None and len(phase_rows) == 1:
-        decode = phase_rows[0]
     tps = None
     if decode and decode["latency_ms"] and decode["latency_ms"]["p50"]:
         per_tok = decode["latency_ms"]["p50"] / (decode["tokens_per_run"] or 1)
@@ -422,10 +428,9 @@ def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs,
             continue
         labels[runs[res["prefill"]]] = 1
         names = []
-        for c in res["ops"][:12]:
+        for c in res["ops"]:
             fi, iid = cols[c]
-            lab = files[fi].label(iid)
-            names.append(lab["op_type"] or lab["kernel"] or f"instruction {iid}")
+            names.append(files[fi].label_text(iid))
         split_info.append({"group": g, "prefill_runs": int(res["prefill"].sum()),
                            "token_dependent_instructions": int(len(res["ops"])),
                            "examples": list(dict.fromkeys(names))[:6],
@@ -434,7 +439,7 @@ def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs,
         pre = labels == 1
         if pre.any():
             ex = split_info[0]
-            ev = (f"cost profile: in {ex['prefill_runs']} run(s), {ex['token_dependent_instructions']} "
+            ev = (f"in {ex['prefill_runs']} run(s), {ex['token_dependent_instructions']} "
                   f"instructions ({', '.join(ex['examples'])}) cost several times their median while "
                   f"the rest do not (>= {ex['separation_x']:.1f}x apart)")
             if int(pre.sum()) == 1 and bool(pre[0]):
@@ -623,6 +628,14 @@ def _drift(assign, names, warm, latency, steps, positions, decode) -> dict | Non
         return None
     d = names.index("decode")
     sel = (assign == d) & ~warm & np.isfinite(latency) & (steps > 0)
+    first = None
+    if "prefill" in names and (sel & (steps == 1)).any() and (sel & (steps > 1)).any():
+        # The first decode after a prefill pays for the shape change (delegates re-plan for one
+        # token): reported on its own and left out of the fit.
+        f1 = float(np.median(latency[sel & (steps == 1)]))
+        rest = float(np.median(latency[sel & (steps > 1)]))
+        first = {"p50_ms": f1, "ratio": f1 / rest if rest else None}
+        sel &= steps > 1
     if sel.sum() < 3:
         return None
     use_pos = (positions[sel] >= 0).all()
@@ -630,20 +643,24 @@ def _drift(assign, names, warm, latency, steps, positions, decode) -> dict | Non
     y = latency[sel]
     if np.ptp(x) == 0:
         return None
-    slope, intercept = np.polyfit(x, y, 1)
     ux, inv = np.unique(x, return_inverse=True)
     inv = inv.reshape(-1)
-    by = []
-    for j, v in enumerate(ux):
-        vals = y[inv == j]
-        by.append([int(v), int(vals.size), float(np.median(vals))])
+    order = np.argsort(inv, kind="stable")
+    bounds = np.searchsorted(inv[order], np.arange(len(ux) + 1))
+    med = np.array([np.median(y[order[bounds[j]:bounds[j + 1]]]) for j in range(len(ux))])
+    cnt = np.diff(bounds)
+    by = [[int(v), int(c), float(m)] for v, c, m in zip(ux, cnt, med)]
+    # Least squares on the per-position medians (weighted by runs): robust to noisy single runs.
+    slope, intercept = np.polyfit(ux, med, 1, w=np.sqrt(cnt))
     base = float(intercept + slope * ux[0])
     return {
         "x": "token position" if use_pos else "decode step since the last prefill",
+        "positions": [int(ux[0]), int(ux[-1])],
         "slope_ms_per_100_tokens": float(slope * 100),
         "relative_per_100_tokens": float(slope * 100 / base) if base > 0 else None,
         "intercept_ms": float(intercept),
         "runs": int(sel.sum()),
+        "first_decode_after_prefill": first,
         "by_position": {"columns": ["position", "runs", "p50_ms"], "rows": by},
     }
 
@@ -671,6 +688,7 @@ def _phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, to
     for r in steady:
         by_file.setdefault(int(file_of[r]), []).append(int(local[r]))
     methods = sorted({files[fi].profile.method for fi in by_file if files[fi].profile.method})
+    ops = _top_ops(files, by_file, float(lat.mean()) if lat.size else float("nan"))
     return {
         "name": name,
         "runs": [int(r) for r in runs],
@@ -681,8 +699,21 @@ def _phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, to
         "latency_ms": lat_ms,
         "ms_per_token": (lat_ms["p50"] / tpr) if lat_ms and tpr else None,
         "breakdown": _breakdown(files, by_file, lat),
-        "top_ops": _top_ops(files, by_file, top, float(lat.mean()) if lat.size else float("nan")),
+        "top_ops": ops[:top] if top else ops,
+        "top_fallback_ops": [o for o in ops if o["kind"] == "cpu"][:top or None],
+        "fallback_op_types": _by_op_type([o for o in ops if o["kind"] == "cpu"])[:top or None],
     }
+
+
+def _by_op_type(ops: list[dict]) -> list[dict]:
+    agg: dict[str, dict] = {}
+    for o in ops:
+        key = label_text(o)
+        a = agg.setdefault(key, {"op_type": key, "instructions": [], "mean_ms": 0.0, "share": 0.0})
+        a["instructions"].append(o["instruction_id"])
+        a["mean_ms"] += o["mean_ms"]
+        a["share"] += o["share"] or 0.0
+    return sorted(agg.values(), key=lambda a: -a["mean_ms"])
 
 
 def _breakdown(files, by_file, lat) -> list[dict]:
@@ -721,8 +752,8 @@ def _breakdown(files, by_file, lat) -> list[dict]:
     return out
 
 
-def _top_ops(files, by_file, top, mean_lat) -> list[dict]:
-    """Instructions with the largest mean time per run in this phase (steady runs)."""
+def _top_ops(files, by_file, mean_lat) -> list[dict]:
+    """Instructions by mean time per run in this phase (steady runs), largest first."""
     agg: dict[tuple, dict] = {}
     for fi, rows in by_file.items():
         f = files[fi]
@@ -744,7 +775,7 @@ def _top_ops(files, by_file, top, mean_lat) -> list[dict]:
         a["kind"] = "cpu" if a["placement"] == P.CPU else "delegate"
         rows.append(a)
     rows.sort(key=lambda r: -r["mean_ms"])
-    return rows[:top] if top else rows
+    return rows
 
 
 # ---- plain-language findings ---------------------------------------------------------------------------
@@ -763,17 +794,29 @@ def _findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
         bd = {(b["kind"], b.get("backend")): b for b in ph["breakdown"]}
         cpu = bd.get(("cpu_ops", None))
         if cpu and cpu["share"] >= 0.1:
-            tops = [t for t in ph["top_ops"] if t["kind"] == "cpu"][:3]
-            detail = ", ".join(f"{t['op_type'] or t['kernel']} (instr {t['instruction_id']}, "
-                               f"{(t['share'] or 0):.0%})" for t in tops)
-            kv = any("index_put" in str(t["op_type"]) + str(t["kernel"]) or "update_cache" in
-                     str(t["op_type"]) + str(t["kernel"]) for t in tops)
+            tops = ph["fallback_op_types"][:3]
+            detail = ", ".join(f"{t['op_type']} x{len(t['instructions'])} ({t['share']:.0%})" for t in tops)
+            kv = any("index_put" in t["op_type"] or "update_cache" in t["op_type"] for t in tops)
             msg = (f"{ph['name']}: CPU fallback kernels take {cpu['share']:.0%} of each run "
                    f"({cpu['mean_ms']:.3f} ms)" + (f"; largest: {detail}" if detail else ""))
             if kv:
-                msg += ". index_put is the KV-cache update falling back to the CPU"
+                msg += " (index_put: the KV-cache update, running on the CPU)"
             out.append(msg + ".")
-    if drift and drift.get("relative_per_100_tokens") is not None:
+    if drift and drift.get("first_decode_after_prefill") and (drift["first_decode_after_prefill"]["ratio"] or 0) > 1.3:
+        f = drift["first_decode_after_prefill"]
+        out.append(f"The first decode after each prefill takes {f['p50_ms']:.3f} ms, {f['ratio']:.1f}x the "
+                   f"other decodes (the delegates re-plan for the new input shape).")
+    if drift and drift["positions"][1] - drift["positions"][0] < 32:
+        lo, hi = drift["positions"]
+        out.append(f"Decode positions {lo}..{hi} are too few to tell a drift with position "
+                   f"(slope {drift['slope_ms_per_100_tokens']:+.3f} ms per 100 tokens, not significant).")
+    elif drift and drift.get("relative_per_100_tokens") is not None:
+        lo, hi = drift["positions"]
         out.append(f"Decode latency drifts by {drift['slope_ms_per_100_tokens']:+.3f} ms "
-                   f"({drift['relative_per_100_tokens']:+.0%}) per 100 tokens ({drift['x']}).")
+                   f"({drift['relative_per_100_tokens']:+.0%}) per 100 tokens ({drift['x']} {lo}..{hi}, "
+                   f"fit on the median latency per position).")
+    if tps is None and len(phases) == 1 and phases[0]["latency_ms"]:
+        p50 = phases[0]["latency_ms"]["p50"]
+        out.append(f"No prefill/decode split was found; if every run is a one-token decode, that is "
+                   f"{1000 / p50:,.1f} tokens/s (use --prompt-runs to name the prefill runs).")
     return out

@@ -10,11 +10,12 @@ import math
 import mmap
 import os
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
 from etscope.errors import FormatError
-from etscope.formats.flatbuf import Buffer, root_table
+from etscope.formats.flatbuf import _MAX_STRING_BYTES_FACTOR, Buffer, TableSet, root_table
 
 IDENTIFIER = b"ED00"
 
@@ -42,9 +43,9 @@ EVENT_COLUMNS = {
     "kind": np.uint8,           # PROFILE / ALLOCATION / DEBUG
     "name": np.int32,           # code into strings (-1: absent)
     "delegate_id_str": np.int32,  # code into strings (-1: absent)
-    "delegate_id_int": np.int64,  # -1: absent
+    "delegate_id_int": np.int32,  # -1: absent (the schema's field is an int)
     "instruction_id": np.int32,   # -1: absent
-    "chain": np.int64,
+    "chain": np.int32,          # int64 when a value does not fit (debug events' chain is a ulong)
     "start": np.uint64,         # profile events: raw start_time (ns for framework events)
     "end": np.uint64,           # profile events: raw end_time
     "metadata_len": np.int32,   # bytes of delegate_debug_metadata
@@ -55,6 +56,15 @@ EVENT_COLUMNS = {
     "tensor_numel": np.int64,   # debug events: elements of the (first) tensor, -1: none
     "tensor_nbytes": np.int64,  # debug events: bytes of the (first) tensor, -1: unknown
 }
+
+# Value of each column where the event kind does not set it. Columns that hold only this value in
+# a file (no allocation or debug events, no metadata) are read-only zero-stride views: no memory.
+_FILL = {"run": 0, "kind": 0, "name": -1, "delegate_id_str": -1, "delegate_id_int": -1, "instruction_id": -1,
+         "chain": 0, "start": 0, "end": 0, "metadata_len": 0, "allocator_id": -1, "allocation_size": 0,
+         "value_type": -1, "tensor_shape": -1, "tensor_numel": -1, "tensor_nbytes": -1}
+_DENSE = ("run", "kind", "name", "delegate_id_str", "delegate_id_int", "instruction_id", "chain", "start", "end")
+
+CHUNK_EVENTS = 1 << 18   # events read at a time: bounds the temporaries (~100 MB) and keeps them in cache
 
 
 @dataclass
@@ -82,7 +92,13 @@ class EtdumpData:
         return int(self.events["run"].shape[0])
 
 
-def read_etdump(path: str | os.PathLike) -> EtdumpData:
+def read_etdump(path: str | os.PathLike,
+                progress: Callable[[int, int], None] | None = None) -> EtdumpData:
+    """Read an ETDump file. ``progress(events_done, events_total)`` is called after each chunk.
+
+    The file is memory-mapped and read chunk by chunk; the pages of each chunk are released once
+    it is read, so a large file does not stay resident (memory stays near the size of the columns).
+    """
     path = os.fspath(path)
     try:
         with open(path, "rb") as fh:
@@ -91,7 +107,7 @@ def read_etdump(path: str | os.PathLike) -> EtdumpData:
                 raise FormatError("empty file (0 bytes), not an ETDump", path)
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             try:
-                return parse_etdump(mm, path)
+                return parse_etdump(mm, path, progress=progress, release=_releaser(mm))
             finally:
                 _close_quietly(mm)
     except FormatError as err:
@@ -106,6 +122,25 @@ def read_etdump(path: str | os.PathLike) -> EtdumpData:
         raise FormatError(f"cannot read ETDump: {err}", path) from None
 
 
+def _releaser(mm: mmap.mmap):
+    """A function dropping the mapped pages of a byte range (they are re-read if touched again)."""
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if advice is None or not hasattr(mm, "madvise"):
+        return None
+    page = mmap.PAGESIZE
+    size = len(mm)
+
+    def release(lo: int, hi: int) -> None:
+        lo = max(0, (lo // page) * page)
+        hi = min(size, hi)
+        if hi - lo >= page:
+            try:
+                mm.madvise(advice, lo, ((hi - lo) // page) * page)
+            except (OSError, ValueError):
+                pass
+    return release
+
+
 def _close_quietly(mm: mmap.mmap) -> None:
     # A traceback may still hold numpy views of the map; it is then closed when collected.
     try:
@@ -114,37 +149,61 @@ def _close_quietly(mm: mmap.mmap) -> None:
         pass
 
 
-def parse_etdump(data, path: str = "<etdump>") -> EtdumpData:
-    """Parse ETDump bytes (bytes, mmap or uint8 array). Results never reference ``data``."""
-    buf, root = root_table(Buffer(data, "ETDump"), IDENTIFIER)
+def parse_etdump(data, path: str = "<etdump>", progress: Callable[[int, int], None] | None = None,
+                 release: Callable[[int, int], None] | None = None) -> EtdumpData:
+    """Parse ETDump bytes (bytes, mmap or uint8 array). Results never reference ``data``.
+
+    ``progress(events_done, events_total)`` is called after each chunk of events; ``release(lo,
+    hi)`` with the byte range of ``data`` a chunk was read from, once it is no longer needed.
+    """
+    outer = Buffer(data, "ETDump")
+    buf, root = root_table(outer, IDENTIFIER)
+    base = int(buf.u8.__array_interface__["data"][0] - outer.u8.__array_interface__["data"][0]) \
+        if buf.size else 0
     version = int(buf.scalar(root, 0, "u32", 0))
     run_pos = buf.tables(root, _ETDUMP_RUN_DATA)
-    run_names, strings = buf.v_strings(run_pos, _RUN_NAME)
-    bundled = buf.v_scalar(run_pos, _RUN_BUNDLED_INPUT, "i32", -1)
-
-    alloc_pos, alloc_owner = buf.v_table_vectors(run_pos, _RUN_ALLOCATORS)
-    alloc_codes, alloc_strings = buf.v_strings(alloc_pos, 0)
-
-    ev_pos, ev_owner = buf.v_table_vectors(run_pos, _RUN_EVENTS)
-    counts = np.bincount(ev_owner, minlength=len(run_pos)) if len(run_pos) else np.zeros(0, np.int64)
-    firsts = np.cumsum(counts) - counts
-
-    # alloc_owner is sorted (one block per run): slice it instead of masking once per run, which
-    # would be quadratic in a file of many runs.
-    alloc_names = [alloc_strings[c] if c >= 0 else "" for c in alloc_codes.tolist()]
-    alloc_counts = np.bincount(alloc_owner, minlength=len(run_pos)).tolist() if len(run_pos) else []
-    runs = []
-    a = 0
-    for i, (code, bi, first, count) in enumerate(zip(run_names.tolist(), bundled.tolist(), firsts.tolist(),
-                                                     counts.tolist())):
-        allocs = alloc_names[a:a + alloc_counts[i]]
-        a += alloc_counts[i]
-        runs.append(RunData(strings[code] if code >= 0 else "", int(bi), allocs, int(first), int(count)))
-
+    shifted = None if release is None else (lambda lo, hi: release(lo + base, hi + base))
+    runs, ev_start, counts = _read_runs(buf, run_pos, shifted)
     table = _StringTable()
-    events = _read_events(buf, ev_pos, ev_owner, table)
+    events = _read_events(buf, ev_start, counts, table, progress, shifted)
     return EtdumpData(path=path, version=version, size_bytes=buf.size, runs=runs,
                       strings=table.strings, events=events)
+
+
+RUN_CHUNK = 512   # RunData tables read at a time (their pages are released after each chunk)
+
+
+def _read_runs(buf: Buffer, run_pos: np.ndarray, release=None):
+    """Name, bundled input, allocators and events vector of every RunData, chunk by chunk."""
+    n = len(run_pos)
+    ev_start = np.zeros(n, dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    names: list[str] = []
+    runs: list[RunData] = []
+    first = 0
+    for a in range(0, max(n, 1), RUN_CHUNK):
+        pos = run_pos[a:a + RUN_CHUNK]
+        if pos.size == 0:
+            break
+        codes, strings = buf.v_strings(pos, _RUN_NAME)
+        bundled = buf.v_scalar(pos, _RUN_BUNDLED_INPUT, "i32", -1)
+        alloc_pos, alloc_owner = buf.v_table_vectors(pos, _RUN_ALLOCATORS)
+        alloc_codes, alloc_strings = buf.v_strings(alloc_pos, 0)
+        st, cnt = buf.v_vector(pos, _RUN_EVENTS, 4)
+        ev_start[a:a + len(pos)] = st
+        counts[a:a + len(pos)] = cnt
+        allocs_of: dict[int, list[str]] = {}
+        for owner, c in zip(alloc_owner.tolist(), alloc_codes.tolist()):
+            allocs_of.setdefault(owner, []).append(alloc_strings[c] if c >= 0 else "")
+        names = [strings[c] if c >= 0 else "" for c in codes.tolist()]
+        for i, (nm, bi, c) in enumerate(zip(names, bundled.tolist(), cnt.tolist())):
+            runs.append(RunData(nm, int(bi), allocs_of.get(i, []), first, int(c)))
+            first += int(c)
+        if release is not None:
+            release(int(pos.min()), int(pos.max()) + 64)
+            if st.any():
+                release(int(st[st > 0].min()) - 4, int(st.max()) + 4)
+    return runs, ev_start, counts
 
 
 class _StringTable:
@@ -171,54 +230,128 @@ class _StringTable:
         return code
 
 
-def _read_events(buf: Buffer, ev_pos: np.ndarray, ev_owner: np.ndarray, table: _StringTable):
-    n = len(ev_pos)
-    cols = {name: np.empty(n, dtype=dt) for name, dt in EVENT_COLUMNS.items()}
-    cols["run"][:] = ev_owner
-    for name in ("name", "delegate_id_str", "tensor_shape", "allocator_id"):
-        cols[name][:] = -1
-    for name in ("delegate_id_int", "instruction_id", "tensor_numel", "tensor_nbytes"):
-        cols[name][:] = -1
-    cols["value_type"][:] = -1
-    for name in ("chain", "start", "end", "metadata_len", "allocation_size"):
-        cols[name][:] = 0
+class _Columns:
+    """The event columns being filled chunk by chunk; a sparse column is allocated on first use."""
 
-    prof = buf.v_table(ev_pos, _EV_PROFILE)
-    alloc = buf.v_table(ev_pos, _EV_ALLOCATION)
-    debug = buf.v_table(ev_pos, _EV_DEBUG)
+    def __init__(self, n: int):
+        self.n = n
+        self.cols: dict[str, np.ndarray] = {}
+        for name in _DENSE:
+            if name != "run":
+                self.cols[name] = np.full(n, _FILL[name], dtype=EVENT_COLUMNS[name])
+
+    def put(self, name: str, a: int, rows, values) -> None:
+        """Set ``name[a + rows] = values`` (rows: index array within the chunk, or None: all)."""
+        vals = np.asarray(values)
+        col = self.cols.get(name)
+        if col is None:
+            if vals.size == 0 or not (vals != _FILL[name]).any():
+                return
+            col = self.cols[name] = np.full(self.n, _FILL[name], dtype=EVENT_COLUMNS[name])
+        if name == "chain" and col.dtype != np.int64 and vals.size and (
+                int(vals.min()) < np.iinfo(col.dtype).min or int(vals.max()) > np.iinfo(col.dtype).max):
+            col = self.cols[name] = col.astype(np.int64)
+        if rows is None:
+            col[a:a + vals.shape[0]] = vals
+        else:
+            col[a + rows] = vals
+
+    def finish(self, run: np.ndarray) -> dict[str, np.ndarray]:
+        out = {}
+        for name, dt in EVENT_COLUMNS.items():
+            if name == "run":
+                out[name] = run
+            elif name in self.cols:
+                out[name] = self.cols[name]
+            else:
+                out[name] = np.broadcast_to(np.array(_FILL[name], dtype=dt), (self.n,))
+        return out
+
+
+def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "_StringTable",
+                 progress=None, release=None) -> dict[str, np.ndarray]:
+    n = int(counts.sum())
+    if progress is not None:
+        progress(0, n)
+    run = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+    firsts = np.cumsum(counts) - counts
+    cols = _Columns(n)
+    budget = [_MAX_STRING_BYTES_FACTOR * buf.size + (1 << 20)]
+    for a in range(0, n, CHUNK_EVENTS):
+        b = min(n, a + CHUNK_EVENTS)
+        r = run[a:b]
+        elems = ev_start[r] + 4 * (np.arange(a, b, dtype=np.int64) - firsts[r])
+        ev_pos = buf.v_indirect(elems)
+        lo, hi = _read_chunk(buf, ev_pos, a, cols, table, budget)
+        if release is not None:
+            release(min(lo, int(elems.min())), max(hi, int(elems.max())))
+        if progress is not None:
+            progress(b, n)
+    return cols.finish(run)
+
+
+def _read_chunk(buf: Buffer, ev_pos: np.ndarray, a: int, cols: _Columns, table: "_StringTable",
+                budget: list[int]) -> tuple[int, int]:
+    """Read events ``a .. a + len(ev_pos)``; returns the byte range the chunk's tables lie in."""
+    m = len(ev_pos)
+    events = TableSet(buf, ev_pos)
+    prof = events.table(_EV_PROFILE)
+    alloc = events.table(_EV_ALLOCATION)
+    debug = events.table(_EV_DEBUG)
     is_prof, is_alloc, is_debug = prof > 0, alloc > 0, debug > 0
-    if (is_prof.astype(np.int8) + is_alloc + is_debug != 1).any():
-        i = int(np.argmax(is_prof.astype(np.int8) + is_alloc + is_debug != 1))
+    kinds = is_prof.astype(np.int8) + is_alloc + is_debug
+    if (kinds != 1).any():
+        i = int(np.argmax(kinds != 1))
         buf.fail("event holds none or several of profile/allocation/debug event", int(ev_pos[i]))
-    cols["kind"][is_prof] = PROFILE
-    cols["kind"][is_alloc] = ALLOCATION
-    cols["kind"][is_debug] = DEBUG
+    kind = np.zeros(m, dtype=np.uint8)
+    kind[is_alloc] = ALLOCATION
+    kind[is_debug] = DEBUG
+    cols.cols["kind"][a:a + m] = kind
+    lo, hi = int(ev_pos.min()), int(ev_pos.max())
+    all_prof = bool(is_prof.all())
+
+    def put(name, mask, values):
+        if mask is None:
+            cols.put(name, a, None, values)
+        else:
+            cols.put(name, a, np.nonzero(mask)[0], values)
 
     if is_prof.any():
-        p = prof[is_prof]
-        cols["name"][is_prof] = table.merge(*buf.v_strings(p, _PE_NAME))
-        cols["delegate_id_str"][is_prof] = table.merge(*buf.v_strings(p, _PE_DID_STR))
-        cols["chain"][is_prof] = buf.v_scalar(p, _PE_CHAIN, "i32", 0)
-        cols["instruction_id"][is_prof] = buf.v_scalar(p, _PE_INSTR, "i32", -1)
-        cols["delegate_id_int"][is_prof] = buf.v_scalar(p, _PE_DID_INT, "i32", -1)
-        cols["metadata_len"][is_prof] = buf.v_vector(p, _PE_META, 1)[1]
-        cols["start"][is_prof] = buf.v_scalar(p, _PE_START, "u64", 0)
-        cols["end"][is_prof] = buf.v_scalar(p, _PE_END, "u64", 0)
+        p = prof if all_prof else prof[is_prof]
+        lo, hi = min(lo, int(p.min())), max(hi, int(p.max()))
+        ts = TableSet(buf, p)
+        mask = None if all_prof else is_prof
+        put("name", mask, table.merge(*ts.strings(_PE_NAME, budget)))
+        put("delegate_id_str", mask, table.merge(*ts.strings(_PE_DID_STR, budget)))
+        put("chain", mask, ts.scalar(_PE_CHAIN, "i32", 0))
+        put("instruction_id", mask, ts.scalar(_PE_INSTR, "i32", -1))
+        put("delegate_id_int", mask, ts.scalar(_PE_DID_INT, "i32", -1))
+        put("metadata_len", mask, ts.vector(_PE_META, 1)[1].astype(np.int32))
+        put("start", mask, ts.scalar(_PE_START, "u64", 0))
+        put("end", mask, ts.scalar(_PE_END, "u64", 0))
 
     if is_alloc.any():
-        a = alloc[is_alloc]
-        cols["allocator_id"][is_alloc] = buf.v_scalar(a, _AE_ALLOCATOR, "i32", 0)
-        cols["allocation_size"][is_alloc] = buf.v_scalar(a, _AE_SIZE, "u64", 0)
+        al = alloc[is_alloc]
+        lo, hi = min(lo, int(al.min())), max(hi, int(al.max()))
+        ts = TableSet(buf, al)
+        put("allocator_id", is_alloc, ts.scalar(_AE_ALLOCATOR, "i32", 0))
+        put("allocation_size", is_alloc, ts.scalar(_AE_SIZE, "u64", 0))
 
     if is_debug.any():
         d = debug[is_debug]
-        cols["name"][is_debug] = table.merge(*buf.v_strings(d, _DE_NAME))
-        cols["delegate_id_str"][is_debug] = table.merge(*buf.v_strings(d, _DE_DID_STR))
-        cols["chain"][is_debug] = buf.v_scalar(d, _DE_CHAIN, "u64", 0).astype(np.int64)
-        cols["instruction_id"][is_debug] = buf.v_scalar(d, _DE_INSTR, "i32", -1)
-        cols["delegate_id_int"][is_debug] = buf.v_scalar(d, _DE_DID_INT, "i32", -1)
-        _read_debug_values(buf, buf.v_table(d, _DE_VALUE), is_debug, cols, table)
-    return cols
+        lo, hi = min(lo, int(d.min())), max(hi, int(d.max()))
+        ts = TableSet(buf, d)
+        put("name", is_debug, table.merge(*ts.strings(_DE_NAME, budget)))
+        put("delegate_id_str", is_debug, table.merge(*ts.strings(_DE_DID_STR, budget)))
+        put("chain", is_debug, ts.scalar(_DE_CHAIN, "u64", 0).astype(np.int64))
+        put("instruction_id", is_debug, ts.scalar(_DE_INSTR, "i32", -1))
+        put("delegate_id_int", is_debug, ts.scalar(_DE_DID_INT, "i32", -1))
+        dcols = {k: np.empty(len(d), dtype=EVENT_COLUMNS[k])
+                 for k in ("value_type", "tensor_shape", "tensor_numel", "tensor_nbytes")}
+        _read_debug_values(buf, ts.table(_DE_VALUE), np.ones(len(d), dtype=bool), dcols, table)
+        for k, v in dcols.items():
+            put(k, is_debug, v)
+    return lo, hi + 64
 
 
 def _read_debug_values(buf, values, is_debug, cols, table):

@@ -134,14 +134,17 @@ class Buffer:
             return self.u8[pos].view(_NP[kind])
         # FlatBuffers aligns scalars, so positions share a residue modulo the size: index a typed
         # view of the buffer at that residue instead of gathering bytes one by one.
-        residue = pos % n
+        shift = n.bit_length() - 1
+        residue = pos & (n - 1)
         first = int(residue[0])
+        if first == 0 and not residue.any():
+            return self._typed(kind, 0)[pos >> shift]
         if (residue == first).all():
-            return self._typed(kind, first)[(pos - first) // n]
+            return self._typed(kind, first)[(pos - first) >> shift]
         out = np.empty(pos.shape, dtype=_NP[kind])
         for r in np.unique(residue):
             m = residue == r
-            out[m] = self._typed(kind, int(r))[(pos[m] - r) // n]
+            out[m] = self._typed(kind, int(r))[(pos[m] - r) >> shift]
         return out
 
     def _typed(self, kind: str, residue: int) -> np.ndarray:
@@ -260,41 +263,99 @@ class Buffer:
         start, count = self.v_vector(tables, slot, 1)
         return self.decode_strings(start, count)
 
-    def decode_strings(self, start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    def decode_strings(self, start: np.ndarray, length: np.ndarray,
+                       budget: list[int] | None = None) -> tuple[np.ndarray, list[str]]:
+        """Strings at ``start`` (0: absent) of ``length`` bytes as (codes, distinct strings).
+
+        Each distinct string is decoded once. Strings are grouped by length, read 4 bytes at a
+        time (they are 4-aligned after their length prefix), hashed and deduplicated; every string
+        is then compared with its group's representative, so a hash collision costs time, never a
+        wrong answer. ``budget`` (a one-element list, bytes left) bounds the work over several
+        calls; by default one call may read at most 4x the buffer size (+1 MiB): hostile files can
+        point many distinct string offsets at overlapping bytes.
+        """
         codes = np.full(start.shape, -1, dtype=np.int32)
         present = start > 0
         if not present.any():
             return codes, []
-        pos_u, pos_inv = np.unique(start[present], return_inverse=True)
-        len_u = np.zeros(pos_u.shape, dtype=np.int64)
-        len_u[pos_inv] = length[present]
-        if int(len_u.sum()) > _MAX_STRING_BYTES_FACTOR * self.size + (1 << 20):
+        s_pos = start[present]
+        s_len = length[present]
+        if s_pos.size > 1 and (bool((s_pos[1:] < s_pos[:-1]).all()) or bool((s_pos[1:] > s_pos[:-1]).all())):
+            # Strictly monotonic positions (flatcc writes one string per event): all distinct.
+            pos_u, pos_inv, len_u = s_pos, None, s_len
+        else:
+            pos_u, pos_inv = np.unique(s_pos, return_inverse=True)
+            pos_inv = pos_inv.reshape(-1)
+            len_u = np.zeros(pos_u.shape, dtype=np.int64)
+            len_u[pos_inv] = s_len
+        total = int(len_u.sum())
+        if budget is None:
+            budget = [_MAX_STRING_BYTES_FACTOR * self.size + (1 << 20)]
+        if total > budget[0]:
             self.fail("string table larger than the file allows (overlapping strings)")
+        budget[0] -= total
         strings: list[str] = []
         seen: dict[str, int] = {}
         code_u = np.empty(pos_u.shape, dtype=np.int32)
-        for n in np.unique(len_u):
-            sel = np.nonzero(len_u == n)[0]
-            n = int(n)
+        if len_u.size and int(len_u.max()) < (1 << 16):
+            order = np.argsort(len_u.astype(np.uint16), kind="stable")   # radix sort
+        else:
+            order = np.argsort(len_u, kind="stable")
+        sorted_len = len_u[order]
+        cuts = np.nonzero(np.diff(sorted_len))[0] + 1
+        bounds = np.concatenate([[0], cuts, [len(order)]])
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            sel = order[a:b]
+            n = int(sorted_len[a])
             if n == 0:
-                rows_codes = np.array([seen.setdefault("", len(seen))], dtype=np.int32)
-                if rows_codes[0] == len(strings):
+                code = seen.get("")
+                if code is None:
+                    code = seen[""] = len(strings)
                     strings.append("")
-                code_u[sel] = rows_codes[0]
+                code_u[sel] = code
                 continue
-            raw = np.ascontiguousarray(self.u8[pos_u[sel][:, None] + np.arange(n, dtype=np.int64)])
-            reps, inv = _distinct_rows(raw)
+            pos = pos_u[sel]
+            rows, reps, inv = self._distinct_strings(pos, n)
             local = np.empty(len(reps), dtype=np.int32)
             for i, rep in enumerate(reps):
-                text = raw[rep].tobytes().decode("utf-8", "replace")
+                p = int(pos[rep])
+                text = bytes(self.u8[p:p + n]).decode("utf-8", "replace")
                 code = seen.get(text)
                 if code is None:
                     code = seen[text] = len(strings)
                     strings.append(text)
                 local[i] = code
-            code_u[sel] = local[inv.reshape(-1)]
-        codes[present] = code_u[pos_inv]
+            code_u[sel] = local[inv]
+        codes[present] = code_u if pos_inv is None else code_u[pos_inv]
         return codes, strings
+
+    def _distinct_strings(self, pos: np.ndarray, n: int):
+        """Distinct byte strings of length ``n`` at ``pos``: (word matrix, representative index
+        per distinct string, inverse)."""
+        words = (n + 3) // 4
+        r = pos & 3
+        r0 = int(r[0])
+        if (r == r0).all() and int(pos.max()) + 4 * words <= self.size and words <= len(_HASH_MULT):
+            view = self._typed("u32", r0)
+            base = (pos - r0) >> 2
+            W = np.empty((pos.size, words), dtype=np.uint32)
+            for j in range(words):
+                W[:, j] = view[base + j]
+            tail = n - 4 * (words - 1)
+            if tail < 4:
+                W[:, -1] &= np.uint32((1 << (8 * tail)) - 1)
+            with np.errstate(over="ignore"):
+                h = (W.astype(np.uint64) * _HASH_MULT[:words]).sum(axis=1, dtype=np.uint64)
+            _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+            inv = inv.reshape(-1)
+            if (W == W[first[inv]]).all():
+                return W, first, inv
+            _, first, inv = np.unique(W.view(np.dtype((np.void, 4 * words))).reshape(-1), return_index=True,
+                                      return_inverse=True)
+            return W, first, inv.reshape(-1)
+        raw = np.ascontiguousarray(self.u8[pos[:, None] + np.arange(n, dtype=np.int64)])
+        first, inv = _distinct_rows(raw)
+        return raw, first, inv
 
 
 _HASH_MULT = np.random.default_rng(0x5EED).integers(1, 2 ** 63, size=64, dtype=np.uint64) | np.uint64(1)
@@ -324,6 +385,117 @@ def _distinct_rows(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                                   return_inverse=True)
         inv = inv.reshape(-1)
     return first, inv
+
+
+class TableSet:
+    """Many tables of one type read at once, grouped by vtable.
+
+    Tables that share a vtable have every field at the same offset, so reading a field of all of
+    them is one gather: the vtable of each group is read once (writers de-duplicate vtables: an
+    ETDump has a handful for millions of events). Falls back to per-table vtable reads when a
+    file has too many distinct vtables.
+    """
+
+    MAX_GROUPS = 64
+
+    def __init__(self, buf: Buffer, tables: np.ndarray):
+        self.buf = buf
+        self.tables = np.asarray(tables, dtype=np.int64)
+        self.groups: np.ndarray | None = None
+        if self.tables.size == 0:
+            self.vts = np.zeros(0, dtype=np.int64)
+            self.inv = np.zeros(0, dtype=np.int64)
+            return
+        vt = self.tables - buf.v_read("i32", self.tables).astype(np.int64)
+        if int(vt.min()) < 0 or int(vt.max()) + 4 > buf.size:
+            bad = int(self.tables[np.argmax((vt < 0) | (vt + 4 > buf.size))])
+            buf.fail("vtable out of bounds", bad)
+        found = _factorize_small(vt, self.MAX_GROUPS)
+        if found is None:
+            self.vts = None
+            self.inv = None
+            return
+        self.vts, self.inv = found
+        self.vt_size = [buf.read("u16", int(v)) for v in self.vts]
+        self.t_size = [buf.read("u16", int(v) + 2) for v in self.vts]
+
+    def field(self, slot: int) -> np.ndarray:
+        """Absolute position of field ``slot`` for every table (0 where absent)."""
+        if self.tables.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        if self.vts is None:
+            return self.buf.v_field(self.tables, slot)
+        entry = 4 + 2 * slot
+        offs = np.zeros(len(self.vts), dtype=np.int64)
+        for g, v in enumerate(self.vts):
+            if self.vt_size[g] >= entry + 2:
+                off = self.buf.read("u16", int(v) + entry)
+                if off and off >= self.t_size[g]:
+                    self.buf.fail(f"field {slot} outside its table", int(self.tables[np.argmax(self.inv == g)]))
+                offs[g] = off
+        if len(offs) == 1:
+            o = int(offs[0])
+            return self.tables + o if o else np.zeros(self.tables.shape, dtype=np.int64)
+        o = offs[self.inv]
+        return np.where(o > 0, self.tables + o, 0)
+
+    def scalar(self, slot: int, kind: str, default=0) -> np.ndarray:
+        pos = self.field(slot)
+        out = np.full(pos.shape, default, dtype=_NP[kind])
+        present = pos > 0
+        if present.all():
+            return self.buf.v_read(kind, pos)
+        if present.any():
+            out[present] = self.buf.v_read(kind, pos[present])
+        return out
+
+    def table(self, slot: int) -> np.ndarray:
+        pos = self.field(slot)
+        out = np.zeros(pos.shape, dtype=np.int64)
+        present = pos > 0
+        if present.any():
+            out[present] = self.buf.v_indirect(pos[present])
+        return out
+
+    def vector(self, slot: int, elem_size: int) -> tuple[np.ndarray, np.ndarray]:
+        pos = self.field(slot)
+        start = np.zeros(pos.shape, dtype=np.int64)
+        count = np.zeros(pos.shape, dtype=np.int64)
+        present = pos > 0
+        if present.any():
+            vec = self.buf.v_indirect(pos[present])
+            cnt = self.buf.v_read("u32", vec).astype(np.int64)
+            st = vec + 4
+            over = st + cnt * elem_size > self.buf.size
+            if over.any():
+                i = int(np.argmax(over))
+                self.buf.fail(f"vector of {int(cnt[i])} elements runs past the end", int(vec[i]))
+            start[present] = st
+            count[present] = cnt
+        return start, count
+
+    def strings(self, slot: int, budget: list[int] | None = None) -> tuple[np.ndarray, list[str]]:
+        start, count = self.vector(slot, 1)
+        return self.buf.decode_strings(start, count, budget)
+
+
+def _factorize_small(a: np.ndarray, limit: int):
+    """(distinct values, inverse) of an int array with few distinct values, or None if > limit."""
+    inv = np.zeros(a.shape, dtype=np.int64)
+    vals = [a[0]]
+    todo = a != a[0]
+    g = 0
+    while todo.any():
+        g += 1
+        if g >= limit:
+            return None
+        i = int(np.argmax(todo))
+        v = a[i]
+        m = a == v
+        inv[m] = g
+        todo &= ~m
+        vals.append(v)
+    return np.array(vals, dtype=np.int64), inv
 
 
 def root_table(buf: Buffer, identifier: bytes | None) -> tuple[Buffer, int]:

@@ -51,7 +51,11 @@ from etscope.formats.qnn_names import (decode_text, head_text, normalise_unit, p
 __all__ = ["parse_qnn_text", "read_qnn_text", "sniff"]
 
 _BACKEND_MARK = "printing all data received from back end"
-_SUMMARY_LINE = re.compile(r"^(?P<name>.+?):\s+(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>\S*)\s*$")
+# A summary line is ``name: value [unit]``, i.e. the regex
+#   ^(?P<name>.+?):\s+(?P<value>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?P<unit>\S*)\s*$
+# which backtracks cubically (a 2 kB line of digits took minutes): _summary_line does the same
+# match in linear time, trying each colon with only the value as a regex.
+_SUMMARY_VALUE = re.compile(r"\s+([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 _HEADER_LINE = re.compile(r"^(?P<key>[A-Za-z][^:]{0,80}):\s?(?P<value>.*)$")
 _RULE = re.compile(r"^\s*-{3,}\s*$")
 _SECTION_KIND = (
@@ -79,6 +83,29 @@ def parse_qnn_text(data: bytes | str, name: str = "<input>", *, max_bytes: int |
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError, OverflowError) as e:
         raise FormatError(f"qnn-profile-viewer text is malformed ({e.__class__.__name__}: {e})",
                           file=name) from None
+
+
+def _summary_line(s: str) -> tuple[str, str, str] | None:
+    """``"NetRun: 24900 us"`` -> ``("NetRun", "24900", "us")``; None if ``s`` (stripped) is not one.
+
+    The name ends at the first colon followed by whitespace and a number after which at most one
+    word (the unit, possibly glued to the number) remains.
+    """
+    if not s or s[-1].isspace():
+        s = s.strip()
+    # start of the last whitespace run: the number must end at or after it (else two words follow)
+    r = len(s)
+    while r > 0 and not s[r - 1].isspace():
+        r -= 1
+    while r > 0 and s[r - 1].isspace():
+        r -= 1
+    i = s.find(":", 1)
+    while i >= 0:
+        m = _SUMMARY_VALUE.match(s, i + 1)
+        if m and m.end() >= r:
+            return s[:i], m.group(1), s[m.end():].strip()
+        i = s.find(":", i + 1)
+    return None
 
 
 def _is_heading(stripped: str) -> bool:
@@ -163,11 +190,10 @@ def _parse(data, path: str, max_bytes) -> QnnProfile:
                 continue
             phase = "summary"
         if phase == "summary":
-            m = _SUMMARY_LINE.match(stripped)
+            m = _summary_line(stripped)
             if m and not _is_heading(stripped):
-                value = parse_number(m.group("value"), f"line {lineno}", path)
-                app_stats.append((section, m.group("name").strip(), value,
-                                  normalise_unit(m.group("unit"))))
+                value = parse_number(m[1], f"line {lineno}", path)
+                app_stats.append((section, m[0].strip(), value, normalise_unit(m[2])))
                 pending = None
                 saw_any = True
             else:

@@ -87,11 +87,13 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
             nm = strings[name_l[k]] if name_l[k] >= 0 else ""
             base: dict = {}
             if ins is not None:
-                base.update(instruction_id=iid, placement=ins.backend)
-                if ins.op_type:
-                    base["op_type"] = ins.op_type
-                if ins.source:
-                    base["source"] = ins.source
+                base["instruction_id"] = iid
+                if r != P.ROLE_KERNEL:   # the kernel's OPERATOR_CALL around it carries these
+                    base["placement"] = ins.backend
+                    if ins.op_type:
+                        base["op_type"] = ins.op_type
+                    if ins.source:
+                        base["source"] = ins.source
                 if r == P.ROLE_DELEGATE_CALL:
                     nm = f"DELEGATE_CALL #{iid} ({ins.backend})"
                 elif r == P.ROLE_OPERATOR_CALL and ins.op_type:
@@ -128,8 +130,7 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
                                          instr[ti].tolist(), names[ti].tolist()):
         children_by_parent.setdefault(p_, []).append(
             {"name": strings[nmc] if nmc >= 0 else "", "cat": "delegate_internal", "ph": "X", "pid": PID,
-             "tid": tracks[iid], "ts": a, "dur": d,
-             "args": {"run": ex, "instruction_id": iid, "placement": pl[iid]}})
+             "tid": tracks[iid], "ts": a, "dur": d, "args": {"run": ex}})
     # Value events (QNN): per-op cycles laid out with the clock estimate, the rest into args.
     values_by_parent: dict[int, list[int]] = {}
     for j, k in zip(inner[~timed_inner & (parent >= 0)].tolist(), parent[~timed_inner & (parent >= 0)].tolist()):
@@ -257,7 +258,11 @@ def write_trace(path: str, trace: dict) -> None:
     from etscope.render.files import write_text
     from etscope.render.json import _clean
 
-    write_text(path, json.dumps(_clean(trace), ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+    try:   # build_trace writes plain Python numbers; clean (slow on big traces) only if needed
+        text = json.dumps(trace, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        text = json.dumps(_clean(trace), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    write_text(path, text)
 
 
 def validate(trace: dict, tolerance_us: float = 0.002) -> list[str]:
@@ -283,6 +288,7 @@ def validate(trace: dict, tolerance_us: float = 0.002) -> list[str]:
                 problems.append(f"event {k} lacks {key!r}")
         if not isinstance(e.get("pid"), int) or not isinstance(e.get("tid"), int):
             problems.append(f"event {k}: pid/tid must be integers")
+            continue
         if ph == "M":
             continue
         if ph != "X":

@@ -177,15 +177,24 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
 
 
 def runs_data(profile: P.Profile, llm: dict | None) -> dict:
-    from etscope.render.export import run_phases, runs_table
+    """Per-run columns (the ``runs`` table of render.export, built from numpy without pyarrow)."""
+    from etscope.analysis.placement import per_run_parts
+    from etscope.render.export import _first_timed_ns, run_phases
 
-    t = runs_table(profile, llm)
-    cols = {}
-    for name in t.column_names:
-        vals = t.column(name).to_pylist()
-        if name.endswith("_ms") or name == "start_us":
-            vals = [_r(v) for v in vals]
-        cols[name] = vals
+    parts = per_run_parts(profile)
+    t0 = _first_timed_ns(profile)
+    start = profile.runs["start_ns"].astype("int64")
+
+    def ms(a):
+        return [_r(float(x) / 1e6) for x in a]
+
+    cols = {"execute": list(range(profile.n_runs)),
+            "start_us": [_r((int(s) - t0) / 1e3) if s > 0 else None for s in start],
+            "latency_ms": ms(parts["latency"])}
+    for b in profile.backends():
+        cols[f"delegate_{b}_ms"] = ms(parts[f"delegate:{b}"])
+    cols["cpu_ops_ms"] = ms(parts["cpu_ops"])
+    cols["framework_overhead_ms"] = ms(parts["framework_overhead"])
     return {"columns": cols, "phase": run_phases(llm, profile.n_runs)}
 
 

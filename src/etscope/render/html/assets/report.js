@@ -157,6 +157,16 @@
     ax.appendChild(sv('text', { 'class': 'axis-label', x: scale(lo) + (scale(hi) - scale(lo)) / 2, y: y + 31, 'text-anchor': 'middle', text: label }));
     g.appendChild(ax);
   }
+  // Time axes pick ms or µs so tick labels stay readable; values are always ms.
+  function timeUnit(maxMs) { return maxMs < 1 ? { k: 1000, name: 'µs' } : { k: 1, name: 'ms' }; }
+  function xAxisTime(g, scale, lo, hi, y, label, width) {
+    var u = timeUnit(hi);
+    xAxis(g, function (v) { return scale(v / u.k); }, lo * u.k, hi * u.k, y, label + ', ' + u.name, width, function (t) { return fmtNum(t, 3); });
+  }
+  function yAxisTime(g, scale, lo, hi, x, label, height) {
+    var u = timeUnit(hi);
+    yAxis(g, function (v) { return scale(v / u.k); }, lo * u.k, hi * u.k, x, label + ' (' + u.name + ')', height, function (t) { return fmtNum(t, 3); });
+  }
   function yAxis(g, scale, lo, hi, x, label, height, fmt) {
     var ax = sv('g', { 'class': 'axis' });
     ax.appendChild(sv('line', { x1: x, x2: x, y1: scale(lo), y2: scale(hi) }));
@@ -248,7 +258,7 @@
           x += w;
         });
       })(focus, padL, W - padR, row);
-      xAxis(svg, scale, 0, total, top + depth * rowH + 4, 'time per run (mean), ms — ' + focus.name, W, function (t) { return fmtNum(t, 3); });
+      xAxisTime(svg, scale, 0, total, top + depth * rowH + 4, 'time per run (mean) — ' + focus.name, W);
       holder.appendChild(svg);
       function box1(svg, n, x0, x1, r, isAncestor) {
         var y = top + r * rowH, w = Math.max(0, x1 - x0);
@@ -305,7 +315,7 @@
       svg.appendChild(g);
       x += w;
     });
-    xAxis(svg, function (v) { return padL + (W - padL - padR) * v / total; }, 0, total, 42, 'Method::execute per run (mean), ms', W, function (t) { return fmtNum(t, 3); });
+    xAxisTime(svg, function (v) { return padL + (W - padL - padR) * v / total; }, 0, total, 42, 'Method::execute per run (mean)', W);
     barBox.appendChild(el('div', { 'class': 'chart-title', text: 'Method::execute split (mean per run)' }));
     barBox.appendChild(legend(items));
     barBox.appendChild(svg);
@@ -317,7 +327,7 @@
     box.appendChild(el('div', { 'class': 'chart-title', text: 'Per op type (mean ms per run' + (rows.length > 30 ? '; top 30 of ' + rows.length : '') + ')' }));
     var cats = [];
     rows.forEach(function (r) { if (!cats.some(function (c) { return c[0] === r.category; })) cats.push([r.category, categoryColor(r.category, r.placement)]); });
-    box.appendChild(legend(cats.concat([['hatched: estimated (QNN cycles ÷ clock)', '#777']])));
+    box.appendChild(legend(cats.concat(rows.some(function (r) { return r.estimated; }) ? [['hatched: estimated (QNN cycles ÷ clock)', '#777']] : [])));
     if (!top.length) return;
     var labelW = 300, W2 = chartWidth(box), rowH = 20, H2 = top.length * rowH + 48;
     var max = Math.max.apply(null, top.map(function (r) { return r.ms; }));
@@ -335,7 +345,7 @@
       withTip(g, function () { return [r.op_type, r.category, fmtMs(r.ms) + ' per run (mean)' + (r.estimated ? ', estimated' : ''), r.count + ' row(s)']; });
       svg2.appendChild(g);
     });
-    xAxis(svg2, sc, 0, max, top.length * rowH + 8, 'time per run (mean), ms', W2 - labelW, function (t) { return fmtNum(t, 3); });
+    xAxisTime(svg2, sc, 0, max, top.length * rowH + 8, 'time per run (mean)', W2 - labelW);
     box.appendChild(svg2);
   }
 
@@ -499,7 +509,7 @@
     hit.addEventListener('mouseleave', hideTip);
     svg.appendChild(hit);
     xAxis(svg, sx, 0, Math.max(n - 1, 1), H - padB + 4, 'run (Execute index, in order)', W - padL, fmtInt);
-    yAxis(svg, sy, lo, hi, padL, 'latency (ms)', H - padT - padB, function (t) { return fmtNum(t, 3); });
+    yAxisTime(svg, sy, lo, hi, padL, 'latency', H - padT - padB);
     box.appendChild(svg);
 
     // Distribution.
@@ -536,7 +546,7 @@
         acc += c[b];
       });
     }
-    xAxis(svg2, hx, vmin, vmax, H2 - padB + 4, 'Method::execute latency (ms)', W - padL, function (t) { return fmtNum(t, 3); });
+    xAxisTime(svg2, hx, vmin, vmax, H2 - padB + 4, 'Method::execute latency', W - padL);
     yAxis(svg2, hy, 0, cmax, padL, 'runs', H2 - padT - padB, fmtInt);
     box.appendChild(svg2);
     var l = (DATA.summary.runs || {}).latency_ms;
@@ -916,7 +926,7 @@
           if (!keys.length) g.appendChild(sv('rect', { x: 0, y: 0, width: BW, height: BH, fill: COLORS.none, stroke: 'none' }));
           g.appendChild(sv('rect', { 'class': 'frame', x: 0, y: 0, width: BW, height: BH, fill: 'none' }));
           label1 = '▸ ' + U.module;
-          label2 = U.nodes.length + ' nodes' + (tm ? ' · ' + fmtUs(tm.us) + (tm.est ? ' (est.)' : '') : '');
+          label2 = U.nodes.length + ' nodes' + (tm ? ' · Σ ' + fmtUs(tm.us) + (tm.est ? ' (est.)' : '') : '');
           g.addEventListener('click', function () { state.expanded[U.module] = true; draw(); });
         } else {
           var n = U.nodes[0];
@@ -929,7 +939,8 @@
         withTip(g, function () {
           if (U.module) {
             var c = unitPlacements(U);
-            return ['module ' + U.module, U.nodes.length + ' graph nodes', tm ? 'time: ' + fmtUs(tm.us) + ' per run' + (tm.est ? ' (partly estimated)' : '') : 'time: not attributable per node',
+            return ['module ' + U.module, U.nodes.length + ' graph nodes',
+                    tm ? 'Σ ' + fmtUs(tm.us) + ' per run over the nodes that have their own time (CPU kernels, QNN ops' + (tm.est ? ', estimated' : '') + '); partitions of other delegates are timed only as a whole' : 'no per-node time (delegate partitions are timed as a whole)',
                     'ops by placement: ' + Object.keys(c).map(function (k) { return (k || 'none') + ' ' + c[k]; }).join(', '), 'click to open'];
           }
           var n = U.nodes[0];

@@ -1,0 +1,140 @@
+"""Terminal view of ``etscope llm`` (rich). For people; ``--json`` is the stable form."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from etscope.analysis.llm import label_text
+from etscope.render.safe import clean
+from etscope.units import fmt_ms
+
+_BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values, width: int = 72, marks=None) -> str:
+    """One line of block characters; long series are reduced to ``width`` buckets (max per bucket)."""
+    vals = [v for v in values]
+    if not vals:
+        return ""
+    n = len(vals)
+    buckets = min(width, n)
+    out = []
+    finite = [v for v in vals if v == v]
+    if not finite:
+        return ""
+    lo, hi = min(finite), max(finite)
+    span = hi - lo or 1.0
+    for b in range(buckets):
+        a, z = b * n // buckets, max((b + 1) * n // buckets, b * n // buckets + 1)
+        chunk = [v for v in vals[a:z] if v == v]
+        if not chunk:
+            out.append(" ")
+            continue
+        v = max(chunk)
+        out.append(_BLOCKS[min(len(_BLOCKS) - 1, int((v - lo) / span * (len(_BLOCKS) - 1) + 0.5))])
+    return "".join(out)
+
+
+def _console(console: Console | None) -> Console:
+    if console is not None:
+        return console
+    c = Console(highlight=False)
+    if not c.is_terminal:
+        c = Console(highlight=False, width=160)
+    return c
+
+
+def _t(s, limit: int = 200) -> Text:
+    return Text(clean(s, limit)) if s is not None else Text("")
+
+
+def render_llm(r: dict, console: Console | None = None) -> None:
+    c = _console(console)
+    llm = r["llm"]
+    inputs = r["inputs"]
+    names = ", ".join(clean(i.get("etdump", "?")) for i in inputs)
+    c.print(Text(f"etscope llm — {names}", style="bold"))
+    extra = sorted({f"{k}: {clean(v)}" for i in inputs for k, v in i.items() if k != "etdump"})
+    if extra:
+        c.print(Text(", ".join(extra), style="dim"))
+    c.print(_t(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}.", 300))
+    c.print()
+    for line in r["findings"]:
+        c.print(_t(line, 2000), soft_wrap=True)
+    c.print()
+
+    t = Table(title="Phases (steady-state runs; warm-up left out)", title_justify="left")
+    for col in ("phase", "runs", "warm-up", "tokens/run", "p50", "p90", "p99", "max", "per token"):
+        t.add_column(col, justify="left" if col == "phase" else "right")
+    for ph in llm["phases"]:
+        lat = ph["latency_ms"] or {}
+        t.add_row(_t(ph["name"]), str(len(ph["runs"])), _runs_text(ph["warmup_runs"]) or "—",
+                  "?" if ph["tokens_per_run"] is None else f"{ph['tokens_per_run']:g}",
+                  *(fmt_ms(lat[k]) if lat else "n/a" for k in ("p50", "p90", "p99", "max")),
+                  fmt_ms(ph["ms_per_token"]) if ph["ms_per_token"] else "—")
+    c.print(t)
+    for k, label in (("ttft_ms", "Time to first token (prefill p50)"), ("decode_tokens_per_s", "Decode tokens/s")):
+        v = llm.get(k)
+        if v is not None:
+            c.print(_t(f"{label}: " + (fmt_ms(v) if k.endswith("_ms") else f"{v:,.1f}")))
+    c.print()
+
+    for ph in llm["phases"]:
+        t = Table(title=f"{clean(ph['name'])}: where Method::execute's time goes (mean per run)",
+                  title_justify="left")
+        for col in ("part", "calls/run", "mean", "p50", "share"):
+            t.add_column(col, justify="left" if col == "part" else "right")
+        for b in ph["breakdown"]:
+            label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
+                     "framework_overhead": "framework overhead"}[b["kind"]]
+            calls = b.get("calls_per_run")
+            t.add_row(_t(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
+                      fmt_ms(b["p50_ms"]), f"{b['share']:.1%}")
+        c.print(t)
+        t = Table(title=f"{clean(ph['name'])}: top instructions", title_justify="left")
+        for col in ("instr", "op", "placement", "mean", "p50", "share", "source"):
+            t.add_column(col, justify="right" if col in ("instr", "mean", "p50", "share") else "left")
+        for o in ph["top_ops"]:
+            t.add_row(str(o["instruction_id"]), _t(label_text(o), 60), _t(o["placement"] or ""),
+                      fmt_ms(o["mean_ms"]), fmt_ms(o["p50_ms"]),
+                      f"{o['share']:.1%}" if o["share"] is not None else "", _t(o["source"] or ""))
+        c.print(t)
+        c.print()
+
+    series = llm["series"]
+    c.print(Text("Run series (latency of every run in order, max per column):", style="bold"))
+    c.print(Text(sparkline(series["latency_ms"], width=min(96, max(8, c.width - 4)))))
+    if len(llm["phases"]) > 1:
+        marks = "".join(_phase_mark(p) for p in series["phase"])
+        c.print(Text(_squeeze_marks(marks, min(96, max(8, c.width - 4))), style="dim"))
+    drift = llm.get("drift")
+    if drift:
+        rows = drift["by_position"]["rows"]
+        c.print(Text(f"Decode latency by {drift['x']} (p50 per position, {rows[0][0]}..{rows[-1][0]}): "
+                     f"{drift['slope_ms_per_100_tokens']:+.3f} ms per 100 tokens", style="bold"))
+        c.print(Text(sparkline([row[2] for row in rows], width=min(96, max(8, c.width - 4)))))
+    for w in r.get("warnings", []):
+        c.print(Text("warning: " + clean(w), style="yellow"))
+
+
+def _phase_mark(name: str) -> str:
+    return {"prefill": "P", "decode": "·"}.get(name, (name[:1] or "?").upper())
+
+
+def _squeeze_marks(marks: str, width: int) -> str:
+    n = len(marks)
+    if n <= width:
+        return marks
+    out = []
+    for b in range(width):
+        chunk = marks[b * n // width:max((b + 1) * n // width, b * n // width + 1)]
+        out.append(next((m for m in chunk if m != "·"), "·"))
+    return "".join(out)
+
+
+def _runs_text(runs: list[int], limit: int = 6) -> str:
+    if not runs:
+        return ""
+    s = ", ".join(str(r) for r in runs[:limit])
+    return s + (f" (+{len(runs) - limit})" if len(runs) > limit else "")
