@@ -896,6 +896,8 @@ def fx_llama_multimethod(out: Path) -> Dict[str, Any]:
 # * diff_faster    width 4 (same graph, ~0.4x the MACs)
 #
 # Every variant is run the same way as one diff_same session. Debug buffer off (profiling only).
+# Per fixture: NAME.pte, NAME.etrecord, NAME[_NN].etdump and, as for gen_*, the oracles
+# NAME[_NN].raw.json.gz (executorch's deserializer) and NAME[_NN].inspector.json.gz (Inspector).
 
 DIFF_OUT = REPO / "tests" / "fixtures" / "diff"
 DIFF_MANIFEST = "manifest.json"
@@ -1119,6 +1121,21 @@ import torch
 from executorch.runtime import Runtime
 pte, etdump, inp, outp, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 x = torch.load(inp)
+
+
+def cpu_sample(dt=0.25):
+    # this VM's CPUs over dt seconds (this process sleeps meanwhile): busy and steal fractions
+    def snap():
+        with open("/proc/stat") as f:
+            return [int(t) for t in f.readline().split()[1:]]
+    a = snap()
+    time.sleep(dt)
+    d = [y - x for x, y in zip(a, snap())]
+    tot = max(1, sum(d))
+    return {"busy": round(1.0 - (d[3] + d[4]) / tot, 3), "steal": round(d[7] / tot, 3) if len(d) > 7 else None}
+
+
+cpu_before = cpu_sample()
 load0 = os.getloadavg()
 rt = Runtime.get()
 t0 = time.perf_counter()
@@ -1137,6 +1154,7 @@ try:
 except Exception:
     pass
 print(json.dumps({"pid": os.getpid(), "load_s": round(t1 - t0, 4), "run_s": round(t2 - t1, 4),
+                  "cpu_before": cpu_before,
                   "loadavg_before": [round(v, 2) for v in load0],
                   "loadavg_after": [round(v, 2) for v in os.getloadavg()],
                   "threadpool_threads": threads}))
@@ -1194,6 +1212,26 @@ def _execute_stats(raw: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
+def _step_shares(raw: Dict[str, Any]) -> Dict[str, Any]:
+    """Per top-level instruction (DELEGATE_CALL / OPERATOR_CALL): median duration (ns) and median
+    share of its run's Method::execute. Shares stay put when the whole machine is slower."""
+    _, np = _lazy_imports()
+    rows: Dict[str, List[Tuple[int, float]]] = {}
+    for rd in raw["run_data"]:
+        if rd["name"] != "Execute":
+            continue
+        ex = next(e for e in rd["events"] if e[0] == "P" and e[1] == "Method::execute")
+        total = ex[7] - ex[6]
+        for e in rd["events"]:
+            if e[0] == "P" and e[1] in ("DELEGATE_CALL", "OPERATOR_CALL"):
+                d = e[7] - e[6]
+                rows.setdefault(f"{e[3]}:{e[1]}", []).append((d, d / total))
+    return {
+        k: {"median_ns": float(np.median([a for a, _ in v])), "median_share": round(float(np.median([b for _, b in v])), 4)}
+        for k, v in rows.items()
+    }
+
+
 def _check_instructions(raw: Dict[str, Any], steps: List[Dict[str, Any]]) -> Dict[str, Any]:
     """Check the placement's instruction ids against the ETDump; collect the XNNPACK runtime
     op names (delegate_debug_id_str) of every DELEGATE_CALL (from the first Execute run)."""
@@ -1231,6 +1269,7 @@ def _diff_run_and_record(out: Path, pte_name: str, run_name: str, mod: Any, step
     s: Dict[str, Any] = {"etdump": etdump.name, "executes": DIFF_EXECUTES, **sess}
     raw = _raw_events(etdump)
     s["method_execute"] = _execute_stats(raw)
+    s["step_shares"] = _step_shares(raw)
     s.update(_check_instructions(raw, steps))
     ent: Dict[str, Any] = {}
     _oracles(out, run_name, etdump, er, None, ent)
@@ -1261,7 +1300,16 @@ def _diff_fixture(out: Path, name: str, width: int, pkind: str, sessions: int, e
         runs.append(_diff_run_and_record(out, name, run_name, mod, steps))
     entry["sessions"] = runs
     entry["executes_per_session"] = DIFF_EXECUTES
-    entry["method_execute_p50_ns_per_session"] = [r["method_execute"]["p50"] for r in runs]
+    p50s = [r["method_execute"]["p50"] for r in runs]
+    entry["method_execute_p50_ns_per_session"] = p50s
+    if len(runs) > 1:
+        entry["noise"] = {
+            "method_execute_p50_ns": {"min": min(p50s), "max": max(p50s), "max_over_min": round(max(p50s) / min(p50s), 3)},
+            "step_share_range": {
+                k: [min(r["step_shares"][k]["median_share"] for r in runs), max(r["step_shares"][k]["median_share"] for r in runs)]
+                for k in runs[0]["step_shares"]
+            },
+        }
     return entry
 
 
@@ -1494,6 +1542,8 @@ def make_diff(out: Path, names: Sequence[str]) -> None:
         "placement": "top-level steps of the lowered program in order; index == instruction_id (checked against the ETDump: "
         "instruction_ids_match_etdump)",
         "source": "file:line of the model code in this script, from the edge ops' stack_trace",
+        "cpu_before": "busy and steal fractions of this VM's CPUs (/proc/stat) in the 0.25 s before the session loaded "
+        "the program; loadavg_before/after from os.getloadavg()",
     }
     manifest.setdefault("fixtures", {})
     for nm in names:

@@ -57,8 +57,10 @@ def _inputs(f):
 
 def _load(etdump, etrecord, pte, method):
     from etscope.profile import load
+    from etscope.render.progress import reading
 
-    return load(etdump, etrecord=etrecord, pte=pte, method=method)
+    with reading(etdump) as progress:   # a bar on stderr for big files (> 50 MB), else nothing
+        return load(etdump, etrecord=etrecord, pte=pte, method=method, progress=progress)
 
 
 def _emit_json(obj):
@@ -181,18 +183,29 @@ def _size(n: int) -> str:
 @_view_inputs
 @click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False),
               help="HTML file to write (one file, works offline).")
-def report(etdump, etrecord, pte, method, qhas, optrace, output):
+@click.option("--compare", "compare_etdump", type=click.Path(dir_okay=False),
+              help="Base ETDump: add a 'Compared with base' section (as etscope diff BASE ETDUMP).")
+@click.option("--compare-etrecord", type=click.Path(dir_okay=False), help="ETRecord of the base run.")
+@click.option("--compare-pte", type=click.Path(dir_okay=False), help=".pte of the base run.")
+def report(etdump, etrecord, pte, method, qhas, optrace, output, compare_etdump, compare_etrecord, compare_pte):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
     import os
 
     from etscope import api
     from etscope.render.html import write_report
 
+    if compare_etdump is None and (compare_etrecord or compare_pte):
+        raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
     _require_files(qhas=qhas, optrace=optrace)
     profile = _load(etdump, etrecord, pte, method)
+    compare = None
+    if compare_etdump is not None:
+        from etscope.render.html import compare_view
+
+        compare = compare_view(_load(compare_etdump, compare_etrecord, compare_pte, None), profile)
     v = api.view_inputs(profile, qhas, optrace)
     out = write_report(output, profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
-                       notes=v["notes"])
+                       notes=v["notes"], compare=compare)
     click.echo(f"wrote {output} ({_size(out['bytes'])}): open it in a browser "
                f"(file://{os.path.abspath(output)})")
 
@@ -323,8 +336,10 @@ def _percent(ctx, param, value):
 @click.option("--min-effect", callback=_percent, default="2%", show_default=True,
               help="Smallest change reported as significant.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False),
+              help="Also write the comparison as one offline HTML page here ('-': no page).")
 def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regression, fail_on_fallback,
-         min_effect, as_json):
+         min_effect, as_json, html_path):
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
     from etscope.analysis.diff import compare
     from etscope.profile import load
@@ -340,6 +355,16 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
         from etscope.render.diff_text import render_diff
 
         render_diff(d)
+    if html_path and html_path != "-":
+        import os
+
+        from etscope.render.html import write_diff_page
+
+        out = write_diff_page(html_path, d, a, b, options={"min_effect_pct": min_effect,
+                                                           "fail_on_regression_pct": fail_on_regression,
+                                                           "fail_on_fallback": fail_on_fallback})
+        click.echo(f"wrote {html_path} ({_size(out['bytes'])}): open it in a browser "
+                   f"(file://{os.path.abspath(html_path)})", err=True)
     if d["gate"]["fail"]:
         sys.exit(1)
 

@@ -41,6 +41,7 @@ class Instruction:
     op_types: list[str] = field(default_factory=list)   # graph targets, e.g. ["aten.cumsum.default"]
     source: str | None = None      # "file.py:LINE" of the first graph node
     nodes: list[str] = field(default_factory=list)      # graph node names
+    sources: list[str] = field(default_factory=list)    # "file.py:LINE" of every node, in order
     debug_handles: list[int] = field(default_factory=list)
     backend_from: str = "event names"   # which input told the backend
 
@@ -159,12 +160,14 @@ def guess_op_from_kernel(kernel: str) -> str:
 
 
 # ---- building ------------------------------------------------------------------------------------
-def load(etdump, etrecord=None, pte=None, method: str | None = None) -> Profile:
-    """Read and join the inputs. Each argument may be a path or an already-read object."""
+def load(etdump, etrecord=None, pte=None, method: str | None = None, progress=None) -> Profile:
+    """Read and join the inputs. Each argument may be a path or an already-read object.
+
+    ``progress(events_done, events_total)`` is called while the ETDump is read (big files)."""
     sources = {}
     if not isinstance(etdump, etdump_format.EtdumpData):
         sources["etdump"] = os.fspath(etdump)
-        etdump = etdump_format.read_etdump(etdump)
+        etdump = etdump_format.read_etdump(etdump, progress=progress)
     if etrecord is not None and isinstance(etrecord, (str, os.PathLike)):
         from etscope.formats.etrecord import read_etrecord
 
@@ -323,8 +326,9 @@ def _join_instructions(profile: Profile, etrecord, pte, method_hint):
 
     delegate_ids = ids(role == ROLE_DELEGATE_CALL)
     cpu_ids = ids((role == ROLE_OPERATOR_CALL) | (role == ROLE_KERNEL))
+    inner = _delegate_internal_names(profile) if len(delegate_ids) else {}
     for i in delegate_ids:
-        found[int(i)] = Instruction(int(i), "delegate", _guess_backend(profile, int(i)))
+        found[int(i)] = Instruction(int(i), "delegate", _guess_backend(profile, int(i), inner.get(int(i), [])))
     for i in cpu_ids:
         if int(i) in found:
             profile.warnings.append(f"instruction {int(i)} has both DELEGATE_CALL and operator events")
@@ -333,8 +337,9 @@ def _join_instructions(profile: Profile, etrecord, pte, method_hint):
     # Kernel names (the kernel event nested in OPERATOR_CALL).
     kmask = (role == ROLE_KERNEL) & in_exec
     if kmask.any():
-        pairs = np.unique(np.stack([instr[kmask].astype(np.int64), ev["name"][kmask].astype(np.int64)]), axis=1)
-        for i, code in pairs.T:
+        # (instruction, name) pairs in sorted order; kernel events have both >= 0, so one packed key.
+        packed = np.unique((instr[kmask].astype(np.int64) << 32) | ev["name"][kmask].astype(np.int64))
+        for i, code in zip((packed >> 32).tolist(), (packed & 0xFFFFFFFF).tolist()):
             ins = found.get(int(i))
             if ins is not None and ins.kernel is None:
                 ins.kernel = profile.strings[int(code)]
@@ -351,11 +356,28 @@ _XNNPACK_HINT = re.compile(r"\((?:N[CDH]|ND|NHWC|NCHW)[^)]*\)|#\d+$")
 _QNN_HINT = re.compile(r"\((?:us|cycles|bytes|count)\)$|OpId_\d+|^QNN ")
 
 
-def _guess_backend(profile: Profile, instruction_id: int) -> str:
-    """Without ETRecord or .pte, tell the backend from the names of its internal events."""
+def _delegate_internal_names(profile: Profile) -> dict[int, list[int]]:
+    """Per instruction id, the distinct delegate_debug_id_str codes of its delegate-internal events
+    (sorted, -1 = none), computed for all instructions in one pass."""
     ev = profile.events
-    sel = (ev["role"] == ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == instruction_id)
-    codes = np.unique(ev["delegate_id_str"][sel])
+    sel = ev["role"] == ROLE_DELEGATE_INTERNAL
+    if not sel.any():
+        return {}
+    instr = ev["instruction_id"][sel].astype(np.int64)
+    code = ev["delegate_id_str"][sel].astype(np.int64) + 1          # -1 -> 0: keeps the order
+    packed = np.unique(((instr - int(instr.min())) << 32) | code)
+    ids = (packed >> 32) + int(instr.min())
+    codes = (packed & 0xFFFFFFFF) - 1
+    out: dict[int, list[int]] = {}
+    for i, c in zip(ids.tolist(), codes.tolist()):
+        out.setdefault(i, []).append(c)
+    return out
+
+
+def _guess_backend(profile: Profile, instruction_id: int, codes: list[int] | None = None) -> str:
+    """Without ETRecord or .pte, tell the backend from the names of its internal events."""
+    if codes is None:
+        codes = _delegate_internal_names(profile).get(instruction_id, [])
     names = [profile.strings[c] for c in codes[:50] if c >= 0]
     if any(_QNN_HINT.search(n) for n in names):
         return "QnnBackend"
@@ -478,7 +500,8 @@ def _join_etrecord(profile: Profile, etrecord):
             else:
                 ins.op_types = list(dict.fromkeys(
                     n.target for n in nodes if n.target and "executorch_call_delegate" not in n.target))
-            ins.source = next((n.source for n in nodes if n.source), None)
+            ins.sources = list(dict.fromkeys(n.source for n in nodes if n.source))
+            ins.source = ins.sources[0] if ins.sources else None
     if no_handles:
         # Prim ops (sym_size, views) and the runtime's own moves have no graph node behind them.
         profile.warnings.append(

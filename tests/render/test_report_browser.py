@@ -1,9 +1,13 @@
 """The report in a real browser (headless Chromium): sections render, no console errors, the table
 sorts and filters, the graph opens a module, injected names stay text. Screenshots are kept."""
+import copy
+
 import pytest
 
 import etscope
-from views_helpers import QNN_FILES, REAL, XSS, qnn_fixture, xss_etdump
+from etscope.analysis.diff import compare
+from etscope.render.html import compare_view, write_diff_page
+from views_helpers import QNN_FILES, REAL, XSS, diff_pairs, qnn_fixture, xss_etdump
 
 CASES = {
     "cnn": lambda: (REAL / "cnn.etdump", dict(etrecord=REAL / "cnn.etrecord", pte=REAL / "cnn.pte")),
@@ -132,5 +136,171 @@ def test_injected_name_shows_as_text(browser, tmp_path, artifact_dir):
         assert page.locator("#ops-data tbody tr").count() >= 1
         page.screenshot(path=str(artifact_dir / "xss_as_text.png"), full_page=True)
         assert not [m for m in messages if m[0] in ("error", "pageerror", "request")]
+    finally:
+        page.close()
+
+
+# ---- the diff page (etscope diff --html) and the report's "Compared with base" section --------------
+DIFF_PAIRS = diff_pairs()
+
+
+def make_diff_page(tmp_path, name, mutate=None, **options):
+    base, base_kw, new, new_kw = DIFF_PAIRS[name]
+    a, b = etscope.load(base, **base_kw), etscope.load(new, **new_kw)
+    d = compare(a, b, fail_on_regression_pct=options.get("fail_on_regression_pct"))
+    if mutate:
+        d = mutate(copy.deepcopy(d))
+    out = tmp_path / f"diff_{name}.html"
+    write_diff_page(str(out), d, a, b, options=dict(min_effect_pct=2.0, **options))
+    return out, d
+
+
+def _diff_column(page, key):
+    idx = page.eval_on_selector_all("#diff-ops-data thead th", "(ths, k) => ths.findIndex(t => t.dataset.key === k)", key)
+    return page.eval_on_selector_all(f"#diff-ops-data tbody tr td:nth-child({idx + 1})", "tds => tds.map(t => t.textContent)")
+
+
+def _pct(s):
+    return float(s.replace("%", "").replace(",", "").replace("±", ""))
+
+
+@pytest.mark.parametrize("name", list(DIFF_PAIRS))
+def test_diff_page_renders_in_chromium(browser, tmp_path, artifact_dir, name):
+    out, d = make_diff_page(tmp_path, name, fail_on_regression_pct=5.0)
+    messages, dialogs = [], []
+    page = open_report(browser, out, messages, dialogs)
+    try:
+        bad = [m for m in messages if m[0] in ("error", "pageerror", "request")]
+        assert not bad, bad
+        assert not dialogs
+        # Verdict: the change and its interval on a % axis with a zero line; latency units on the top axis.
+        assert page.locator("#diff-verdict .verdict-pill").inner_text().lower() == d["verdict"].replace("_", " ")
+        assert page.locator("#diff-verdict svg .ci-point").count() == 1
+        assert page.locator("#diff-verdict svg .zero-line").count() == 1
+        assert page.locator("#diff-verdict svg .ci-bar").count() == 1
+        labels = page.locator("#diff-verdict svg .axis-label").all_text_contents()
+        assert any("(%)" in t for t in labels) and any("p50 latency" in t and ("ms" in t or "µs" in t) for t in labels)
+        # Runs: both series overlaid, both distributions.
+        assert page.locator("#diff-runs svg g.runs-base circle").count() > 0
+        assert page.locator("#diff-runs svg g.runs-new circle").count() > 0
+        assert page.locator("#diff-runs svg rect.hist-base").count() > 0
+        assert page.locator("#diff-runs svg rect.hist-new").count() > 0
+        # Placement, breakdown, per-op table, gate.
+        n_pc = len(d["placement_changes"])
+        assert page.locator("#diff-placement-data tbody tr").count() == n_pc
+        if n_pc:
+            first = d["placement_changes"][0]["kind"]
+            assert "pc-" + first in page.locator("#diff-placement-data tbody tr").first.get_attribute("class")
+        assert page.locator("#diff-breakdown svg rect.bar-base").count() >= 1
+        assert page.locator("#diff-breakdown svg rect.bar-new").count() >= 1
+        assert page.locator("#diff-ops-data tbody tr").count() == min(len(d["ops"]), 2000)
+        assert page.locator("#diff-gate .gate").count() == 1
+        if d["qnn"]:
+            assert page.locator("#diff-qnn table").count() >= 1
+        else:
+            assert page.locator("#diff-qnn").count() == 0
+        assert page.locator("svg .axis-label").count() >= 6
+        page.screenshot(path=str(artifact_dir / f"diff_{name}.png"), full_page=True)
+    finally:
+        page.close()
+
+
+def test_diff_op_table_sorts_and_filters(browser, tmp_path, artifact_dir):
+    out, d = make_diff_page(tmp_path, "llama_nodebug_vs_gen_llama")
+    messages, dialogs = [], []
+    page = open_report(browser, out, messages, dialogs)
+    try:
+        page.click("#diff-ops-data th[data-key=change_pct]")            # numbers sort descending first
+        assert page.get_attribute("#diff-ops-data th[data-key=change_pct]", "aria-sort") == "descending"
+        ch = [_pct(x) for x in _diff_column(page, "change_pct") if x]
+        assert len(ch) > 10 and ch == sorted(ch, reverse=True)
+        page.click("#diff-ops-data th[data-key=change_pct]")
+        assert page.get_attribute("#diff-ops-data th[data-key=change_pct]", "aria-sort") == "ascending"
+        ch = [_pct(x) for x in _diff_column(page, "change_pct") if x]
+        assert ch == sorted(ch)
+        page.click("#diff-ops-data th[data-key=p_value]")
+        ps = [float(x) for x in _diff_column(page, "p_value") if x]
+        assert ps == sorted(ps, reverse=True)
+        page.click("#diff-ops-data th[data-key=name]")                   # text sorts ascending first
+        names = _diff_column(page, "name")
+        assert names == sorted(names, key=lambda s: s.lower()) or names[0] <= names[-1]
+        page.select_option("#diff-ops-status", "faster")
+        statuses = _diff_column(page, "status")
+        assert statuses and set(statuses) == {"faster"}
+        assert len(statuses) == sum(o["status"] == "faster" for o in d["ops"])
+        page.select_option("#diff-ops-status", "")
+        page.fill("#diff-ops input[type=search]", "index_put")
+        names = _diff_column(page, "name")
+        assert names and all("index_put" in n for n in names)
+        page.locator("#diff-ops").screenshot(path=str(artifact_dir / "diff_ops_table_filtered.png"))
+        assert not [m for m in messages if m[0] in ("error", "pageerror")]
+    finally:
+        page.close()
+
+
+def test_diff_page_ops_moved_to_cpu_come_first_and_stand_out(browser, tmp_path, artifact_dir):
+    """A fallback the diff dict reports (schema etscope.diff/1) is the first, highlighted row."""
+    def add_fallback(d):
+        d["placement_changes"] = d["placement_changes"] + [
+            {"kind": "moved_to_cpu", "op_type": "aten.linear.default", "source": "model.py:42", "count": 1,
+             "from": "XnnpackBackend", "to": "cpu"}]
+        d["gate"] = {"fail": True, "why": ["1 op(s) moved off the delegate to the CPU"]}
+        return d
+
+    out, d = make_diff_page(tmp_path, "gen_cnn_vs_b", mutate=add_fallback, fail_on_fallback=True)
+    messages, dialogs = [], []
+    page = open_report(browser, out, messages, dialogs)
+    try:
+        rows = page.locator("#diff-placement-data tbody tr")
+        assert rows.count() == len(d["placement_changes"])
+        assert "pc-moved_to_cpu" in rows.first.get_attribute("class")
+        assert "aten.linear.default" in rows.first.inner_text()
+        assert "aten.linear.default" in page.locator("#diff-placement .moved-callout").inner_text()
+        assert page.locator("#diff-gate .gate-fail").count() == 1
+        page.locator("#diff-placement").screenshot(path=str(artifact_dir / "diff_moved_to_cpu.png"))
+        assert not [m for m in messages if m[0] in ("error", "pageerror", "request")]
+    finally:
+        page.close()
+
+
+def test_diff_page_injected_name_shows_as_text(browser, tmp_path):
+    etdump = xss_etdump(tmp_path)
+    a = etscope.load(REAL / "cnn.etdump", etrecord=REAL / "cnn.etrecord")
+    b = etscope.load(etdump, etrecord=tmp_path / "xss.etrecord")
+    out = tmp_path / "xss_diff.html"
+    write_diff_page(str(out), compare(a, b), a, b)
+    messages, dialogs = [], []
+    page = open_report(browser, out, messages, dialogs)
+    try:
+        assert not dialogs
+        assert page.locator("img").count() == 0
+        assert XSS in page.locator("#diff-ops-data").inner_text()
+        assert not [m for m in messages if m[0] in ("error", "pageerror", "request")]
+    finally:
+        page.close()
+
+
+def test_report_compare_section_renders(browser, tmp_path, artifact_dir):
+    base = etscope.load(REAL / "llama_nodebug.etdump", pte=REAL / "llama.pte")
+    new = etscope.load(REAL / "gen_llama.etdump", pte=REAL / "gen_llama.pte")
+    out = tmp_path / "compare.html"
+    from etscope import api
+    from etscope.render.html import write_report
+
+    v = api.view_inputs(new)
+    write_report(str(out), new, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"], notes=v["notes"],
+                 compare=compare_view(base, new))
+    messages, dialogs = [], []
+    page = open_report(browser, out, messages, dialogs)
+    try:
+        bad = [m for m in messages if m[0] in ("error", "pageerror", "request")]
+        assert not bad, bad
+        assert page.locator("#compare-body .diff-part").count() >= 6
+        assert page.locator("#compare-body svg .ci-point").count() == 1
+        assert page.locator("#compare-body #diff-ops-data tbody tr").count() > 0
+        # The rest of the report is still there.
+        assert page.locator("#ops-data tbody tr").count() > 0
+        assert page.locator("#time-chart svg rect.box").count() >= 3
+        page.locator("#compare").screenshot(path=str(artifact_dir / "report_compare.png"))
     finally:
         page.close()

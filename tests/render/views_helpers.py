@@ -1,5 +1,6 @@
 """Paths and builders shared by the view tests (imported as a plain module)."""
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 QNN_ETDUMP = Path(__file__).resolve().parents[1] / "fixtures" / "qnn_etdump"
 QNN_FILES = Path(__file__).resolve().parents[1] / "fixtures" / "qnn"
+DIFF_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "diff"
 CHROMIUM = os.environ.get("ETSCOPE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
@@ -34,3 +36,39 @@ def xss_etdump(tmp_path: Path) -> Path:
     for ext in ("etrecord", "pte"):
         shutil.copy(REAL / f"cnn.{ext}", tmp_path / f"xss.{ext}")
     return out
+
+
+def _companions(etdump: Path) -> dict:
+    """NAME[_NN].etdump -> {etrecord, pte} of NAME when those files exist."""
+    stem = re.sub(r"_\d+$", "", etdump.stem)
+    out = {}
+    for kind in ("etrecord", "pte"):
+        for cand in (etdump.with_suffix("." + kind), etdump.parent / f"{stem}.{kind}"):
+            if cand.exists():
+                out[kind] = cand
+                break
+    return out
+
+
+def diff_pairs() -> dict:
+    """Pairs (base etdump, base kwargs, new etdump, new kwargs) for the diff views: the real CPU
+    fixtures, a QNN pair, and every tests/fixtures/diff variant against the first diff_same
+    session when those fixtures are present."""
+    pairs = {
+        "gen_cnn_vs_b": (REAL / "gen_cnn.etdump", dict(etrecord=REAL / "gen_cnn.etrecord", pte=REAL / "gen_cnn.pte"),
+                         REAL / "gen_cnn_b.etdump", dict(etrecord=REAL / "gen_cnn.etrecord", pte=REAL / "gen_cnn.pte")),
+        "llama_nodebug_vs_gen_llama": (REAL / "llama_nodebug.etdump", dict(pte=REAL / "llama.pte"),
+                                       REAL / "gen_llama.etdump", dict(pte=REAL / "gen_llama.pte")),
+    }
+    q = QNN_ETDUMP
+    if (q / "synthetic_qnn_cnn.etdump").exists() and (q / "synthetic_qnn_vit_2part.etdump").exists():
+        pairs["qnn_cnn_vs_vit_2part"] = (q / "synthetic_qnn_cnn.etdump", dict(etrecord=q / "synthetic_qnn_cnn.etrecord"),
+                                         q / "synthetic_qnn_vit_2part.etdump",
+                                         dict(etrecord=q / "synthetic_qnn_vit_2part.etrecord"))
+    sessions = sorted(DIFF_FIXTURES.glob("diff_same_*.etdump")) if DIFF_FIXTURES.is_dir() else []
+    if sessions:
+        base = sessions[0]
+        news = sessions[1:2] + sorted(p for p in DIFF_FIXTURES.glob("diff_*.etdump") if not p.name.startswith("diff_same"))
+        for new in news:
+            pairs[f"{base.stem}_vs_{new.stem}"] = (base, _companions(base), new, _companions(new))
+    return pairs

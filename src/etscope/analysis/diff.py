@@ -16,6 +16,7 @@ import numpy as np
 from etscope import profile as P
 from etscope.analysis import ops as ops_analysis
 from etscope.analysis import placement
+from etscope.analysis.stats import leading_warmup
 from etscope.formats.qnn_names import parse_qnn_event_name
 
 SCHEMA = "etscope.diff/1"
@@ -42,6 +43,39 @@ def bootstrap_median_ratio(base: np.ndarray, new: np.ndarray, resamples: int = B
         return point * 100, float("nan"), float("nan")
     lo, hi = np.percentile(ratios, [2.5, 97.5])
     return float(point * 100), float(lo * 100), float(hi * 100)
+
+
+def hierarchical_bootstrap_ratio(base: list[np.ndarray], new: list[np.ndarray],
+                                 resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
+    """Like :func:`bootstrap_median_ratio` for several sessions per side: each resample draws
+    sessions with replacement, then runs within each drawn session, so the interval carries the
+    session-to-session noise (load, clocks, memory placement) that one session cannot show."""
+    rng = np.random.default_rng(seed)
+
+    def draw(sessions):
+        sessions = [s[~np.isnan(s)] for s in sessions if np.isfinite(s).any()]
+        meds = np.empty(resamples)
+        for b in range(resamples):
+            pick = rng.integers(0, len(sessions), len(sessions))
+            pooled = np.concatenate([sessions[i][rng.integers(0, sessions[i].size, sessions[i].size)] for i in pick])
+            meds[b] = np.median(pooled)
+        return meds, np.median(np.concatenate(sessions))
+
+    mb, pb = draw(base)
+    mn, pn = draw(new)
+    point = pn / pb - 1 if pb else float("nan")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = mn / mb - 1
+    ratios = ratios[np.isfinite(ratios)]
+    lo, hi = np.percentile(ratios, [2.5, 97.5]) if ratios.size else (float("nan"), float("nan"))
+    return float(point * 100), float(lo * 100), float(hi * 100)
+
+
+def steady_latency_ms(profile: P.Profile) -> tuple[np.ndarray, int]:
+    """Per-run Method::execute in ms without the leading warm-up runs, and how many were dropped."""
+    lat = profile.runs["latency_ns"] / 1e6
+    n = leading_warmup(lat)
+    return lat[n:], n
 
 
 def mann_whitney_p(a: np.ndarray, b: np.ndarray) -> float:
@@ -127,10 +161,26 @@ def op_samples(profile: P.Profile) -> dict[tuple, dict]:
 
 
 # ---- comparison -------------------------------------------------------------------------------------
-def compare(base: P.Profile, new: P.Profile, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
+def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
             fail_on_fallback: bool = False) -> dict:
-    lb, ln = base.runs["latency_ns"] / 1e6, new.runs["latency_ns"] / 1e6
-    change, lo, hi = bootstrap_median_ratio(lb, ln)
+    """Compare two runs. ``base`` and ``new`` are Profiles, or lists of Profiles of repeated
+    sessions of the same program (the first one of each side is used for op and placement
+    identities)."""
+    bases = base if isinstance(base, (list, tuple)) else [base]
+    news = new if isinstance(new, (list, tuple)) else [new]
+    base, new = bases[0], news[0]
+    sb = [steady_latency_ms(p) for p in bases]
+    sn = [steady_latency_ms(p) for p in news]
+    lb, ln = np.concatenate([x[0] for x in sb]), np.concatenate([x[0] for x in sn])
+    sessions = min(len(bases), len(news))
+    if sessions >= 2:
+        change, lo, hi = hierarchical_bootstrap_ratio([x[0] for x in sb], [x[0] for x in sn])
+        how = (f"ratio of p50 latencies, hierarchical bootstrap 95% interval over {len(bases)} base and "
+               f"{len(news)} new sessions ({BOOTSTRAP_RESAMPLES} resamples)")
+    else:
+        change, lo, hi = bootstrap_median_ratio(lb, ln)
+        how = (f"ratio of p50 latencies, bootstrap 95% interval over runs ({BOOTSTRAP_RESAMPLES} resamples); "
+               "one session per side, so session-to-session noise is not in the interval")
     significant = bool(np.isfinite(lo) and (lo > 0 or hi < 0) and abs(change) >= min_effect_pct)
     verdict = "no_change"
     if significant:
@@ -138,9 +188,10 @@ def compare(base: P.Profile, new: P.Profile, min_effect_pct: float = 2.0, fail_o
     latency = {"base_p50_ms": float(np.nanmedian(lb)) if lb.size else None,
                "new_p50_ms": float(np.nanmedian(ln)) if ln.size else None,
                "change_pct": change, "ci_pct": [lo, hi], "base_runs": int(lb.size), "new_runs": int(ln.size),
+               "base_sessions": len(bases), "new_sessions": len(news),
+               "warmup_runs_dropped": {"base": [x[1] for x in sb], "new": [x[1] for x in sn]},
                "significant": significant,
-               "method": f"ratio of p50 latencies, bootstrap 95% interval ({BOOTSTRAP_RESAMPLES} resamples); "
-                         f"significant when the interval excludes 0 and |change| ≥ {min_effect_pct:g}%"}
+               "method": how + f"; significant when the interval excludes 0 and |change| ≥ {min_effect_pct:g}%"}
     placement_changes = _placement_changes(base, new)
     op_rows = _op_changes(base, new, min_effect_pct)
     breakdown = _breakdown_change(base, new)
@@ -202,6 +253,17 @@ def _delegated_op_types(profile: P.Profile) -> Counter:
     return c
 
 
+def _delegated_sources(profile: P.Profile) -> dict[str, str]:
+    """Source line -> backend, for graph nodes inside delegate calls. An op that moves to the CPU
+    often changes type (linear delegated, addmm + permute on the CPU) but keeps its source line."""
+    out: dict[str, str] = {}
+    for ins in profile.instructions.values():
+        if ins.kind == "delegate":
+            for src in ins.sources:
+                out.setdefault(src, ins.backend)
+    return out
+
+
 def _cpu_ops(profile: P.Profile) -> Counter:
     return Counter((ins.op_type or ins.kernel or "?", ins.source or "") for ins in profile.instructions.values()
                    if ins.kind == "cpu")
@@ -215,20 +277,20 @@ def _placement_changes(base: P.Profile, new: P.Profile) -> list[dict]:
     delegated_new = {t for t, _ in _delegated_op_types(new)}
     backend_of_base = {t: b for t, b in _delegated_op_types(base)}
     backend_of_new = {t: b for t, b in _delegated_op_types(new)}
+    src_base, src_new = _delegated_sources(base), _delegated_sources(new)
     for key in sorted(set(cb) | set(cn)):
         nb, nn = cb.get(key, 0), cn.get(key, 0)
+        op_type, source = key
         if nn > nb:
-            op_type = key[0]
-            moved = op_type in delegated_base
-            out.append({"kind": "moved_to_cpu" if moved else "new_cpu_op", "op_type": op_type,
-                        "source": key[1] or None, "count": nn - nb,
-                        "from": backend_of_base.get(op_type) if moved else None, "to": "cpu"})
+            frm = backend_of_base.get(op_type) if op_type in delegated_base else src_base.get(source)
+            out.append({"kind": "moved_to_cpu" if frm else "new_cpu_op", "op_type": op_type,
+                        "source": source or None, "count": nn - nb, "from": frm, "to": "cpu",
+                        "matched_by": ("op type" if op_type in delegated_base else "source line") if frm else None})
         elif nb > nn:
-            op_type = key[0]
-            moved = op_type in delegated_new
-            out.append({"kind": "moved_to_delegate" if moved else "removed_cpu_op", "op_type": op_type,
-                        "source": key[1] or None, "count": nb - nn, "from": "cpu",
-                        "to": backend_of_new.get(op_type) if moved else None})
+            to = backend_of_new.get(op_type) if op_type in delegated_new else src_new.get(source)
+            out.append({"kind": "moved_to_delegate" if to else "removed_cpu_op", "op_type": op_type,
+                        "source": source or None, "count": nb - nn, "from": "cpu", "to": to,
+                        "matched_by": ("op type" if op_type in delegated_new else "source line") if to else None})
     calls_b = Counter(i.backend for i in base.instructions.values() if i.kind == "delegate")
     calls_n = Counter(i.backend for i in new.instructions.values() if i.kind == "delegate")
     for backend in sorted(set(calls_b) | set(calls_n)):

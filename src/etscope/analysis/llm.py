@@ -77,6 +77,7 @@ class _FileRuns:
         self.sig_full, self.sig_instr = _run_signatures(profile)
         self.tokens, self.token_evidence = _tokens_from_debug(profile)
         self.parts = placement.per_run_parts(profile)
+        self.inner_T, self.inner_names = _inner_matrix(profile, self.sig_full)
 
     def label_text(self, iid: int) -> str:
         return label_text(self.label(iid))
@@ -115,27 +116,37 @@ def _mix(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
-def _run_signatures(profile: P.Profile) -> tuple[np.ndarray, np.ndarray]:
+def _run_signatures(profile: P.Profile, chunk: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
     """Per run, an order-independent hash of what it executed: the multiset of (role, instruction,
-    name) of all its profile events (full), and of its instruction-level events only."""
-    from etscope.analysis.ops import effective_names
-
+    name) of all its profile events (full), and of its instruction-level events only. Computed
+    over chunks of events, so memory stays bounded on huge files."""
     ev = profile.events
     n = profile.n_runs
-    ex = ev["execute"]
-    sel = (ex >= 0) & (ev["kind"] == etdump_format.PROFILE)
-    idx = np.nonzero(sel)[0]
-    role = ev["role"][idx].astype(np.uint64)
-    instr = (ev["instruction_id"][idx].astype(np.int64) + 1).astype(np.uint64)
-    name = (effective_names(profile)[idx].astype(np.int64) + 1).astype(np.uint64)
+    full = np.zeros(n, dtype=np.uint64)
+    instr_sig = np.zeros(n, dtype=np.uint64)
+    counts = np.zeros(n, dtype=np.int64)
+    total = len(ev["run"])
+    for a in range(0, total, chunk):
+        sl = slice(a, min(total, a + chunk))
+        ex = ev["execute"][sl]
+        sel = (ex >= 0) & (ev["kind"][sl] == etdump_format.PROFILE)
+        if not sel.any():
+            continue
+        role = ev["role"][sl][sel]
+        dstr = ev["delegate_id_str"][sl][sel]
+        name = ev["name"][sl][sel]
+        name = np.where(role == P.ROLE_DELEGATE_INTERNAL, np.where(dstr >= 0, dstr, name), name)
+        instr = ev["instruction_id"][sl][sel].astype(np.int64) + 1
+        with np.errstate(over="ignore"):
+            key = _mix(role.astype(np.uint64) * np.uint64(1 << 56)
+                       + (instr.astype(np.uint64) << np.uint64(28)) + (name.astype(np.int64) + 1).astype(np.uint64))
+            run = ex[sel].astype(np.int64)
+            full += _sum_u64(run, key, n)
+            top = (role == P.ROLE_DELEGATE_CALL) | (role == P.ROLE_OPERATOR_CALL) | (role == P.ROLE_KERNEL)
+            instr_sig += _sum_u64(run[top], key[top], n)
+        counts += np.bincount(run, minlength=n)
     with np.errstate(over="ignore"):
-        key = _mix(role * np.uint64(1 << 56) + (instr << np.uint64(28)) + name)
-    run = ex[idx].astype(np.int64)
-    full = _sum_u64(run, key, n)
-    top = np.isin(ev["role"][idx], (P.ROLE_DELEGATE_CALL, P.ROLE_OPERATOR_CALL, P.ROLE_KERNEL))
-    instr_sig = _sum_u64(run[top], key[top], n)
-    with np.errstate(over="ignore"):
-        full = full + np.bincount(run, minlength=n).astype(np.uint64) * _MIX3
+        full = full + counts.astype(np.uint64) * _MIX3
     return full, instr_sig
 
 
@@ -218,7 +229,7 @@ def _tokens_from_debug(profile: P.Profile) -> tuple[np.ndarray, str | None]:
 
 
 # ---- cost split ---------------------------------------------------------------------------------------
-def cost_split(T: np.ndarray) -> dict | None:
+def cost_split(T: np.ndarray, timed: np.ndarray | None = None) -> dict | None:
     """Split runs (rows of T, ns per instruction, NaN = not run) into prefill-like runs and the rest
     by their cost profile.
 
@@ -232,6 +243,10 @@ def cost_split(T: np.ndarray) -> dict | None:
     other run shows at most a third of the pattern and at least 0.3 less of it than any candidate)
     and broad enough (>= 4 instructions, >= 8 when a single run stands out); among the seeds the
     best separated, broadest split wins. Prefill runs must be fewer than 60% of the runs.
+
+    ``timed`` (bool per column, default all) marks wall-time columns; the others (cycle counts)
+    are not centred: they do not slow down with the machine, so all of them rising together is
+    itself the sign of more tokens.
 
     Returns {"prefill": bool mask, "ops": column indices of the token-dependent instructions,
     "score": per-run share of them elevated, "gap_log2": median log2 distance} or None.
@@ -247,7 +262,10 @@ def cost_split(T: np.ndarray) -> dict | None:
             return None
         L = np.log2(np.maximum(T[:, keep], 1.0) / base[keep])
         L = np.where(np.isfinite(L), L, 0.0)
-        C = L - np.percentile(L, 25, axis=1, keepdims=True)
+        tm = np.ones(L.shape[1], dtype=bool) if timed is None else np.asarray(timed, dtype=bool)[keep]
+        C = L.copy()
+        if tm.any():
+            C[:, tm] = L[:, tm] - np.percentile(L[:, tm], 25, axis=1, keepdims=True)
     cols = np.nonzero(keep)[0]
 
     def elevated(rest: np.ndarray) -> np.ndarray:
@@ -291,7 +309,11 @@ def cost_split(T: np.ndarray) -> dict | None:
         return None
     _, pre, ops, score = best
     sep = float(np.median(C[pre][:, ops]) - np.median(C[~pre][:, ops]))
-    return {"prefill": pre, "ops": cols[ops], "score": score, "gap_log2": sep}
+    # Token-dependent columns, the most separated first.
+    strength = np.median(C[pre][:, ops], axis=0) - np.median(C[~pre][:, ops], axis=0)
+    order = np.argsort(-strength, kind="stable")
+    return {"prefill": pre, "ops": cols[ops][order], "strength_log2": strength[order], "score": score,
+            "gap_log2": sep}
 
 
 def _nanmedian_cols(T: np.ndarray) -> np.ndarray:
@@ -408,6 +430,7 @@ def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs,
             return _two(pre), _names2(pre), {"by": "token counts", "evidence": "; ".join(token_evidence)}
     # Structure groups (what the runs executed), over all files.
     groups, how = _structure_groups(files, file_of, local)
+    groups = _first_appearance_order(groups)
     n_groups = int(groups.max()) + 1
     if n_groups > MAX_GROUPS:
         warnings.append(f"runs executed {n_groups} different event sequences; not treated as phases")
@@ -423,14 +446,14 @@ def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs,
             continue
         T_all = T_all if T_all is not None else _global_T(files, file_of, local)
         T, cols = T_all
-        res = cost_split(T[runs])
+        res = cost_split(T[runs], timed=np.array([not isinstance(c[1], str) for c in cols], dtype=bool))
         if res is None:
             continue
         labels[runs[res["prefill"]]] = 1
         names = []
         for c in res["ops"]:
             fi, iid = cols[c]
-            names.append(files[fi].label_text(iid))
+            names.append(iid if isinstance(iid, str) else files[fi].label_text(iid))
         split_info.append({"group": g, "prefill_runs": int(res["prefill"].sum()),
                            "token_dependent_instructions": int(len(res["ops"])),
                            "examples": list(dict.fromkeys(names))[:6],
@@ -440,7 +463,7 @@ def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs,
         if pre.any():
             ex = split_info[0]
             ev = (f"in {ex['prefill_runs']} run(s), {ex['token_dependent_instructions']} "
-                  f"instructions ({', '.join(ex['examples'])}) cost several times their median while "
+                  f"instructions or per-op counters ({', '.join(ex['examples'])}) cost several times their median while "
                   f"the rest do not (>= {ex['separation_x']:.1f}x apart)")
             if int(pre.sum()) == 1 and bool(pre[0]):
                 ev += ("; only the first run differs, which warm-up alone could also explain: "
@@ -450,15 +473,31 @@ def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs,
             "by": "none", "evidence": "all runs executed the same events and no subset of runs costs "
                                       "several times more in the same instructions (no prefill found)"}
     # Several groups: each group is a phase; a group may itself split by cost.
-    keys = groups * 2 + labels
+    keys = groups * 2 + (1 - labels)          # prefill-like part of a group first
     uniq, inv = np.unique(keys, return_inverse=True)
+    uniq = (uniq // 2) * 2 + (1 - uniq % 2)    # back to group * 2 + label
     inv = inv.reshape(-1)
     names = _group_names(files, file_of, local, uniq, inv, labels, groups, how)
+    # Phases in order of their first run.
+    order = np.argsort([int(np.argmax(inv == j)) for j in range(len(names))], kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    inv = rank[inv]
+    names = [names[j] for j in order]
     ev = f"{n_groups} groups of runs executed different events ({how})"
     if split_info:
         ev += "; split further by cost profile inside " + ", ".join(f"group {s['group'] + 1}" for s in split_info)
     return inv, names, {"by": "instruction sequence" if how != "ETDump file" else "ETDump file",
                         "evidence": ev}
+
+
+def _first_appearance_order(g: np.ndarray) -> np.ndarray:
+    """Renumber group ids 0, 1, ... in the order groups first appear."""
+    _, first = np.unique(g, return_index=True)
+    order = np.argsort(first)
+    remap = np.empty(len(order), dtype=np.int64)
+    remap[np.unique(g)[order]] = np.arange(len(order))
+    return remap[g]
 
 
 def _two(pre: np.ndarray) -> np.ndarray:
@@ -482,7 +521,10 @@ def _structure_groups(files, file_of, local) -> tuple[np.ndarray, str]:
         key_full = sig ^ _mix(fid)
     _, g_full = np.unique(key_full, return_inverse=True)
     g_full = g_full.reshape(-1)
-    if int(g_full.max()) + 1 <= MAX_GROUPS:
+    n_full = int(g_full.max()) + 1
+    # Phases repeat: more groups than half the runs (e.g. QNN events accumulating over executes,
+    # every run a little longer than the last) is not a phase structure.
+    if n_full <= MAX_GROUPS and (n_full <= 2 or n_full <= len(g_full) / 2):
         how = "events per run" if len(files) == 1 else "events per run and ETDump file"
         if len(files) > 1 and int(g_full.max()) + 1 == len(files):
             same = all(len(np.unique(g_full[file_of == i])) == 1 for i in range(len(files)))
@@ -561,8 +603,11 @@ def _fitting_method(files, file_of, local, runs) -> str | None:
 
 
 def _global_T(files, file_of, local):
-    """One (runs x instructions) matrix over all files; columns are (file, instruction id)."""
+    """One (runs x columns) cost matrix over all files: each instruction's wall time (ns), then the
+    per-op values logged inside delegates (ns, or cycles for QNN per-op rows). Columns are (file,
+    instruction id) or (file, name of the delegate's own event)."""
     cols = [(f.file_index, int(i)) for f in files for i in f.instr_ids]
+    cols += [(f.file_index, name) for f in files for name in f.inner_names]
     n = sum(f.n for f in files)
     T = np.full((n, len(cols)), np.nan)
     r0 = c0 = 0
@@ -571,7 +616,50 @@ def _global_T(files, file_of, local):
         T[r0:r0 + f.n, c0:c0 + k] = f.T
         r0 += f.n
         c0 += k
+    r0 = 0
+    for f in files:
+        k = len(f.inner_names)
+        if k:
+            T[r0:r0 + f.n, c0:c0 + k] = f.inner_T
+        r0 += f.n
+        c0 += k
     return T, cols
+
+
+def _inner_matrix(profile: P.Profile, sig_full: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Per run, the values of the events logged inside delegate calls (XNNPACK per-op times, QNN
+    per-op cycles), when every run logged the same event sequence: (runs x events) and names."""
+    from etscope import units
+
+    n = profile.n_runs
+    empty = (np.zeros((n, 0)), [])
+    if n < 3 or len(np.unique(sig_full)) != 1:
+        return empty
+    ev = profile.events
+    counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
+    k = int(counts[0])
+    if k == 0 or (counts != k).any():
+        return empty
+    firsts = np.array([profile.etdump.runs[int(r)].first_event for r in profile.runs["etdump_run"]],
+                      dtype=np.int64)
+    t0 = int(firsts[0])
+    tmpl = slice(t0, t0 + k)
+    unit = ev["unit"][tmpl]
+    # Cycle counts only (QNN per-op rows): they do not depend on the CPU's load or clock, so a run
+    # where they are all several times higher processed more tokens. Delegate-internal wall times
+    # (XNNPACK, 1 µs resolution) add noise and are already inside the DELEGATE_CALL time.
+    pos = np.nonzero((ev["role"][tmpl] == P.ROLE_DELEGATE_INTERNAL) & (unit == units.CYCLES))[0]
+    if pos.size == 0 or pos.size > 4096:
+        return empty
+    # Same signature everywhere means same event at the same position (order-independent hash:
+    # check the positions hold the same names and roles).
+    idx = firsts[:, None] + pos[None, :]
+    codes = ev["delegate_id_str"][t0 + pos]
+    if not (ev["delegate_id_str"][idx] == codes).all() or not (ev["role"][idx] == P.ROLE_DELEGATE_INTERNAL).all():
+        return empty
+    vals = ev["value"][idx].astype(np.float64)
+    names = [profile.name_of(int(c)) or f"event {int(t0 + p)}" for c, p in zip(codes, pos)]
+    return vals, names
 
 
 # ---- warm-up, positions, drift ---------------------------------------------------------------------
@@ -760,17 +848,27 @@ def _top_ops(files, by_file, mean_lat) -> list[dict]:
         rows = np.asarray(rows)
         if not f.instr_ids.size:
             continue
-        T = np.nan_to_num(f.T[rows], nan=0.0)
+        T = np.nan_to_num(f.T[rows], nan=0.0) / 1e6
+        single = len(by_file) == 1
+        means = T.mean(axis=0) if single else None
+        meds = np.median(T, axis=0) if single else None
         for c, iid in enumerate(f.instr_ids):
             lab = f.label(iid)
             key = (lab["instruction_id"], lab["placement"], lab["op_type"], lab["kernel"])
             a = agg.setdefault(key, {**lab, "_vals": []})
-            a["_vals"].append(T[:, c])
+            if single:
+                a["mean_ms"], a["p50_ms"] = float(means[c]), float(meds[c])
+            else:
+                a["_vals"].append(T[:, c])
     rows = []
     for a in agg.values():
-        vals = np.concatenate(a.pop("_vals")) / 1e6
-        a["mean_ms"] = float(vals.mean()) if vals.size else 0.0
-        a["p50_ms"] = float(np.median(vals)) if vals.size else 0.0
+        vals = a.pop("_vals")
+        if vals:
+            vals = np.concatenate(vals)
+            a["mean_ms"] = float(vals.mean()) if vals.size else 0.0
+            a["p50_ms"] = float(np.median(vals)) if vals.size else 0.0
+        a.setdefault("mean_ms", 0.0)
+        a.setdefault("p50_ms", 0.0)
         a["share"] = float(a["mean_ms"] / mean_lat) if mean_lat and np.isfinite(mean_lat) else None
         a["kind"] = "cpu" if a["placement"] == P.CPU else "delegate"
         rows.append(a)

@@ -73,11 +73,26 @@ def event_stats(profile: P.Profile, execute_only: bool = False) -> list[dict]:
 
 
 def _event_stats(profile: P.Profile) -> list[dict]:
+    fast = _template_event_stats(profile)
+    if fast is not None:
+        return fast
     ev = profile.events
     sel = ev["kind"] == etdump_format.PROFILE
     idx = np.nonzero(sel)[0]
     if idx.size == 0:
         return []
+    uniq, first, inv, st = _signature_stats(profile, idx)
+    profile.cache["event_groups"] = (ev["execute"][idx], ev["value"][idx], inv, uniq.shape[1])
+    rows = []
+    for j in np.argsort(first, kind="stable"):
+        rows.append(_stats_row(profile, uniq[:, j], st, j, int(j)))
+    return rows
+
+
+def _signature_stats(profile: P.Profile, idx: np.ndarray):
+    """Signatures (block, role, name, instruction, occurrence, unit) of the events ``idx`` and
+    statistics of their values: (signatures, first index into idx, inverse, stats)."""
+    ev = profile.events
     name = effective_names(profile)[idx].astype(np.int64)
     run = ev["run"][idx].astype(np.int64)
     instr = ev["instruction_id"][idx].astype(np.int64)
@@ -89,28 +104,129 @@ def _event_stats(profile: P.Profile) -> list[dict]:
     keys = np.stack([block, role, name, instr_key, occ, ev["unit"][idx].astype(np.int64)])
     uniq, first, inv = unique_columns(keys)
     st = grouped(inv, ev["value"][idx], uniq.shape[1])
-    profile.cache["event_groups"] = (ev["execute"][idx], ev["value"][idx], inv, uniq.shape[1])
+    return uniq, first, inv, st
+
+
+def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> dict:
+    b, rl, nm, ins, oc, un = (int(x) for x in key)
     n_exec = max(profile.n_runs, 1)
-    rows = []
-    for j in np.argsort(first, kind="stable"):
-        b, rl, nm, ins, oc, un = (int(x) for x in uniq[:, j])
-        row = {"block": "Execute" if b else "Default", "role": P.ROLE_NAMES[rl],
-               "name": profile.name_of(nm), "instruction_id": ins if ins >= 0 else None,
-               "occurrence": oc, "unit": units.NAMES[un], "runs": int(st["count"][j]),
-               "calls_per_run": float(st["count"][j] / n_exec) if b else None, "group": int(j)}
+    row = {"block": "Execute" if b else "Default", "role": P.ROLE_NAMES[rl],
+           "name": profile.name_of(nm), "instruction_id": ins if ins >= 0 else None,
+           "occurrence": oc, "unit": units.NAMES[un], "runs": int(st["count"][j]),
+           "calls_per_run": float(st["count"][j] / n_exec) if b else None, "group": group}
+    for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
+        row[k] = float(st[k][j])
+    if un == units.NS:
         for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
-            row[k] = float(st[k][j])
-        if un == units.NS:
-            for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
-                row[f"{k}_ms"] = row[k] / 1e6
-        rows.append(row)
-    return rows
+            row[f"{k}_ms"] = row[k] / 1e6
+    return row
+
+
+def _template_event_stats(profile: P.Profile) -> list[dict] | None:
+    """Fast path of ``_event_stats`` when every Execute run logged the same event sequence (a
+    static graph: the common case). Each position of the first run is then one signature and its
+    values over the runs are one column of a (runs x events) matrix: no sorting of signature
+    keys, memory of one value per event. Same rows as the general path; None when it does not apply.
+    """
+    ev = profile.events
+    n_runs = profile.n_runs
+    if n_runs < 2:
+        return None
+    counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
+    k = int(counts[0])
+    if k == 0 or (counts != k).any():
+        return None
+    data_runs = profile.etdump.runs
+    ex_runs = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
+    firsts = np.array([data_runs[int(r)].first_event for r in ex_runs], dtype=np.int64)
+    # Blocks of consecutive Execute runs: their events are one contiguous slice.
+    cuts = np.nonzero(np.diff(ex_runs) != 1)[0] + 1
+    blocks = np.split(np.arange(n_runs), cuts)
+    t0 = int(firsts[0])
+    tmpl = slice(t0, t0 + k)
+    prof = ev["kind"][tmpl] == etdump_format.PROFILE    # debug/allocation events interleave
+    if not prof.any():
+        return None
+    # Equal (role, name, delegate id string) per position means equal effective names.
+    chain_ok = ev["chain"] >= 0
+    checks = [ev["kind"], ev["role"], ev["name"], ev["delegate_id_str"], ev["instruction_id"], chain_ok,
+              ev["unit"]]
+    templates = [c[tmpl] for c in checks]
+    for blk in blocks:
+        a = int(firsts[blk[0]])
+        b = a + k * len(blk)
+        for c, t in zip(checks, templates):
+            if not (c[a:b].reshape(-1, k) == t).all():
+                return None
+    all_prof = bool(prof.all())
+    at = np.nonzero(prof)[0]                           # profile positions within a run
+    kp = len(at)
+    values = np.empty((n_runs, kp), dtype=np.float64)
+    for blk in blocks:
+        a = int(firsts[blk[0]])
+        v = ev["value"][a:a + k * len(blk)].reshape(-1, k)
+        values[blk] = v if all_prof else v[:, at]
+    # Signature keys from the template run.
+    t = at + t0
+    role_t = ev["role"][t].astype(np.int64)
+    dstr_t = ev["delegate_id_str"][t]
+    name_t = np.where(role_t == P.ROLE_DELEGATE_INTERNAL, np.where(dstr_t >= 0, dstr_t, ev["name"][t]),
+                      ev["name"][t]).astype(np.int64)
+    instr_key_t = np.where(chain_ok[t], ev["instruction_id"][t].astype(np.int64), -1)
+    occ_t = occurrences(np.zeros(kp, dtype=np.int64), instr_key_t, name_t)
+    unit_t = ev["unit"][t].astype(np.int64)
+    keys = np.stack([np.ones(kp, dtype=np.int64), role_t, name_t, instr_key_t, occ_t, unit_t])
+    st = _column_stats(values)
+    del values
+    # Events outside the Execute runs (Program::load_method, Method::init): the general path.
+    other = np.nonzero((ev["kind"] == etdump_format.PROFILE) & (ev["execute"] < 0))[0]
+    entries = [(int(t[j]), keys[:, j], st, j, j) for j in range(kp)]
+    n_groups = kp
+    if other.size:
+        uniq, first, inv, st2 = _signature_stats(profile, other)
+        entries += [(int(other[first[j]]), uniq[:, j], st2, j, kp + j) for j in range(uniq.shape[1])]
+        n_groups += uniq.shape[1]
+
+    def groups():
+        # (execute, value, signature) of every profile event, for samples(); built on demand.
+        idx = np.nonzero(ev["kind"] == etdump_format.PROFILE)[0]
+        inv = np.full(idx.size, -1, dtype=np.int64)
+        run_firsts = np.concatenate([firsts[b[0]] + k * np.arange(len(b), dtype=np.int64) for b in blocks])
+        pos = np.searchsorted(idx, (run_firsts[:, None] + at[None, :]).reshape(-1))
+        inv[pos] = np.tile(np.arange(kp, dtype=np.int64), n_runs)
+        if other.size:
+            inv[np.searchsorted(idx, other)] = kp + _signature_stats(profile, other)[2]
+        return ev["execute"][idx], ev["value"][idx], inv, n_groups
+
+    profile.cache["event_groups"] = groups
+    entries.sort(key=lambda e: e[0])
+    return [_stats_row(profile, key, s, j, g) for _, key, s, j, g in entries]
+
+
+def _column_stats(values: np.ndarray) -> dict[str, np.ndarray]:
+    """``stats.grouped`` for one group per column of a complete (runs x groups) matrix."""
+    n = values.shape[0]
+    total = values.sum(axis=0)          # rows in run order: the same sums as grouped's bincount
+    out = {"count": np.full(values.shape[1], n, dtype=np.int64), "total": total, "mean": total / n}
+    values.sort(axis=0)
+    for q in (10, 50, 90, 99):
+        pos = (n - 1) * (q / 100.0)
+        lo = int(np.floor(pos))
+        hi = min(lo + 1, n - 1)
+        frac = pos - lo
+        a, b = values[lo], values[hi]
+        out[f"p{q}"] = a + (b - a) * frac
+    out["min"], out["max"] = values[0].copy(), values[-1].copy()
+    return out
 
 
 def samples(profile: P.Profile, rows: list[dict]) -> np.ndarray:
     """Per-run values of the given event_stats rows: array (rows, runs), NaN where a run lacks it."""
     event_stats(profile)
-    execute, value, inv, n_groups = profile.cache["event_groups"]
+    groups = profile.cache["event_groups"]
+    if callable(groups):
+        groups = profile.cache["event_groups"] = groups()
+    execute, value, inv, n_groups = groups
     out = np.full((len(rows), profile.n_runs), np.nan)
     want = np.full(n_groups, -1, dtype=np.int64)
     for i, r in enumerate(rows):

@@ -20,24 +20,40 @@ def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
     For CPU instructions the OPERATOR_CALL event is the instruction's time; when a build logs only
     the kernel event, that is used instead.
     """
+    cached = profile.cache.get("instruction_times")
+    if cached is not None:
+        return dict(cached)
     ev = profile.events
     ex = ev["execute"]
     role = ev["role"]
     in_exec = ex >= 0
     op_call = (role == P.ROLE_OPERATOR_CALL) & in_exec
     dcall = (role == P.ROLE_DELEGATE_CALL) & in_exec
-    kern = (role == P.ROLE_KERNEL) & in_exec
-    instr = ev["instruction_id"].astype(np.int64)
+    instr = ev["instruction_id"]
     # Instructions that have an OPERATOR_CALL anywhere use it; others fall back to their kernel event.
     with_op_call = np.unique(instr[op_call])
-    kern_only = kern & ~np.isin(instr, with_op_call)
-    sel = op_call | dcall | kern_only
-    return {"execute": ex[sel].astype(np.int64), "instruction_id": instr[sel], "ns": ev["value"][sel],
-            "is_delegate": dcall[sel]}
+    sel = op_call | dcall
+    kern = np.nonzero((role == P.ROLE_KERNEL) & in_exec)[0]
+    if kern.size:
+        sel[kern[~np.isin(instr[kern], with_op_call)]] = True
+    idx = np.nonzero(sel)[0]
+    out = {"execute": ex[idx].astype(np.int32), "instruction_id": instr[idx].astype(np.int32),
+           "ns": ev["value"][idx], "is_delegate": dcall[idx]}
+    profile.cache["instruction_times"] = out
+    return dict(out)
 
 
 def per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
     """Per-run ns: latency, one column per delegate backend, CPU ops, overhead, and call counts."""
+    cached = profile.cache.get("per_run_parts")
+    if cached is not None:
+        return dict(cached)
+    parts = _per_run_parts(profile)
+    profile.cache["per_run_parts"] = parts
+    return dict(parts)
+
+
+def _per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
     n = profile.n_runs
     it = instruction_times(profile)
     parts: dict[str, np.ndarray] = {"latency": profile.runs["latency_ns"].astype(np.float64)}

@@ -62,3 +62,22 @@ def _order_by_group_then_value(groups: np.ndarray, values: np.ndarray) -> np.nda
             packed = (groups << bits) | values.astype(np.int64)
             return np.argsort(packed, kind="stable")
     return np.lexsort((values, groups))
+
+
+WARMUP_FACTOR = 2.0      # a leading run this many times the median of the rest is warm-up
+WARMUP_MAX_SHARE = 0.1   # at most this share of the runs is ever called warm-up
+
+
+def leading_warmup(latency: np.ndarray) -> int:
+    """How many leading runs are warm-up: each more than WARMUP_FACTOR × the median of the runs
+    after it (first execute: cold caches, lazy init, XNNPACK weight packing, HTP power-up)."""
+    lat = np.asarray(latency, dtype=np.float64)
+    cap = int(np.floor(WARMUP_MAX_SHARE * lat.size))
+    n = 0
+    while n < cap:
+        rest = lat[n + 1:]
+        rest = rest[np.isfinite(rest)]
+        if rest.size == 0 or not (lat[n] > WARMUP_FACTOR * np.median(rest)):
+            break
+        n += 1
+    return n

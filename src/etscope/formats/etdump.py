@@ -45,7 +45,7 @@ EVENT_COLUMNS = {
     "delegate_id_str": np.int32,  # code into strings (-1: absent)
     "delegate_id_int": np.int32,  # -1: absent (the schema's field is an int)
     "instruction_id": np.int32,   # -1: absent
-    "chain": np.int32,          # int64 when a value does not fit (debug events' chain is a ulong)
+    "chain": np.int64,          # stored in the narrowest integer type holding the file's values
     "start": np.uint64,         # profile events: raw start_time (ns for framework events)
     "end": np.uint64,           # profile events: raw end_time
     "metadata_len": np.int32,   # bytes of delegate_debug_metadata
@@ -62,9 +62,10 @@ EVENT_COLUMNS = {
 _FILL = {"run": 0, "kind": 0, "name": -1, "delegate_id_str": -1, "delegate_id_int": -1, "instruction_id": -1,
          "chain": 0, "start": 0, "end": 0, "metadata_len": 0, "allocator_id": -1, "allocation_size": 0,
          "value_type": -1, "tensor_shape": -1, "tensor_numel": -1, "tensor_nbytes": -1}
-_DENSE = ("run", "kind", "name", "delegate_id_str", "delegate_id_int", "instruction_id", "chain", "start", "end")
+_DENSE = ("run", "kind", "name", "delegate_id_str", "instruction_id", "start", "end")
+_NARROW = (np.int8, np.int16, np.int32, np.int64)   # "chain": usually -1 and 0
 
-CHUNK_EVENTS = 1 << 18   # events read at a time: bounds the temporaries (~100 MB) and keeps them in cache
+CHUNK_EVENTS = 1 << 16   # events read at a time: bounds the temporaries (~25 MB) and keeps them in cache
 
 
 @dataclass
@@ -181,6 +182,7 @@ def _read_runs(buf: Buffer, run_pos: np.ndarray, release=None):
     names: list[str] = []
     runs: list[RunData] = []
     first = 0
+    n_allocs = 0
     for a in range(0, max(n, 1), RUN_CHUNK):
         pos = run_pos[a:a + RUN_CHUNK]
         if pos.size == 0:
@@ -188,10 +190,22 @@ def _read_runs(buf: Buffer, run_pos: np.ndarray, release=None):
         codes, strings = buf.v_strings(pos, _RUN_NAME)
         bundled = buf.v_scalar(pos, _RUN_BUNDLED_INPUT, "i32", -1)
         alloc_pos, alloc_owner = buf.v_table_vectors(pos, _RUN_ALLOCATORS)
+        # The same bound over all chunks (v_table_vectors checks one chunk): runs sharing one
+        # allocators vector would otherwise list size**2 / 8192 allocator names.
+        n_allocs += len(alloc_pos)
+        if n_allocs > buf.size // 4 + 64:
+            buf.fail(f"allocator vectors claim {n_allocs} elements, more than a {buf.size}-byte file can hold "
+                     "(shared or overlapping tables)")
         alloc_codes, alloc_strings = buf.v_strings(alloc_pos, 0)
         st, cnt = buf.v_vector(pos, _RUN_EVENTS, 4)
         ev_start[a:a + len(pos)] = st
         counts[a:a + len(pos)] = cnt
+        # Each event is a 4-byte offset in its own slot, so a file holds at most size / 4 of them;
+        # more means runs share event vectors to make a small file claim a huge one.
+        total = int(counts[:a + len(pos)].sum())
+        if total > buf.size // 4 + 64:
+            buf.fail(f"vectors claim {total} elements, more than a {buf.size}-byte file can hold "
+                     "(shared or overlapping tables)")
         allocs_of: dict[int, list[str]] = {}
         for owner, c in zip(alloc_owner.tolist(), alloc_codes.tolist()):
             allocs_of.setdefault(owner, []).append(alloc_strings[c] if c >= 0 else "")
@@ -247,10 +261,13 @@ class _Columns:
         if col is None:
             if vals.size == 0 or not (vals != _FILL[name]).any():
                 return
-            col = self.cols[name] = np.full(self.n, _FILL[name], dtype=EVENT_COLUMNS[name])
-        if name == "chain" and col.dtype != np.int64 and vals.size and (
-                int(vals.min()) < np.iinfo(col.dtype).min or int(vals.max()) > np.iinfo(col.dtype).max):
-            col = self.cols[name] = col.astype(np.int64)
+            col = self.cols[name] = np.full(self.n, _FILL[name],
+                                            dtype=_NARROW[0] if name == "chain" else EVENT_COLUMNS[name])
+        if name == "chain" and col.dtype != np.int64 and vals.size:
+            lo, hi = int(vals.min()), int(vals.max())
+            if lo < np.iinfo(col.dtype).min or hi > np.iinfo(col.dtype).max:
+                dt = next(t for t in _NARROW if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)
+                col = self.cols[name] = col.astype(dt)
         if rows is None:
             col[a:a + vals.shape[0]] = vals
         else:
@@ -264,6 +281,7 @@ class _Columns:
             elif name in self.cols:
                 out[name] = self.cols[name]
             else:
+                dt = _NARROW[0] if name == "chain" else dt
                 out[name] = np.broadcast_to(np.array(_FILL[name], dtype=dt), (self.n,))
         return out
 
@@ -276,7 +294,8 @@ def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "
     run = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
     firsts = np.cumsum(counts) - counts
     cols = _Columns(n)
-    budget = [_MAX_STRING_BYTES_FACTOR * buf.size + (1 << 20)]
+    # bytes left to decode over all chunks: [strings, tensor dims]
+    budget = [_MAX_STRING_BYTES_FACTOR * buf.size + (1 << 20), _MAX_DECODED_FACTOR * buf.size + (1 << 20)]
     for a in range(0, n, CHUNK_EVENTS):
         b = min(n, a + CHUNK_EVENTS)
         r = run[a:b]
@@ -348,13 +367,13 @@ def _read_chunk(buf: Buffer, ev_pos: np.ndarray, a: int, cols: _Columns, table: 
         put("delegate_id_int", is_debug, ts.scalar(_DE_DID_INT, "i32", -1))
         dcols = {k: np.empty(len(d), dtype=EVENT_COLUMNS[k])
                  for k in ("value_type", "tensor_shape", "tensor_numel", "tensor_nbytes")}
-        _read_debug_values(buf, ts.table(_DE_VALUE), np.ones(len(d), dtype=bool), dcols, table)
+        _read_debug_values(buf, ts.table(_DE_VALUE), np.ones(len(d), dtype=bool), dcols, table, budget)
         for k, v in dcols.items():
             put(k, is_debug, v)
     return lo, hi + 64
 
 
-def _read_debug_values(buf, values, is_debug, cols, table):
+def _read_debug_values(buf, values, is_debug, cols, table, budget=None):
     """Shape, element count and bytes of each debug event's tensor (first tensor of a list)."""
     has = values > 0
     vtype = np.full(values.shape, -1, dtype=np.int8)
@@ -383,8 +402,12 @@ def _read_debug_values(buf, values, is_debug, cols, table):
         start, count = buf.v_vector(t, _T_SIZES, 8)
         # Shapes repeat: decode each distinct sizes vector once.
         keys, inv = np.unique(np.stack([start, count]), axis=1, return_inverse=True)
-        # Distinct sizes vectors may overlap in a hostile file: cap the dims decoded, as for strings.
-        if 8 * int(keys[1].sum()) > _MAX_DECODED_FACTOR * buf.size + (1 << 20):
+        # Distinct sizes vectors may overlap in a hostile file: cap the dims decoded, as for strings
+        # (over all chunks: budget[1] is what is left).
+        if budget is None:
+            budget = [0, _MAX_DECODED_FACTOR * buf.size + (1 << 20)]
+        budget[1] -= 8 * int(keys[1].sum())
+        if budget[1] < 0:
             buf.fail("tensor shapes larger than the file allows (overlapping sizes vectors)")
         local_shapes: list[str] = []
         local_numel = np.empty(keys.shape[1], dtype=np.int64)

@@ -344,15 +344,31 @@ class Buffer:
             tail = n - 4 * (words - 1)
             if tail < 4:
                 W[:, -1] &= np.uint32((1 << (8 * tail)) - 1)
+            # Few distinct strings per length (the usual case): compare with representatives.
+            inv = np.full(pos.size, -1, dtype=np.int64)
+            reps: list[int] = []
+            todo = np.ones(pos.size, dtype=bool)
+            i = 0
+            while len(reps) < 8:
+                eq = (W == W[i]).all(axis=1) & todo
+                inv[eq] = len(reps)
+                reps.append(i)
+                todo &= ~eq
+                if not todo.any():
+                    return W, np.array(reps, dtype=np.int64), inv
+                i = int(np.argmax(todo))
+            rest = np.nonzero(todo)[0]
+            Wr = W[rest]
             with np.errstate(over="ignore"):
-                h = (W.astype(np.uint64) * _HASH_MULT[:words]).sum(axis=1, dtype=np.uint64)
-            _, first, inv = np.unique(h, return_index=True, return_inverse=True)
-            inv = inv.reshape(-1)
-            if (W == W[first[inv]]).all():
-                return W, first, inv
-            _, first, inv = np.unique(W.view(np.dtype((np.void, 4 * words))).reshape(-1), return_index=True,
-                                      return_inverse=True)
-            return W, first, inv.reshape(-1)
+                h = (Wr.astype(np.uint64) * _HASH_MULT[:words]).sum(axis=1, dtype=np.uint64)
+            _, first, inv_r = np.unique(h, return_index=True, return_inverse=True)
+            inv_r = inv_r.reshape(-1)
+            if not (Wr == Wr[first[inv_r]]).all():
+                _, first, inv_r = np.unique(Wr.view(np.dtype((np.void, 4 * words))).reshape(-1),
+                                            return_index=True, return_inverse=True)
+                inv_r = inv_r.reshape(-1)
+            inv[rest] = len(reps) + inv_r
+            return W, np.concatenate([np.array(reps, dtype=np.int64), rest[first]]), inv
         raw = np.ascontiguousarray(self.u8[pos[:, None] + np.arange(n, dtype=np.int64)])
         first, inv = _distinct_rows(raw)
         return raw, first, inv
@@ -411,6 +427,7 @@ class TableSet:
             bad = int(self.tables[np.argmax((vt < 0) | (vt + 4 > buf.size))])
             buf.fail("vtable out of bounds", bad)
         found = _factorize_small(vt, self.MAX_GROUPS)
+        self._last = None
         if found is None:
             self.vts = None
             self.inv = None
@@ -418,6 +435,7 @@ class TableSet:
         self.vts, self.inv = found
         self.vt_size = [buf.read("u16", int(v)) for v in self.vts]
         self.t_size = [buf.read("u16", int(v) + 2) for v in self.vts]
+        self.lo, self.hi = int(self.tables.min()), int(self.tables.max())
 
     def field(self, slot: int) -> np.ndarray:
         """Absolute position of field ``slot`` for every table (0 where absent)."""
@@ -433,14 +451,29 @@ class TableSet:
                 if off and off >= self.t_size[g]:
                     self.buf.fail(f"field {slot} outside its table", int(self.tables[np.argmax(self.inv == g)]))
                 offs[g] = off
-        if len(offs) == 1:
+        self._last = offs
+        if (offs == offs[0]).all():
             o = int(offs[0])
             return self.tables + o if o else np.zeros(self.tables.shape, dtype=np.int64)
         o = offs[self.inv]
-        return np.where(o > 0, self.tables + o, 0)
+        pos = self.tables + o
+        if not (offs > 0).all():
+            pos[o == 0] = 0
+        return pos
 
     def scalar(self, slot: int, kind: str, default=0) -> np.ndarray:
         pos = self.field(slot)
+        if self.vts is not None and (self._last > 0).all():
+            # Every table has the field: bounds from the tables' range, one typed gather.
+            n = _SCALARS[kind][1]
+            if self.lo + int(self._last.min()) >= 0 and self.hi + int(self._last.max()) + n <= self.buf.size:
+                r = pos & (n - 1)
+                r0 = int(r[0])
+                if n == 1 or (r == r0).all():
+                    shift = n.bit_length() - 1
+                    return self.buf._typed(kind, r0)[(pos - r0) >> shift] if n > 1 else \
+                        self.buf.u8[pos].view(_NP[kind])
+            return self.buf.v_read(kind, pos)
         out = np.full(pos.shape, default, dtype=_NP[kind])
         present = pos > 0
         if present.all():

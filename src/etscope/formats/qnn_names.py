@@ -202,7 +202,7 @@ def read_input_bytes(path, max_bytes: int | None = None, what: str = "file") -> 
                 size = 0
             if size > limit:
                 raise FormatError(f"{what} is {size} bytes, more than the {limit}-byte limit", file=name)
-            data = f.read(limit + 1)
+            data = _read_capped(f, limit, size)
     except FormatError:
         raise
     except (OSError, ValueError, TypeError) as e:
@@ -210,6 +210,22 @@ def read_input_bytes(path, max_bytes: int | None = None, what: str = "file") -> 
     if len(data) > limit:
         raise FormatError(f"{what} is more than the {limit}-byte limit", file=name)
     return data
+
+
+def _read_capped(f, limit: int, size_hint: int) -> bytes:
+    """At most ``limit + 1`` bytes of ``f``. ``f.read(limit + 1)`` would allocate the whole
+    ``limit`` (1 GiB by default) up front, whatever the file's size."""
+    chunks = []
+    got = 0
+    want = min(size_hint, limit) + 1 if size_hint > 0 else 1 << 20
+    while got <= limit:
+        chunk = f.read(min(want, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+        want = 1 << 20
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def decode_text(data, name: str = "<input>", what: str = "file", max_bytes: int | None = None) -> str:

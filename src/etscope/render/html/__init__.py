@@ -7,6 +7,12 @@ puts it into the page as one JSON blob (``<script type="application/json">``, ev
 writing data only through ``textContent`` and attributes, never as markup. The template is Jinja2
 with autoescape on; a Content-Security-Policy forbids any network access.
 
+:func:`diff_page_data` / :func:`write_diff_page` do the same for ``etscope diff --html``: the dict of
+``analysis.diff.compare`` plus the per-run latency of both runs, drawn by assets/diff.js; the report's
+"Compared with base" section (``etscope report --compare``) uses the same view (:func:`diff_view`)
+and the same script. Scripts: common.js (helpers), diff.js and the page's own (report.js or
+diff_page.js) are inlined into one function scope.
+
 Charts are hand-written SVG rather than plotly: plotly.min.js alone is ~4.6 MB, which would use up
 the 5 MB budget for a report before any data, and the charts needed here (icicle, bars, scatter,
 histogram, a layered graph) are small.
@@ -22,6 +28,7 @@ from importlib import resources
 from etscope import profile as P
 
 SCHEMA = "etscope.report/1"
+DIFF_SCHEMA = "etscope.diff-page/1"
 MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
 MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
 
@@ -254,8 +261,9 @@ def checks(summary: dict, profile: P.Profile, qnn: dict | None, tree: dict | Non
 
 def report_data(profile: P.Profile, summary: dict | None = None, ops: list[dict] | None = None,
                 qnn: dict | None = None, llm: dict | None = None, title: str | None = None,
-                notes: list[str] | None = None) -> dict:
-    """Everything the page shows, as one plain dict."""
+                notes: list[str] | None = None, compare: dict | None = None) -> dict:
+    """Everything the page shows, as one plain dict. ``compare``: a :func:`diff_view` of a base run
+    against this one (the "Compared with base" section)."""
     from etscope import __version__
     from etscope.render.guide import reading_guide
 
@@ -284,7 +292,76 @@ def report_data(profile: P.Profile, summary: dict | None = None, ops: list[dict]
         "llm": llm,
         "graph": graph_data(profile, ops, qnn),
         "warnings": list(summary.get("warnings") or []) + checks(summary, profile, qnn, tree) + list(notes or []),
+        "compare": compare,
     })
+
+
+# ---- diff: etscope diff --html, and the report's "Compared with base" section -----------------------
+def _sessions(p) -> list:
+    return [] if p is None else list(p) if isinstance(p, (list, tuple)) else [p]
+
+
+def diff_view(diff: dict, base=None, new=None, options: dict | None = None) -> dict:
+    """What the diff script draws: the dict of ``analysis.diff.compare`` (op rows cut to
+    ``MAX_LIST``, changed ones come first), the per-run ``Method::execute`` latency of both sides in
+    ms (the diff dict has only their p50), the options used (``min_effect_pct``,
+    ``fail_on_regression_pct``, ``fail_on_fallback``) and the input paths.
+
+    ``base`` / ``new``: the Profiles compared, or lists of Profiles (sessions; their runs are
+    concatenated in order). ``series``: ``base`` / ``new`` (ms per run), ``sessions`` (runs per
+    session) and ``warmup`` (indices of the leading warm-up runs the analysis left out, from
+    ``latency.warmup_runs_dropped``)."""
+    ops = list(diff.get("ops") or [])
+    d = {k: v for k, v in diff.items() if k != "ops"}
+    d["ops"] = ops[:MAX_LIST]
+    series = None
+    if base is not None or new is not None:
+        dropped = (diff.get("latency") or {}).get("warmup_runs_dropped") or {}
+        series = {"base": [], "new": [], "sessions": {}, "warmup": {}}
+        for side, p in (("base", base), ("new", new)):
+            vals: list = []
+            warm: list[int] = []
+            lens: list[int] = []
+            drop = dropped.get(side) if isinstance(dropped, dict) else None
+            for i, q in enumerate(_sessions(p)):
+                lat = q.runs["latency_ns"]
+                w = int(drop[i]) if isinstance(drop, list) and i < len(drop) and drop[i] else 0
+                warm += range(len(vals), len(vals) + min(w, len(lat)))
+                vals += [_r(float(x) / 1e6) for x in lat]
+                lens.append(len(lat))
+            series[side], series["sessions"][side], series["warmup"][side] = vals, lens, warm
+    inputs = {str(k): str(v) for k, v in (diff.get("inputs") or {}).items()}
+    for side, p in (("base", base), ("new", new)):
+        sess = _sessions(p)
+        for k, v in (sess[0].sources.items() if sess else ()):
+            inputs.setdefault(side if k == "etdump" else f"{side} {k}", str(v))
+        if len(sess) > 1:
+            inputs.setdefault(f"{side} sessions", str(len(sess)))
+    return _clean({"diff": d, "ops_total": len(ops), "series": series, "options": dict(options or {}),
+                   "inputs": inputs})
+
+
+def compare_view(base: P.Profile, new: P.Profile, min_effect_pct: float = 2.0) -> dict:
+    """:func:`diff_view` of ``analysis.diff.compare(base, new)`` (for ``report --compare``)."""
+    from etscope.analysis.diff import compare
+
+    d = compare(base, new, min_effect_pct=min_effect_pct)
+    return diff_view(d, base, new, options={"min_effect_pct": min_effect_pct})
+
+
+def diff_page_data(diff: dict, base=None, new=None, options: dict | None = None, title: str | None = None) -> dict:
+    """Everything the diff page shows, as one plain dict."""
+    from etscope import __version__
+
+    view = diff_view(diff, base, new, options)
+    inputs = view["inputs"]
+    return {
+        "schema": DIFF_SCHEMA,
+        "title": title or f"etscope diff: {inputs.get('base', 'base')} → {inputs.get('new', 'new')}",
+        "generator": f"etscope {__version__}",
+        "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        **view,
+    }
 
 
 def json_for_script(data: dict) -> str:
@@ -294,20 +371,39 @@ def json_for_script(data: dict) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def render_report(data: dict) -> str:
+def _script(page: str) -> str:
+    """The page's script: common.js, diff.js and ``page`` in one function scope, after ``DATA`` is
+    parsed from the JSON blob (our own files, shipped with the package)."""
+    text = "\n".join(["(function () {", "  'use strict';",
+                      "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
+                      _asset("common.js"), _asset("diff.js"), _asset(page), "})();"])
+    if "</" in text:    # cannot end the <script> element early
+        raise ValueError(f"inlined script for {page} contains '</'")
+    return text
+
+
+def _render(template_name: str, page_js: str, data: dict) -> str:
     import jinja2
     from markupsafe import Markup
 
     env = jinja2.Environment(
         loader=jinja2.FunctionLoader(lambda name: _asset(name)),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    template = env.get_template("report.html.j2")
+    template = env.get_template(template_name)
     return template.render(
         data=data,
         data_json=Markup(json_for_script(data)),   # escaped above; JSON, not markup
         css=Markup(_asset("report.css")),           # our own files, shipped with the package
-        js=Markup(_asset("report.js")),
+        js=Markup(_script(page_js)),
     )
+
+
+def render_report(data: dict) -> str:
+    return _render("report.html.j2", "report.js", data)
+
+
+def render_diff_page(data: dict) -> str:
+    return _render("diff.html.j2", "diff_page.js", data)
 
 
 def write_report(path: str, profile: P.Profile, **kwargs) -> dict:
@@ -315,5 +411,15 @@ def write_report(path: str, profile: P.Profile, **kwargs) -> dict:
     from etscope.render.files import write_text
 
     html = render_report(report_data(profile, **kwargs))
+    write_text(path, html)
+    return {"path": path, "bytes": len(html.encode("utf-8"))}
+
+
+def write_diff_page(path: str, diff: dict, base=None, new=None, options: dict | None = None,
+                    title: str | None = None) -> dict:
+    """Build and write the diff page atomically; return {"path", "bytes"}."""
+    from etscope.render.files import write_text
+
+    html = render_diff_page(diff_page_data(diff, base, new, options=options, title=title))
     write_text(path, html)
     return {"path": path, "bytes": len(html.encode("utf-8"))}

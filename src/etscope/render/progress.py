@@ -1,0 +1,49 @@
+"""A progress bar on stderr while big ETDumps are read (rich, transient: it leaves nothing behind).
+
+Used by the CLI for inputs over ``THRESHOLD_BYTES``; stdout is never touched, so ``--json`` output
+stays one clean object. Only on a terminal; ``ETSCOPE_PROGRESS=0`` turns it off, ``=1`` shows it for any size.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+THRESHOLD_BYTES = 50 * 1024 * 1024
+
+
+def _size(paths) -> int:
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p) if p and os.path.isfile(p) else 0
+        except OSError:
+            pass
+    return total
+
+
+@contextlib.contextmanager
+def reading(*paths):
+    """Context giving a ``progress(done_events, total_events)`` callback, or None for small inputs."""
+    force = os.environ.get("ETSCOPE_PROGRESS")
+    size = _size(paths)
+    if force == "0" or (force != "1" and size < THRESHOLD_BYTES):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:        # redirected: no bar, nothing written
+        yield None
+        return
+    names = ", ".join(os.path.basename(str(p)) for p in paths if p)
+    with Progress(TextColumn("[bold]reading[/] {task.description}"), BarColumn(),
+                  TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=console, transient=True, redirect_stdout=False,
+                  redirect_stderr=False) as bar:
+        task = bar.add_task(f"{names} ({size / 1e6:,.0f} MB)", total=None, counts="")
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, counts=f"{done:,}/{total:,} events")
+
+        yield progress

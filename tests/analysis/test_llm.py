@@ -1,0 +1,239 @@
+"""LLM runs (analysis.llm): phases found exactly on fixtures whose schedule is known.
+
+Schedules come from ``gen_manifest.json`` (tools/make_fixtures.py) and ``shared_manifest.json``;
+timings are never hard-coded.
+"""
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from etscope.analysis import llm
+from etscope.analysis.stats import describe
+from etscope.profile import load
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+QNN_ETDUMP = Path(__file__).resolve().parents[1] / "fixtures" / "qnn_etdump"
+
+
+def _schedule(name):
+    m = json.loads((REAL / "gen_manifest.json").read_text())
+    return m["fixtures"][name]["schedule"]
+
+
+def _report(*names, **kw):
+    return llm.llm_report([load(REAL / f"{n}.etdump") for n in names], **kw)
+
+
+def _phase(r, name):
+    return next(p for p in r["llm"]["phases"] if p["name"] == name)
+
+
+@pytest.mark.parametrize("name", ["gen_llama", "gen_llama_multimethod"])
+def test_phases_match_the_generated_schedule(name):
+    sched = _schedule(name)
+    r = _report(name)
+    l = r["llm"]
+    assert l["runs"] == len(sched)
+    assert [p["name"] for p in l["phases"]] == ["prefill", "decode"]
+    want_prefill = [i for i, s in enumerate(sched) if s["phase"] == "prefill"]
+    want_decode = [i for i, s in enumerate(sched) if s["phase"] == "decode"]
+    assert _phase(r, "prefill")["runs"] == want_prefill
+    assert _phase(r, "decode")["runs"] == want_decode
+    # No debug events in these files: the split comes from the cost profile, and says why.
+    assert l["phase_split"]["by"] == "cost profile"
+    assert "index_put" in l["phase_split"]["evidence"]
+    assert l["series"]["phase"] == [s["phase"] for s in sched]
+
+
+def test_debug_tensor_shapes_give_exact_token_counts():
+    shared = json.loads((REAL / "shared_manifest.json").read_text())["llama"]
+    r = _report("llama")
+    l = r["llm"]
+    assert l["phase_split"]["by"] == "token counts"
+    assert _phase(r, "prefill")["runs"] == [0]
+    assert _phase(r, "prefill")["tokens_per_run"] == shared["prompt_len"] == 8
+    assert _phase(r, "decode")["tokens_per_run"] == 1
+    assert l["series"]["tokens"] == [8] + [1] * (shared["executes"] - 1)
+    # Token positions: decodes continue after the 8-token prompt.
+    assert l["series"]["position"][1:4] == [8, 9, 10]
+    assert l["drift"]["x"] == "token position"
+
+
+def test_single_prefill_without_debug_events_is_found_and_flagged():
+    r = _report("llama_nodebug")
+    l = r["llm"]
+    assert _phase(r, "prefill")["runs"] == [0]
+    assert _phase(r, "decode")["runs"] == list(range(1, 24))
+    # The only prefill is also the first run: the output says warm-up could explain it too.
+    assert "--prompt-runs" in l["phase_split"]["evidence"]
+
+
+@pytest.mark.parametrize("name", ["cnn", "gen_cnn", "gen_multipart", "gen_loop"])
+def test_non_llm_runs_form_one_phase(name):
+    r = _report(name)
+    l = r["llm"]
+    assert len(l["phases"]) == 1 and l["phase_split"]["by"] == "none"
+    assert l["decode_tokens_per_s"] is None and l["ttft_ms"] is None
+
+
+def test_qnn_per_op_cycles_tell_the_prefill():
+    # Synthetic QNN LLM: run 0 is the prefill (per-op cycles 8x the decodes').
+    r = llm.llm_report(load(QNN_ETDUMP / "synthetic_qnn_llm.etdump"))
+    assert _phase(r, "prefill")["runs"] == [0]
+    assert "cycles" in r["llm"]["phase_split"]["evidence"]
+
+
+def test_accumulating_qnn_events_are_not_phases():
+    r = llm.llm_report(load(QNN_ETDUMP / "synthetic_qnn_accumulate.etdump"))
+    assert len(r["llm"]["phases"]) == 1
+
+
+def test_prompt_runs_override():
+    r = _report("gen_llama", prompt_runs=[0, 16])
+    assert r["llm"]["phase_split"]["by"] == "--prompt-runs"
+    assert _phase(r, "prefill")["runs"] == [0, 16]
+    r = _report("gen_llama", prompt_runs=[5])
+    assert _phase(r, "prefill")["runs"] == [5]
+    with pytest.raises(ValueError):
+        _report("gen_llama", prompt_runs=[99])
+
+
+def test_phases_none():
+    r = _report("gen_llama", phases="none")
+    assert len(r["llm"]["phases"]) == 1 and len(r["llm"]["phases"][0]["runs"]) == 32
+
+
+def test_numbers_follow_their_definitions():
+    r = _report("gen_llama")
+    l = r["llm"]
+    lat = np.array(l["series"]["latency_ms"])
+    dec, pre = _phase(r, "decode"), _phase(r, "prefill")
+    steady = [i for i in dec["runs"] if i not in l["warmup_runs"]]
+    assert dec["steady_runs"] == len(steady)
+    s = describe(lat[steady])
+    for k in ("p50", "p90", "p99", "max"):
+        assert dec["latency_ms"][k] == pytest.approx(s[k])
+    assert l["decode_tokens_per_s"] == pytest.approx(1000.0 / dec["latency_ms"]["p50"])
+    assert l["ttft_ms"] == pytest.approx(pre["latency_ms"]["p50"])
+    assert l["ttft_first_ms"] == pytest.approx(lat[0])
+    # The breakdown adds up to the phase's mean latency.
+    assert sum(b["mean_ms"] for b in dec["breakdown"]) == pytest.approx(dec["latency_ms"]["mean"], rel=1e-6)
+    kinds = [b["kind"] for b in dec["breakdown"]]
+    assert kinds[-2:] == ["cpu_ops", "framework_overhead"] and "delegate" in kinds
+    # The KV-cache update is a CPU fallback in decode and is named as such.
+    assert any(t["op_type"].startswith("aten.index_put") for t in dec["fallback_op_types"])
+    assert any("index_put" in f and "KV-cache" in f for f in r["findings"])
+
+
+def test_warmup_runs_are_listed_and_left_out():
+    # gen_cnn: no phases; the first run is far slower than the rest (cold caches).
+    r = _report("cnn")
+    l = r["llm"]
+    lat = l["series"]["latency_ms"]
+    ph = l["phases"][0]
+    for w in l["warmup"]:
+        assert w["latency_ms"] > llm.WARMUP_FACTOR * w["phase_p50_ms"]
+        assert w["run"] in l["warmup_runs"] and w["run"] not in [i for i in range(len(lat)) if not
+                                                                l["series"]["warmup"][i]]
+    steady = [lat[i] for i in ph["runs"] if i not in l["warmup_runs"]]
+    assert ph["latency_ms"]["max"] == pytest.approx(max(steady))
+
+
+def test_json_shape_from_the_issue():
+    from etscope.render.json import dumps
+
+    r = json.loads(dumps(_report("gen_llama")))
+    l = r["llm"]
+    assert r["schema"] == "etscope.llm/1"
+    assert set(l) >= {"runs", "warmup_runs", "phases", "decode_tokens_per_s", "ttft_ms"}
+    for p in l["phases"]:
+        assert set(p) >= {"name", "runs", "latency_ms", "breakdown"}
+        assert set(p["latency_ms"]) >= {"p50", "p90", "p99", "max"}
+    assert len(l["series"]["latency_ms"]) == l["runs"]
+
+
+def test_several_etdumps_form_one_series_grouped_by_what_ran():
+    r = _report("cnn", "llama_nodebug")
+    l = r["llm"]
+    assert l["runs"] == 10 + 24
+    assert l["series"]["file"] == [0] * 10 + [1] * 24
+    assert l["phase_split"]["by"] == "ETDump file"
+    names = [p["name"] for p in l["phases"]]
+    assert names[1:] == ["prefill", "decode"]
+    assert l["phases"][0]["runs"] == list(range(10))
+    assert _phase(r, "prefill")["runs"] == [10]
+
+
+def _fuzz_harness():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+    import fuzz_harness
+
+    return fuzz_harness
+
+
+def test_two_methods_with_different_instructions_are_two_phases(tmp_path):
+    """Like QNN's separate prefill and decode graphs: runs differ in what they executed."""
+    pytest.importorskip("flatbuffers")
+    h = _fuzz_harness()
+    rng = np.random.default_rng(1)
+    t = [1_000_000_000]
+
+    def run(n_instr, scale):
+        events, t0 = [], t[0]
+        for i in range(n_instr):
+            d = int(scale * rng.uniform(9_000, 11_000))
+            name = "DELEGATE_CALL" if i % 2 else "OPERATOR_CALL"
+            events.append(("P", name, 0, i, None, None, None, t[0] + 100, t[0] + 100 + d))
+            t[0] += d + 200
+        events.append(("P", "Method::execute", -1, 0, None, None, None, t0, t[0] + 50))
+        t[0] += 100_000
+        return {"name": "Execute", "events": events}
+
+    schedule = ["prefill"] + ["decode"] * 7 + ["prefill"] + ["decode"] * 7
+    runs = [{"name": "Default", "events": [("P", "Method::init", -1, 0, None, None, None, 10, 20)]}]
+    runs += [run(14, 8.0) if s == "prefill" else run(10, 1.0) for s in schedule]
+    p = tmp_path / "two_methods.etdump"
+    p.write_bytes(h.build_etdump(runs))
+    r = llm.llm_report(load(p))
+    assert r["llm"]["phase_split"]["by"] == "instruction sequence"
+    assert [ph["name"] for ph in r["llm"]["phases"]] == ["prefill", "decode"]
+    assert r["llm"]["series"]["phase"] == schedule
+
+
+# ---- the cost split on its own -------------------------------------------------------------------
+def _matrix(n_runs, n_ops, prefill, sensitive=10, factor=6.0, seed=0):
+    rng = np.random.default_rng(seed)
+    T = rng.uniform(5_000, 50_000, n_ops)[None, :] * rng.lognormal(0, 0.1, (n_runs, n_ops))
+    T[np.ix_(prefill, np.arange(sensitive))] *= factor
+    return T
+
+
+def test_cost_split_finds_the_token_dependent_runs():
+    pre = [0, 40, 80]
+    res = llm.cost_split(_matrix(120, 30, pre))
+    assert np.nonzero(res["prefill"])[0].tolist() == pre
+    assert sorted(res["ops"].tolist()) == list(range(10))
+
+
+def test_cost_split_ignores_runs_slower_everywhere_and_lone_spikes():
+    T = _matrix(60, 30, [])
+    T[7] *= 4.0                 # the machine was busy: every instruction slower
+    T[20, 3] *= 20.0            # one instruction hiccup
+    assert llm.cost_split(T) is None
+
+
+def test_cost_split_needs_enough_instructions():
+    assert llm.cost_split(_matrix(50, 5, [0, 25], sensitive=5)) is None
+
+
+def test_drift_slope_per_100_tokens():
+    n = 200
+    assign = np.array([0] + [1] * (n - 1))
+    latency = np.concatenate([[5.0], 1.0 + 0.002 * np.arange(1, n)])
+    steps, pos = llm._positions(assign, ["prefill", "decode"], np.full(n, -1))
+    d = llm._drift(assign, ["prefill", "decode"], np.zeros(n, bool), latency, steps, pos, {"name": "decode"})
+    assert d["slope_ms_per_100_tokens"] == pytest.approx(0.2)
+    assert d["by_position"]["rows"][0][0] == 2          # the first decode after a prefill is reported apart

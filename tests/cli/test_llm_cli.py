@@ -1,0 +1,80 @@
+import json
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from etscope.cli import main
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _sched(real, name):
+    return json.loads((real / "gen_manifest.json").read_text())["fixtures"][name]["schedule"]
+
+
+def test_llm_json(real):
+    r = run("llm", real / "gen_llama.etdump", "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output)     # one JSON object on stdout, nothing else
+    assert s["schema"] == "etscope.llm/1"
+    l = s["llm"]
+    sched = _sched(real, "gen_llama")
+    assert l["runs"] == len(sched)
+    phases = {p["name"]: p["runs"] for p in l["phases"]}
+    assert phases["prefill"] == [i for i, x in enumerate(sched) if x["phase"] == "prefill"]
+    assert l["decode_tokens_per_s"] > 0 and l["ttft_ms"] > 0
+    assert set(l["phases"][0]["latency_ms"]) >= {"p50", "p90", "p99", "max"}
+
+
+def test_llm_text(real):
+    r = run("llm", real / "llama.etdump", "--pte", real / "llama.pte")
+    assert r.exit_code == 0, r.output
+    for word in ("prefill", "decode", "tokens/s", "Time to first token", "CPU kernels (fallback)"):
+        assert word in r.output
+
+
+def test_prompt_runs(real):
+    r = run("llm", real / "gen_llama.etdump", "--json", "--prompt-runs", "0,16")
+    assert r.exit_code == 0, r.output
+    l = json.loads(r.output)["llm"]
+    assert l["phase_split"]["by"] == "--prompt-runs"
+    assert [p["runs"] for p in l["phases"] if p["name"] == "prefill"] == [[0, 16]]
+
+
+def test_bad_prompt_runs_exit_2(real):
+    for bad in ("x", "99", ","):
+        r = run("llm", real / "gen_llama.etdump", "--prompt-runs", bad)
+        assert r.exit_code == 2, (bad, r.output)
+    r = run("llm", real / "gen_llama.etdump", "--prompt-runs", "0", "--phases", "none")
+    assert r.exit_code == 2
+
+
+def test_several_etdumps(real):
+    r = run("llm", real / "cnn.etdump", real / "llama_nodebug.etdump", "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output)
+    assert s["llm"]["runs"] == 34 and len(s["inputs"]) == 2
+
+
+def test_bad_input_one_line_exit_2(tmp_path, real):
+    p = tmp_path / "bad.etdump"
+    p.write_bytes(b"not an etdump")
+    for args in ([str(p)], [str(real / "gen_llama.etdump"), str(tmp_path / "missing.etdump")]):
+        proc = subprocess.run([sys.executable, "-m", "etscope.cli", "llm", *args], capture_output=True, text=True)
+        assert proc.returncode == 2 and proc.stdout == ""
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("etscope: ")
+
+
+def test_no_progress_bar_when_redirected(real, tmp_path):
+    # ETSCOPE_PROGRESS=1 lowers the size threshold; stderr is not a terminal here: nothing written.
+    import os
+
+    env = dict(os.environ, ETSCOPE_PROGRESS="1")
+    proc = subprocess.run([sys.executable, "-m", "etscope.cli", "summary", str(real / "gen_llama.etdump"), "--json"],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0 and proc.stderr == ""
+    json.loads(proc.stdout)
