@@ -322,7 +322,7 @@ def _join_instructions(profile: Profile, etrecord, pte, method_hint):
     found: dict[int, Instruction] = {}
 
     def ids(mask):
-        return np.unique(instr[mask & in_exec & (instr >= 0)])
+        return _unique_chunked(lambda sl: instr[sl][mask[sl] & in_exec[sl] & (instr[sl] >= 0)], len(instr))
 
     delegate_ids = ids(role == ROLE_DELEGATE_CALL)
     cpu_ids = ids((role == ROLE_OPERATOR_CALL) | (role == ROLE_KERNEL))
@@ -338,7 +338,8 @@ def _join_instructions(profile: Profile, etrecord, pte, method_hint):
     kmask = (role == ROLE_KERNEL) & in_exec
     if kmask.any():
         # (instruction, name) pairs in sorted order; kernel events have both >= 0, so one packed key.
-        packed = np.unique((instr[kmask].astype(np.int64) << 32) | ev["name"][kmask].astype(np.int64))
+        packed = _unique_chunked(lambda sl: (instr[sl][kmask[sl]].astype(np.int64) << 32)
+                                 | ev["name"][sl][kmask[sl]].astype(np.int64), len(instr))
         for i, code in zip((packed >> 32).tolist(), (packed & 0xFFFFFFFF).tolist()):
             ins = found.get(int(i))
             if ins is not None and ins.kernel is None:
@@ -356,18 +357,34 @@ _XNNPACK_HINT = re.compile(r"\((?:N[CDH]|ND|NHWC|NCHW)[^)]*\)|#\d+$")
 _QNN_HINT = re.compile(r"\((?:us|cycles|bytes|count)\)$|OpId_\d+|^QNN ")
 
 
+def _unique_chunked(values, n: int, chunk: int = 1 << 20) -> np.ndarray:
+    """np.unique of ``values(slice)`` over slices of ``range(n)``: bounded temporaries when the
+    selected values are many and the distinct ones few."""
+    parts = [np.unique(values(slice(a, a + chunk))) for a in range(0, n, chunk)]
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
 def _delegate_internal_names(profile: Profile) -> dict[int, list[int]]:
     """Per instruction id, the distinct delegate_debug_id_str codes of its delegate-internal events
     (sorted, -1 = none), computed for all instructions in one pass."""
     ev = profile.events
-    sel = ev["role"] == ROLE_DELEGATE_INTERNAL
-    if not sel.any():
+    role = ev["role"]
+    n = len(role)
+    parts = []
+    # In chunks: QNN files are mostly delegate-internal events (10M events: 400 MB of temporaries
+    # in one go); the distinct pairs are few.
+    for a in range(0, n, 1 << 20):
+        sel = role[a:a + (1 << 20)] == ROLE_DELEGATE_INTERNAL
+        if not sel.any():
+            continue
+        instr = (ev["instruction_id"][a:a + (1 << 20)][sel].astype(np.int64) + (1 << 31)).astype(np.uint64)
+        code = (ev["delegate_id_str"][a:a + (1 << 20)][sel].astype(np.int64) + 1).astype(np.uint64)  # -1 -> 0
+        parts.append(np.unique((instr << np.uint64(32)) | code))
+    if not parts:
         return {}
-    instr = ev["instruction_id"][sel].astype(np.int64)
-    code = ev["delegate_id_str"][sel].astype(np.int64) + 1          # -1 -> 0: keeps the order
-    packed = np.unique(((instr - int(instr.min())) << 32) | code)
-    ids = (packed >> 32) + int(instr.min())
-    codes = (packed & 0xFFFFFFFF) - 1
+    packed = np.unique(np.concatenate(parts))
+    ids = (packed >> np.uint64(32)).astype(np.int64) - (1 << 31)
+    codes = (packed & np.uint64(0xFFFFFFFF)).astype(np.int64) - 1
     out: dict[int, list[int]] = {}
     for i, c in zip(ids.tolist(), codes.tolist()):
         out.setdefault(i, []).append(c)

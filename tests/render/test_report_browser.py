@@ -185,6 +185,10 @@ def test_diff_page_renders_in_chromium(browser, tmp_path, artifact_dir, name):
         assert page.locator("#diff-runs svg g.runs-new circle").count() > 0
         assert page.locator("#diff-runs svg rect.hist-base").count() > 0
         assert page.locator("#diff-runs svg rect.hist-new").count() > 0
+        dropped = d["latency"].get("warmup_runs_dropped")
+        if dropped is not None:                                   # warm-up runs drawn, ringed
+            assert page.locator("#diff-runs svg circle.warmup").count() == sum(dropped["base"]) + sum(dropped["new"])
+        assert page.locator("#diff-runs table.diff-run-stats tr").count() == 3
         # Placement, breakdown, per-op table, gate.
         n_pc = len(d["placement_changes"])
         assert page.locator("#diff-placement-data tbody tr").count() == n_pc
