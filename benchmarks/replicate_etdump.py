@@ -54,11 +54,11 @@ class _Vtables:
         return self.pos[k]
 
 
-def _run_block(buf: bytearray, vt: _Vtables, vt_base: int, name: bytes, events, patches) -> int:
+def _run_block(buf: bytearray, vt: _Vtables, name: bytes, events, patches) -> int:
     """Append one RunData (table, name, events vector, events) to ``buf``; returns its table position.
 
-    Positions in ``buf`` are relative; ``vt_base`` is where the block will start minus where the
-    vtables start (filled in later through ``patches['soffset']``: (position, vtable position)).
+    Positions in ``buf`` are relative to the block; vtable offsets are filled in later, from
+    ``patches['soffset']`` (table position, vtable position); ``patches['time']`` lists timestamps.
     """
     _pad(buf, 8)
     run_t = len(buf)
@@ -120,7 +120,7 @@ def replicate(src: str, n_events: int, out: str, progress=None) -> dict:
     head_buf = bytearray()
     head_runs = []
     if default is not None:
-        head_runs.append(_run_block(head_buf, vt, 0, b"Default", events_of(default), head))
+        head_runs.append(_run_block(head_buf, vt, b"Default", events_of(default), head))
     cyc = {"soffset": [], "time": []}
     cyc_buf = bytearray()
     cyc_runs = []
@@ -128,7 +128,7 @@ def replicate(src: str, n_events: int, out: str, progress=None) -> dict:
     for r in execute:
         evs = events_of(r)
         per_cycle_events += len(evs)
-        cyc_runs.append(_run_block(cyc_buf, vt, 0, b"Execute", evs, cyc))
+        cyc_runs.append(_run_block(cyc_buf, vt, b"Execute", evs, cyc))
     _pad(cyc_buf, 8)
     starts = [e[5] for r in execute for e in events_of(r)[:1]]
     ends = [max((e[6] for e in events_of(r)), default=0) for r in execute[-1:]]

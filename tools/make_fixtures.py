@@ -1475,7 +1475,7 @@ def check_oracles(out: Path) -> int:
     import numpy as np
 
     failures = 0
-    for rawf in sorted(out.glob("gen_*.raw.json.gz")):
+    for rawf in sorted([*out.glob("gen_*.raw.json.gz"), *out.glob("diff_*.raw.json.gz")]):
         name = rawf.name[: -len(".raw.json.gz")]
         insf = out / f"{name}.inspector.json.gz"
         if not insf.exists():

@@ -338,17 +338,24 @@ def _percent(ctx, param, value):
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False),
               help="Also write the comparison as one offline HTML page here ('-': no page).")
+@click.option("--base-also", "base_also", multiple=True, type=click.Path(dir_okay=False),
+              help="More ETDumps of the base program from separate sessions (repeatable): lets the "
+                   "interval include session-to-session noise.")
+@click.option("--new-also", "new_also", multiple=True, type=click.Path(dir_okay=False),
+              help="More ETDumps of the new program from separate sessions (repeatable).")
 def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regression, fail_on_fallback,
-         min_effect, as_json, html_path):
+         min_effect, as_json, html_path, base_also, new_also):
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
     from etscope.analysis.diff import compare
     from etscope.profile import load
 
     a = load(base, etrecord=etrecord_base, pte=pte_base)
     b = load(new, etrecord=etrecord_new, pte=pte_new)
-    d = compare(a, b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
+    more_a = [load(x, etrecord=etrecord_base, pte=pte_base) for x in base_also]
+    more_b = [load(x, etrecord=etrecord_new, pte=pte_new) for x in new_also]
+    d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
                 fail_on_fallback=fail_on_fallback)
-    d["inputs"] = {"base": base, "new": new}
+    d["inputs"] = {"base": [base, *base_also], "new": [new, *new_also]}
     if as_json:
         _emit_json(d)
     else:

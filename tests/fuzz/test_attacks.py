@@ -11,6 +11,7 @@ import json
 import mmap
 import os
 import pickle
+import re
 import struct
 import tracemalloc
 import zipfile
@@ -51,6 +52,21 @@ def test_every_etdump_word_overwritten(value):
         data = bytearray(SMALL_ETDUMP)
         struct.pack_into("<I", data, pos, value)
         contract("etdump", bytes(data), memory=value in HUGE[:2])
+
+
+def test_hundred_byte_file_cannot_claim_four_billion_events():
+    from etscope.formats.etdump import parse_etdump
+
+    tiny = H.build_etdump([dict(name=None, events=[("P", None, None, None, None, None, None, None, None)])])
+    assert len(tiny) <= 128
+    for pos in range(0, len(tiny) - 3, 4):
+        if struct.unpack_from("<I", tiny, pos)[0] != 1:
+            continue                      # the vector lengths of a one-run, one-event file are 1
+        data = bytearray(tiny)
+        struct.pack_into("<I", data, pos, 0xFFFFFFFF)
+        assert contract("etdump", bytes(data), memory=True) == "error"
+        with pytest.raises(FormatError, match="at byte|elements|past the end|out of bounds"):
+            parse_etdump(bytes(data))
 
 
 def test_every_pte_word_overwritten():
@@ -409,3 +425,20 @@ def test_inputs_opened_read_only_and_unchanged(reader, tmp_path, monkeypatch):
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
     size = len(before[0])
     assert peak < H.mem_budget(size), f"reading a {size}-byte file allocated {peak / 1e6:.0f} MB"
+
+
+def test_no_code_execution_primitives_in_the_package():
+    """Nothing in etscope can run code from a file: no unpickling, eval/exec, marshal, shelve,
+    yaml.load, subprocess or shell (a cheap guard next to the pickle tests above)."""
+    import etscope
+
+    pattern = re.compile(r"\b(?:pickle\.loads?|_pickle|cPickle|Unpickler|marshal\.loads?|shelve\.|yaml\.(?:unsafe_)?load"
+                         r"|subprocess|os\.system|os\.popen|eval\(|exec\(|__import__\(|importlib\.import_module\(.*\bname)")
+    root = Path(etscope.__file__).resolve().parent
+    hits = []
+    for path in root.rglob("*.py"):
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if pattern.search(code) and not code.lstrip().startswith(('"', "'")):
+                hits.append(f"{path.relative_to(root)}:{i}: {line.strip()}")
+    assert not hits, "\n".join(hits)

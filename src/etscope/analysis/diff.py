@@ -47,18 +47,31 @@ def bootstrap_median_ratio(base: np.ndarray, new: np.ndarray, resamples: int = B
 
 def hierarchical_bootstrap_ratio(base: list[np.ndarray], new: list[np.ndarray],
                                  resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
-    """Like :func:`bootstrap_median_ratio` for several sessions per side: each resample draws
-    sessions with replacement, then runs within each drawn session, so the interval carries the
-    session-to-session noise (load, clocks, memory placement) that one session cannot show."""
+    """Like :func:`bootstrap_median_ratio` for repeated sessions: each resample draws sessions with
+    replacement, then runs within each drawn session, so the interval carries the
+    session-to-session noise (load, clocks, memory placement) that one session cannot show.
+
+    A side with a single session borrows the other side's session-to-session spread: its resampled
+    median is multiplied by a randomly drawn session factor (session median ÷ pooled median) of
+    the side that has several sessions.
+    """
     rng = np.random.default_rng(seed)
+    base = [s[~np.isnan(s)] for s in base if np.isfinite(s).any()]
+    new = [s[~np.isnan(s)] for s in new if np.isfinite(s).any()]
+    if not base or not new:
+        return float("nan"), float("nan"), float("nan")
+    donor = base if len(base) >= len(new) else new
+    pooled = np.median(np.concatenate(donor))
+    factors = np.array([np.median(s) / pooled for s in donor]) if pooled else np.ones(1)
 
     def draw(sessions):
-        sessions = [s[~np.isnan(s)] for s in sessions if np.isfinite(s).any()]
         meds = np.empty(resamples)
         for b in range(resamples):
             pick = rng.integers(0, len(sessions), len(sessions))
-            pooled = np.concatenate([sessions[i][rng.integers(0, sessions[i].size, sessions[i].size)] for i in pick])
-            meds[b] = np.median(pooled)
+            runs = [sessions[i][rng.integers(0, sessions[i].size, sessions[i].size)] for i in pick]
+            meds[b] = np.median(np.concatenate(runs))
+        if len(sessions) == 1:
+            meds *= factors[rng.integers(0, factors.size, resamples)]
         return meds, np.median(np.concatenate(sessions))
 
     mb, pb = draw(base)
@@ -172,11 +185,11 @@ def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: floa
     sb = [steady_latency_ms(p) for p in bases]
     sn = [steady_latency_ms(p) for p in news]
     lb, ln = np.concatenate([x[0] for x in sb]), np.concatenate([x[0] for x in sn])
-    sessions = min(len(bases), len(news))
-    if sessions >= 2:
+    if max(len(bases), len(news)) >= 2:
         change, lo, hi = hierarchical_bootstrap_ratio([x[0] for x in sb], [x[0] for x in sn])
         how = (f"ratio of p50 latencies, hierarchical bootstrap 95% interval over {len(bases)} base and "
-               f"{len(news)} new sessions ({BOOTSTRAP_RESAMPLES} resamples)")
+               f"{len(news)} new session(s) ({BOOTSTRAP_RESAMPLES} resamples; a single session borrows the "
+               "other side's session-to-session spread)")
     else:
         change, lo, hi = bootstrap_median_ratio(lb, ln)
         how = (f"ratio of p50 latencies, bootstrap 95% interval over runs ({BOOTSTRAP_RESAMPLES} resamples); "

@@ -374,7 +374,18 @@ class Buffer:
         return raw, first, inv
 
 
-_HASH_MULT = np.random.default_rng(0x5EED).integers(1, 2 ** 63, size=64, dtype=np.uint64) | np.uint64(1)
+def _odd_multipliers(n: int, seed: int = 0x5EED) -> np.ndarray:
+    """``n`` fixed odd 64-bit constants (splitmix64), without importing numpy.random (~25 ms)."""
+    out, x = [], seed
+    for _ in range(n):
+        x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        out.append((z ^ (z >> 31)) | 1)
+    return np.array(out, dtype=np.uint64)
+
+
+_HASH_MULT = _odd_multipliers(64)
 
 
 def _distinct_rows(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
