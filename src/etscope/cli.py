@@ -175,6 +175,19 @@ def _require_files(**paths):
             raise FormatError("no such file" if not os.path.exists(p) else "not a file", p)
 
 
+def _not_an_input(output, *inputs):
+    """Refuse an output path that names one of the inputs: inputs are never modified."""
+    import os
+
+    from etscope.errors import FormatError
+
+    for p in inputs:
+        if p is None or not os.path.exists(output) or not os.path.exists(p):
+            continue
+        if os.path.samefile(output, p):
+            raise FormatError("output would overwrite this input file; choose another -o", output)
+
+
 def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
 
@@ -197,6 +210,7 @@ def report(etdump, etrecord, pte, method, qhas, optrace, output, compare_etdump,
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
     _require_files(qhas=qhas, optrace=optrace)
+    _not_an_input(output, etdump, etrecord, pte, qhas, optrace, compare_etdump, compare_etrecord, compare_pte)
     profile = _load(etdump, etrecord, pte, method)
     compare = None
     if compare_etdump is not None:
@@ -239,6 +253,7 @@ def trace(etdump, etrecord, pte, method, qhas, optrace, output, runs_spec):
 
     runs = _parse_runs(runs_spec)
     _require_files(qhas=qhas, optrace=optrace)
+    _not_an_input(output, etdump, etrecord, pte, qhas, optrace)
     profile = _load(etdump, etrecord, pte, method)
     v = api.view_inputs(profile, qhas, optrace)
     t = build_trace(profile, qnn=v["qnn"], runs=runs)
@@ -301,10 +316,10 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
 
         import pyarrow.csv as pacsv
 
-        from etscope.render.export import _plain
+        from etscope.render.export import _plain, no_formulas
 
         buf = io.BytesIO()
-        pacsv.write_csv(_plain(result), buf)
+        pacsv.write_csv(no_formulas(_plain(result)), buf)
         click.echo(buf.getvalue().decode("utf-8"), nl=False)
     else:
         from etscope.render.export import _plain

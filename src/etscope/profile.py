@@ -353,7 +353,7 @@ def _join_instructions(profile: Profile, etrecord, pte, method_hint):
         _join_etrecord(profile, etrecord)
 
 
-_XNNPACK_HINT = re.compile(r"\((?:N[CDH]|ND|NHWC|NCHW)[^)]*\)|#\d+$")
+_XNNPACK_HINT = re.compile(r"\((?:N[CDH]|ND|NHWC|NCHW)[^()]*\)|#\d+$")
 _QNN_HINT = re.compile(r"\((?:us|cycles|bytes|count)\)$|OpId_\d+|^QNN ")
 
 

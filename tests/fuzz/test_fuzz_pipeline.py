@@ -74,8 +74,6 @@ def _xnnpack_hint_etdump(reps: int) -> bytes:
     ])])
 
 
-@pytest.mark.xfail(strict=True, reason="profile._XNNPACK_HINT backtracks quadratically on a delegate event "
-                   "name of '(' without ')' (profile.py is not the fuzz helper's to fix; see SECURITY.md)")
 def test_backend_guess_is_linear_in_name_length():
     import time
 

@@ -172,9 +172,6 @@ def _is_number(cell: str) -> bool:
         return False
 
 
-@pytest.mark.xfail(strict=True, reason="render/export.py writes input strings to CSV cells unchanged "
-                   "(pyarrow.csv.write_csv): a cell starting with = + - @ runs as a formula in a spreadsheet. "
-                   "Not the fuzz helper's file: reported to the lead (see SECURITY.md)")
 def test_csv_export_has_no_formulas(inputs, tmp_path):
     """A spreadsheet runs a cell starting with = + - @ (or tab / CR before one) as a formula: cells
     from input strings must be neutralised (e.g. prefixed with ')."""
@@ -243,9 +240,6 @@ def test_failed_run_does_not_touch_the_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.etdump", "r.html"]
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py writes -o even when it names an input: `etscope report "
-                   "run.etdump -o run.etdump` replaces the ETDump with HTML (not the fuzz helper's file; "
-                   "see SECURITY.md)")
 @pytest.mark.parametrize("cmd", ["report", "trace"])
 def test_output_never_overwrites_an_input(tmp_path, cmd):
     src = H.REAL / "gen_cnn.etdump"

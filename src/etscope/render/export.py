@@ -401,11 +401,25 @@ def _plain(table: pa.Table) -> pa.Table:
     return pa.table(cols, names=table.column_names)
 
 
+def no_formulas(table: pa.Table) -> pa.Table:
+    """CSV cells from input strings starting with = + - @ (or tab / CR) would run as formulas in a
+    spreadsheet: prefix them with a quote. Numbers are typed columns and are left alone."""
+    import pyarrow.compute as pc
+
+    cols = []
+    for col in table.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            risky = pc.match_substring_regex(col, r"^[=+\-@\t\r]")
+            col = pc.if_else(risky, pc.binary_join_element_wise(pa.scalar("'"), col, ""), col)
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
 def write_table(table: pa.Table, path: str, fmt: str) -> None:
     if fmt == "csv":
         import pyarrow.csv as pacsv
 
-        write_with(path, lambda tmp: pacsv.write_csv(_plain(table), tmp))
+        write_with(path, lambda tmp: pacsv.write_csv(no_formulas(_plain(table)), tmp))
     elif fmt == "parquet":
         import pyarrow.parquet as pq
 

@@ -21,5 +21,9 @@ def _clean(x):
     return x
 
 
+# json escapes C0 controls only; DEL and C1 (U+009B is CSI on some terminals) are escaped too.
+_C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+
+
 def dumps(obj, indent: int | None = 2) -> str:
-    return json.dumps(_clean(obj), indent=indent, ensure_ascii=False, allow_nan=False)
+    return json.dumps(_clean(obj), indent=indent, ensure_ascii=False, allow_nan=False).translate(_C1)

@@ -32,7 +32,7 @@ DIFF_SCHEMA = "etscope.diff-page/1"
 MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
 MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
 
-_XNN_REPEAT = re.compile(r"\s*#\d+$")
+_XNN_REPEAT = re.compile(r"#\d+$")   # then rstrip(): "\s*#\d+$" is quadratic on runs of spaces
 
 
 def _asset(name: str) -> str:
@@ -171,7 +171,7 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
         inner = [x for x in by_instr.get(iid, []) if x["level"] == 1 and x["unit"] == "ns"]
         if inner:
             for x in inner:
-                add(cat, pl, _XNN_REPEAT.sub("", x["name"]) or "?", x["total"] / 1e6 / n)
+                add(cat, pl, _XNN_REPEAT.sub("", x["name"]).rstrip() or "?", x["total"] / 1e6 / n)
         else:
             add(cat, pl, f"whole partition (DELEGATE_CALL #{iid}, no per-op times)", r["total_ms"] / n)
     for b in summary.get("breakdown") or []:
