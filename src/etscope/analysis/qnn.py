@@ -17,7 +17,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
-from etscope.analysis.ops import effective_names, occurrences
+from etscope.analysis.ops import effective_names, occurrences, unique_columns
 from etscope.analysis.stats import describe
 from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
 
@@ -141,17 +141,20 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
                          "top-level events, all repeats are kept for per-op rows")
         keep_last = occ == count - 1
         # Top-level (root) events: one value per run.
-        uniq_codes = np.unique(code)
-        is_node = {int(c): is_node_name(profile.strings[c]) for c in uniq_codes}
+        uniq_codes, code_inv = np.unique(code, return_inverse=True)
+        code_inv = code_inv.reshape(-1)
+        node_of_code = np.array([is_node_name(profile.strings[c]) for c in uniq_codes], dtype=bool)
         roots: dict[tuple[str, str], np.ndarray] = {}
         node_names, node_rows, node_unit = [], [], []
-        root_mask = np.array([not is_node[int(c)] for c in code], dtype=bool) if code.size else np.zeros(0, bool)
+        root_mask = ~node_of_code[code_inv] if code.size else np.zeros(0, bool)
         rm = root_mask & keep_last
-        for c in np.unique(code[rm]):
-            m = rm & (code == c)
+        for c in np.nonzero(~node_of_code)[0]:
+            m = rm & (code_inv == c)
+            if not m.any():
+                continue
             arr = np.full(n_runs, np.nan)
             arr[run[m]] = value[m]
-            roots[root_key(profile.strings[c])] = arr
+            roots[root_key(profile.strings[int(uniq_codes[c])])] = arr
         # Per-op node events: one row per (name, occurrence within the execute).
         nm = ~root_mask
         if accumulating:
@@ -161,15 +164,14 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
             node_occ = occ
         if nm.any():
             pairs = np.stack([code[nm], node_occ[nm]])
-            # Order rows by first appearance in the file.
-            keys, first = np.unique(pairs, axis=1, return_index=True)
-            order = np.argsort(first)
+            keys, first, inv = unique_columns(pairs)
+            # Rows in order of first appearance in the file.
+            order = np.argsort(first, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
             keys = keys[:, order]
-            idx = np.nonzero(nm)[0]
-            row_of = {(int(a), int(b)): i for i, (a, b) in enumerate(keys.T)}
             mat = np.full((keys.shape[1], n_runs), np.nan)
-            for j in idx:
-                mat[row_of[(int(code[j]), int(node_occ[j]))], run[j]] = value[j]
+            mat[rank[inv], run[nm]] = value[nm]
             for a, b in keys.T:
                 nm_str = profile.strings[int(a)]
                 node_names.append(nm_str if b == 0 else f"{nm_str} #{int(b) + 1}")
