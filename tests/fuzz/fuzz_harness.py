@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import atexit
 import os
 import random
 import signal
@@ -69,6 +70,15 @@ def _pte(data: bytes):
 
 
 _TMP: dict[str, str] = {}
+
+
+@atexit.register
+def _remove_tmp_files() -> None:
+    for path in _TMP.values():
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _tmp_file(suffix: str, data: bytes) -> str:
