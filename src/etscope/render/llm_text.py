@@ -7,6 +7,7 @@ from rich.text import Text
 
 from etscope.analysis.llm import label_text
 from etscope.render.safe import clean
+from etscope.render.text import _console, _t
 from etscope.units import fmt_ms
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
@@ -34,19 +35,6 @@ def sparkline(values, width: int = 72, marks=None) -> str:
         v = max(chunk)
         out.append(_BLOCKS[min(len(_BLOCKS) - 1, int((v - lo) / span * (len(_BLOCKS) - 1) + 0.5))])
     return "".join(out)
-
-
-def _console(console: Console | None) -> Console:
-    if console is not None:
-        return console
-    c = Console(highlight=False)
-    if not c.is_terminal:
-        c = Console(highlight=False, width=160)
-    return c
-
-
-def _t(s, limit: int = 200) -> Text:
-    return Text(clean(s, limit)) if s is not None else Text("")
 
 
 def render_llm(r: dict, console: Console | None = None) -> None:
