@@ -17,7 +17,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
-from etscope.analysis.ops import effective_names, occurrences, unique_columns
+from etscope.analysis.ops import effective_names
 from etscope.analysis.stats import describe
 from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
 
@@ -120,18 +120,17 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
     names = effective_names(profile)
     out = []
     for iid in qnn_instructions(profile):
-        sel = np.nonzero((ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == iid)
-                         & (ev["execute"] >= 0))[0]
-        run = ev["execute"][sel].astype(np.int64)
-        code = names[sel].astype(np.int64)
+        sel = (ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == iid) & (ev["execute"] >= 0)
+        run = ev["execute"][sel]          # int32: millions of events at 10M-event scale
+        code = names[sel]
         value = ev["value"][sel]
-        occ = occurrences(run, np.zeros_like(run), code)
-        count = _group_counts(run, code)
+        del sel
+        occ, count = _occurrence_and_count(run, code)
         notes = []
         copies = np.zeros(n_runs, dtype=np.int64)
-        if sel.size:
+        if run.size:
             np.maximum.at(copies, run, count)
-        present_runs = np.unique(run)
+        present_runs = np.flatnonzero(np.bincount(run, minlength=n_runs)) if run.size else np.zeros(0, np.int64)
         accumulating = _is_accumulating(copies[present_runs])
         if accumulating:
             notes.append("QNN events accumulate across executes (execute k holds k copies of every "
@@ -140,41 +139,50 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
             notes.append("some QNN events repeat within one execute; the last value is used for "
                          "top-level events, all repeats are kept for per-op rows")
         keep_last = occ == count - 1
-        # Top-level (root) events: one value per run.
-        uniq_codes, code_inv = np.unique(code, return_inverse=True)
-        code_inv = code_inv.reshape(-1)
-        node_of_code = np.array([is_node_name(profile.strings[c]) for c in uniq_codes], dtype=bool)
+        del count
+        # Distinct names through a lookup table over name codes (no sort of millions of events).
+        max_code = int(code.max()) + 1 if code.size else 1
+        seen = np.zeros(max_code, dtype=bool)
+        seen[code] = True
+        distinct = np.flatnonzero(seen)
+        is_node = np.zeros(max_code, dtype=bool)
+        is_node[distinct] = [is_node_name(profile.strings[c]) for c in distinct]
+        root_mask = ~is_node[code]
         roots: dict[tuple[str, str], np.ndarray] = {}
         node_names, node_rows, node_unit = [], [], []
-        root_mask = ~node_of_code[code_inv] if code.size else np.zeros(0, bool)
         rm = root_mask & keep_last
-        for c in np.nonzero(~node_of_code)[0]:
-            m = rm & (code_inv == c)
+        for c in distinct[~is_node[distinct]]:
+            m = rm & (code == c)
             if not m.any():
                 continue
             arr = np.full(n_runs, np.nan)
             arr[run[m]] = value[m]
-            roots[root_key(profile.strings[int(uniq_codes[c])])] = arr
+            roots[root_key(profile.strings[int(c)])] = arr
         # Per-op node events: one row per (name, occurrence within the execute).
         nm = ~root_mask
         if accumulating:
             nm &= keep_last
-            node_occ = np.zeros_like(occ)
-        else:
-            node_occ = occ
         if nm.any():
-            pairs = np.stack([code[nm], node_occ[nm]])
-            keys, first, inv = unique_columns(pairs)
-            # Rows in order of first appearance in the file.
-            order = np.argsort(first, kind="stable")
-            rank = np.empty_like(order)
-            rank[order] = np.arange(order.size)
-            keys = keys[:, order]
-            mat = np.full((keys.shape[1], n_runs), np.nan)
-            mat[rank[inv], run[nm]] = value[nm]
-            for a, b in keys.T:
-                nm_str = profile.strings[int(a)]
-                node_names.append(nm_str if b == 0 else f"{nm_str} #{int(b) + 1}")
+            node_codes = distinct[is_node[distinct]]
+            dense = np.full(max_code, -1, dtype=np.int64)
+            dense[node_codes] = np.arange(node_codes.size)
+            occ_nm = np.zeros(int(nm.sum()), dtype=np.int64) if accumulating else occ[nm]
+            span = int(occ_nm.max()) + 1 if occ_nm.size else 1
+            rowkey = dense[code[nm]] * span + occ_nm
+            n_keys = node_codes.size * span
+            first = np.full(n_keys, np.iinfo(np.int64).max, dtype=np.int64)
+            pos = np.arange(rowkey.size, dtype=np.int64)
+            first[rowkey[::-1]] = pos[::-1]          # repeated indices: the last write (= first event) wins
+            used = np.flatnonzero(first < np.iinfo(np.int64).max)
+            used = used[np.argsort(first[used], kind="stable")]   # rows in order of first appearance
+            row_of = np.full(n_keys, -1, dtype=np.int64)
+            row_of[used] = np.arange(used.size)
+            mat = np.full((used.size, n_runs), np.nan)
+            mat[row_of[rowkey], run[nm]] = value[nm]
+            for k in used:
+                c, o = node_codes[k // span], int(k % span)
+                nm_str = profile.strings[int(c)]
+                node_names.append(nm_str if o == 0 else f"{nm_str} #{o + 1}")
                 node_unit.append("cycles" if nm_str.endswith("(cycles)") else "unknown")
             node_rows = mat
         else:
@@ -187,13 +195,28 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
     return out
 
 
-def _group_counts(run: np.ndarray, code: np.ndarray) -> np.ndarray:
-    """For each event, how many events with the same (run, name) exist."""
-    if run.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    key = run * (int(code.max()) + 1) + code
-    _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
-    return counts[inv.reshape(-1)]
+def _occurrence_and_count(run: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each event: its index among events of the same (run, name) in file order, and how many
+    such events exist. One stable sort; sized for millions of events."""
+    n = run.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    key = run.astype(np.int64) * (int(code.max()) + 1) + code
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    del key
+    first = np.ones(n, dtype=bool)
+    first[1:] = ks[1:] != ks[:-1]
+    del ks
+    starts = np.flatnonzero(first)
+    gid = np.cumsum(first) - 1
+    del first
+    sizes = np.diff(np.append(starts, n))
+    occ = np.empty(n, dtype=np.int32)
+    occ[order] = np.arange(n) - starts[gid]
+    count = np.empty(n, dtype=np.int32)
+    count[order] = sizes[gid]
+    return occ, count
 
 
 def _is_accumulating(copies: np.ndarray) -> bool:
