@@ -7,7 +7,7 @@ from rich.text import Text
 
 from etscope.analysis.llm import label_text
 from etscope.render.safe import clean
-from etscope.render.text import _console, _t
+from etscope.render.text import _console, _t, breakdown_table
 from etscope.units import fmt_ms
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
@@ -69,17 +69,8 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     c.print()
 
     for ph in llm["phases"]:
-        t = Table(title=f"{clean(ph['name'])}: where Method::execute's time goes (mean per run)",
-                  title_justify="left")
-        for col in ("part", "calls/run", "mean", "p50", "share"):
-            t.add_column(col, justify="left" if col == "part" else "right")
-        for b in ph["breakdown"]:
-            label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
-                     "framework_overhead": "framework overhead"}[b["kind"]]
-            calls = b.get("calls_per_run")
-            t.add_row(_t(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
-                      fmt_ms(b["p50_ms"]), f"{b['share']:.1%}")
-        c.print(t)
+        c.print(breakdown_table(ph["breakdown"],
+                                f"{clean(ph['name'])}: where Method::execute's time goes (mean per run)"))
         t = Table(title=f"{clean(ph['name'])}: top instructions", title_justify="left")
         for col in ("instr", "op", "placement", "mean", "p50", "share", "source"):
             t.add_column(col, justify="right" if col in ("instr", "mean", "p50", "share") else "left")

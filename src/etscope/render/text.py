@@ -23,6 +23,20 @@ def _console(console: Console | None) -> Console:
     return c
 
 
+def breakdown_table(breakdown: list[dict], title: str) -> Table:
+    """Method::execute split into delegate calls per backend, CPU kernels and overhead."""
+    t = Table(title=title, title_justify="left")
+    for col in ("part", "calls/run", "mean", "p50", "share"):
+        t.add_column(col, justify="right" if col != "part" else "left")
+    for b in breakdown:
+        label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
+                 "framework_overhead": "framework overhead"}[b["kind"]]
+        calls = b.get("calls_per_run")
+        t.add_row(_t(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
+                  fmt_ms(b["p50_ms"]), f"{b['share']:.1%}")
+    return t
+
+
 def render_summary(s: dict, console: Console | None = None, title: str | None = None) -> None:
     c = _console(console)
     if title:
@@ -34,16 +48,7 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
         c.print(_t(line, limit=4000), soft_wrap=True)
         c.print()
     if s["runs"].get("latency_ms"):
-        t = Table(title="Where Method::execute's time goes (mean per run)", title_justify="left")
-        for col in ("part", "calls/run", "mean", "p50", "share"):
-            t.add_column(col, justify="right" if col != "part" else "left")
-        for b in s["breakdown"]:
-            label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
-                     "framework_overhead": "framework overhead"}[b["kind"]]
-            calls = b.get("calls_per_run")
-            t.add_row(_t(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
-                      fmt_ms(b["p50_ms"]), f"{b['share']:.1%}")
-        c.print(t)
+        c.print(breakdown_table(s["breakdown"], "Where Method::execute's time goes (mean per run)"))
     fb = s["fallback_ops"]
     if fb:
         t = Table(title=f"CPU-fallback kernels ({len(fb)} instructions, slowest first)", title_justify="left")
