@@ -38,6 +38,26 @@
     if (typeof c === 'string' || typeof c === 'number') e.appendChild(document.createTextNode(String(c)));
     else e.appendChild(c);
   }
+  // A table whose column headers sort it: clicking a header sorts by that column (numbers first
+  // descending), clicking again reverses. Returns its thead and tbody; `redraw` fills the body.
+  function sortableTable(box, id, cols, state, redraw) {
+    var table = el('table', { 'class': 'data', id: id });
+    var thead = el('thead'), tr = el('tr');
+    cols.forEach(function (c) {
+      var th = el('th', { scope: 'col', 'data-key': c.key, text: c.label, title: 'sort by ' + c.label });
+      th.addEventListener('click', function () {
+        if (state.sort === c.key) state.dir = -state.dir; else { state.sort = c.key; state.dir = c.num ? -1 : 1; }
+        redraw();
+      });
+      tr.appendChild(th);
+    });
+    thead.appendChild(tr);
+    table.appendChild(thead);
+    var tbody = el('tbody');
+    table.appendChild(tbody);
+    box.appendChild(el('div', { 'class': 'table-wrap' }, table));
+    return { thead: thead, tbody: tbody };
+  }
   function isNum(x) { return typeof x === 'number' && isFinite(x); }
   function fmtMs(ms) {
     if (!isNum(ms)) return 'n/a';

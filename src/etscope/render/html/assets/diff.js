@@ -378,21 +378,8 @@
       }));
     var count = el('span', { 'class': 'count' });
     box.appendChild(el('div', { 'class': 'toolbar' }, search, sel, count));
-    var table = el('table', { 'class': 'data', id: 'diff-ops-data' });
-    var thead = el('thead'), tr = el('tr');
-    cols.forEach(function (c) {
-      var th = el('th', { scope: 'col', 'data-key': c.key, text: c.label, title: 'sort by ' + c.label });
-      th.addEventListener('click', function () {
-        if (state.sort === c.key) state.dir = -state.dir; else { state.sort = c.key; state.dir = c.num ? -1 : 1; }
-        draw();
-      });
-      tr.appendChild(th);
-    });
-    thead.appendChild(tr);
-    table.appendChild(thead);
-    var tbody = el('tbody');
-    table.appendChild(tbody);
-    box.appendChild(el('div', { 'class': 'table-wrap' }, table));
+    var parts = sortableTable(box, 'diff-ops-data', cols, state, function () { draw(); });
+    var thead = parts.thead, tbody = parts.tbody;
     var total = isNum(V.ops_total) ? V.ops_total : ops.length;
     if (total > ops.length) box.appendChild(el('p', { 'class': 'muted', text: 'Only the first ' + ops.length + ' of ' + total + ' op rows are in this page (changed ones first); `etscope diff --json` has all of them.' }));
     var LIMIT = 2000;

@@ -196,21 +196,8 @@
     var inner = el('input', { type: 'checkbox', id: 'ops-inner', checked: 'checked' });
     var count = el('span', { 'class': 'count' });
     box.appendChild(el('div', { 'class': 'toolbar' }, search, sel, el('label', null, inner, ' events inside instructions'), count));
-    var table = el('table', { 'class': 'data', id: 'ops-data' });
-    var thead = el('thead'), tr = el('tr');
-    cols.forEach(function (c) {
-      var th = el('th', { scope: 'col', 'data-key': c.key, text: c.label, title: 'sort by ' + c.label });
-      th.addEventListener('click', function () {
-        if (state.sort === c.key) state.dir = -state.dir; else { state.sort = c.key; state.dir = c.num ? -1 : 1; }
-        draw();
-      });
-      tr.appendChild(th);
-    });
-    thead.appendChild(tr);
-    table.appendChild(thead);
-    var tbody = el('tbody');
-    table.appendChild(tbody);
-    box.appendChild(el('div', { 'class': 'table-wrap' }, table));
+    var parts = sortableTable(box, 'ops-data', cols, state, function () { draw(); });
+    var thead = parts.thead, tbody = parts.tbody;
     if (ops.total_rows > ops.rows.length) box.appendChild(el('p', { 'class': 'muted', text: 'Only the first ' + ops.rows.length + ' of ' + ops.total_rows + ' rows are in this report; `etscope export` writes all of them.' }));
     var LIMIT = 2000;
 
