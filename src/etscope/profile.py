@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from etscope import units
-from etscope.errors import FormatError, MismatchError
+from etscope.errors import MismatchError
 from etscope.formats import etdump as etdump_format
 
 # Event roles (column ``role``): what an event is in the runtime's hierarchy.
@@ -548,8 +548,3 @@ def _nodes_for_kernel(nodes: list, ins: Instruction) -> list:
         return nodes
     matching = [n for n in nodes if n.target and _op_base(n.target) in want]
     return matching or nodes
-
-
-def require(path: str | None, what: str):
-    if path is not None and not os.path.exists(path):
-        raise FormatError(f"no such {what} file", path)
