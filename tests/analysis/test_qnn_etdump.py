@@ -115,3 +115,15 @@ def test_qnn_cli_on_etdump_json():
     p = out["qnn"]["partitions"][0]
     assert p["clock_mhz_est"] and p["clock_is_estimate"] is True
     assert np.isfinite(p["delegate_call_ms"])
+
+
+@pytest.mark.parametrize("name", ["synthetic_qnn_cnn", "synthetic_qnn_vit_2part", "synthetic_qnn_llm",
+                                  "synthetic_qnn_accumulate", "synthetic_qnn_resnet50_device"])
+def test_walking_events_in_small_slices_gives_the_same_report(name, monkeypatch):
+    """Big files are walked in run-aligned slices; slices of a few events must change nothing."""
+    whole = qnn.qnn_report(_load(name))
+    monkeypatch.setattr(qnn, "_SLICE_EVENTS", 7)
+    profile = _load(name)
+    assert len(qnn._run_slices(profile)) > 3
+    sliced = qnn.qnn_report(profile)
+    assert json.dumps(sliced, default=str) == json.dumps(whole, default=str)

@@ -17,7 +17,6 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
-from etscope.analysis.ops import effective_names
 from etscope.analysis.stats import describe
 from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
 
@@ -114,79 +113,113 @@ def qnn_instructions(profile: P.Profile) -> list[int]:
     return ids
 
 
-def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
+# Events per slice when walking a partition's QNN events: every per-event temporary is this size, so
+# memory stays bounded however many events the file holds (slices end on run boundaries).
+_SLICE_EVENTS = 1 << 20
+
+
+def _run_slices(profile: P.Profile) -> list[slice]:
+    """Slices of the event arrays of about ``_SLICE_EVENTS`` events that never split a RunData."""
+    size = _SLICE_EVENTS
+    run = profile.events["run"]
+    n = int(run.shape[0])
+    out, lo = [], 0
+    while lo < n:
+        hi = min(lo + size, n)
+        if hi < n:
+            # extend to the end of the RunData holding event hi-1 (RunData events are contiguous)
+            hi = int(np.searchsorted(run, run[hi - 1], side="right"))
+        out.append(slice(lo, hi))
+        lo = hi
+    return out
+
+
+def _partition_events(profile: P.Profile, iid: int, sl: slice):
+    """The QNN events of instruction ``iid`` in one slice: (execute, name code, value)."""
     ev = profile.events
+    role = ev["role"][sl]
+    sel = (role == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"][sl] == iid) & (ev["execute"][sl] >= 0)
+    ds = ev["delegate_id_str"][sl][sel]
+    code = np.where(ds >= 0, ds, ev["name"][sl][sel])     # unnamed delegate events: their id string
+    return ev["execute"][sl][sel], code, ev["value"][sl][sel]
+
+
+def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
+    """Per QNN partition, its events per execute. Two passes over run-aligned slices of the events:
+    the first finds the names, their repeats per execute and whether executes accumulate; the
+    second fills the per-run arrays. Nothing the size of the whole event list is allocated."""
     n_runs = profile.n_runs
-    names = effective_names(profile)
+    slices = _run_slices(profile)
+    n_strings = len(profile.strings) + 1
     out = []
     for iid in qnn_instructions(profile):
-        sel = (ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == iid) & (ev["execute"] >= 0)
-        run = ev["execute"][sel]          # int32: millions of events at 10M-event scale
-        code = names[sel]
-        value = ev["value"][sel]
-        del sel
-        occ, count = _occurrence_and_count(run, code)
-        notes = []
+        # pass 1: distinct names, copies per run, most repeats per name
+        seen = np.zeros(n_strings, dtype=bool)
         copies = np.zeros(n_runs, dtype=np.int64)
-        if run.size:
+        max_occ = np.full(n_strings, -1, dtype=np.int64)
+        for sl in slices:
+            run, code, _ = _partition_events(profile, iid, sl)
+            if not run.size:
+                continue
+            occ, count = _occurrence_and_count(run, code)
+            seen[code] = True
             np.maximum.at(copies, run, count)
-        present_runs = np.flatnonzero(np.bincount(run, minlength=n_runs)) if run.size else np.zeros(0, np.int64)
+            np.maximum.at(max_occ, code, occ)
+        distinct = np.flatnonzero(seen)
+        is_node = np.zeros(n_strings, dtype=bool)
+        is_node[distinct] = [is_node_name(profile.strings[c]) for c in distinct]
+        present_runs = np.flatnonzero(copies > 0)
         accumulating = _is_accumulating(copies[present_runs])
+        notes = []
         if accumulating:
             notes.append("QNN events accumulate across executes (execute k holds k copies of every "
                          "event); each run keeps only its last copy, the newest execute")
         elif (copies[present_runs] > 1).any():
             notes.append("some QNN events repeat within one execute; the last value is used for "
                          "top-level events, all repeats are kept for per-op rows")
-        keep_last = occ == count - 1
-        del count
-        # Distinct names through a lookup table over name codes (no sort of millions of events).
-        max_code = int(code.max()) + 1 if code.size else 1
-        seen = np.zeros(max_code, dtype=bool)
-        seen[code] = True
-        distinct = np.flatnonzero(seen)
-        is_node = np.zeros(max_code, dtype=bool)
-        is_node[distinct] = [is_node_name(profile.strings[c]) for c in distinct]
-        root_mask = ~is_node[code]
+        # One row per (node name, occurrence within the execute); rows in order of first appearance.
+        node_codes = distinct[is_node[distinct]]
+        span = 1 if accumulating or not node_codes.size else int(max_occ[node_codes].max()) + 1
+        dense = np.full(n_strings, -1, dtype=np.int64)
+        dense[node_codes] = np.arange(node_codes.size)
+        n_rows = node_codes.size if accumulating else int((max_occ[node_codes] + 1).sum())
+        row_of_key = np.full(max(node_codes.size * span, 1), -1, dtype=np.int64)
+        row_keys: list[int] = []
+        node_rows = np.full((n_rows, n_runs), np.nan)
         roots: dict[tuple[str, str], np.ndarray] = {}
-        node_names, node_rows, node_unit = [], [], []
-        rm = root_mask & keep_last
-        for c in distinct[~is_node[distinct]]:
-            m = rm & (code == c)
-            if not m.any():
+        root_codes = distinct[~is_node[distinct]]
+        # pass 2: values
+        for sl in slices:
+            run, code, value = _partition_events(profile, iid, sl)
+            if not run.size:
                 continue
-            arr = np.full(n_runs, np.nan)
-            arr[run[m]] = value[m]
-            roots[root_key(profile.strings[int(c)])] = arr
-        # Per-op node events: one row per (name, occurrence within the execute).
-        nm = ~root_mask
-        if accumulating:
-            nm &= keep_last
-        if nm.any():
-            node_codes = distinct[is_node[distinct]]
-            dense = np.full(max_code, -1, dtype=np.int64)
-            dense[node_codes] = np.arange(node_codes.size)
-            occ_nm = np.zeros(int(nm.sum()), dtype=np.int64) if accumulating else occ[nm]
-            span = int(occ_nm.max()) + 1 if occ_nm.size else 1
-            rowkey = dense[code[nm]] * span + occ_nm
-            n_keys = node_codes.size * span
-            first = np.full(n_keys, np.iinfo(np.int64).max, dtype=np.int64)
-            pos = np.arange(rowkey.size, dtype=np.int64)
-            first[rowkey[::-1]] = pos[::-1]          # repeated indices: the last write (= first event) wins
-            used = np.flatnonzero(first < np.iinfo(np.int64).max)
-            used = used[np.argsort(first[used], kind="stable")]   # rows in order of first appearance
-            row_of = np.full(n_keys, -1, dtype=np.int64)
-            row_of[used] = np.arange(used.size)
-            mat = np.full((used.size, n_runs), np.nan)
-            mat[row_of[rowkey], run[nm]] = value[nm]
-            for k in used:
-                c, o = node_codes[k // span], int(k % span)
-                nm_str = profile.strings[int(c)]
-                node_names.append(nm_str if o == 0 else f"{nm_str} #{o + 1}")
-                node_unit.append("cycles" if nm_str.endswith("(cycles)") else "unknown")
-            node_rows = mat
-        else:
-            node_rows = np.zeros((0, n_runs))
+            occ, count = _occurrence_and_count(run, code)
+            keep_last = occ == count - 1
+            del count
+            node = is_node[code]
+            rm = ~node & keep_last
+            for c in root_codes:
+                m = rm & (code == c)
+                if m.any():
+                    arr = roots.setdefault(root_key(profile.strings[int(c)]), np.full(n_runs, np.nan))
+                    arr[run[m]] = value[m]
+            nm = node & keep_last if accumulating else node
+            if not nm.any():
+                continue
+            rowkey = dense[code[nm]] * span + (0 if accumulating else occ[nm])
+            new_keys, first_pos = np.unique(rowkey, return_index=True)
+            fresh = row_of_key[new_keys] < 0
+            for k in new_keys[fresh][np.argsort(first_pos[fresh], kind="stable")]:
+                row_of_key[k] = len(row_keys)
+                row_keys.append(int(k))
+            node_rows[row_of_key[rowkey], run[nm]] = value[nm]
+        node_names, node_unit = [], []
+        for k in row_keys:
+            nm_str = profile.strings[int(node_codes[k // span])]
+            o = k % span
+            node_names.append(nm_str if o == 0 else f"{nm_str} #{o + 1}")
+            node_unit.append("cycles" if nm_str.endswith("(cycles)") else "unknown")
+        node_rows = node_rows[: len(row_keys)]
         dc = _delegate_call_ns(profile, iid)
         out.append(QnnSeries(key=f"instruction {iid}", instruction_id=iid, runs=np.arange(n_runs),
                              roots=roots, node_names=node_names, node_values=node_rows,
@@ -197,11 +230,12 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
 
 def _occurrence_and_count(run: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each event: its index among events of the same (run, name) in file order, and how many
-    such events exist. One stable sort; sized for millions of events."""
+    such events exist. One stable sort."""
     n = run.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    key = run.astype(np.int64) * (int(code.max()) + 1) + code
+    r0 = int(run.min())
+    key = (run - r0).astype(np.int64) * (int(code.max()) + 1) + code
     order = np.argsort(key, kind="stable")
     ks = key[order]
     del key
