@@ -339,36 +339,39 @@ class Buffer:
             view = self._typed("u32", r0)
             base = (pos - r0) >> 2
             W = np.empty((pos.size, words), dtype=np.uint32)
-            for j in range(words):
-                W[:, j] = view[base + j]
+            h = np.zeros(pos.size, dtype=np.uint64)
             tail = n - 4 * (words - 1)
-            if tail < 4:
-                W[:, -1] &= np.uint32((1 << (8 * tail)) - 1)
-            # Few distinct strings per length (the usual case): compare with representatives.
+            with np.errstate(over="ignore"):
+                for j in range(words):
+                    W[:, j] = view[base + j]
+                    if j == words - 1 and tail < 4:
+                        W[:, j] &= np.uint32((1 << (8 * tail)) - 1)
+                    h += W[:, j].astype(np.uint64) * _HASH_MULT[j]
+            # Group by hash (few distinct strings per length, the usual case: compare with
+            # representatives), then check every row against its representative's bytes.
             inv = np.full(pos.size, -1, dtype=np.int64)
             reps: list[int] = []
             todo = np.ones(pos.size, dtype=bool)
             i = 0
             while len(reps) < 8:
-                eq = (W == W[i]).all(axis=1) & todo
+                eq = (h == h[i]) & todo
                 inv[eq] = len(reps)
                 reps.append(i)
                 todo &= ~eq
                 if not todo.any():
-                    return W, np.array(reps, dtype=np.int64), inv
+                    break
                 i = int(np.argmax(todo))
-            rest = np.nonzero(todo)[0]
-            Wr = W[rest]
-            with np.errstate(over="ignore"):
-                h = (Wr.astype(np.uint64) * _HASH_MULT[:words]).sum(axis=1, dtype=np.uint64)
-            _, first, inv_r = np.unique(h, return_index=True, return_inverse=True)
-            inv_r = inv_r.reshape(-1)
-            if not (Wr == Wr[first[inv_r]]).all():
-                _, first, inv_r = np.unique(Wr.view(np.dtype((np.void, 4 * words))).reshape(-1),
-                                            return_index=True, return_inverse=True)
-                inv_r = inv_r.reshape(-1)
-            inv[rest] = len(reps) + inv_r
-            return W, np.concatenate([np.array(reps, dtype=np.int64), rest[first]]), inv
+            reps_a = np.array(reps, dtype=np.int64)
+            if todo.any():
+                rest = np.nonzero(todo)[0]
+                _, first, inv_r = np.unique(h[rest], return_index=True, return_inverse=True)
+                inv[rest] = len(reps) + inv_r.reshape(-1)
+                reps_a = np.concatenate([reps_a, rest[first]])
+            if (W == W[reps_a[inv]]).all():
+                return W, reps_a, inv
+            _, first, inv = np.unique(W.view(np.dtype((np.void, 4 * words))).reshape(-1),
+                                      return_index=True, return_inverse=True)
+            return W, first, inv.reshape(-1)
         raw = np.ascontiguousarray(self.u8[pos[:, None] + np.arange(n, dtype=np.int64)])
         first, inv = _distinct_rows(raw)
         return raw, first, inv
