@@ -158,6 +158,15 @@ def test_html_report_has_no_injected_markup(inputs, tmp_path):
         or "7*7" in html, "template expression in a name was evaluated or lost"
 
 
+def test_html_report_data_has_no_controls(inputs, tmp_path):
+    """Names are shown with textContent; a raw ESC, NUL or C1 in them would still reach the page."""
+    html = _html(inputs, tmp_path)
+    data = html.split('type="application/json"', 1)[1].split("</script>", 1)[0]
+    decoded = json.loads(data.split(">", 1)[1])
+    _no_controls(json.dumps(decoded, ensure_ascii=False), "report data")
+    _no_controls(html, "report page")
+
+
 def _csv_cells(path: Path):
     with open(path, newline="", encoding="utf-8") as f:
         for row in csv.reader(f):

@@ -10,3 +10,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 def clean(s: object, limit: int = 200) -> str:
     text = _CONTROL.sub("\N{REPLACEMENT CHARACTER}", str(s))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def without_controls(s: str) -> str:
+    """``s`` with control characters and bidi overrides replaced, nothing cut (for data embedded in
+    the HTML report, shown there as text)."""
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", s)

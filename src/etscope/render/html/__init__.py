@@ -26,6 +26,7 @@ import re
 from importlib import resources
 
 from etscope import profile as P
+from etscope.render.safe import without_controls
 
 SCHEMA = "etscope.report/1"
 DIFF_SCHEMA = "etscope.diff-page/1"
@@ -40,11 +41,14 @@ def _asset(name: str) -> str:
 
 
 def _clean(x, depth: int = 0):
-    """JSON-safe copy: NaN/inf -> None, numpy -> Python, tuples -> lists, long lists cut."""
+    """JSON-safe copy: NaN/inf -> None, numpy -> Python, tuples -> lists, long lists cut, control
+    characters in strings replaced (they would show as raw controls in the page's text)."""
     if depth > 20:
         return None
+    if isinstance(x, str):
+        return without_controls(x)
     if isinstance(x, dict):
-        return {str(k): _clean(v, depth + 1) for k, v in x.items()}
+        return {without_controls(str(k)): _clean(v, depth + 1) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_clean(v, depth + 1) for v in x[:MAX_LIST]]
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):
@@ -54,7 +58,9 @@ def _clean(x, depth: int = 0):
             return str(x)
     if isinstance(x, float):
         return None if (math.isnan(x) or math.isinf(x)) else x
-    if isinstance(x, (str, int, bool)) or x is None:
+    if isinstance(x, str):
+        return without_controls(x)
+    if isinstance(x, (int, bool)) or x is None:
         return x
     if hasattr(x, "tolist"):
         return _clean(x.tolist(), depth + 1)
