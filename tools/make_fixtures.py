@@ -194,9 +194,10 @@ def _lower(
     programs: Any,
     out_dir: Path,
     name: str,
-    backend_config: Any = None, partitioners: Optional[List[Any]] = None,
+    backend_config: Any = None, partitioners: Any = None,
 ) -> Tuple[Path, Path, Dict[str, Any]]:
-    """to_edge_transform_and_lower + to_executorch; writes NAME.pte and NAME.etrecord."""
+    """to_edge_transform_and_lower + to_executorch; writes NAME.pte and NAME.etrecord.
+    ``partitioners``: a list for every method, or {method: list} (default: XNNPACK for all)."""
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import (
         XnnpackPartitioner,
     )
@@ -594,7 +595,7 @@ def _loop_module():
     return Loop().eval()
 
 
-def _llama_module(dynamic: bool):
+def _llama_module(dynamic: bool, cfg: Optional[Dict[str, int]] = None):
     torch, _ = _lazy_imports()
     from executorch.examples.models.llama.llama_transformer import construct_transformer
     from executorch.examples.models.llama.model_args import ModelArgs
@@ -604,7 +605,7 @@ def _llama_module(dynamic: bool):
         use_kv_cache=True,
         enable_dynamic_shape=dynamic,
         generate_full_logits=False,
-        **LLAMA_CFG,
+        **(cfg or LLAMA_CFG),
     )
     tr = construct_transformer(args).eval()
 
@@ -655,8 +656,9 @@ class _LlamaDriver:
     """Produces (method, inputs) for a schedule with greedy decoding, remembering inputs
     and outputs so the run can be replayed through the eager model afterwards."""
 
-    def __init__(self, schedule, method_for_phase=None, static_pos=False):
+    def __init__(self, schedule, method_for_phase=None, static_pos=False, cfg=None):
         torch, _ = _lazy_imports()
+        self.cfg = cfg or LLAMA_CFG
         self.schedule = schedule
         self.method_for_phase = method_for_phase or {}
         self.static_pos = static_pos
@@ -667,7 +669,7 @@ class _LlamaDriver:
 
     def __iter__(self):
         torch, _ = _lazy_imports()
-        vocab = LLAMA_CFG["vocab_size"]
+        vocab = self.cfg["vocab_size"]
         for st in self.schedule:
             m = self.method_for_phase.get(st["phase"], "forward")
             if st["phase"] == "prefill":
@@ -685,12 +687,12 @@ class _LlamaDriver:
         torch, _ = _lazy_imports()
         logits = out[0]
         self.outputs.append(logits.clone())
-        self.next_tok = int(torch.argmax(logits.reshape(-1, LLAMA_CFG["vocab_size"])[-1]).item())
+        self.next_tok = int(torch.argmax(logits.reshape(-1, self.cfg["vocab_size"])[-1]).item())
 
     def max_err_vs_eager(self, dynamic: bool) -> float:
         """Replay the same inputs through a fresh eager model (same seed => same weights)."""
         torch, _ = _lazy_imports()
-        mod = _llama_module(dynamic=dynamic)
+        mod = _llama_module(dynamic=dynamic, cfg=self.cfg)
         err = 0.0
         with torch.no_grad():
             for (tok, pos), got in zip(self.inputs, self.outputs):
@@ -875,6 +877,117 @@ def fx_llama_multimethod(out: Path) -> Dict[str, Any]:
         "debug_buffer_size": 0,
         "run_s": res["run_s"],
         "max_abs_err_vs_eager": drv.max_err_vs_eager(dynamic=False),
+    }
+    _oracles(out, name, out / f"{name}.etdump", er, None, entry)
+    return entry
+
+
+# A smaller Llama for the two-plan fixture: two methods' graphs, edge programs and ETRecord
+# stay well under the per-file budget.
+SMALL_LLAMA_CFG = dict(
+    dim=32,
+    n_layers=1,
+    n_heads=2,
+    vocab_size=64,
+    hidden_dim=64,
+    max_seq_len=32,
+    max_context_len=32,
+)
+
+
+def fx_llama_mixed(out: Path) -> Dict[str, Any]:
+    """Two methods with DIFFERENT instruction sequences run interleaved into one ETDump:
+    ``prefill`` fully XNNPACK-partitioned, ``decode`` lowered without XNNPACK's linear configs
+    (its linears run as portable kernels on the CPU)."""
+    torch, _ = _lazy_imports()
+    from executorch.exir import ExecutorchBackendConfig
+    from executorch.exir.passes import MemoryPlanningPass
+
+    name = "gen_llama_mixed"
+    cfg = SMALL_LLAMA_CFG
+    mod = _llama_module(dynamic=False, cfg=cfg)
+    pre = _export(
+        mod,
+        (torch.zeros(1, PROMPT_LEN, dtype=torch.long), torch.arange(PROMPT_LEN, dtype=torch.long)),
+    )
+    dec = _export(mod, (torch.zeros(1, 1, dtype=torch.long), torch.tensor([0], dtype=torch.long)))
+    full, full_info = _diff_partitioner("default")
+    partial, partial_info = _diff_partitioner("no_linear")
+    pte, er, info = _lower(
+        {"prefill": pre, "decode": dec},
+        out,
+        name,
+        ExecutorchBackendConfig(
+            memory_planning_pass=MemoryPlanningPass(share_mutable_buffers=True),
+            emit_mutable_buffer_names=True,
+        ),
+        partitioners={"prefill": [full], "decode": [partial]},
+    )
+    sched = _llama_schedule(n_seqs=2, n_decodes=6)
+    drv = _LlamaDriver(sched, method_for_phase={"prefill": "prefill", "decode": "decode"},
+                       static_pos=True, cfg=cfg)
+    res = _run(pte, out / f"{name}.etdump", None, 0, drv, drv.on_output)
+    entry = {
+        **info,
+        "model": "tiny Llama %s (enable_dynamic_shape=False), two methods in one .pte with different partitioning"
+        % (cfg,),
+        "methods": {
+            "prefill": "tokens[1,%d] int64, input_pos[%d] int64; partitioner %s"
+            % (PROMPT_LEN, PROMPT_LEN, full_info["code"]),
+            "decode": "tokens[1,1] int64, input_pos[1] int64; partitioner %s" % partial_info["code"],
+        },
+        "expect": "prefill and decode execute different instruction sequences (decode's linears are "
+        "portable CPU kernels); the ETDump does not record which method ran",
+        "share_mutable_buffers": True,
+        "executes": len(sched),
+        "schedule": [
+            {"method": s["phase"], "phase": s["phase"], "tokens": s["tokens"], "start_pos": s["start_pos"], "seq": s["seq"]}
+            for s in sched
+        ],
+        "schedule_summary": "2 x [prefill method (%d tokens) + 6 x decode method (1 token)], interleaved in one ETDump"
+        % PROMPT_LEN,
+        "debug_buffer_size": 0,
+        "run_s": res["run_s"],
+        "max_abs_err_vs_eager": drv.max_err_vs_eager(dynamic=False),
+    }
+    _oracles(out, name, out / f"{name}.etdump", er, None, entry)
+    return entry
+
+
+def _chunked_schedule(n_seqs: int, chunks: int, n_decodes: int) -> List[Dict[str, Any]]:
+    sched = []
+    for s in range(n_seqs):
+        for c in range(chunks):
+            sched.append({"seq": s, "phase": "prefill", "tokens": PROMPT_LEN, "start_pos": c * PROMPT_LEN})
+        for d in range(n_decodes):
+            sched.append({"seq": s, "phase": "decode", "tokens": 1, "start_pos": chunks * PROMPT_LEN + d})
+    return sched
+
+
+def fx_llama_chunked(out: Path) -> Dict[str, Any]:
+    """gen_llama.pte re-run with chunked prompts: most executes are prefills."""
+    pte, er = out / "gen_llama.pte", out / "gen_llama.etrecord"
+    if not (pte.exists() and er.exists()):
+        fx_llama(out)
+    name = "gen_llama_chunked"
+    sched = _chunked_schedule(n_seqs=2, chunks=5, n_decodes=2)
+    drv = _LlamaDriver(sched)
+    res = _run(pte, out / f"{name}.etdump", None, 0, drv, drv.on_output)
+    entry = {
+        "pte": "gen_llama.pte",
+        "etrecord": "gen_llama.etrecord",
+        "model": "gen_llama's program (one dynamic-shape method 'forward')",
+        "method": "forward(tokens[1,S] int64, input_pos[1] int64 = start position)",
+        "executes": len(sched),
+        "schedule": [
+            {"method": "forward", "phase": s["phase"], "tokens": s["tokens"], "start_pos": s["start_pos"], "seq": s["seq"]}
+            for s in sched
+        ],
+        "schedule_summary": "2 x [5 prefill chunks of %d tokens (positions 0, 8, .. 32) + 2 decodes]: "
+        "10 prefills, 4 decodes" % PROMPT_LEN,
+        "debug_buffer_size": 0,
+        "run_s": res["run_s"],
+        "max_abs_err_vs_eager": drv.max_err_vs_eager(dynamic=True),
     }
     _oracles(out, name, out / f"{name}.etdump", er, None, entry)
     return entry
@@ -1390,6 +1503,8 @@ FIXTURES: Dict[str, Callable[[Path], Dict[str, Any]]] = {
     "gen_multipart": fx_multipart,
     "gen_llama": fx_llama,
     "gen_llama_multimethod": fx_llama_multimethod,
+    "gen_llama_mixed": fx_llama_mixed,
+    "gen_llama_chunked": fx_llama_chunked,
     "gen_loop": fx_loop,
     "gen_cnn_b": fx_cnn_b,
 }

@@ -48,7 +48,8 @@ def main():
 
 
 def _inputs(f):
-    f = click.option("--method", help="Method the runs executed (default: the one that fits).")(f)
+    f = click.option("--method", help="Method the runs executed (default: the one that fits; when the ETDump "
+                                      "holds runs of several methods, the one with most runs).")(f)
     f = click.option("--pte", type=click.Path(dir_okay=False), help="The .pte program.")(f)
     f = click.option("--etrecord", type=click.Path(dir_okay=False), help="The ETRecord from export.")(f)
     f = click.argument("etdump", type=click.Path(dir_okay=False))(f)
@@ -408,7 +409,8 @@ def _prompt_runs(ctx, param, value):
 @click.argument("etdumps", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--etrecord", type=click.Path(dir_okay=False), help="The ETRecord from export.")
 @click.option("--pte", type=click.Path(dir_okay=False), help="The .pte program (method names).")
-@click.option("--method", help="Method the runs executed (default: the one that fits).")
+@click.option("--method", help="Only the runs of this method (default: the runs of every method, each "
+                               "matched to its method by the instructions it executed).")
 @click.option("--prompt-runs", callback=_prompt_runs,
               help="Runs that are prefill, e.g. 0,57,114 (indices over all ETDumps given, in order); "
                    "overrides the detection.")
@@ -427,7 +429,7 @@ def llm(etdumps, etrecord, pte, method, prompt_runs, phases, top, as_json):
         raise click.UsageError("--prompt-runs and --phases none exclude each other")
     profiles = [_load(e, etrecord, pte, method) for e in etdumps]
     try:
-        r = llm_report(profiles, prompt_runs=prompt_runs, phases=phases, top=top)
+        r = llm_report(profiles, prompt_runs=prompt_runs, phases=phases, top=top, all_methods=True)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--prompt-runs") from None
     if as_json:

@@ -5,6 +5,7 @@ Built by :func:`load`. Analysis lives in ``etscope.analysis``; this module only 
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ import numpy as np
 from etscope import units
 from etscope.errors import MismatchError
 from etscope.formats import etdump as etdump_format
+from etscope.hashing import mix64, sum_u64
 
 # Event roles (column ``role``): what an event is in the runtime's hierarchy.
 (ROLE_OTHER, ROLE_METHOD, ROLE_DELEGATE_CALL, ROLE_OPERATOR_CALL, ROLE_KERNEL,
@@ -93,6 +95,9 @@ class Profile:
     sources: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     cache: dict = field(default_factory=dict, repr=False)   # analysis results computed once
+    # Set when the ETDump holds runs of several methods with different instructions: this profile
+    # then holds only its method's runs (see MethodSplit).
+    method_split: "MethodSplit | None" = field(default=None, repr=False)
 
     def __post_init__(self):
         self.events = Columns(self.events, self, "events")
@@ -145,6 +150,27 @@ class Profile:
             if ins.kind == "delegate" and ins.backend not in seen:
                 seen.append(ins.backend)
         return seen
+
+
+@dataclass
+class MethodSplit:
+    """Runs of several methods of one program (different instruction sequences) in one ETDump.
+
+    The ETDump does not record which method a run executed (every run is an "Execute" RunData),
+    so each run is matched on the instructions it executed: the (instruction id, delegate call or
+    not) it logged must exist as such in the method. Each method gets its own Profile holding only
+    its runs, joined to its own instructions.
+    """
+
+    names: list[str]                    # methods that ran, in the order of their first run
+    of_run: np.ndarray                  # per Execute run of the ETDump: index into names
+    profiles: dict[str, "Profile"]      # one Profile per method (only that method's runs)
+    note: str = ""                      # what the profile load() returned says about the others
+    explicit: bool = False              # --method chose that profile's method (else: most runs)
+
+    def runs_of(self, name: str) -> np.ndarray:
+        """Indices, among all Execute runs of the ETDump, of the runs of method ``name``."""
+        return np.nonzero(self.of_run == self.names.index(name))[0]
 
 
 _KERNEL_RE = re.compile(r"^native_call_(?P<op>.+?)(?:\.(?P<overload>[A-Za-z0-9_]+))?$")
@@ -315,6 +341,15 @@ def _run_table(data, events, execute_runs, warnings) -> dict[str, np.ndarray]:
 
 # ---- instructions: what ran where ------------------------------------------------------------------
 def _join_instructions(profile: Profile, etrecord, pte, method_hint):
+    assigned = _assign_methods(profile, etrecord, pte)
+    if assigned is None:
+        _join_method(profile, etrecord, pte, method_hint)
+    else:
+        _split_by_method(profile, etrecord, pte, method_hint, *assigned)
+
+
+def _join_method(profile: Profile, etrecord, pte, method_hint):
+    """Instructions of the profile's runs (all of one method), joined to .pte and ETRecord."""
     ev = profile.events
     in_exec = ev["execute"] >= 0
     role = ev["role"]
@@ -342,7 +377,7 @@ def _join_instructions(profile: Profile, etrecord, pte, method_hint):
                                  | ev["name"][sl][kmask[sl]].astype(np.int64), len(instr))
         for i, code in zip((packed >> 32).tolist(), (packed & 0xFFFFFFFF).tolist()):
             ins = found.get(int(i))
-            if ins is not None and ins.kernel is None:
+            if ins is not None and ins.kind == "cpu" and ins.kernel is None:
                 ins.kernel = profile.strings[int(code)]
 
     profile.instructions = found
@@ -410,12 +445,16 @@ def _method_names(obj) -> list[str]:
     return [m if isinstance(m, str) else m.name for m in methods]
 
 
+def _require_method(profile: Profile, names: list[str], hint: str):
+    if names and hint not in names:
+        raise MismatchError(f"method {hint!r} not found (available: {', '.join(names)})",
+                            profile.sources.get("pte") or profile.sources.get("etrecord"))
+
+
 def _choose_method(profile: Profile, etrecord, pte, hint) -> str | None:
     names = _method_names(pte) or _method_names(etrecord)
     if hint:
-        if names and hint not in names:
-            raise MismatchError(f"method {hint!r} not found (available: {', '.join(names)})",
-                                profile.sources.get("pte") or profile.sources.get("etrecord"))
+        _require_method(profile, names, hint)
         return hint
     if not names:
         return None
@@ -447,6 +486,180 @@ def _fits_pte_method(profile: Profile, method) -> bool:
         if (ins.kind == "delegate") != (p.kind == "delegate"):
             return False
     return True
+
+
+# ---- runs of several methods in one ETDump -----------------------------------------------------------
+def _assign_methods(profile: Profile, etrecord, pte) -> tuple[np.ndarray, list[str], list[str]] | None:
+    """Method per Execute run when no single method of the .pte (or ETRecord) fits every run:
+    (method index per run, method names in order of first run, notes on ambiguous runs). None
+    when one method fits all runs, when some run fits no method (the join reports the mismatch)
+    or when the program has one method."""
+    program_methods = _method_names(pte) if pte is not None else _method_names(etrecord)
+    if profile.n_runs == 0 or len(program_methods) < 2:
+        return None
+    group_of_run, group_codes = _instruction_sets(profile)
+    plans = _method_plans(etrecord, pte)
+    names = list(plans)
+    fits = np.array([[_fits_plan(codes, plans[m]) for m in names] for codes in group_codes], dtype=bool)
+    if fits.all(axis=0).any() or not fits.any(axis=1).all():
+        return None
+    runs_per_group = np.bincount(group_of_run, minlength=len(group_codes))
+    choice = _fewest_methods(fits, runs_per_group)
+    method_of_run = choice[group_of_run]
+    notes = []
+    for g in np.nonzero(fits.sum(axis=1) > 1)[0]:
+        alike = [names[m] for m in np.nonzero(fits[g])[0]]
+        runs = np.nonzero(group_of_run == g)[0]
+        notes.append(f"run(s) {_run_list(runs)} fit methods {', '.join(alike)} alike; "
+                     f"counted as {names[choice[g]]}")
+    # Renumber methods in the order of their first run.
+    _, first = np.unique(method_of_run, return_index=True)
+    used = method_of_run[np.sort(first)]
+    rank = np.full(len(names), -1, dtype=np.int64)
+    rank[used] = np.arange(len(used))
+    return rank[method_of_run].astype(np.int16), [names[m] for m in used], notes
+
+
+def _instruction_sets(profile: Profile) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Runs grouped by the set of instructions they executed: group per run, and per group the
+    sorted codes ``instruction_id * 2 + (1 if a DELEGATE_CALL else 0)``."""
+    ev = profile.events
+    role, instr, execute = ev["role"], ev["instruction_id"], ev["execute"]
+    n = profile.n_runs
+
+    def run_and_code(sl):
+        r = role[sl]
+        sel = ((r == ROLE_DELEGATE_CALL) | (r == ROLE_OPERATOR_CALL) | (r == ROLE_KERNEL)) & (
+            execute[sl] >= 0) & (instr[sl] >= 0)
+        code = instr[sl][sel].astype(np.int64) * 2 + (r[sel] == ROLE_DELEGATE_CALL)
+        return (execute[sl][sel].astype(np.int64) << 32) | code
+
+    pairs = _unique_chunked(run_and_code, len(role))      # sorted by run, then code
+    run = pairs >> 32
+    code = pairs & 0xFFFFFFFF
+    signature = sum_u64(run, mix64(code.astype(np.uint64)), n) ^ mix64(np.bincount(run, minlength=n))
+    _, first, group = np.unique(signature, return_index=True, return_inverse=True)
+    bounds = np.searchsorted(run, np.arange(n + 1))
+    return group.reshape(-1), [code[bounds[r]:bounds[r + 1]] for r in first]
+
+
+def _method_plans(etrecord, pte) -> dict[str, tuple[np.ndarray, int | None]]:
+    """Per method: the ids of its delegate calls (sorted) and its number of instructions. From the
+    .pte, else from the ETRecord's delegate map, which lists only the delegate calls (the number
+    of instructions is then unknown: None)."""
+    if pte is not None:
+        return {m.name: (np.array(sorted(i.index for i in m.instructions if i.kind == "delegate"),
+                                  dtype=np.int64), len(m.instructions)) for m in pte.methods}
+    dmaps = getattr(etrecord, "delegate_map", None) or {}
+    return {name: (np.array(sorted(int(i) for i in dmaps.get(name, {})), dtype=np.int64), None)
+            for name in _method_names(etrecord)}
+
+
+def _fits_plan(codes: np.ndarray, plan: tuple[np.ndarray, int | None]) -> bool:
+    """Whether instructions (codes as in _instruction_sets) exist in a method as such: the id
+    within the method, a delegate call there exactly when it is one in the ETDump (what
+    _fits_pte_method checks, on arrays)."""
+    delegate_ids, size = plan
+    ids, delegate = codes >> 1, (codes & 1).astype(bool)
+    if size is not None and ids.size and int(ids.max()) >= size:
+        return False
+    return bool((np.isin(ids, delegate_ids) == delegate).all())
+
+
+def _fewest_methods(fits: np.ndarray, runs_per_group: np.ndarray) -> np.ndarray:
+    """Method per group of runs (fits: groups x methods), using as few methods as possible:
+    repeatedly the method fitting most of the runs still unassigned (ties: program order)."""
+    choice = np.full(fits.shape[0], -1, dtype=np.int64)
+    while (choice < 0).any():
+        open_runs = np.where(choice < 0, runs_per_group, 0)
+        m = int(np.argmax(open_runs @ fits))
+        choice[(choice < 0) & fits[:, m]] = m
+    return choice
+
+
+def _run_list(runs: np.ndarray, limit: int = 8) -> str:
+    shown = ", ".join(str(int(r)) for r in runs[:limit])
+    return shown + (f" (+{len(runs) - limit} more)" if len(runs) > limit else "")
+
+
+def _split_by_method(profile: Profile, etrecord, pte, hint, method_of_run, names, notes):
+    """Make ``profile`` hold the runs of one method (``hint``, else the one with most runs) and
+    build one Profile per other method; all share a MethodSplit."""
+    counts = np.bincount(method_of_run, minlength=len(names))
+    if hint is None:
+        chosen = names[int(np.argmax(counts))]          # ties: the method that ran first
+    else:
+        _require_method(profile, _method_names(pte) or _method_names(etrecord), hint)
+        if hint not in names:
+            raise MismatchError(f"no run of the ETDump executed method {hint!r} (its runs executed: "
+                                + ", ".join(f"{n} ({c})" for n, c in zip(names, counts)) + ")",
+                                profile.sources.get("pte") or profile.sources.get("etrecord"))
+        chosen = hint
+    split = MethodSplit(names, method_of_run, dict.fromkeys(names), explicit=hint is not None)
+    split.note = (f"the ETDump holds the runs of {len(names)} methods with different instructions, told "
+                  "apart by the instructions each run executed (the ETDump does not name the method): "
+                  + ", ".join(f"{n} {c} run(s)" for n, c in zip(names, counts))
+                  + f"; this shows {chosen!r} only" + (" (most runs)" if hint is None else "")
+                  + "; pass --method " + " or --method ".join(n for n in names if n != chosen)
+                  + " for the others (etscope llm without --method reads them all)"
+                  + "".join(f"; {t}" for t in notes))
+    for k, name in enumerate(names):
+        if name == chosen:
+            continue
+        data, events, runs = _run_subset(profile, method_of_run == k)
+        sub = Profile(etdump=data, strings=profile.strings, events=events, runs=runs, instructions={},
+                      method=None, etrecord=etrecord, pte=pte, sources=dict(profile.sources),
+                      warnings=list(profile.warnings), method_split=split)
+        _join_method(sub, etrecord, pte, name)
+        split.profiles[name] = sub
+    # The chosen method's runs last: the others were cut from the whole profile.
+    data, events, runs = _run_subset(profile, method_of_run == names.index(chosen))
+    profile.etdump = data
+    profile.events = Columns(events, profile, "events")
+    profile.runs = Columns(runs, profile, "runs")
+    profile.method_split = split
+    _join_method(profile, etrecord, pte, chosen)
+    profile.warnings.append(split.note)
+    split.profiles[chosen] = profile
+
+
+def select_runs(profile: Profile, keep) -> Profile:
+    """A Profile of the Execute runs where ``keep`` (bool per run) is true, joined again to the
+    profile's method, .pte and ETRecord; events outside the runs (load, init) stay."""
+    data, events, runs = _run_subset(profile, np.asarray(keep, dtype=bool))
+    sub = Profile(etdump=data, strings=profile.strings, events=events, runs=runs, instructions={},
+                  method=None, etrecord=profile.etrecord, pte=profile.pte, sources=dict(profile.sources),
+                  warnings=[])
+    _join_method(sub, profile.etrecord, profile.pte, profile.method)
+    return sub
+
+
+def _run_subset(profile: Profile, keep: np.ndarray):
+    """The profile's ETDump data, events and runs restricted to the Execute runs where ``keep``
+    is true (events outside the runs, such as load and init, stay): boolean selection, so only
+    the kept events are copied. RunData of dropped runs stay listed, with no events."""
+    ev = profile.events
+    execute = ev["execute"]
+    keep_event = np.append(keep, True)[execute]           # execute -1 (outside runs) -> True
+    renumber = np.append(np.where(keep, np.cumsum(keep) - 1, -1), -1)
+    events = {k: _select(v, keep_event) for k, v in ev.items() if k != "execute"}
+    events["execute"] = renumber[execute[keep_event]].astype(execute.dtype)
+    runs = {k: np.asarray(v)[keep] for k, v in profile.runs.items()}
+    data = profile.etdump
+    counts = np.bincount(events["run"], minlength=len(data.runs)) if len(events["run"]) else \
+        np.zeros(len(data.runs), np.int64)
+    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    run_data = [dataclasses.replace(r, first_event=int(f), event_count=int(c))
+                for r, f, c in zip(data.runs, firsts, counts)]
+    data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events})
+    return data, events, runs
+
+
+def _select(column: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    # Columns holding one value everywhere are zero-stride views (see formats.etdump): keep them so.
+    if column.ndim == 1 and column.strides[0] == 0 and len(column):
+        return np.broadcast_to(column[:1], (int(keep.sum()),))
+    return column[keep]
 
 
 def _join_pte(profile: Profile, pte):

@@ -14,7 +14,8 @@ import pytest
 from etscope.analysis import ops
 from etscope.profile import load
 
-FIXTURES = ["gen_cnn", "gen_cnn_b", "gen_multipart", "gen_llama", "gen_loop", "gen_llama_multimethod"]
+FIXTURES = ["gen_cnn", "gen_cnn_b", "gen_multipart", "gen_llama", "gen_loop", "gen_llama_multimethod",
+            "gen_llama_chunked"]
 
 
 def _inspector(real, name):

@@ -12,7 +12,8 @@ import pytest
 
 from etscope.analysis import llm
 from etscope.analysis.stats import describe
-from etscope.profile import load
+from etscope.formats.pte import read_pte
+from etscope.profile import load, select_runs
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 QNN_ETDUMP = Path(__file__).resolve().parents[1] / "fixtures" / "qnn_etdump"
@@ -203,6 +204,79 @@ def test_two_methods_with_different_instructions_are_two_phases(tmp_path):
     assert r["llm"]["series"]["phase"] == schedule
 
 
+# ---- several methods in one ETDump ------------------------------------------------------------------
+@pytest.mark.parametrize("given", ["pte", "etrecord"])
+def test_methods_run_into_one_etdump_are_the_phases(given):
+    """gen_llama_mixed: prefill and decode methods with different instructions, interleaved."""
+    sched = _schedule("gen_llama_mixed")
+    p = load(REAL / "gen_llama_mixed.etdump", **{given: REAL / f"gen_llama_mixed.{given}"})
+    r = llm.llm_report(p, all_methods=True)
+    l = r["llm"]
+    assert l["runs"] == len(sched) and r["method"] == ["prefill", "decode"]
+    assert l["phase_split"]["by"] == "instruction sequence" and "method" in l["phase_split"]["evidence"]
+    assert [ph["name"] for ph in l["phases"]] == ["prefill", "decode"]
+    for ph in l["phases"]:
+        assert ph["runs"] == [i for i, s in enumerate(sched) if s["method"] == ph["name"]]
+        assert ph["method"] == ph["name"]
+    assert l["series"]["method"] == [s["method"] for s in sched]
+    assert l["series"]["phase"] == [s["phase"] for s in sched]
+    # The "only one method shown" note is for summary/ops; here every method is read.
+    assert not any("this shows" in w for w in r["warnings"])
+
+
+def test_phase_tables_use_that_method_s_instructions():
+    p = load(REAL / "gen_llama_mixed.etdump", pte=REAL / "gen_llama_mixed.pte")
+    r = llm.llm_report(p, all_methods=True, top=0)
+    methods = {m.name: m for m in read_pte(REAL / "gen_llama_mixed.pte").methods}
+    for ph in r["llm"]["phases"]:
+        program = methods[ph["name"]].instructions
+        assert len(ph["top_ops"]) == len(p.method_split.profiles[ph["name"]].instructions)
+        for op in ph["top_ops"]:
+            ins = program[op["instruction_id"]]
+            if op["kind"] == "cpu":
+                assert ins.kind == "kernel" and op["op_type"] == ins.operator.replace("::", ".")
+            else:
+                assert ins.kind == "delegate" and op["placement"] == ins.backend_id
+        calls = {b.get("backend", b["kind"]): b.get("calls_per_run") for b in ph["breakdown"]}
+        assert calls["XnnpackBackend"] == sum(i.kind == "delegate" for i in program)
+
+
+def test_a_profile_alone_is_read_as_loaded():
+    # Views (report, export) analyse the runs of the profile they show: one method's.
+    p = load(REAL / "gen_llama_mixed.etdump", pte=REAL / "gen_llama_mixed.pte")
+    r = llm.llm_report(p)
+    assert r["llm"]["runs"] == p.n_runs and r["method"] == p.method
+    assert p.method_split.note in r["warnings"]
+
+
+# ---- prefills as many as decodes, or more ------------------------------------------------------------
+def test_prefill_majority_split_matches_the_schedule():
+    """gen_llama_chunked: gen_llama's program run with chunked prompts: 10 prefills, 4 decodes."""
+    sched = _schedule("gen_llama_chunked")
+    r = _report("gen_llama_chunked")
+    l = r["llm"]
+    assert sum(s["phase"] == "prefill" for s in sched) > len(sched) / 2
+    assert l["phase_split"]["by"] == "cost profile" and "cheaper runs" in l["phase_split"]["evidence"]
+    assert l["series"]["phase"] == [s["phase"] for s in sched]
+    assert _phase(r, "decode")["tokens_per_run"] == 1
+
+
+def test_as_many_prefills_as_decodes():
+    """A real 50/50 case: of each sequence of gen_llama_chunked, the last two prompt chunks and the
+    decodes (selected from the same ETDump)."""
+    sched = _schedule("gen_llama_chunked")
+    last_chunks = {}
+    for i, s in enumerate(sched):
+        if s["phase"] == "prefill":
+            last_chunks.setdefault(s["seq"], []).append(i)
+    keep = np.array([s["phase"] == "decode" or i in last_chunks[s["seq"]][-2:] for i, s in enumerate(sched)])
+    sub = [s for s, k in zip(sched, keep) if k]
+    assert sum(s["phase"] == "prefill" for s in sub) == sum(s["phase"] == "decode" for s in sub)
+    r = llm.llm_report(select_runs(load(REAL / "gen_llama_chunked.etdump"), keep))
+    assert r["llm"]["phase_split"]["by"] == "cost profile"
+    assert r["llm"]["series"]["phase"] == [s["phase"] for s in sub]
+
+
 # ---- the cost split on its own -------------------------------------------------------------------
 def _matrix(n_runs, n_ops, prefill, sensitive=10, factor=6.0, seed=0):
     rng = np.random.default_rng(seed)
@@ -222,6 +296,22 @@ def test_cost_split_ignores_runs_slower_everywhere_and_lone_spikes():
     T = _matrix(60, 30, [])
     T[7] *= 4.0                 # the machine was busy: every instruction slower
     T[20, 3] *= 20.0            # one instruction hiccup
+    assert llm.cost_split(T) is None
+
+
+@pytest.mark.parametrize("share", [0.05, 0.3, 0.5, 0.7, 0.9])
+def test_cost_split_at_any_share_of_prefills(share):
+    rng = np.random.default_rng(3)
+    pre = sorted(rng.choice(40, max(1, int(share * 40)), replace=False).tolist())
+    res = llm.cost_split(_matrix(40, 30, pre))
+    assert np.nonzero(res["prefill"])[0].tolist() == pre
+    assert sorted(res["ops"].tolist()) == list(range(10))
+
+
+def test_cost_split_ignores_runs_faster_everywhere_and_lucky_instructions():
+    T = _matrix(60, 30, [])
+    T[[3, 7]] /= 4.0            # quieter machine: every instruction faster
+    T[[12, 40], :4] /= 4.0      # a few instructions escaped contention in two runs
     assert llm.cost_split(T) is None
 
 

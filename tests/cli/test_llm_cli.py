@@ -78,3 +78,30 @@ def test_no_progress_bar_when_redirected(real, tmp_path):
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 0 and proc.stderr == ""
     json.loads(proc.stdout)
+
+
+def test_llm_reads_every_method_of_one_etdump(real):
+    sched = _sched(real, "gen_llama_mixed")
+    r = run("llm", real / "gen_llama_mixed.etdump", "--pte", real / "gen_llama_mixed.pte", "--json")
+    assert r.exit_code == 0, r.output
+    l = json.loads(r.output)["llm"]
+    assert {p["name"]: p["runs"] for p in l["phases"]} == {
+        m: [i for i, s in enumerate(sched) if s["method"] == m] for m in ("prefill", "decode")}
+    # --method: only that method's runs.
+    r = run("llm", real / "gen_llama_mixed.etdump", "--pte", real / "gen_llama_mixed.pte", "--method", "prefill",
+            "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["llm"]["runs"] == sum(s["method"] == "prefill" for s in sched)
+
+
+def test_summary_of_a_mixed_etdump_shows_one_method_and_says_so(real):
+    sched = _sched(real, "gen_llama_mixed")
+    r = run("summary", real / "gen_llama_mixed.etdump", "--pte", real / "gen_llama_mixed.pte", "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output)
+    assert s["method"] == "decode" and s["runs"]["count"] == sum(x["method"] == "decode" for x in sched)
+    assert any("--method prefill" in w for w in s["warnings"])
+    proc = subprocess.run([sys.executable, "-m", "etscope.cli", "ops", str(real / "gen_llama_mixed.etdump"),
+                           "--pte", str(real / "gen_llama.pte")], capture_output=True, text=True)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "does not match the ETDump" in proc.stderr

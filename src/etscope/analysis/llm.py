@@ -33,6 +33,7 @@ import re
 import numpy as np
 
 from etscope import profile as P
+from etscope.hashing import MIX3, mix64, sum_u64
 from etscope.analysis import placement
 from etscope.analysis.stats import describe
 from etscope.formats import etdump as etdump_format
@@ -44,8 +45,10 @@ WARMUP_MAX_SHARE = 0.10      # at most this share of a phase's runs
 WARMUP_MIN_RUNS = 4          # phases with fewer runs are not judged
 MIN_OPS_FOR_COST_SPLIT = 8   # instructions with >= 1 µs median needed to split by cost
 MIN_OP_NS = 1000.0
-SENSITIVE_LOG2 = 1.0         # an instruction "costs several times" its median: >= 2x (after centring)
+SENSITIVE_LOG2 = 1.0         # an instruction "costs several times" more or less: >= 2x (after centring)
 MIN_SENSITIVE_OPS = 3
+PREFILL_MAX_SHARE = 0.6      # a group of costlier runs must be fewer than this share of the runs
+DECODE_MAX_SHARE = 0.75      # a group of cheaper runs likewise
 MAX_GROUPS = 8               # more distinct run structures than this: structure is not a phase
 
 _MATMUL_HINT = re.compile(r"(?i)gemm|matmul|\bmm\b|bmm|linear|fully connected|conv|sdpa|attention|"
@@ -56,9 +59,11 @@ _MATMUL_HINT = re.compile(r"(?i)gemm|matmul|\bmm\b|bmm|linear|fully connected|co
 class _FileRuns:
     """Per-run data of one profile: latency, structure signature, per-instruction times, tokens."""
 
-    def __init__(self, profile: P.Profile, file_index: int):
+    def __init__(self, profile: P.Profile, file_index: int, source: int = 0, from_split: bool = False):
         self.profile = profile
-        self.file_index = file_index
+        self.file_index = file_index              # index of this part
+        self.source = source                      # index of the input profile it comes from
+        self.from_split = from_split              # one method's runs of an ETDump holding several
         self.n = profile.n_runs
         self.latency_ns = np.asarray(profile.runs["latency_ns"], dtype=np.float64)
         self.etdump_run = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
@@ -102,20 +107,6 @@ def label_text(lab: dict) -> str:
     return f"instruction {lab['instruction_id']}"
 
 
-_MIX1 = np.uint64(0x9E3779B97F4A7C15)
-_MIX2 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX3 = np.uint64(0x94D049BB133111EB)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser, elementwise on uint64."""
-    with np.errstate(over="ignore"):
-        x = (x + _MIX1).astype(np.uint64)
-        x = (x ^ (x >> np.uint64(30))) * _MIX2
-        x = (x ^ (x >> np.uint64(27))) * _MIX3
-        return x ^ (x >> np.uint64(31))
-
-
 def _run_signatures(profile: P.Profile, chunk: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
     """Per run, an order-independent hash of what it executed: the multiset of (role, instruction,
     name) of all its profile events (full), and of its instruction-level events only. Computed
@@ -138,30 +129,16 @@ def _run_signatures(profile: P.Profile, chunk: int = 1 << 20) -> tuple[np.ndarra
         name = np.where(role == P.ROLE_DELEGATE_INTERNAL, np.where(dstr >= 0, dstr, name), name)
         instr = ev["instruction_id"][sl][sel].astype(np.int64) + 1
         with np.errstate(over="ignore"):
-            key = _mix(role.astype(np.uint64) * np.uint64(1 << 56)
+            key = mix64(role.astype(np.uint64) * np.uint64(1 << 56)
                        + (instr.astype(np.uint64) << np.uint64(28)) + (name.astype(np.int64) + 1).astype(np.uint64))
             run = ex[sel].astype(np.int64)
-            full += _sum_u64(run, key, n)
+            full += sum_u64(run, key, n)
             top = (role == P.ROLE_DELEGATE_CALL) | (role == P.ROLE_OPERATOR_CALL) | (role == P.ROLE_KERNEL)
-            instr_sig += _sum_u64(run[top], key[top], n)
+            instr_sig += sum_u64(run[top], key[top], n)
         counts += np.bincount(run, minlength=n)
     with np.errstate(over="ignore"):
-        full = full + counts.astype(np.uint64) * _MIX3
+        full = full + counts.astype(np.uint64) * MIX3
     return full, instr_sig
-
-
-def _sum_u64(groups: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Wrap-around uint64 sum per group (exact, unlike a float bincount)."""
-    out = np.zeros(n, dtype=np.uint64)
-    if groups.size:
-        lo = values & np.uint64(0xFFFFFFFF)
-        hi = values >> np.uint64(32)
-        s_lo = np.bincount(groups, weights=lo.astype(np.float64), minlength=n)
-        s_hi = np.bincount(groups, weights=hi.astype(np.float64), minlength=n)
-        # Partial sums of 32-bit halves stay exact in float64 for < 2**21 events per run.
-        with np.errstate(over="ignore"):
-            out = (s_lo.astype(np.uint64) + (s_hi.astype(np.uint64) << np.uint64(32))).astype(np.uint64)
-    return out
 
 
 def _tokens_from_debug(profile: P.Profile) -> tuple[np.ndarray, str | None]:
@@ -231,89 +208,147 @@ def _tokens_from_debug(profile: P.Profile) -> tuple[np.ndarray, str | None]:
 # ---- cost split ---------------------------------------------------------------------------------------
 def cost_split(T: np.ndarray, timed: np.ndarray | None = None) -> dict | None:
     """Split runs (rows of T, ns per instruction, NaN = not run) into prefill-like runs and the rest
-    by their cost profile.
+    by their cost profile, whichever phase has more runs.
 
-    Each instruction's time is taken relative to its median over the runs (log2) and each run is
-    centred on its own lower quartile, so a run that is slower everywhere (a busy machine) is not
-    a prefill. An instruction is *elevated* in a run when it is at least 2x its median and beyond
-    its usual spread (upper quartile + 3 IQR over the other runs). From a seed run (one of the
-    runs with most elevated instructions), the token-dependent instructions are those elevated in
-    at least half the candidate runs, and the candidates are the runs where at least half of them
-    are elevated; both are refined until they agree. A split is kept only when it is clean (every
-    other run shows at most a third of the pattern and at least 0.3 less of it than any candidate)
-    and broad enough (>= 4 instructions, >= 8 when a single run stands out); among the seeds the
-    best separated, broadest split wins. Prefill runs must be fewer than 60% of the runs.
+    Costs are compared in log2. A run is *off* in an instruction when it is at least 2x away from
+    the instruction's median over the other runs (those outside the group being tested, so the
+    reference is the other phase whatever its share) and beyond its usual spread over them (upper
+    quartile + 3 IQR). A group is grown from a seed run (one of those with most off
+    instructions): the token-dependent instructions are those off in at least half the group, the
+    group is the runs where at least half of them are off; both are refined until they agree. It
+    is kept only when it is clean (every other run shows at most a third of the pattern and at
+    least 0.3 less of it than any run of the group); among the seeds the best separated, broadest
+    wins. The searches, first found wins:
 
-    ``timed`` (bool per column, default all) marks wall-time columns; the others (cycle counts)
-    are not centred: they do not slow down with the machine, so all of them rising together is
-    itself the sign of more tokens.
+    1. runs cheaper (decode-like) than the median of all runs, seen when decodes are fewer than
+       half the runs (prefills are the majority).
+    2. runs costlier (prefill-like) that stand out from the spread of all runs: a few prompts
+       among many decodes; fewer than 60% of the runs, >= 4 instructions (8 for a single run).
+    3. runs cheaper than the upper quartile of all runs, at least half of them: decodes are 50%
+       to 75% of the runs, too many for 1 and leaving too many prefills for 2.
 
-    Returns {"prefill": bool mask, "ops": column indices of the token-dependent instructions,
-    "score": per-run share of them elevated, "gap_log2": median log2 distance} or None.
+    Noise rarely makes a run cheaper, but it can (a run that escaped contention), so a group of
+    cheaper runs needs two runs and 8 instructions. Runs slower or faster everywhere are the
+    machine, not the token count: each run's own level over the wall-time columns is taken out
+    (for costlier runs its lower quartile; for cheaper runs its upper quartile, and only when that
+    is below the reference, so a run slowed in some instructions by contention does not make its
+    other instructions look cheap). ``timed`` (bool per column, default all) marks wall-time
+    columns; the others (cycle counts) do not slow down with the machine and are compared as
+    they are.
+
+    Returns {"prefill": bool mask, "ops": column indices of the token-dependent instructions (most
+    separated first), "strength_log2": their prefill / other log2 cost ratio (medians),
+    "gap_log2": the median of those, "score": per-run share of the pattern, "found_from":
+    "cheaper runs" | "costlier runs"} or None.
     """
     n, k = T.shape
     if n < 3 or k == 0:
         return None
+    prepared = _log_costs(T, timed)
+    if prepared is None:
+        return None
+    R, tm, cols = prepared
+    searches = (  # (direction, seeds measured against, at least this many runs, instructions)
+        (-1, "median", 2, MIN_OPS_FOR_COST_SPLIT),
+        (+1, "spread", 1, 4),
+        (-1, "upper quartile", max(2, (n + 1) // 2), MIN_OPS_FOR_COST_SPLIT),
+    )
+    for direction, seeds, min_runs, min_ops in searches:
+        max_share = PREFILL_MAX_SHARE if direction > 0 else DECODE_MAX_SHARE
+        found = _cost_pattern(R, tm, direction, seeds, max_share, min_runs, min_ops)
+        if found is not None:
+            break
+    else:
+        return None
+    group, ops, score = found
+    pre = group if direction > 0 else ~group
+    strength = np.median(R[pre][:, ops], axis=0) - np.median(R[~pre][:, ops], axis=0)
+    order = np.argsort(-strength, kind="stable")
+    return {"prefill": pre, "ops": cols[ops][order], "strength_log2": strength[order], "score": score,
+            "gap_log2": float(np.median(strength)),
+            "found_from": "costlier runs" if direction > 0 else "cheaper runs"}
+
+
+def _log_costs(T: np.ndarray, timed) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """log2 costs of the columns usable for a cost split (logged in >= 90% of the runs, median
+    >= 1 µs), missing values at the median: (runs x columns, timed per column, column indices)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         keep = np.isfinite(T).mean(axis=0) >= 0.9
         base = _nanmedian_cols(T)
         keep &= base >= MIN_OP_NS
         if keep.sum() < MIN_OPS_FOR_COST_SPLIT:
             return None
-        L = np.log2(np.maximum(T[:, keep], 1.0) / base[keep])
-        L = np.where(np.isfinite(L), L, 0.0)
-        tm = np.ones(L.shape[1], dtype=bool) if timed is None else np.asarray(timed, dtype=bool)[keep]
-        C = L.copy()
-        if tm.any():
-            C[:, tm] = L[:, tm] - np.percentile(L[:, tm], 25, axis=1, keepdims=True)
-    cols = np.nonzero(keep)[0]
+        R = np.log2(np.maximum(T[:, keep], 1.0))
+        R = np.where(np.isfinite(R), R, np.log2(base[keep]))
+    tm = np.ones(R.shape[1], dtype=bool) if timed is None else np.asarray(timed, dtype=bool)[keep]
+    return R, tm, np.nonzero(keep)[0]
 
-    def elevated(rest: np.ndarray) -> np.ndarray:
+
+def _relative_costs(R: np.ndarray, rest: np.ndarray, tm: np.ndarray, direction: int,
+                    ref_q: float = 50) -> np.ndarray:
+    """log2 cost against each column's median (or ``ref_q`` percentile) over ``rest``, each run's
+    own level over the timed columns taken out (see cost_split); positive = off in ``direction``
+    (+1 costlier, -1 cheaper)."""
+    L = R - np.percentile(R[rest], ref_q, axis=0)
+    if tm.any():
+        if direction > 0:
+            level = np.percentile(L[:, tm], 25, axis=1, keepdims=True)
+        else:
+            level = np.minimum(np.percentile(L[:, tm], 75, axis=1, keepdims=True), 0.0)
+        L[:, tm] -= level
+    return direction * L
+
+
+def _cost_pattern(R, tm, direction: int, seeds: str, max_share: float, min_runs: int, min_ops: int):
+    """The group of runs off in ``direction`` in a common set of columns (see cost_split), grown
+    from seeds measured against the ``seeds`` reference ("spread", "median", "upper quartile"):
+    (group mask, column mask, per-run score) or None."""
+    n = R.shape[0]
+
+    def off(rest: np.ndarray, spread: bool = True, ref_q: float = 50) -> np.ndarray:
+        C = _relative_costs(R, rest, tm, direction, ref_q)
+        if not spread:
+            return C > SENSITIVE_LOG2
         q25, q75 = np.percentile(C[rest], [25, 75], axis=0)
         return C > np.maximum(SENSITIVE_LOG2, q75 + 3 * (q75 - q25))
 
-    F0 = elevated(np.ones(n, dtype=bool))
+    everyone = np.ones(n, dtype=bool)
+    ref_q = 75 if seeds == "upper quartile" else 50
+    F0 = off(everyone) if seeds == "spread" else off(everyone, spread=False, ref_q=ref_q)
     s0 = F0.sum(axis=1)
     best = None
     for seed in np.argsort(-s0, kind="stable")[:5]:
         if s0[seed] < MIN_SENSITIVE_OPS:
             break
-        pre = np.zeros(n, dtype=bool)
-        pre[seed] = True
-        F = F0
+        group = np.zeros(n, dtype=bool)
+        group[seed] = True
+        F = F0 if seeds == "spread" else off(~group, spread=False, ref_q=ref_q)
         found = None
         for _ in range(12):
-            ops = F[pre].mean(axis=0) >= (0.5 if pre.sum() > 1 else 1.0)
+            ops = F[group].mean(axis=0) >= (0.5 if group.sum() > 1 else 1.0)
             if ops.sum() < MIN_SENSITIVE_OPS:
                 break
             score = F[:, ops].mean(axis=1)
             new = score >= 0.5
-            if (new == pre).all():
-                found = (pre, ops, score)
+            if (new == group).all():
+                found = (group, ops, score)
                 break
-            pre = new
-            if pre.sum() == 0 or pre.sum() > 0.6 * n:
+            group = new
+            if group.sum() == 0 or group.sum() > max_share * n:
                 break
-            F = elevated(~pre)
+            F = off(~group)
         if found is None:
             continue
-        pre, ops, score = found
-        out_max = float(score[~pre].max())
-        margin = float(score[pre].min()) - out_max
-        if out_max > 0.34 or margin < 0.3 or ops.sum() < (4 if pre.sum() > 1 else 8):
+        group, ops, score = found
+        out_max = float(score[~group].max())
+        margin = float(score[group].min()) - out_max
+        need = min_ops if group.sum() > 1 else max(min_ops, 8)
+        if out_max > 0.34 or margin < 0.3 or group.sum() < min_runs or ops.sum() < need:
             continue
         quality = margin * int(ops.sum())
         if best is None or quality > best[0]:
-            best = (quality, pre, ops, score)
-    if best is None:
-        return None
-    _, pre, ops, score = best
-    sep = float(np.median(C[pre][:, ops]) - np.median(C[~pre][:, ops]))
-    # Token-dependent columns, the most separated first.
-    strength = np.median(C[pre][:, ops], axis=0) - np.median(C[~pre][:, ops], axis=0)
-    order = np.argsort(-strength, kind="stable")
-    return {"prefill": pre, "ops": cols[ops][order], "strength_log2": strength[order], "score": score,
-            "gap_log2": sep}
+            best = (quality, group, ops, score)
+    return None if best is None else best[1:]
 
 
 def _nanmedian_cols(T: np.ndarray) -> np.ndarray:
@@ -329,28 +364,33 @@ def _nanmedian_cols(T: np.ndarray) -> np.ndarray:
 
 
 # ---- the report -----------------------------------------------------------------------------------------
-def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "auto", top: int = 8) -> dict:
-    """The ``etscope llm`` result as plain data (schema ``etscope.llm/1``)."""
+def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "auto", top: int = 8,
+               all_methods: bool = False) -> dict:
+    """The ``etscope llm`` result as plain data (schema ``etscope.llm/1``).
+
+    A profile of an ETDump holding runs of several methods (see ``profile.MethodSplit``) holds
+    one method's runs; with ``all_methods`` the runs of every method are read, in the order they
+    ran (unless --method picked that method)."""
     if isinstance(profiles, P.Profile):
         profiles = [profiles]
-    files = [_FileRuns(p, i) for i, p in enumerate(profiles)]
-    warnings: list[str] = []
-    for i, p in enumerate(profiles):
-        for w in p.warnings:
-            warnings.append(w if len(profiles) == 1 else f"{_file_name(p, i)}: {w}")
+    splits = [_analysed_split(p, all_methods) for p in profiles]
+    parts = _parts(profiles, splits)
+    files = [_FileRuns(p, i, source, splits[source] is not None) for i, (source, p, _) in enumerate(parts)]
+    warnings = _warnings(profiles, splits, parts)
     n_total = sum(f.n for f in files)
-    file_of = np.concatenate([np.full(f.n, f.file_index, dtype=np.int64) for f in files]) if files else \
-        np.zeros(0, np.int64)
-    local = np.concatenate([np.arange(f.n, dtype=np.int64) for f in files]) if files else np.zeros(0, np.int64)
-    latency = np.concatenate([f.latency_ns for f in files]) / 1e6 if files else np.zeros(0)
-    tokens = np.concatenate([f.tokens for f in files]) if files else np.zeros(0, np.int64)
+    # Parts (files, or the methods of one file) are stacked; perm puts their runs in the order they ran.
+    perm = np.argsort(np.concatenate([g for _, _, g in parts]), kind="stable") if parts else np.zeros(0, np.int64)
+    file_of = _stack([np.full(f.n, f.file_index, dtype=np.int64) for f in files], perm)
+    local = _stack([np.arange(f.n, dtype=np.int64) for f in files], perm)
+    latency = _stack([f.latency_ns for f in files], perm) / 1e6
+    tokens = _stack([f.tokens for f in files], perm)
     token_evidence = [f.token_evidence for f in files if f.token_evidence]
     if tokens.size and (tokens < 0).any():
         tokens = np.full(n_total, -1, dtype=np.int64)
         token_evidence = []
 
-    assign, phase_names, split = _phases(files, n_total, file_of, local, tokens, token_evidence,
-                                         prompt_runs, phases, warnings)
+    assign, phase_names, split = _phases(files, n_total, file_of, local, perm, latency, tokens,
+                                         token_evidence, prompt_runs, phases, warnings)
     # Per phase: warm-up and statistics.
     warm = np.zeros(n_total, dtype=bool)
     warm_notes = []
@@ -381,14 +421,19 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
         "step": [int(s) if s >= 0 else None for s in steps],
         "position": [int(p) if p >= 0 else None for p in positions],
     }
-    if len(files) > 1:
-        series["file"] = [int(x) for x in file_of]
-        series["file_run"] = [int(x) for x in local]
+    if len(profiles) > 1:
+        source = np.array([files[int(i)].source for i in file_of], dtype=np.int64)
+        first_run = np.concatenate([[0], np.cumsum([_runs_in(p, sp) for p, sp in zip(profiles, splits)])[:-1]])
+        series["file"] = [int(x) for x in source]
+        series["file_run"] = [int(x) for x in np.arange(n_total) - first_run[source]]
+    if any(f.from_split for f in files):
+        series["method"] = [files[int(i)].profile.method for i in file_of]
     findings = _findings(phase_rows, tps, ttft, drift, warm_notes, split)
     return {
         "schema": SCHEMA,
         "inputs": [dict(p.sources) for p in profiles],
-        "method": [p.method for p in profiles] if len(profiles) > 1 else profiles[0].method,
+        "method": [_methods(p, sp) for p, sp in zip(profiles, splits)] if len(profiles) > 1 else
+        _methods(profiles[0], splits[0]),
         "llm": {
             "runs": n_total,
             "warmup_runs": [int(i) for i in np.nonzero(warm)[0]],
@@ -410,7 +455,55 @@ def _file_name(profile: P.Profile, i: int) -> str:
     return profile.sources.get("etdump") or f"ETDump #{i + 1}"
 
 
-def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs, mode, warnings):
+def _analysed_split(profile: P.Profile, all_methods: bool):
+    """The profile's MethodSplit when all its methods are read (not when --method picked one)."""
+    split = profile.method_split
+    return split if all_methods and split is not None and not split.explicit else None
+
+
+def _parts(profiles, splits) -> list[tuple[int, P.Profile, np.ndarray]]:
+    """What the runs are read from: each input profile, or one profile per method when all the
+    methods of an ETDump are read. Per part: input index, profile, its runs' indices over all
+    inputs (in the order they ran)."""
+    parts, offset = [], 0
+    for i, (p, split) in enumerate(zip(profiles, splits)):
+        if split is None:
+            parts.append((i, p, offset + np.arange(p.n_runs, dtype=np.int64)))
+        else:
+            parts.extend((i, split.profiles[name], offset + split.runs_of(name)) for name in split.names)
+        offset += _runs_in(p, split)
+    return parts
+
+
+def _runs_in(profile: P.Profile, split) -> int:
+    return len(split.of_run) if split is not None else profile.n_runs
+
+
+def _methods(profile: P.Profile, split):
+    return list(split.names) if split is not None else profile.method
+
+
+def _warnings(profiles, splits, parts) -> list[str]:
+    """Warnings of every part, once each; a split's note (which says that only one method is
+    shown) does not apply when all methods are read."""
+    out: list[str] = []
+    for source, p, _ in parts:
+        split = splits[source]
+        for w in p.warnings:
+            if split is not None and w == split.note:
+                continue
+            w = w if len(profiles) == 1 else f"{_file_name(profiles[source], source)}: {w}"
+            if w not in out:
+                out.append(w)
+    return out
+
+
+def _stack(arrays: list[np.ndarray], perm: np.ndarray) -> np.ndarray:
+    """Per-part arrays (one value per run) as one array over all runs, in the order they ran."""
+    return np.concatenate(arrays)[perm] if arrays else np.zeros(0, np.int64)
+
+
+def _phases(files, n_total, file_of, local, perm, latency, tokens, token_evidence, prompt_runs, mode, warnings):
     """Phase index per run, phase names, and how the split was found."""
     assign = np.zeros(n_total, dtype=np.int64)
     if n_total == 0:
@@ -429,7 +522,7 @@ def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs,
         if pre.any() and not pre.all():
             return _two(pre), _names2(pre), {"by": "token counts", "evidence": "; ".join(token_evidence)}
     # Structure groups (what the runs executed), over all files.
-    groups, how = _structure_groups(files, file_of, local)
+    groups, how = _structure_groups(files, file_of, perm)
     groups = _first_appearance_order(groups)
     n_groups = int(groups.max()) + 1
     if n_groups > MAX_GROUPS:
@@ -444,7 +537,7 @@ def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs,
         runs = np.nonzero(groups == g)[0]
         if len(runs) < 3:
             continue
-        T_all = T_all if T_all is not None else _global_T(files, file_of, local)
+        T_all = T_all if T_all is not None else _global_T(files, perm)
         T, cols = T_all
         res = cost_split(T[runs], timed=np.array([not isinstance(c[1], str) for c in cols], dtype=bool))
         if res is None:
@@ -455,29 +548,32 @@ def _phases(files, n_total, file_of, local, tokens, token_evidence, prompt_runs,
             fi, iid = cols[c]
             names.append(iid if isinstance(iid, str) else files[fi].label_text(iid))
         split_info.append({"group": g, "prefill_runs": int(res["prefill"].sum()),
+                           "other_runs": int((~res["prefill"]).sum()),
                            "token_dependent_instructions": int(len(res["ops"])),
                            "examples": list(dict.fromkeys(names))[:6],
-                           "separation_x": float(2 ** res["gap_log2"])})
+                           "separation_x": float(2 ** res["gap_log2"]), "found_from": res["found_from"]})
     if n_groups == 1:
         pre = labels == 1
         if pre.any():
             ex = split_info[0]
-            ev = (f"in {ex['prefill_runs']} run(s), {ex['token_dependent_instructions']} "
-                  f"instructions or per-op counters ({', '.join(ex['examples'])}) cost several times their median while "
-                  f"the rest do not (>= {ex['separation_x']:.1f}x apart)")
+            ev = (f"{ex['token_dependent_instructions']} instructions or per-op counters "
+                  f"({', '.join(ex['examples'])}) cost {ex['separation_x']:.1f}x more (median) in "
+                  f"{ex['prefill_runs']} run(s) than in the other {ex['other_runs']}, while the rest do not "
+                  f"(found from the {ex['found_from']})")
             if int(pre.sum()) == 1 and bool(pre[0]):
                 ev += ("; only the first run differs, which warm-up alone could also explain: "
                        "pass --prompt-runs to be sure")
             return _two(pre), _names2(pre), {"by": "cost profile", "evidence": ev}
         return assign, [_single_name(files)], {
             "by": "none", "evidence": "all runs executed the same events and no subset of runs costs "
-                                      "several times more in the same instructions (no prefill found)"}
+                                      "several times more or less than the others in the same instructions "
+                                      "(no prefill found)"}
     # Several groups: each group is a phase; a group may itself split by cost.
     keys = groups * 2 + (1 - labels)          # prefill-like part of a group first
     uniq, inv = np.unique(keys, return_inverse=True)
     uniq = (uniq // 2) * 2 + (1 - uniq % 2)    # back to group * 2 + label
     inv = inv.reshape(-1)
-    names = _group_names(files, file_of, local, uniq, inv, labels, groups, how)
+    names = _group_names(files, file_of, local, latency, uniq, inv, labels, groups)
     # Phases in order of their first run.
     order = np.argsort([int(np.argmax(inv == j)) for j in range(len(names))], kind="stable")
     rank = np.empty(len(order), dtype=np.int64)
@@ -514,11 +610,11 @@ def _single_name(files) -> str:
     return methods.pop() if len(methods) == 1 else "all runs"
 
 
-def _structure_groups(files, file_of, local) -> tuple[np.ndarray, str]:
-    sig = np.concatenate([f.sig_full for f in files])
+def _structure_groups(files, file_of, perm) -> tuple[np.ndarray, str]:
+    sig = _stack([f.sig_full for f in files], perm)
     fid = file_of.astype(np.uint64)
     with np.errstate(over="ignore"):
-        key_full = sig ^ _mix(fid)
+        key_full = sig ^ mix64(fid)
     _, g_full = np.unique(key_full, return_inverse=True)
     g_full = g_full.reshape(-1)
     n_full = int(g_full.max()) + 1
@@ -526,19 +622,28 @@ def _structure_groups(files, file_of, local) -> tuple[np.ndarray, str]:
     # every run a little longer than the last) is not a phase structure.
     if n_full <= MAX_GROUPS and (n_full <= 2 or n_full <= len(g_full) / 2):
         how = "events per run" if len(files) == 1 else "events per run and ETDump file"
-        if len(files) > 1 and int(g_full.max()) + 1 == len(files):
+        if len(files) > 1 and n_full == len(files):
             same = all(len(np.unique(g_full[file_of == i])) == 1 for i in range(len(files)))
             if same:
-                how = "ETDump file"
+                how = _parts_kind(files)
         return g_full, how
-    sig = np.concatenate([f.sig_instr for f in files])
+    sig = _stack([f.sig_instr for f in files], perm)
     with np.errstate(over="ignore"):
-        key = sig ^ _mix(fid)
+        key = sig ^ mix64(fid)
     _, g = np.unique(key, return_inverse=True)
     return g.reshape(-1), "instruction sequence per run"
 
 
-def _group_names(files, file_of, local, uniq, inv, labels, groups, how) -> list[str]:
+def _parts_kind(files) -> str:
+    """What tells the parts apart: ETDump files, methods (of one ETDump), or both."""
+    if len({f.source for f in files}) == len(files):
+        return "ETDump file"
+    if len({f.source for f in files}) == 1:
+        return "method, matched on the instructions each run executed"
+    return "ETDump file and method"
+
+
+def _group_names(files, file_of, local, latency, uniq, inv, labels, groups) -> list[str]:
     """Name each final group: prefill/decode when the method names or costs say so."""
     names = []
     for j, key in enumerate(uniq):
@@ -558,8 +663,7 @@ def _group_names(files, file_of, local, uniq, inv, labels, groups, how) -> list[
         low = [n.lower() for n in names]
         pre = [i for i, n in enumerate(low) if "prefill" in n or "prompt" in n]
         dec = [i for i, n in enumerate(low) if "decode" in n or "kv" in n or "token" in n]
-        lat = [float(np.nanmedian(np.concatenate([f.latency_ns for f in files])[np.nonzero(inv == i)[0]]))
-               for i in range(2)]
+        lat = [float(np.nanmedian(latency[inv == i])) for i in range(2)]
         cnt = [int((inv == i).sum()) for i in range(2)]
         if len(pre) == 1 and len(dec) == 1 and pre != dec:
             names = ["prefill" if i == pre[0] else "decode" for i in range(2)]
@@ -582,6 +686,8 @@ def _fitting_method(files, file_of, local, runs) -> str | None:
     if len(fis) != 1:
         return None
     f = files[int(fis[0])]
+    if f.from_split:
+        return f.profile.method
     pte = f.profile.pte
     if pte is None or len(getattr(pte, "methods", [])) < 2:
         return f.profile.method if pte is not None else None
@@ -602,10 +708,11 @@ def _fitting_method(files, file_of, local, runs) -> str | None:
     return fits[0] if len(fits) == 1 else None
 
 
-def _global_T(files, file_of, local):
-    """One (runs x columns) cost matrix over all files: each instruction's wall time (ns), then the
-    per-op values logged inside delegates (ns, or cycles for QNN per-op rows). Columns are (file,
-    instruction id) or (file, name of the delegate's own event)."""
+def _global_T(files, perm):
+    """One (runs x columns) cost matrix over all parts, rows in the order the runs ran: each
+    instruction's wall time (ns), then the per-op values logged inside delegates (ns, or cycles
+    for QNN per-op rows). Columns are (part, instruction id) or (part, name of the delegate's own
+    event)."""
     cols = [(f.file_index, int(i)) for f in files for i in f.instr_ids]
     cols += [(f.file_index, name) for f in files for name in f.inner_names]
     n = sum(f.n for f in files)
@@ -623,7 +730,7 @@ def _global_T(files, file_of, local):
             T[r0:r0 + f.n, c0:c0 + k] = f.inner_T
         r0 += f.n
         c0 += k
-    return T, cols
+    return T[perm], cols
 
 
 def _inner_matrix(profile: P.Profile, sig_full: np.ndarray) -> tuple[np.ndarray, list[str]]:
