@@ -459,7 +459,10 @@ def _choose_method(profile: Profile, etrecord, pte, hint) -> str | None:
     if not names:
         return None
     if pte is not None and len(names) > 1:
-        fitting = [m.name for m in pte.methods if _fits_pte_method(profile, m)]
+        codes = np.array(sorted(i.id * 2 + (i.kind == "delegate") for i in profile.instructions.values()),
+                         dtype=np.int64)
+        plans = _method_plans(None, pte)
+        fitting = [name for name, plan in plans.items() if _fits_plan(codes, plan)]
         if len(fitting) >= 1:
             if len(fitting) > 1:
                 profile.warnings.append(
@@ -475,17 +478,6 @@ def _pte_method(pte, name):
         if m.name == name:
             return m
     return None
-
-
-def _fits_pte_method(profile: Profile, method) -> bool:
-    by_index = {ins.index: ins for ins in method.instructions}
-    for ins in profile.instructions.values():
-        p = by_index.get(ins.id)
-        if p is None:
-            return False
-        if (ins.kind == "delegate") != (p.kind == "delegate"):
-            return False
-    return True
 
 
 # ---- runs of several methods in one ETDump -----------------------------------------------------------
@@ -543,25 +535,26 @@ def _instruction_sets(profile: Profile) -> tuple[np.ndarray, list[np.ndarray]]:
     return group.reshape(-1), [code[bounds[r]:bounds[r + 1]] for r in first]
 
 
-def _method_plans(etrecord, pte) -> dict[str, tuple[np.ndarray, int | None]]:
-    """Per method: the ids of its delegate calls (sorted) and its number of instructions. From the
-    .pte, else from the ETRecord's delegate map, which lists only the delegate calls (the number
-    of instructions is then unknown: None)."""
+def _method_plans(etrecord, pte) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    """Per method: the ids of its delegate calls and of all its instructions (sorted). From the
+    .pte, else from the ETRecord's delegate map, which lists only the delegate calls (all
+    instruction ids are then unknown: None)."""
     if pte is not None:
-        return {m.name: (np.array(sorted(i.index for i in m.instructions if i.kind == "delegate"),
-                                  dtype=np.int64), len(m.instructions)) for m in pte.methods}
+        return {m.name: (np.array(sorted(i.index for i in m.instructions if i.kind == "delegate"), dtype=np.int64),
+                         np.array(sorted(i.index for i in m.instructions), dtype=np.int64))
+                for m in pte.methods}
     dmaps = getattr(etrecord, "delegate_map", None) or {}
     return {name: (np.array(sorted(int(i) for i in dmaps.get(name, {})), dtype=np.int64), None)
             for name in _method_names(etrecord)}
 
 
-def _fits_plan(codes: np.ndarray, plan: tuple[np.ndarray, int | None]) -> bool:
-    """Whether instructions (codes as in _instruction_sets) exist in a method as such: the id
-    within the method, a delegate call there exactly when it is one in the ETDump (what
-    _fits_pte_method checks, on arrays)."""
-    delegate_ids, size = plan
+def _fits_plan(codes: np.ndarray, plan: tuple[np.ndarray, np.ndarray | None]) -> bool:
+    """Whether instructions (codes ``id * 2 + (1 if a DELEGATE_CALL)``, as in _instruction_sets)
+    exist in a method as such: the id is one of the method's, and a delegate call there exactly
+    when it is one in the ETDump."""
+    delegate_ids, all_ids = plan
     ids, delegate = codes >> 1, (codes & 1).astype(bool)
-    if size is not None and ids.size and int(ids.max()) >= size:
+    if all_ids is not None and not np.isin(ids, all_ids).all():
         return False
     return bool((np.isin(ids, delegate_ids) == delegate).all())
 
