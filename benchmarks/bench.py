@@ -83,6 +83,22 @@ def measure(cmd: list[str], env=None, stdout=subprocess.DEVNULL) -> dict:
 ETSCOPE_PYTHON = sys.executable
 
 
+def llm_phase_check(report: dict, etdump: Path) -> dict:
+    """etscope llm's prefill runs against the schedule tools/make_fixtures.py ran (its .meta.json)."""
+    llm = report["llm"]
+    found = [i for i, ph in enumerate(llm["series"]["phase"]) if ph == "prefill"]
+    out = {"by": llm["phase_split"]["by"], "prefill_runs_found": len(found), "runs": llm["runs"]}
+    meta = Path(str(etdump) + ".meta.json")
+    expected = json.loads(meta.read_text()).get("prefill_runs") if meta.is_file() else None
+    if expected is None:
+        out["verdict"] = f"{len(found)} prefill runs found by {out['by']} (no schedule to check against)"
+    else:
+        out["matches_schedule"] = found == expected
+        out["verdict"] = (f"{len(found)} prefill runs found by {out['by']}, scheduled {len(expected)}: "
+                          + ("exact" if found == expected else "**differs**"))
+    return out
+
+
 def etscope(*args) -> list[str]:
     return [ETSCOPE_PYTHON, "-m", "etscope.cli", *map(str, args)]
 
@@ -236,8 +252,10 @@ def compare(a, res: dict, big: Path, env: dict) -> None:
     }
     print(f"etscope summary: {e_wall:.3f} s, {e_rss:.0f} MB; speed-up {i_wall / e_wall:.0f}x "
           f"(construct+table only: {i_work / e_wall:.0f}x), memory 1/{i_rss / e_rss:.1f}", flush=True)
-    llm_runs = [measure(etscope("llm", big, "--json"), env=env) for _ in range(3)]
-    res["llm_1000"] = {"wall_s": med([r["wall_s"] for r in llm_runs]), "rss_mb": max(r["rss_mb"] for r in llm_runs)}
+    llm_runs = [measure(etscope("llm", big, "--json"), env=env, stdout=subprocess.PIPE) for _ in range(3)]
+    res["llm_1000"] = {"wall_s": med([r["wall_s"] for r in llm_runs]), "rss_mb": max(r["rss_mb"] for r in llm_runs),
+                       "phases": llm_phase_check(json.loads(llm_runs[0]["stdout"]), big)}
+    print(f"etscope llm phases: {res['llm_1000']['phases']['verdict']}", flush=True)
 
 
 def big_files(a, res: dict, big: Path, env: dict) -> None:
@@ -295,6 +313,10 @@ def render(r: dict) -> str:
         f" whole process counted): **{s['speedup_vs_construct_table']:.0f}x** ({ok(s['speedup_vs_construct_table'] >= 50)})",
         f"- peak memory: **1/{s['memory_ratio']:.1f}** of the Inspector's (target <= 1/6: {ok(s['memory_ratio'] >= 6)})",
         f"- `etscope --help`: {r['help']['median_s']:.3f} s median of 10 (target < 0.3 s: {ok(r['help']['median_s'] < 0.3)})",
+    ]
+    if r["llm_1000"].get("phases"):
+        lines.append(f"- `etscope llm` phases: {r['llm_1000']['phases']['verdict']}")
+    lines += [
         "",
         "Samples (wall s / MB): etscope " + ", ".join(f"{x['wall_s']:.3f}/{x['rss_mb']:.0f}" for x in s["etscope"])
         + "; Inspector " + ", ".join(f"{x['wall_s']:.1f}/{x['rss_mb']:.0f} (import {x['import_s']:.1f}, "

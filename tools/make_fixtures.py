@@ -1529,6 +1529,7 @@ def make_big(n: int, path: Path, inspect: bool) -> Dict[str, Any]:
             "bytes": path.stat().st_size,
             "executes": n,
             "schedule_summary": "repeat [prefill(%d) + 56 decodes], truncated to %d executes" % (PROMPT_LEN, n),
+            "prefill_runs": [i for i, s in enumerate(sched) if s["phase"] == "prefill"],
             "run_s": res["run_s"],
             "lower_s": info["lower_s"],
             "versions": _versions(),
