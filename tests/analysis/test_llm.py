@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis import llm
+from etscope.analysis import llm, stats
 from etscope.analysis.stats import describe
 from etscope.formats.pte import read_pte
 from etscope.profile import load, select_runs
@@ -136,7 +136,7 @@ def test_warmup_runs_are_listed_and_left_out():
     lat = l["series"]["latency_ms"]
     ph = l["phases"][0]
     for w in l["warmup"]:
-        assert w["latency_ms"] > llm.WARMUP_FACTOR * w["phase_p50_ms"]
+        assert w["latency_ms"] > stats.WARMUP_FACTOR * w["phase_p50_ms"]
         assert w["run"] in l["warmup_runs"] and w["run"] not in [i for i in range(len(lat)) if not
                                                                 l["series"]["warmup"][i]]
     steady = [lat[i] for i in ph["runs"] if i not in l["warmup_runs"]]

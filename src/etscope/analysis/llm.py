@@ -18,8 +18,9 @@ Where each number comes from:
      costs several times its median over the runs while the other instructions do not. The
      instructions that gave the decision are reported.
 
-* **Warm-up**: the first runs of a phase that are over 1.5x the phase's median latency (at most
-  10% of the phase, phases of 4+ runs). They are listed and left out of the steady-state
+* **Warm-up**: the first runs of a phase each over 2x the median latency of the phase's runs
+  after it (at most 10% of the phase, at least one; phases of 4+ runs; ``stats.leading_warmup``,
+  the rule ``diff`` uses too). They are listed and left out of the steady-state
   statistics; all runs stay in the series.
 * **Tokens/s**: 1000 / (decode p50 ms per token). **TTFT**: the prefill latency (p50 over steady
   prefill runs; the first prefill is also given).
@@ -35,14 +36,11 @@ import numpy as np
 from etscope import profile as P
 from etscope.hashing import MIX3, mix64, sum_u64
 from etscope.analysis import placement
-from etscope.analysis.stats import describe
+from etscope.analysis.stats import describe, leading_warmup
 from etscope.formats import etdump as etdump_format
 
 SCHEMA = "etscope.llm/1"
 
-WARMUP_FACTOR = 1.5          # a leading run this many times the phase median is warm-up
-WARMUP_MAX_SHARE = 0.10      # at most this share of a phase's runs
-WARMUP_MIN_RUNS = 4          # phases with fewer runs are not judged
 MIN_OPS_FOR_COST_SPLIT = 8   # instructions with >= 1 µs median needed to split by cost
 MIN_OP_NS = 1000.0
 SENSITIVE_LOG2 = 1.0         # an instruction "costs several times" more or less: >= 2x (after centring)
@@ -817,21 +815,16 @@ def _inner_matrix(profile: P.Profile, sig_full: np.ndarray) -> tuple[np.ndarray,
 
 # ---- warm-up, positions, drift ---------------------------------------------------------------------
 def _warmup(runs: np.ndarray, latency: np.ndarray, name: str) -> tuple[list[int], list[dict]]:
-    if len(runs) < WARMUP_MIN_RUNS:
-        return [], []
+    """The phase's leading warm-up runs (stats.leading_warmup) and a note on each: its latency and
+    the median of the phase's runs after it, which it was compared with."""
     lat = latency[runs]
-    ok = np.isfinite(lat)
-    if not ok.any():
-        return [], []
-    med = float(np.median(lat[ok]))
-    cap = max(1, int(np.floor(WARMUP_MAX_SHARE * len(runs))))
     out, notes = [], []
-    for i, r in enumerate(runs[:cap]):
-        if not (np.isfinite(latency[r]) and latency[r] > WARMUP_FACTOR * med):
-            break
-        out.append(int(r))
-        notes.append({"run": int(r), "phase": name, "latency_ms": float(latency[r]),
-                      "phase_p50_ms": med, "ratio": float(latency[r] / med) if med else None})
+    for i in range(leading_warmup(lat)):
+        rest = lat[i + 1:]
+        med = float(np.median(rest[np.isfinite(rest)]))
+        out.append(int(runs[i]))
+        notes.append({"run": int(runs[i]), "phase": name, "latency_ms": float(lat[i]),
+                      "phase_p50_ms": med, "ratio": float(lat[i] / med) if med else None})
     return out, notes
 
 

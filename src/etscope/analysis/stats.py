@@ -64,15 +64,20 @@ def _order_by_group_then_value(groups: np.ndarray, values: np.ndarray) -> np.nda
     return np.lexsort((values, groups))
 
 
-WARMUP_FACTOR = 2.0      # a leading run this many times the median of the rest is warm-up
-WARMUP_MAX_SHARE = 0.1   # at most this share of the runs is ever called warm-up
+WARMUP_FACTOR = 2.0      # a leading run this many times the median of the runs after it is warm-up
+WARMUP_MAX_SHARE = 0.1   # at most this share of the runs (at least one) is ever called warm-up
+WARMUP_MIN_RUNS = 4      # fewer runs are not judged
 
 
 def leading_warmup(latency: np.ndarray) -> int:
-    """How many leading runs are warm-up: each more than WARMUP_FACTOR × the median of the runs
-    after it (first execute: cold caches, lazy init, XNNPACK weight packing, HTP power-up)."""
+    """How many leading runs are warm-up (first execute: cold caches, lazy init, XNNPACK weight
+    packing, HTP power-up): each more than WARMUP_FACTOR x the median of the runs after it, at
+    most WARMUP_MAX_SHARE of them (one when that rounds to none); series of fewer than
+    WARMUP_MIN_RUNS are not judged. One rule for `etscope llm` (per phase) and `etscope diff`."""
     lat = np.asarray(latency, dtype=np.float64)
-    cap = int(np.floor(WARMUP_MAX_SHARE * lat.size))
+    if lat.size < WARMUP_MIN_RUNS:
+        return 0
+    cap = max(1, int(np.floor(WARMUP_MAX_SHARE * lat.size)))
     n = 0
     while n < cap:
         rest = lat[n + 1:]
