@@ -8,11 +8,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from etscope import units
+from etscope.arrays import unique
 from etscope.errors import MismatchError
 from etscope.formats import etdump as etdump_format
 from etscope.hashing import mix64, sum_u64
@@ -262,7 +264,7 @@ def _execute_runs(data, ev, role, strings) -> np.ndarray:
     """RunData indices that are executions: those holding Method::execute, else non-'Default' runs."""
     has_method = np.zeros(len(data.runs), dtype=bool)
     if len(ev["run"]):
-        has_method[np.unique(ev["run"][role == ROLE_METHOD])] = True
+        has_method[unique(ev["run"][role == ROLE_METHOD])] = True
     if has_method.any():
         return np.nonzero(has_method)[0]
     names = np.array([r.name != "Default" and r.event_count > 0 for r in data.runs], dtype=bool)
@@ -395,8 +397,8 @@ _QNN_HINT = re.compile(r"\((?:us|cycles|bytes|count)\)$|OpId_\d+|^QNN ")
 def _unique_chunked(values, n: int, chunk: int = 1 << 20) -> np.ndarray:
     """np.unique of ``values(slice)`` over slices of ``range(n)``: bounded temporaries when the
     selected values are many and the distinct ones few."""
-    parts = [np.unique(values(slice(a, a + chunk))) for a in range(0, n, chunk)]
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+    parts = [unique(values(slice(a, a + chunk))) for a in range(0, n, chunk)]
+    return unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _delegate_internal_names(profile: Profile) -> dict[int, list[int]]:
@@ -414,10 +416,10 @@ def _delegate_internal_names(profile: Profile) -> dict[int, list[int]]:
             continue
         instr = (ev["instruction_id"][a:a + (1 << 20)][sel].astype(np.int64) + (1 << 31)).astype(np.uint64)
         code = (ev["delegate_id_str"][a:a + (1 << 20)][sel].astype(np.int64) + 1).astype(np.uint64)  # -1 -> 0
-        parts.append(np.unique((instr << np.uint64(32)) | code))
+        parts.append(unique((instr << np.uint64(32)) | code))
     if not parts:
         return {}
-    packed = np.unique(np.concatenate(parts))
+    packed = unique(np.concatenate(parts))
     ids = (packed >> np.uint64(32)).astype(np.int64) - (1 << 31)
     codes = (packed & np.uint64(0xFFFFFFFF)).astype(np.int64) - 1
     out: dict[int, list[int]] = {}
@@ -487,7 +489,11 @@ def _assign_methods(profile: Profile, etrecord, pte) -> tuple[np.ndarray, list[s
     when one method fits all runs, when some run fits no method (the join reports the mismatch)
     or when the program has one method."""
     program_methods = _method_names(pte) if pte is not None else _method_names(etrecord)
-    if profile.n_runs == 0 or len(program_methods) < 2:
+    if profile.n_runs == 0:
+        return None
+    if not program_methods:
+        return _methods_without_program(profile)
+    if len(program_methods) < 2:
         return None
     group_of_run, group_codes = _instruction_sets(profile)
     plans = _method_plans(etrecord, pte)
@@ -510,6 +516,69 @@ def _assign_methods(profile: Profile, etrecord, pte) -> tuple[np.ndarray, list[s
     rank = np.full(len(names), -1, dtype=np.int64)
     rank[used] = np.arange(len(used))
     return rank[method_of_run].astype(np.int16), [names[m] for m in used], notes
+
+
+MAX_INSTRUCTION_SETS = 256     # more distinct sets than this: not told apart without the program
+
+
+def _methods_without_program(profile: Profile) -> tuple[np.ndarray, list[str], list[str]] | None:
+    """Without .pte or ETRecord: runs that contradict each other (an instruction id that is a
+    delegate call in some runs and a CPU operator in others) executed different methods. Groups
+    of runs with the same instructions, most runs first, join the first method they agree with;
+    the methods, unnamed, are numbered in the order of their first run. None when all agree.
+    Methods whose instructions agree in kind (e.g. the same graph exported for two shapes) stay
+    together: only the program can tell them apart."""
+    if not _some_id_of_both_kinds(profile):        # cheap test first: most ETDumps hold one method
+        return None
+    group_of_run, group_codes = _instruction_sets(profile)
+    if len(group_codes) < 2 or len(group_codes) > MAX_INSTRUCTION_SETS:
+        return None
+    runs_per_group = np.bincount(group_of_run, minlength=len(group_codes))
+    first_run = np.array([int(np.argmax(group_of_run == g)) for g in range(len(group_codes))])
+    methods: list[tuple[np.ndarray, np.ndarray]] = []      # per method: its delegate ids, its CPU ids
+    method_of_group = np.zeros(len(group_codes), dtype=np.int64)
+    conflict = None
+    for g in np.lexsort((first_run, -runs_per_group)):
+        codes = group_codes[g]
+        delegate, cpu = codes[(codes & 1) == 1] >> 1, codes[(codes & 1) == 0] >> 1
+        for k, (m_delegate, m_cpu) in enumerate(methods):
+            clash = np.union1d(np.intersect1d(delegate, m_cpu), np.intersect1d(cpu, m_delegate))
+            if clash.size == 0:
+                methods[k] = (np.union1d(m_delegate, delegate), np.union1d(m_cpu, cpu))
+                method_of_group[g] = k
+                break
+            conflict = conflict if conflict is not None else (int(clash[0]), int(g))
+        else:
+            methods.append((delegate, cpu))
+            method_of_group[g] = len(methods) - 1
+    if len(methods) < 2:
+        return None
+    method_of_run = method_of_group[group_of_run]
+    _, first = np.unique(method_of_run, return_index=True)
+    rank = np.empty(len(methods), dtype=np.int64)
+    rank[method_of_run[np.sort(first)]] = np.arange(len(methods))
+    method_of_run = rank[method_of_run]
+    instr, g = conflict
+    where = np.nonzero(group_of_run == g)[0]
+    note = (f"without the .pte or ETRecord the methods are unnamed (pass either to name them and join "
+            f"their operators); told apart because instruction {instr} is a delegate call in some runs "
+            f"and a CPU operator in others (e.g. run(s) {_run_list(where, 4)})")
+    return method_of_run.astype(np.int16), [f"method #{k + 1}" for k in range(len(methods))], [note]
+
+
+def _some_id_of_both_kinds(profile: Profile) -> bool:
+    """Whether some instruction id is a DELEGATE_CALL in one place and a CPU operator in another."""
+    ev = profile.events
+    role, instr, execute = ev["role"], ev["instruction_id"], ev["execute"]
+
+    def ids(sl, delegate: bool):
+        r = role[sl]
+        kind = (r == ROLE_DELEGATE_CALL) if delegate else ((r == ROLE_OPERATOR_CALL) | (r == ROLE_KERNEL))
+        return instr[sl][kind & (execute[sl] >= 0) & (instr[sl] >= 0)]
+
+    delegate = _unique_chunked(lambda sl: ids(sl, True), len(role))
+    cpu = _unique_chunked(lambda sl: ids(sl, False), len(role))
+    return bool(np.intersect1d(delegate, cpu).size)
 
 
 def _instruction_sets(profile: Profile) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -593,7 +662,7 @@ def _split_by_method(profile: Profile, etrecord, pte, hint, method_of_run, names
                   "apart by the instructions each run executed (the ETDump does not name the method): "
                   + ", ".join(f"{n} {c} run(s)" for n, c in zip(names, counts))
                   + f"; this shows {chosen!r} only" + (" (most runs)" if hint is None else "")
-                  + "; pass --method " + " or --method ".join(n for n in names if n != chosen)
+                  + "; pass --method " + " or --method ".join(shlex.quote(n) for n in names if n != chosen)
                   + " for the others (etscope llm without --method reads them all)"
                   + "".join(f"; {t}" for t in notes))
     for k, name in enumerate(names):

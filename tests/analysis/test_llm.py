@@ -224,6 +224,17 @@ def test_methods_run_into_one_etdump_are_the_phases(given):
     assert not any("this shows" in w for w in r["warnings"])
 
 
+def test_methods_run_into_one_etdump_without_the_program_are_the_phases():
+    """Without .pte or ETRecord the methods are unnamed, but still one phase each."""
+    sched = _schedule("gen_llama_mixed")
+    r = llm.llm_report(load(REAL / "gen_llama_mixed.etdump"), all_methods=True)
+    l = r["llm"]
+    assert r["method"] == ["method #1", "method #2"]
+    assert l["series"]["phase"] == [s["phase"] for s in sched]
+    unnamed = dict(zip(l["series"]["method"], (s["method"] for s in sched)))
+    assert [unnamed[m] for m in l["series"]["method"]] == [s["method"] for s in sched]
+
+
 def test_phase_tables_use_that_method_s_instructions():
     p = load(REAL / "gen_llama_mixed.etdump", pte=REAL / "gen_llama_mixed.pte")
     r = llm.llm_report(p, all_methods=True, top=0)
@@ -283,10 +294,11 @@ def test_runs_of_one_phase_alone_are_not_split(name, phase):
     """Noise in real runs (contention in XNNPACK's thread pool, a burst in part of one run) is not
     a phase. The first run of the file (cold caches) is left out: alone it cannot be told from a
     prompt, which the output flags."""
+    p = load(REAL / f"{name}.etdump")
     sched = _schedule(name)
-    keep = np.array([s["phase"] == phase for s in sched])
-    keep[0] = False
-    r = llm.llm_report(select_runs(load(REAL / f"{name}.etdump"), keep))
+    runs = p.method_split.runs_of(p.method) if p.method_split else np.arange(len(sched))  # mixed: one method
+    keep = np.array([sched[i]["phase"] == phase and i > 0 for i in runs])
+    r = llm.llm_report(select_runs(p, keep))
     assert r["llm"]["phase_split"]["by"] == "none"
     assert len(r["llm"]["phases"]) == 1
 

@@ -174,6 +174,40 @@ def test_select_runs_keeps_events_and_runs_aligned():
             assert ev[name].strides[0] == 0 and len(ev[name]) == len(ev["run"])
 
 
+# ---- without the program -------------------------------------------------------------------------------
+def test_without_the_program_runs_that_contradict_each_other_are_split():
+    """An instruction id that is a delegate call in some runs and a CPU operator in others cannot
+    be one method: the runs are split as with the program, the methods unnamed."""
+    p = load(REAL / f"{NAME}.etdump")
+    split = p.method_split
+    want = _methods_run()
+    assert split is not None and split.names == ["method #1", "method #2"]
+    named = dict(zip((split.names[i] for i in split.of_run), want))
+    assert len(set(named.values())) == 2
+    assert [named[split.names[i]] for i in split.of_run] == want
+    assert p.n_runs == Counter(want).most_common()[0][1]
+    assert "unnamed" in split.note and "--method 'method #1'" in split.note
+    for sub in split.profiles.values():
+        assert not any("both DELEGATE_CALL and operator" in w for w in sub.warnings)
+    # The same runs, statistics and instructions (kinds) as with the program.
+    with_pte = _load("pte").method_split
+    for unnamed, method in named.items():
+        a, b = split.profiles[unnamed], with_pte.profiles[method]
+        assert a.runs["etdump_run"].tolist() == b.runs["etdump_run"].tolist()
+        assert {i: x.kind for i, x in a.instructions.items()} == {i: x.kind for i, x in b.instructions.items()}
+    assert load(REAL / f"{NAME}.etdump", method="method #1").n_runs == Counter(want).most_common()[1][1]
+    with pytest.raises(MismatchError, match="no run of the ETDump executed method 'prefill'"):
+        load(REAL / f"{NAME}.etdump", method="prefill")
+
+
+@pytest.mark.parametrize("path", ["real/gen_llama.etdump", "real/gen_llama_multimethod.etdump", "real/gen_loop.etdump",
+                                  "real/gen_multipart.etdump", "real/llama.etdump", "real/cnn.etdump",
+                                  "qnn_etdump/synthetic_qnn_llm.etdump", "qnn_etdump/synthetic_qnn_vit_2part.etdump"])
+def test_without_the_program_runs_that_agree_stay_one_method(path):
+    p = load(REAL.parent / path)
+    assert p.method_split is None
+
+
 def test_ambiguous_runs_go_to_the_method_that_explains_most_runs():
     from etscope.profile import _fewest_methods
 

@@ -1029,7 +1029,8 @@ def _findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
         out.append(f"Phases found by {split['by']}: {split['evidence']}.")
     for w in warm_notes:
         out.append(f"Run {w['run']} ({w['phase']}) is warm-up: {w['latency_ms']:.3f} ms, "
-                   f"{w['ratio']:.1f}x the phase median; left out of the steady-state numbers.")
+                   f"{w['ratio']:.1f}x the median of the phase's later runs; left out of the steady-state "
+                   "numbers.")
     if ttft is not None:
         out.append(f"Time to first token (prefill latency, p50): {ttft:.3f} ms.")
     if tps is not None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope.analysis.stats import describe, grouped
+from etscope.arrays import unique
 
 
 def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
@@ -31,7 +32,7 @@ def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
     dcall = (role == P.ROLE_DELEGATE_CALL) & in_exec
     instr = ev["instruction_id"]
     # Instructions that have an OPERATOR_CALL anywhere use it; others fall back to their kernel event.
-    with_op_call = np.unique(instr[op_call])
+    with_op_call = unique(instr[op_call])
     sel = op_call | dcall
     kern = np.nonzero((role == P.ROLE_KERNEL) & in_exec)[0]
     if kern.size:

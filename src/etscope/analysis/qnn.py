@@ -18,6 +18,7 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.stats import describe
+from etscope.arrays import unique
 from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
 
 SCHEMA = "etscope.qnn/1"
@@ -106,7 +107,7 @@ def qnn_instructions(profile: P.Profile) -> list[int]:
             continue
         if ins.backend_from == "event names":
             sel = (ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == ins.id)
-            codes = np.unique(ev["delegate_id_str"][sel])[:20]
+            codes = unique(ev["delegate_id_str"][sel])[:20]
             if any(_QNN_ROOT_HINT.match(profile.strings[c]) or is_node_name(profile.strings[c])
                    for c in codes if c >= 0):
                 ids.append(ins.id)

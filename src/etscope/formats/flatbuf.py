@@ -14,6 +14,7 @@ import struct
 
 import numpy as np
 
+from etscope.arrays import unique
 from etscope.errors import FormatError
 
 _SCALARS = {
@@ -142,7 +143,7 @@ class Buffer:
         if (residue == first).all():
             return self._typed(kind, first)[(pos - first) >> shift]
         out = np.empty(pos.shape, dtype=_NP[kind])
-        for r in np.unique(residue):
+        for r in unique(residue):
             m = residue == r
             out[m] = self._typed(kind, int(r))[(pos[m] - r) >> shift]
         return out

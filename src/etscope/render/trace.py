@@ -20,6 +20,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
+from etscope.arrays import unique
 from etscope.formats import etdump as etdump_format
 from etscope.render.export import _first_timed_ns, clock_mhz, qnn_op_lookup, qnn_partitions
 
@@ -114,7 +115,7 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
     inner = np.nonzero(prof & (role == P.ROLE_DELEGATE_INTERNAL) & (execute >= 0) & keep_run)[0]
     parent = _parents(dcall, inner, execute, instr)
     tracks: dict[int, int] = {}
-    for iid in np.unique(instr[dcall]).tolist():
+    for iid in unique(instr[dcall]).tolist():
         tracks[iid] = 100 + iid
     # Timed backend events (ns): vectorised, clamped into their DELEGATE_CALL.
     timed_inner = (parent >= 0) & timed[inner] & (ev["unit"][inner] == units.NS)

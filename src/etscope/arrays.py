@@ -1,0 +1,19 @@
+"""Array helpers for the hot paths, where numpy's general routine is slow on event columns."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def unique(a) -> np.ndarray:
+    """Sorted distinct values of an integer array (flattened), as ``np.unique(a)``.
+
+    numpy >= 2.3's plain ``np.unique`` hashes, which on int64 event columns with many distinct
+    values is ~20x slower than sorting (0.6 s against 0.03 s per million on this machine); the
+    ``return_index`` / ``return_inverse`` forms still sort and need no helper."""
+    s = np.sort(np.asarray(a).ravel())
+    if s.size < 2:
+        return s
+    keep = np.empty(s.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
