@@ -19,7 +19,7 @@ import pyarrow as pa
 from etscope import profile as P
 from etscope import units
 from etscope.formats import etdump as etdump_format
-from etscope.render.files import write_text, write_with
+from etscope.render.files import atomic_paths
 
 FORMATS = ("csv", "parquet", "json", "model-explorer")
 KIND_NAMES = ("profile", "allocation", "debug")
@@ -416,35 +416,44 @@ def no_formulas(table: pa.Table) -> pa.Table:
 
 
 def write_table(table: pa.Table, path: str, fmt: str) -> None:
+    """Write one table to ``path`` as it is (export() makes the files appear together)."""
     if fmt == "csv":
         import pyarrow.csv as pacsv
 
-        write_with(path, lambda tmp: pacsv.write_csv(no_formulas(_plain(table)), tmp))
+        pacsv.write_csv(no_formulas(_plain(table)), path)
     elif fmt == "parquet":
         import pyarrow.parquet as pq
 
-        write_with(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+        pq.write_table(table, path, compression="zstd")
     elif fmt == "json":
         from etscope.render.json import dumps
 
-        write_text(path, dumps(_plain(table).to_pylist(), indent=None) + "\n")
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(dumps(_plain(table).to_pylist(), indent=None) + "\n")
     else:  # pragma: no cover - guarded by the CLI
         raise ValueError(f"unknown format {fmt!r}")
 
 
 def export(profile: P.Profile, fmt: str, out_dir: str | os.PathLike, ops: list[dict] | None = None,
            qnn: dict | None = None, llm: dict | None = None) -> list[str]:
-    """Write the tables (or the Model Explorer overlay) into ``out_dir``; return the paths written."""
+    """Write the tables (or the Model Explorer overlay) into ``out_dir``; return the paths written.
+    The files appear together once all are written (an interrupted export leaves none)."""
     out_dir = os.fspath(out_dir)
-    os.makedirs(out_dir, exist_ok=True)
-    written = []
     if fmt == "model-explorer":
-        files = model_explorer(profile, ops, qnn)
-        for name, data in files.items():
-            path = os.path.join(out_dir, name)
-            write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-            written.append(path)
+        docs = model_explorer(profile, ops, qnn)
+        written = [os.path.join(out_dir, name) for name in docs]
+        with atomic_paths(written) as tmps:
+            for tmp, data in zip(tmps, docs.values()):
+                with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+                    f.write(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         return written
+    ext = {"csv": "csv", "parquet": "parquet", "json": "json"}[fmt]
+    named = tables(profile, ops, qnn, llm)
+    written = [os.path.join(out_dir, f"{name}.{ext}") for name in named]
+    with atomic_paths(written) as tmps:
+        for tmp, table in zip(tmps, named.values()):
+            write_table(table, tmp, fmt)
+    return written
     ext = {"csv": "csv", "parquet": "parquet", "json": "json"}[fmt]
     for name, table in tables(profile, ops, qnn, llm).items():
         path = os.path.join(out_dir, f"{name}.{ext}")
