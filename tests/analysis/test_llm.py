@@ -3,6 +3,7 @@
 Schedules come from ``gen_manifest.json`` (tools/make_fixtures.py) and ``shared_manifest.json``;
 timings are never hard-coded.
 """
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -220,6 +221,12 @@ def test_methods_run_into_one_etdump_are_the_phases(given):
         assert ph["method"] == ph["name"]
     assert l["series"]["method"] == [s["method"] for s in sched]
     assert l["series"]["phase"] == [s["phase"] for s in sched]
+    # Each run traced to its RunData in the file (executorch's own decode of it).
+    raw = json.load(gzip.open(REAL / "gen_llama_mixed.raw.json.gz"))
+    assert l["series"]["etdump_run"] == [i for i, rd in enumerate(raw["run_data"]) if rd["name"] == "Execute"]
+    one = llm.llm_report(load(REAL / "gen_llama_mixed.etdump", method="prefill", **{given: REAL / f"gen_llama_mixed.{given}"}))
+    assert one["llm"]["series"]["etdump_run"] == [r for r, s in zip(l["series"]["etdump_run"], sched)
+                                                  if s["method"] == "prefill"]
     # The "only one method shown" note is for summary/ops; here every method is read.
     assert not any("this shows" in w for w in r["warnings"])
 

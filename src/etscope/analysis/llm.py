@@ -452,6 +452,7 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
         "tokens": [int(t) if t >= 0 else None for t in tokens],
         "step": [int(s) if s >= 0 else None for s in steps],
         "position": [int(p) if p >= 0 else None for p in positions],
+        "etdump_run": _stack([f.etdump_run for f in files], perm).tolist(),
     }
     if len(profiles) > 1:
         source = np.array([f.source for f in files], dtype=np.int64)[file_of]
