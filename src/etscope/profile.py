@@ -169,6 +169,7 @@ class MethodSplit:
     profiles: dict[str, "Profile"]      # one Profile per method (only that method's runs)
     note: str = ""                      # what the profile load() returned says about the others
     explicit: bool = False              # --method chose that profile's method (else: most runs)
+    file_events: int = 0                # events in the whole ETDump (each profile holds its own)
 
     def runs_of(self, name: str) -> np.ndarray:
         """Indices, among all Execute runs of the ETDump, of the runs of method ``name``."""
@@ -657,7 +658,8 @@ def _split_by_method(profile: Profile, etrecord, pte, hint, method_of_run, names
                                 + ", ".join(f"{n} ({c})" for n, c in zip(names, counts)) + ")",
                                 profile.sources.get("pte") or profile.sources.get("etrecord"))
         chosen = hint
-    split = MethodSplit(names, method_of_run, dict.fromkeys(names), explicit=hint is not None)
+    split = MethodSplit(names, method_of_run, dict.fromkeys(names), explicit=hint is not None,
+                        file_events=profile.etdump.event_count)
     split.note = (f"the ETDump holds the runs of {len(names)} methods with different instructions, told "
                   "apart by the instructions each run executed (the ETDump does not name the method): "
                   + ", ".join(f"{n} {c} run(s)" for n, c in zip(names, counts))

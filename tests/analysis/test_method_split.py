@@ -101,9 +101,13 @@ def test_instructions_are_those_of_the_run_s_method(how):
 
 def test_summary_of_each_method_counts_that_method_s_calls():
     split = _load("pte").method_split
+    raw = json.load(gzip.open(REAL / f"{NAME}.raw.json.gz"))
     for name, sub in split.profiles.items():
         s = summarize(sub)
         assert s["method"] == name and s["runs"]["count"] == sub.n_runs
+        # The file's events, and this method's (its runs plus load/init, which every method shows).
+        assert s["etdump"]["events"] == sum(len(r["events"]) for r in raw["run_data"])
+        assert s["etdump"]["events_of_method"] == len(sub.events["run"])
         delegate = next(b for b in s["breakdown"] if b["kind"] == "delegate")
         assert delegate["calls_per_run"] == len(_pte_method(name).delegate_calls)
 

@@ -18,8 +18,7 @@ def summarize(profile: P.Profile, top: int = 10) -> dict:
         "schema": SCHEMA,
         "inputs": dict(profile.sources),
         "method": profile.method,
-        "etdump": {"version": profile.etdump.version, "run_data": len(profile.etdump.runs),
-                   "events": profile.etdump.event_count, "bytes": profile.etdump.size_bytes},
+        "etdump": _file_facts(profile),
         "runs": lat,
         "breakdown": rows,
         "fallback_ops": fallback,
@@ -57,6 +56,16 @@ def qnn_brief(profile: P.Profile) -> list[dict] | None:
         row["checks_failed"] = [c["check"] for c in p["checks"] if not c["ok"]]
         row["ops"] = len(p["ops"])
         out.append(row)
+    return out
+
+
+def _file_facts(profile: P.Profile) -> dict:
+    """The ETDump as a file; when it holds several methods' runs, also the events of this one's."""
+    data, split = profile.etdump, profile.method_split
+    out = {"version": data.version, "run_data": len(data.runs),
+           "events": split.file_events if split else data.event_count, "bytes": data.size_bytes}
+    if split:
+        out["events_of_method"] = data.event_count
     return out
 
 
