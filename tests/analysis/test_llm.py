@@ -298,13 +298,12 @@ def test_as_many_prefills_as_decodes():
 @pytest.mark.parametrize("name, phase", [("gen_llama", "decode"), ("gen_llama_chunked", "prefill"),
                                          ("gen_llama_mixed", "decode")])
 def test_runs_of_one_phase_alone_are_not_split(name, phase):
-    """Noise in real runs (contention in XNNPACK's thread pool, a burst in part of one run) is not
-    a phase. The first run of the file (cold caches) is left out: alone it cannot be told from a
-    prompt, which the output flags."""
+    """Noise in real runs (contention in XNNPACK's thread pool, a burst in part of one run, the
+    file's cold first run) is not a phase."""
     p = load(REAL / f"{name}.etdump")
     sched = _schedule(name)
     runs = p.method_split.runs_of(p.method) if p.method_split else np.arange(len(sched))  # mixed: one method
-    keep = np.array([sched[i]["phase"] == phase and i > 0 for i in runs])
+    keep = np.array([sched[i]["phase"] == phase for i in runs])
     r = llm.llm_report(select_runs(p, keep))
     assert r["llm"]["phase_split"]["by"] == "none"
     assert len(r["llm"]["phases"]) == 1
@@ -362,6 +361,18 @@ def test_cost_split_ignores_a_burst_in_one_stretch_of_the_run():
     T = _matrix(40, 40, [])
     T[10, _sensitive(40)] *= 10.0
     assert np.nonzero(llm.cost_split(T)["prefill"])[0].tolist() == [10]
+
+
+def test_a_lone_run_needs_a_pattern_as_strong_as_a_prompt_s():
+    """One run among many is one test among many: a few contention spikes (50x) and some 2x
+    instructions are not a prompt; a dozen instructions several times costlier are."""
+    cols = _sensitive(30, 8)
+    T = _matrix(200, 30, [])
+    T[77, cols[:2]] *= 50.0
+    T[77, cols[2:]] *= 2.6
+    assert llm.cost_split(T) is None
+    T = _matrix(200, 30, [77], sensitive=12, factor=4.5)
+    assert np.nonzero(llm.cost_split(T)["prefill"])[0].tolist() == [77]
 
 
 def test_cost_split_needs_instructions_shared_by_the_group():

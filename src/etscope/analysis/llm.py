@@ -45,8 +45,10 @@ MIN_OPS_FOR_COST_SPLIT = 8   # instructions with >= 1 µs median needed to split
 MIN_OP_NS = 1000.0
 SENSITIVE_LOG2 = 1.0         # an instruction "costs several times" more or less: >= 2x (after centring)
 MIN_SENSITIVE_OPS = 3
+LONE_RUN_EVIDENCE_LOG2 = 20.0  # a group of one run: its pattern summed over instructions, log2 (10 at 4x)
 PREFILL_MAX_SHARE = 0.6      # a group of costlier runs must be fewer than this share of the runs
 DECODE_MAX_SHARE = 0.75      # a group of cheaper runs likewise
+CLOCK_NONE, CLOCK_CPU, CLOCK_DELEGATE = 0, 1, 2   # cost_split's column classes (see there)
 MAX_GROUPS = 8               # more distinct run structures than this: structure is not a phase
 
 _MATMUL_HINT = re.compile(r"(?i)gemm|matmul|\bmm\b|bmm|linear|fully connected|conv|sdpa|attention|"
@@ -219,7 +221,10 @@ def cost_split(T: np.ndarray, timed: np.ndarray | None = None) -> dict | None:
     off in two thirds of the group: unrelated spikes are not), spread (its wall-time columns span
     at least half the run: token-dependent operators recur in every layer, a spell of contention
     slows one stretch) and not in delegate calls alone while enough CPU instructions keep their
-    cost (a thread pool slowed by contention); among the seeds the best separated, broadest wins.
+    cost (a thread pool slowed by contention). A group of one run, one test among many runs, must
+    also be off by log2 20 summed over its instructions, each counted up to 8x (a dozen
+    instructions 3-7x costlier, as a prompt makes them; not two contention spikes of 50x). Among
+    the seeds the best separated, broadest wins.
     The searches, first found wins:
 
     1. runs cheaper (decode-like) than the median of all runs, seen when decodes are fewer than
@@ -286,9 +291,9 @@ def _log_costs(T: np.ndarray, timed) -> tuple[np.ndarray, np.ndarray, np.ndarray
         R = np.log2(np.maximum(T[:, keep], 1.0))
         R = np.where(np.isfinite(R), R, np.log2(base[keep]))
     tm = np.ones(R.shape[1], dtype=np.int8) if timed is None else np.asarray(timed, dtype=np.int8)[keep]
-    for c in np.unique(tm[tm > 1]):
+    for c in np.unique(tm[tm > CLOCK_CPU]):
         if (tm == c).sum() < MIN_OPS_FOR_COST_SPLIT:
-            tm[tm == c] = 1
+            tm[tm == c] = CLOCK_CPU
     return R, tm, np.nonzero(keep)[0]
 
 
@@ -298,7 +303,7 @@ def _relative_costs(R: np.ndarray, rest: np.ndarray, tm: np.ndarray, direction: 
     own level over the timed columns taken out (see cost_split); positive = off in ``direction``
     (+1 costlier, -1 cheaper)."""
     L = R - np.percentile(R[rest], ref_q, axis=0)
-    for c in np.unique(tm[tm > 0]):
+    for c in np.unique(tm[tm != CLOCK_NONE]):
         cls = tm == c
         if direction > 0:
             level = np.percentile(L[:, cls], 25, axis=1, keepdims=True)
@@ -320,23 +325,6 @@ def _cost_pattern(R, tm, direction: int, seeds: str, max_share: float, min_runs:
             return C > SENSITIVE_LOG2
         q25, q75 = np.percentile(C[rest], [25, 75], axis=0)
         return C > np.maximum(SENSITIVE_LOG2, q75 + 3 * (q75 - q25))
-
-    def only_delegates_moved(ops: np.ndarray) -> bool:
-        # Contention, not tokens: the pattern is in delegate calls while the CPU instructions of
-        # the same runs (enough of them to tell) keep their cost.
-        delegate = tm == 2
-        return bool(delegate.any() and (~delegate).sum() >= MIN_OPS_FOR_COST_SPLIT
-                    and (ops & ~delegate).sum() < MIN_SENSITIVE_OPS)
-
-    timed_cols = np.nonzero(tm > 0)[0]    # in execution order
-
-    def in_one_stretch(ops: np.ndarray) -> bool:
-        # A burst, not tokens: token-dependent operators recur in every layer, so they spread over
-        # the run; a spell of contention slows one stretch of it (here: under half of it).
-        if timed_cols.size < 2 * MIN_OPS_FOR_COST_SPLIT:
-            return False
-        at = np.searchsorted(timed_cols, np.nonzero(ops & (tm > 0))[0])
-        return at.size >= 2 and (at.max() - at.min() + 1) < timed_cols.size / 2
 
     everyone = np.ones(n, dtype=bool)
     ref_q = 75 if seeds == "upper quartile" else 50
@@ -375,12 +363,40 @@ def _cost_pattern(R, tm, direction: int, seeds: str, max_share: float, min_runs:
         shared = (F[group][:, ops].mean(axis=0) >= 2 / 3).sum()   # noise spikes are not shared
         if out_max > 0.34 or margin < 0.3 or group.sum() < min_runs or shared < need:
             continue
-        if only_delegates_moved(ops) or in_one_stretch(ops):
+        if group.sum() == 1 and _evidence_log2(R, group, ops, direction) < LONE_RUN_EVIDENCE_LOG2:
+            continue
+        if _only_delegate_calls(ops, tm) or _in_one_stretch(ops, tm):
             continue
         quality = margin * int(ops.sum())
         if best is None or quality > best[0]:
             best = (quality, group, ops, score)
     return None if best is None else best[1:]
+
+
+def _evidence_log2(R: np.ndarray, group: np.ndarray, ops: np.ndarray, direction: int) -> float:
+    """How far the group is off in its pattern, as measured (no level taken out): the sum over
+    the pattern's instructions of log2(group / others) in ``direction``, each counted up to 8x
+    (a contention spike can make one instruction 50x slower; tokens make many several times)."""
+    off = direction * (R[group][:, ops].mean(axis=0) - np.median(R[~group][:, ops], axis=0))
+    return float(np.clip(off, 0.0, 3.0).sum())
+
+
+def _only_delegate_calls(ops: np.ndarray, tm: np.ndarray) -> bool:
+    """Contention, not tokens: the pattern is in delegate calls while the CPU instructions of the
+    same runs (enough of them to tell) keep their cost."""
+    delegate = tm == CLOCK_DELEGATE
+    return bool(delegate.any() and (~delegate).sum() >= MIN_OPS_FOR_COST_SPLIT
+                and (ops & ~delegate).sum() < MIN_SENSITIVE_OPS)
+
+
+def _in_one_stretch(ops: np.ndarray, tm: np.ndarray) -> bool:
+    """A burst, not tokens: token-dependent operators recur in every layer, so they spread over
+    the run; a spell of contention slows one stretch of it (here: under half of it)."""
+    timed = np.nonzero(tm != CLOCK_NONE)[0]          # columns are in execution order
+    if timed.size < 2 * MIN_OPS_FOR_COST_SPLIT:
+        return False
+    at = np.searchsorted(timed, np.nonzero(ops & (tm != CLOCK_NONE))[0])
+    return at.size >= 2 and (at.max() - at.min() + 1) < timed.size / 2
 
 
 def _nanmedian_cols(T: np.ndarray) -> np.ndarray:
@@ -624,11 +640,11 @@ def _phases(files, n_total, file_of, local, perm, latency, tokens, token_evidenc
 def _clock_classes(files, cols) -> np.ndarray:
     """cost_split's clock class per column: 0 per-op counters, 1 CPU instructions, 2 delegate calls."""
     by_index = {f.file_index: f for f in files}
-    out = np.zeros(len(cols), dtype=np.int8)
+    out = np.full(len(cols), CLOCK_NONE, dtype=np.int8)
     for j, (fi, iid) in enumerate(cols):
         if not isinstance(iid, str):
             ins = by_index[fi].profile.instructions.get(int(iid))
-            out[j] = 2 if ins is not None and ins.kind == "delegate" else 1
+            out[j] = CLOCK_DELEGATE if ins is not None and ins.kind == "delegate" else CLOCK_CPU
     return out
 
 
