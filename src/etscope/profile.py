@@ -511,12 +511,18 @@ def _assign_methods(profile: Profile, etrecord, pte) -> tuple[np.ndarray, list[s
         runs = np.nonzero(group_of_run == g)[0]
         notes.append(f"run(s) {_run_list(runs)} fit methods {', '.join(alike)} alike; "
                      f"counted as {names[choice[g]]}")
-    # Renumber methods in the order of their first run.
+    method_of_run, used = _in_order_of_first_run(method_of_run, len(names))
+    return method_of_run, [names[m] for m in used], notes
+
+
+def _in_order_of_first_run(method_of_run: np.ndarray, n_methods: int) -> tuple[np.ndarray, np.ndarray]:
+    """Methods renumbered in the order of their first run: (new index per run, old index of
+    each new one)."""
     _, first = np.unique(method_of_run, return_index=True)
     used = method_of_run[np.sort(first)]
-    rank = np.full(len(names), -1, dtype=np.int64)
+    rank = np.full(n_methods, -1, dtype=np.int64)
     rank[used] = np.arange(len(used))
-    return rank[method_of_run].astype(np.int16), [names[m] for m in used], notes
+    return rank[method_of_run].astype(np.int16), used
 
 
 MAX_INSTRUCTION_SETS = 256     # more distinct sets than this: not told apart without the program
@@ -535,7 +541,7 @@ def _methods_without_program(profile: Profile) -> tuple[np.ndarray, list[str], l
     if len(group_codes) < 2 or len(group_codes) > MAX_INSTRUCTION_SETS:
         return None
     runs_per_group = np.bincount(group_of_run, minlength=len(group_codes))
-    first_run = np.array([int(np.argmax(group_of_run == g)) for g in range(len(group_codes))])
+    first_run = np.unique(group_of_run, return_index=True)[1]
     methods: list[tuple[np.ndarray, np.ndarray]] = []      # per method: its delegate ids, its CPU ids
     method_of_group = np.zeros(len(group_codes), dtype=np.int64)
     conflict = None
@@ -554,17 +560,13 @@ def _methods_without_program(profile: Profile) -> tuple[np.ndarray, list[str], l
             method_of_group[g] = len(methods) - 1
     if len(methods) < 2:
         return None
-    method_of_run = method_of_group[group_of_run]
-    _, first = np.unique(method_of_run, return_index=True)
-    rank = np.empty(len(methods), dtype=np.int64)
-    rank[method_of_run[np.sort(first)]] = np.arange(len(methods))
-    method_of_run = rank[method_of_run]
+    method_of_run, _ = _in_order_of_first_run(method_of_group[group_of_run], len(methods))
     instr, g = conflict
     where = np.nonzero(group_of_run == g)[0]
     note = (f"without the .pte or ETRecord the methods are unnamed (pass either to name them and join "
             f"their operators); told apart because instruction {instr} is a delegate call in some runs "
             f"and a CPU operator in others (e.g. run(s) {_run_list(where, 4)})")
-    return method_of_run.astype(np.int16), [f"method #{k + 1}" for k in range(len(methods))], [note]
+    return method_of_run, [f"method #{k + 1}" for k in range(len(methods))], [note]
 
 
 def _some_id_of_both_kinds(profile: Profile) -> bool:

@@ -29,8 +29,6 @@ Where each number comes from:
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from etscope import profile as P
@@ -50,9 +48,6 @@ PREFILL_MAX_SHARE = 0.6      # a group of costlier runs must be fewer than this 
 DECODE_MAX_SHARE = 0.75      # a group of cheaper runs likewise
 CLOCK_NONE, CLOCK_CPU, CLOCK_DELEGATE = 0, 1, 2   # cost_split's column classes (see there)
 MAX_GROUPS = 8               # more distinct run structures than this: structure is not a phase
-
-_MATMUL_HINT = re.compile(r"(?i)gemm|matmul|\bmm\b|bmm|linear|fully connected|conv|sdpa|attention|"
-                          r"softmax|batch matrix")
 
 
 # ---- per-file preparation --------------------------------------------------------------------------

@@ -454,9 +454,3 @@ def export(profile: P.Profile, fmt: str, out_dir: str | os.PathLike, ops: list[d
         for tmp, table in zip(tmps, named.values()):
             write_table(table, tmp, fmt)
     return written
-    ext = {"csv": "csv", "parquet": "parquet", "json": "json"}[fmt]
-    for name, table in tables(profile, ops, qnn, llm).items():
-        path = os.path.join(out_dir, f"{name}.{ext}")
-        write_table(table, path, fmt)
-        written.append(path)
-    return written

@@ -15,19 +15,8 @@ from typing import Callable, Iterator, Sequence
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     """Yield a temp path next to ``path``; on success it replaces ``path``, on error it is removed."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    os.close(fd)
-    try:
+    with atomic_paths([path]) as (tmp,):
         yield tmp
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
@@ -64,7 +53,7 @@ def atomic_paths(paths: Sequence[str | os.PathLike]) -> Iterator[list[str]]:
             os.close(fd)
             tmps.append(tmp)
         yield list(tmps)
-        for tmp, p in zip(tmps, paths):
+        for tmp in tmps:
             os.chmod(tmp, 0o644)
         for tmp, p in zip(tmps, paths):
             os.replace(tmp, p)
