@@ -57,7 +57,10 @@ def _inputs(f):
 
 
 def _load(etdump, etrecord, pte, method):
+    from etscope.paths import check_inputs
     from etscope.profile import load
+
+    check_inputs((etdump, etrecord, pte))
     from etscope.render.progress import reading
 
     with reading(etdump) as progress:   # a bar on stderr for big files (> 50 MB), else nothing
@@ -89,7 +92,7 @@ def summary(etdump, etrecord, pte, method, as_json):
 @main.command()
 @_inputs
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in README).")
-@click.option("--limit", type=int, default=60, show_default=True, help="Rows to print (0: all).")
+@click.option("--limit", type=click.IntRange(min=0), default=60, show_default=True, help="Rows to print (0: all).")
 def ops(etdump, etrecord, pte, method, as_json, limit):
     """Per-op table: every instruction and what ran inside it, with placement and source."""
     from etscope.analysis.ops import op_table
@@ -118,13 +121,14 @@ def ops(etdump, etrecord, pte, method, as_json, limit):
 @click.option("--qnn-csv", "qnn_csv", type=click.Path(dir_okay=False),
               help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--top", type=int, default=25, show_default=True, help="Per-op rows to print.")
+@click.option("--top", type=click.IntRange(min=0), default=25, show_default=True, help="Per-op rows to print.")
 def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, as_json, top):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
     from etscope.qnn_inputs import load_qnn_inputs
 
     if not any((etdump, qhas, optrace, qnn_csv)):
         raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv")
+    _require_files(etdump, etrecord, pte, qhas, optrace, qnn_csv)
     report = load_qnn_inputs(etdump, etrecord, pte, method, qhas, optrace, qnn_csv)
     if as_json:
         _emit_json({"schema": "etscope.qnn/1", "inputs": report.pop("inputs"), "qnn": report})
@@ -137,13 +141,18 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, as_json, top):
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--report", "report_path", default="demo-report.html", show_default=True,
-              type=click.Path(dir_okay=False), help="Also write the HTML report here ('' to skip).")
-def demo(as_json, report_path):
+              type=click.Path(dir_okay=False), help="Also write the HTML report here ('-': standard output).")
+@click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
+def demo(as_json, report_path, no_report):
     """Run `summary` on a real sample shipped inside the package (no files needed)."""
     from etscope.analysis.summary import summarize
     from etscope.demo import SAMPLE_DESCRIPTION, sample_paths
 
     paths = sample_paths()
+    out = None if no_report else _output(report_path, *paths.values())
+    if out is not None and out.kind == "stdout" and not as_json:
+        raise click.UsageError("--report - writes the page to standard output: add --json or --no-report "
+                               "(the summary would be mixed into it)")
     profile = _load(paths["etdump"], paths.get("etrecord"), paths.get("pte"), None)
     s = summarize(profile)
     if as_json:
@@ -152,11 +161,12 @@ def demo(as_json, report_path):
         from etscope.render.text import render_summary
 
         render_summary(s, title="etscope demo — " + SAMPLE_DESCRIPTION)
-    if report_path:
+    if out is not None:
         from etscope.render.html import write_report
 
-        out = write_report(report_path, profile, summary=s, title="etscope demo — " + SAMPLE_DESCRIPTION)
-        click.echo(f"wrote {report_path} ({_size(out['bytes'])}): the same run as an HTML report", err=True)
+        w = write_report(out, profile, summary=s, title="etscope demo — " + SAMPLE_DESCRIPTION)
+        if out.kind != "stdout":
+            click.echo(f"wrote {out.shown} ({_size(w['bytes'])}): the same run as an HTML report", err=True)
 
 
 # ---- views: report, trace, export, sql (etscope.render.html / trace / export / sql) -------------------
@@ -167,26 +177,25 @@ def _view_inputs(f):
     return _inputs(f)
 
 
-def _require_files(**paths):
-    from etscope.errors import FormatError
-    import os
+def _require_files(*paths):
+    """Every input an existing regular file (symlinks resolved), checked before any work."""
+    from etscope.paths import check_inputs
 
-    for what, p in paths.items():
-        if p is not None and not os.path.isfile(p):
-            raise FormatError("no such file" if not os.path.exists(p) else "not a file", p)
+    check_inputs(paths)
 
 
-def _not_an_input(output, *inputs):
-    """Refuse an output path that names one of the inputs: inputs are never modified."""
-    import os
+def _output(path, *inputs, what="-o"):
+    """Where one output goes (``etscope.paths`` rules: never an input, '-' is standard output,
+    devices written in place, no folders created), checked before any work."""
+    from etscope.paths import check_inputs, check_output
 
-    from etscope.errors import FormatError
+    check_inputs(inputs)
+    return check_output(path, inputs, what=what)
 
-    for p in inputs:
-        if p is None or not os.path.exists(output) or not os.path.exists(p):
-            continue
-        if os.path.samefile(output, p):
-            raise FormatError("output would overwrite this input file; choose another -o", output)
+
+def _wrote(out, text: str) -> None:
+    """The 'wrote ...' line: on stderr when the output itself went to standard output."""
+    click.echo(f"wrote {out.shown} {text}", err=out.kind == "stdout")
 
 
 def _size(n: int) -> str:
@@ -206,12 +215,12 @@ def report(etdump, etrecord, pte, method, qhas, optrace, output, compare_etdump,
     import os
 
     from etscope import api
+    from etscope.paths import display
     from etscope.render.html import write_report
 
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
-    _require_files(qhas=qhas, optrace=optrace)
-    _not_an_input(output, etdump, etrecord, pte, qhas, optrace, compare_etdump, compare_etrecord, compare_pte)
+    out = _output(output, etdump, etrecord, pte, qhas, optrace, compare_etdump, compare_etrecord, compare_pte)
     profile = _load(etdump, etrecord, pte, method)
     compare = None
     if compare_etdump is not None:
@@ -219,27 +228,46 @@ def report(etdump, etrecord, pte, method, qhas, optrace, output, compare_etdump,
 
         compare = compare_view(_load(compare_etdump, compare_etrecord, compare_pte, None), profile)
     v = api.view_inputs(profile, qhas, optrace)
-    out = write_report(output, profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
-                       notes=v["notes"], compare=compare)
-    click.echo(f"wrote {output} ({_size(out['bytes'])}): open it in a browser "
-               f"(file://{os.path.abspath(output)})")
+    w = write_report(out, profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
+                     notes=v["notes"], compare=compare)
+    _wrote(out, f"({_size(w['bytes'])}): open it in a browser"
+                + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
 
 
 def _parse_runs(spec: str | None):
+    """``--runs`` as (start, stop) ranges, not expanded: checked against the file before any work."""
     if spec is None:
         return None
-    runs: list[int] = []
+    ranges: list[tuple[int, int]] = []
     try:
         for part in spec.split(","):
             part = part.strip()
             if ":" in part:
                 a, b = part.split(":", 1)
-                runs.extend(range(int(a or 0), int(b)))
+                ranges.append((int(a.strip() or 0), int(b)))
             elif part:
-                runs.append(int(part))
+                ranges.append((int(part), int(part) + 1))
     except ValueError:
         raise click.BadParameter("use indices and ranges such as 0:10,15", param_hint="--runs") from None
-    return runs
+    if not ranges:
+        raise click.BadParameter("give at least one run index", param_hint="--runs")
+    for a, b in ranges:
+        if a < 0 or b <= a:
+            raise click.BadParameter(f"{a}:{b} is not a range of run indices (0 <= start < stop)",
+                                     param_hint="--runs")
+    return ranges
+
+
+def _runs_in(ranges, n_runs: int, spec: str):
+    """The run indices of ``ranges``, each range within the file's ``n_runs`` Execute runs."""
+    if ranges is None:
+        return None
+    for a, b in ranges:
+        if b > n_runs:
+            raise click.BadParameter(f"{spec!r} asks for run {b - 1}, the ETDump has {n_runs} Execute run(s) "
+                                     f"(indices 0 to {n_runs - 1})" if n_runs else
+                                     f"{spec!r}: the ETDump has no Execute runs", param_hint="--runs")
+    return sorted({r for a, b in ranges for r in range(a, b)})
 
 
 @main.command()
@@ -252,16 +280,16 @@ def trace(etdump, etrecord, pte, method, qhas, optrace, output, runs_spec):
     from etscope import api
     from etscope.render.trace import build_trace, write_trace
 
-    runs = _parse_runs(runs_spec)
-    _require_files(qhas=qhas, optrace=optrace)
-    _not_an_input(output, etdump, etrecord, pte, qhas, optrace)
+    ranges = _parse_runs(runs_spec)
+    out = _output(output, etdump, etrecord, pte, qhas, optrace)
     profile = _load(etdump, etrecord, pte, method)
+    runs = _runs_in(ranges, profile.n_runs, runs_spec)
     v = api.view_inputs(profile, qhas, optrace)
     t = build_trace(profile, qnn=v["qnn"], runs=runs)
     t["otherData"]["notes"] = v["notes"] + t["otherData"]["notes"]
-    write_trace(output, t)
+    write_trace(out, t)
     n = sum(1 for e in t["traceEvents"] if e.get("ph") == "X")
-    click.echo(f"wrote {output} ({n:,} events): open it in https://ui.perfetto.dev or chrome://tracing")
+    _wrote(out, f"({n:,} events): open it in https://ui.perfetto.dev or chrome://tracing")
     for note in t["otherData"]["notes"]:
         click.echo(f"note: {note}", err=True)
 
@@ -275,16 +303,20 @@ def trace(etdump, etrecord, pte, method, qhas, optrace, output, runs_spec):
 def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
     """Write the events, ops and runs tables (or a Model Explorer overlay) in true units."""
     from etscope import api
+    from etscope.paths import check_output_dir, display
     from etscope.render.export import export as do_export
+    from etscope.render.export import export_names
 
-    _require_files(qhas=qhas, optrace=optrace)
+    inputs = (etdump, etrecord, pte, qhas, optrace)
+    _require_files(*inputs)
+    check_output_dir(out_dir, export_names(fmt), inputs)
     profile = _load(etdump, etrecord, pte, method)
     v = api.view_inputs(profile, qhas, optrace)
     if fmt == "model-explorer" and profile.etrecord is None:
         raise click.UsageError("--format model-explorer needs --etrecord (node ids come from its graph)")
-    written = do_export(profile, fmt, out_dir, ops=v["ops"], qnn=v["qnn"], llm=v["llm"])
+    written = do_export(profile, fmt, out_dir, ops=v["ops"], qnn=v["qnn"], llm=v["llm"], inputs=inputs)
     for path in written:
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {display(path)}")
     if fmt == "model-explorer":
         click.echo("open the model's exported program in Model Explorer, then load these files as node data "
                    "(keys are the FX node names of the ETRecord's edge graph)")
@@ -294,7 +326,7 @@ def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
 @_view_inputs
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--limit", type=int, default=100, show_default=True, help="Rows to print as a table (0: all).")
+@click.option("--limit", type=click.IntRange(min=0), default=100, show_default=True, help="Rows to print as a table (0: all).")
 def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
     """DuckDB SQL over the tables events, ops, runs (columns: README / `etscope export`)."""
     from etscope import api
@@ -302,7 +334,7 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
     from etscope.render.sql import SqlError, format_table
     from etscope.render.sql import query as run_query
 
-    _require_files(qhas=qhas, optrace=optrace)
+    _require_files(qhas, optrace)
     profile = _load(etdump, etrecord, pte, method)
     v = api.view_inputs(profile, qhas, optrace)
     try:
@@ -333,10 +365,15 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
 def _percent(ctx, param, value):
     if value is None:
         return None
+    import math
+
     try:
-        return float(str(value).strip().rstrip("%"))
+        pct = float(str(value).strip().rstrip("%"))
     except ValueError:
         raise click.BadParameter(f"expected a percentage like 5% (got {value!r})") from None
+    if not math.isfinite(pct) or pct < 0:
+        raise click.BadParameter(f"expected a percentage of 0 or more, like 5% (got {value!r})")
+    return pct
 
 
 @main.command()
@@ -353,17 +390,26 @@ def _percent(ctx, param, value):
               help="Smallest change reported as significant.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False),
-              help="Also write the comparison as one offline HTML page here ('-': no page).")
+              help="Also write the comparison as one offline HTML page here ('-': standard output, "
+                   "instead of the text).")
+@click.option("--no-html", is_flag=True, help="Write no page (overrides --html).")
 @click.option("--base-also", "base_also", multiple=True, type=click.Path(dir_okay=False),
               help="More ETDumps of the base program from separate sessions (repeatable): lets the "
                    "interval include session-to-session noise.")
 @click.option("--new-also", "new_also", multiple=True, type=click.Path(dir_okay=False),
               help="More ETDumps of the new program from separate sessions (repeatable).")
 def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regression, fail_on_fallback,
-         min_effect, as_json, html_path, base_also, new_also):
+         min_effect, as_json, html_path, no_html, base_also, new_also):
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
     from etscope.analysis.diff import compare
+    from etscope.paths import check_inputs, display
     from etscope.profile import load
+
+    inputs = (base, new, etrecord_base, etrecord_new, pte_base, pte_new, *base_also, *new_also)
+    check_inputs(inputs)
+    out = None if no_html or html_path is None else _output(html_path, *inputs, what="--html")
+    if out is not None and out.kind == "stdout" and as_json:
+        raise click.UsageError("--html - and --json both write to standard output; give --html a file")
 
     a = load(base, etrecord=etrecord_base, pte=pte_base)
     b = load(new, etrecord=etrecord_new, pte=pte_new)
@@ -371,23 +417,26 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
     more_b = [load(x, etrecord=etrecord_new, pte=pte_new) for x in new_also]
     d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
                 fail_on_fallback=fail_on_fallback)
-    d["inputs"] = {"base": [base, *base_also], "new": [new, *new_also]}
+    d["inputs"] = {"base": [display(x) for x in (base, *base_also)], "new": [display(x) for x in (new, *new_also)]}
     if as_json:
         _emit_json(d)
-    else:
+    elif out is None or out.kind != "stdout":   # with --html - standard output is the page only
         from etscope.render.diff_text import render_diff
 
         render_diff(d)
-    if html_path and html_path != "-":
+    if out is not None:
         import os
 
+        from etscope.paths import display
         from etscope.render.html import write_diff_page
 
-        out = write_diff_page(html_path, d, a, b, options={"min_effect_pct": min_effect,
-                                                           "fail_on_regression_pct": fail_on_regression,
-                                                           "fail_on_fallback": fail_on_fallback})
-        click.echo(f"wrote {html_path} ({_size(out['bytes'])}): open it in a browser "
-                   f"(file://{os.path.abspath(html_path)})", err=True)
+        w = write_diff_page(out, d, a, b, options={"min_effect_pct": min_effect,
+                                                   "fail_on_regression_pct": fail_on_regression,
+                                                   "fail_on_fallback": fail_on_fallback})
+        if out.kind != "stdout":
+            click.echo(f"wrote {out.shown} ({_size(w['bytes'])}): open it in a browser"
+                       + (f" (file://{display(os.path.abspath(html_path))})" if out.kind == "file" else ""),
+                       err=True)
     if d["gate"]["fail"]:
         sys.exit(1)
 
@@ -416,7 +465,7 @@ def _prompt_runs(ctx, param, value):
                    "overrides the detection.")
 @click.option("--phases", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
               help="auto: find prefill/decode (token counts, method, cost profile); none: one phase.")
-@click.option("--top", type=int, default=8, show_default=True, help="Instructions listed per phase.")
+@click.option("--top", type=click.IntRange(min=0), default=8, show_default=True, help="Instructions listed per phase.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.llm/1).")
 def llm(etdumps, etrecord, pte, method, prompt_runs, phases, top, as_json):
     """LLM runs: prefill/decode phases, warm-up, latency per phase, tokens/s, TTFT, drift.
@@ -427,6 +476,7 @@ def llm(etdumps, etrecord, pte, method, prompt_runs, phases, top, as_json):
 
     if prompt_runs is not None and phases != "auto":
         raise click.UsageError("--prompt-runs and --phases none exclude each other")
+    _require_files(*etdumps, etrecord, pte)
     profiles = [_load(e, etrecord, pte, method) for e in etdumps]
     try:
         r = llm_report(profiles, prompt_runs=prompt_runs, phases=phases, top=top, all_methods=True)

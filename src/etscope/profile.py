@@ -193,19 +193,21 @@ def load(etdump, etrecord=None, pte=None, method: str | None = None, progress=No
     """Read and join the inputs. Each argument may be a path or an already-read object.
 
     ``progress(events_done, events_total)`` is called while the ETDump is read (big files)."""
+    from etscope.paths import display
+
     sources = {}
     if not isinstance(etdump, etdump_format.EtdumpData):
-        sources["etdump"] = os.fspath(etdump)
+        sources["etdump"] = display(etdump)   # as shown: escaped, valid UTF-8
         etdump = etdump_format.read_etdump(etdump, progress=progress)
     if etrecord is not None and isinstance(etrecord, (str, os.PathLike)):
         from etscope.formats.etrecord import read_etrecord
 
-        sources["etrecord"] = os.fspath(etrecord)
+        sources["etrecord"] = display(etrecord)   # as shown: escaped, valid UTF-8
         etrecord = read_etrecord(etrecord)
     if pte is not None and isinstance(pte, (str, os.PathLike)):
         from etscope.formats.pte import read_pte
 
-        sources["pte"] = os.fspath(pte)
+        sources["pte"] = display(pte)   # as shown: escaped, valid UTF-8
         pte = read_pte(pte)
     return build(etdump, etrecord, pte, method, sources)
 

@@ -10,11 +10,11 @@ def read_qnn_profile(path: str):
     """A QNN profile written by qnn-profile-viewer (CSV, text or JSON) or ONNX Runtime (CSV)."""
     from etscope.formats import qnn_csv, qnn_json, qnn_text
 
+    from etscope.paths import open_input
+
     try:
-        with open(path, "rb") as fh:
+        with open_input(path, "QNN profile") as fh:
             head = fh.read(65536)
-    except FileNotFoundError:
-        raise FormatError("no such file", path) from None
     except OSError as err:
         raise FormatError(f"cannot read: {err.strerror or err}", path) from None
     for mod, reader in ((qnn_csv, qnn_csv.read_qnn_csv), (qnn_json, qnn_json.read_qnn_json),

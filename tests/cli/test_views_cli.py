@@ -23,7 +23,12 @@ def cli(*args, cwd=None):
 
 def test_report_writes_one_file(tmp_path):
     out = tmp_path / "sub" / "r.html"
-    r = run("report", REAL / "cnn.etdump", "--etrecord", REAL / "cnn.etrecord", "--pte", REAL / "cnn.pte", "-o", out)
+    args = ("report", REAL / "cnn.etdump", "--etrecord", REAL / "cnn.etrecord", "--pte", REAL / "cnn.pte", "-o", out)
+    r = run(*args)
+    assert r.exit_code == 2 and "folder does not exist" in r.output    # folders are never created
+    assert not out.parent.exists()
+    out.parent.mkdir()
+    r = run(*args)
     assert r.exit_code == 0, r.output
     assert out.exists() and "wrote" in r.output
     assert [p.name for p in out.parent.iterdir()] == ["r.html"]     # no temp file left behind

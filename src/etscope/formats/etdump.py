@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from etscope.errors import FormatError
+from etscope.paths import open_input
 from etscope.formats.flatbuf import _MAX_STRING_BYTES_FACTOR, Buffer, TableSet, root_table
 
 IDENTIFIER = b"ED00"
@@ -102,7 +103,7 @@ def read_etdump(path: str | os.PathLike,
     """
     path = os.fspath(path)
     try:
-        with open(path, "rb") as fh:
+        with open_input(path, "ETDump") as fh:
             size = os.fstat(fh.fileno()).st_size
             if size == 0:
                 raise FormatError("empty file (0 bytes), not an ETDump", path)

@@ -38,6 +38,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from etscope.errors import FormatError
+from etscope.paths import open_input
 
 MARKER_RE = re.compile(r"ETRECORD_V\d+\Z")
 EDGE_PREFIX = "edge_dialect_exported_program"
@@ -215,7 +216,7 @@ def read_etrecord(path: str | os.PathLike, limits: ZipLimits = ZipLimits()) -> E
 
 
 def _read(name: str, limits: ZipLimits) -> Etrecord:
-    with open(name, "rb") as f:
+    with open_input(name, "ETRecord") as f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             raise FormatError("empty file (0 bytes), not an ETRecord")

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from etscope.errors import FormatError
+from etscope.paths import open_input
 from etscope.formats.flatbuf import Buffer, root_table
 
 FILE_IDENTIFIER = b"ET12"
@@ -219,7 +220,7 @@ def read_pte(path: str | os.PathLike) -> PteProgram:
     """Read a ``.pte`` file (memory-mapped read-only; the file is never modified)."""
     name = os.fspath(path)
     try:
-        f = open(name, "rb")
+        f = open_input(name, ".pte")
     except OSError as e:
         raise FormatError(f"cannot open .pte file: {e.strerror or e}", file=name) from None
     with f:

@@ -33,6 +33,7 @@ import re
 from typing import Any, NamedTuple
 
 from etscope.errors import FormatError
+from etscope.paths import open_input
 
 __all__ = ["MAX_INPUT_BYTES", "QnnEventName", "decode_text", "fx_node_candidates", "head_text",
            "load_json", "normalise_unit", "parse_qnn_event_name", "read_input_bytes", "split_token"]
@@ -195,7 +196,7 @@ def read_input_bytes(path, max_bytes: int | None = None, what: str = "file") -> 
     limit = _limit(max_bytes)
     name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
     try:
-        with open(path, "rb") as f:
+        with open_input(path, what, max_bytes=limit) as f:
             try:
                 size = os.fstat(f.fileno()).st_size
             except OSError:

@@ -19,7 +19,7 @@ import pyarrow as pa
 from etscope import profile as P
 from etscope import units
 from etscope.formats import etdump as etdump_format
-from etscope.render.files import atomic_paths
+from etscope.paths import atomic_paths, check_output_dir
 
 FORMATS = ("csv", "parquet", "json", "model-explorer")
 KIND_NAMES = ("profile", "allocation", "debug")
@@ -434,15 +434,31 @@ def write_table(table: pa.Table, path: str, fmt: str) -> None:
         raise ValueError(f"unknown format {fmt!r}")
 
 
+TABLE_NAMES = ("events", "ops", "runs")
+MODEL_EXPLORER_FILES = ("node_time_us.json", "node_placement.json")
+
+
+def export_names(fmt: str) -> list[str]:
+    """The files ``export`` writes into its folder (checked against the inputs before any work)."""
+    if fmt == "model-explorer":
+        return list(MODEL_EXPLORER_FILES)
+    return [f"{name}.{fmt}" for name in TABLE_NAMES]
+
+
 def export(profile: P.Profile, fmt: str, out_dir: str | os.PathLike, ops: list[dict] | None = None,
-           qnn: dict | None = None, llm: dict | None = None) -> list[str]:
+           qnn: dict | None = None, llm: dict | None = None, inputs=None) -> list[str]:
     """Write the tables (or the Model Explorer overlay) into ``out_dir``; return the paths written.
-    The files appear together once all are written (an interrupted export leaves none)."""
+    The files appear together once all are written (an interrupted export leaves none). The folder
+    may be created, never its parents; no file written may be an input (``inputs``; by default the
+    profile's own files)."""
     out_dir = os.fspath(out_dir)
+    if inputs is None:
+        inputs = list(profile.sources.values())
     if fmt == "model-explorer":
         docs = model_explorer(profile, ops, qnn)
         written = [os.path.join(out_dir, name) for name in docs]
-        with atomic_paths(written) as tmps:
+        outs = check_output_dir(out_dir, list(docs), inputs)
+        with atomic_paths(outs, make_folder=True) as tmps:
             for tmp, data in zip(tmps, docs.values()):
                 with open(tmp, "w", encoding="utf-8", newline="\n") as f:
                     f.write(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
@@ -450,7 +466,8 @@ def export(profile: P.Profile, fmt: str, out_dir: str | os.PathLike, ops: list[d
     ext = {"csv": "csv", "parquet": "parquet", "json": "json"}[fmt]
     named = tables(profile, ops, qnn, llm)
     written = [os.path.join(out_dir, f"{name}.{ext}") for name in named]
-    with atomic_paths(written) as tmps:
+    outs = check_output_dir(out_dir, [os.path.basename(w) for w in written], inputs)
+    with atomic_paths(outs, make_folder=True) as tmps:
         for tmp, table in zip(tmps, named.values()):
             write_table(table, tmp, fmt)
     return written

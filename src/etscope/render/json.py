@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 
@@ -21,9 +22,17 @@ def _clean(x):
     return x
 
 
-# json escapes C0 controls only; DEL and C1 (U+009B is CSI on some terminals) are escaped too.
-_C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+# json escapes C0 controls only; DEL and C1 (U+009B is CSI on some terminals) are escaped too, and
+# the invisible direction marks and line/paragraph separators (same string, written as escapes).
+_C1 = {c: f"\\u{c:04x}" for c in [*range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, 0x2028, 0x2029]}
+# Lone surrogates (undecodable bytes of a file name) cannot be UTF-8: written as the text \xNN.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dumps(obj, indent: int | None = 2) -> str:
-    return json.dumps(_clean(obj), indent=indent, ensure_ascii=False, allow_nan=False).translate(_C1)
+    text = json.dumps(_clean(obj), indent=indent, ensure_ascii=False, allow_nan=False).translate(_C1)
+    if _SURROGATE.search(text):
+        from etscope.paths import display
+
+        text = _SURROGATE.sub(lambda m: display(m.group()).replace("\\", "\\\\"), text)
+    return text

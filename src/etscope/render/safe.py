@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import re
 
-# C0/C1 controls and Unicode bidi overrides/isolates (which can reorder what a name displays as).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls, Unicode bidi marks/overrides/isolates (which can reorder what a name displays as),
+# line/paragraph separators (a new line in some viewers) and lone surrogates (not encodable as UTF-8).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                      "\ud800-\udfff]")
 
 
 def clean(s: object, limit: int = 200) -> str:

@@ -417,8 +417,7 @@ def write_report(path: str, profile: P.Profile, **kwargs) -> dict:
     from etscope.render.files import write_text
 
     html = render_report(report_data(profile, **kwargs))
-    write_text(path, html)
-    return {"path": path, "bytes": len(html.encode("utf-8"))}
+    return {"path": path, "bytes": write_text(path, html)}
 
 
 def write_diff_page(path: str, diff: dict, base=None, new=None, options: dict | None = None,
@@ -427,5 +426,4 @@ def write_diff_page(path: str, diff: dict, base=None, new=None, options: dict | 
     from etscope.render.files import write_text
 
     html = render_diff_page(diff_page_data(diff, base, new, options=options, title=title))
-    write_text(path, html)
-    return {"path": path, "bytes": len(html.encode("utf-8"))}
+    return {"path": path, "bytes": write_text(path, html)}
