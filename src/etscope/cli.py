@@ -198,6 +198,15 @@ def _wrote(out, text: str) -> None:
     click.echo(f"wrote {out.shown} {text}", err=out.kind == "stdout")
 
 
+def _with_runs(profile, path):
+    """A profile to compare: it must hold at least one Execute run (a latency to compare)."""
+    from etscope.errors import FormatError
+
+    if profile.n_runs == 0:
+        raise FormatError("no Execute run (no Method::execute) in this ETDump: no latency to compare", path)
+    return profile
+
+
 def _size(n: int) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
 
@@ -226,7 +235,8 @@ def report(etdump, etrecord, pte, method, qhas, optrace, output, compare_etdump,
     if compare_etdump is not None:
         from etscope.render.html import compare_view
 
-        compare = compare_view(_load(compare_etdump, compare_etrecord, compare_pte, None), profile)
+        compare = compare_view(_with_runs(_load(compare_etdump, compare_etrecord, compare_pte, None), compare_etdump),
+                               _with_runs(profile, etdump))
     v = api.view_inputs(profile, qhas, optrace)
     w = write_report(out, profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
                      notes=v["notes"], compare=compare)
@@ -411,10 +421,10 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
     if out is not None and out.kind == "stdout" and as_json:
         raise click.UsageError("--html - and --json both write to standard output; give --html a file")
 
-    a = load(base, etrecord=etrecord_base, pte=pte_base)
-    b = load(new, etrecord=etrecord_new, pte=pte_new)
-    more_a = [load(x, etrecord=etrecord_base, pte=pte_base) for x in base_also]
-    more_b = [load(x, etrecord=etrecord_new, pte=pte_new) for x in new_also]
+    a = _with_runs(load(base, etrecord=etrecord_base, pte=pte_base), base)
+    b = _with_runs(load(new, etrecord=etrecord_new, pte=pte_new), new)
+    more_a = [_with_runs(load(x, etrecord=etrecord_base, pte=pte_base), x) for x in base_also]
+    more_b = [_with_runs(load(x, etrecord=etrecord_new, pte=pte_new), x) for x in new_also]
     d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
                 fail_on_fallback=fail_on_fallback)
     d["inputs"] = {"base": [display(x) for x in (base, *base_also)], "new": [display(x) for x in (new, *new_also)]}

@@ -1072,8 +1072,8 @@ def _findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
         out.append(f"Decode latency drifts by {drift['slope_ms_per_100_tokens']:+.3f} ms "
                    f"({drift['relative_per_100_tokens']:+.0%}) per 100 tokens ({drift['x']} {lo}..{hi}, "
                    f"fit on the median latency per position).")
-    if tps is None and len(phases) == 1 and phases[0]["latency_ms"]:
-        p50 = phases[0]["latency_ms"]["p50"]
+    if tps is None and len(phases) == 1 and phases[0]["latency_ms"] and phases[0]["latency_ms"]["p50"]:
+        p50 = phases[0]["latency_ms"]["p50"]     # 0 when Method::execute lasted 0 ns: no rate
         out.append(f"No prefill/decode split was found; if every run is a one-token decode, that is "
                    f"{1000 / p50:,.1f} tokens/s (use --prompt-runs to name the prefill runs).")
     return out

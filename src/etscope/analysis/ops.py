@@ -79,7 +79,8 @@ def _event_stats(profile: P.Profile) -> list[dict]:
     ev = profile.events
     sel = ev["kind"] == etdump_format.PROFILE
     idx = np.nonzero(sel)[0]
-    if idx.size == 0:
+    if idx.size == 0:   # no profiling event at all: samples() finds no groups
+        profile.cache["event_groups"] = (ev["execute"][idx], ev["value"][idx], np.zeros(0, np.int64), 0)
         return []
     uniq, first, inv, st = _signature_stats(profile, idx)
     profile.cache["event_groups"] = (ev["execute"][idx], ev["value"][idx], inv, uniq.shape[1])
@@ -272,8 +273,9 @@ def _row(s: dict, ins, level: int, total_ns: float) -> dict:
         name = f"DELEGATE_CALL ({placement})" if placement else "DELEGATE_CALL"
     elif s["role"] == "operator_call":
         name = (ins.kernel or ins.operator) if ins and (ins.kernel or ins.operator) else "OPERATOR_CALL"
-    else:
-        name = s["name"] or (ins.kernel if ins else "")
+    else:   # a delegate event may have neither name nor string id (only an integer debug id)
+        name = s["name"] or (ins.kernel if ins else None) or (
+            "(unnamed delegate event)" if s["role"] == "delegate_internal" else "")
     return {
         "instruction_id": s["instruction_id"], "level": level, "role": s["role"], "name": name,
         "occurrence": s["occurrence"],

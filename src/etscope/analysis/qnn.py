@@ -142,7 +142,9 @@ def _partition_events(profile: P.Profile, iid: int, sl: slice):
     sel = (role == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"][sl] == iid) & (ev["execute"][sl] >= 0)
     ds = ev["delegate_id_str"][sl][sel]
     code = np.where(ds >= 0, ds, ev["name"][sl][sel])     # unnamed delegate events: their id string
-    return ev["execute"][sl][sel], code, ev["value"][sl][sel]
+    # An event with neither a name nor a string id (only an integer debug id) names no QNN event.
+    named = code >= 0
+    return ev["execute"][sl][sel][named], code[named], ev["value"][sl][sel][named]
 
 
 def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
