@@ -50,9 +50,9 @@ def main():
 def _inputs(f):
     f = click.option("--method", help="Method the runs executed (default: the one that fits; when the ETDump "
                                       "holds runs of several methods, the one with most runs).")(f)
-    f = click.option("--pte", type=click.Path(dir_okay=False), help="The .pte program.")(f)
-    f = click.option("--etrecord", type=click.Path(dir_okay=False), help="The ETRecord from export.")(f)
-    f = click.argument("etdump", type=click.Path(dir_okay=False))(f)
+    f = click.option("--pte", type=str, help="The .pte program.")(f)
+    f = click.option("--etrecord", type=str, help="The ETRecord from export.")(f)
+    f = click.argument("etdump", type=str)(f)
     return f
 
 
@@ -112,13 +112,13 @@ def ops(etdump, etrecord, pte, method, as_json, limit):
 
 
 @main.command()
-@click.argument("etdump", type=click.Path(dir_okay=False), required=False)
-@click.option("--etrecord", type=click.Path(dir_okay=False), help="The ETRecord from export.")
-@click.option("--pte", type=click.Path(dir_okay=False), help="The .pte program (SoC from its QNN compile spec).")
+@click.argument("etdump", type=str, required=False)
+@click.option("--etrecord", type=str, help="The ETRecord from export.")
+@click.option("--pte", type=str, help="The .pte program (SoC from its QNN compile spec).")
 @click.option("--method", help="Method the runs executed (default: the one that fits).")
-@click.option("--qhas", type=click.Path(dir_okay=False), help="QHAS JSON (*_qnn_htp_analysis_summary.json).")
-@click.option("--optrace", type=click.Path(dir_okay=False), help="optrace JSON (Chrome trace, cycles).")
-@click.option("--qnn-csv", "qnn_csv", type=click.Path(dir_okay=False),
+@click.option("--qhas", type=str, help="QHAS JSON (*_qnn_htp_analysis_summary.json).")
+@click.option("--optrace", type=str, help="optrace JSON (Chrome trace, cycles).")
+@click.option("--qnn-csv", "qnn_csv", type=str,
               help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--top", type=click.IntRange(min=0), default=25, show_default=True, help="Per-op rows to print.")
@@ -141,7 +141,7 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, as_json, top):
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--report", "report_path", default="demo-report.html", show_default=True,
-              type=click.Path(dir_okay=False), help="Also write the HTML report here ('-': standard output).")
+              type=str, help="Also write the HTML report here ('-': standard output).")
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
 def demo(as_json, report_path, no_report):
     """Run `summary` on a real sample shipped inside the package (no files needed)."""
@@ -171,8 +171,8 @@ def demo(as_json, report_path, no_report):
 
 # ---- views: report, trace, export, sql (etscope.render.html / trace / export / sql) -------------------
 def _view_inputs(f):
-    f = click.option("--optrace", type=click.Path(dir_okay=False), help="QNN optrace JSON (HMX/HVX per op).")(f)
-    f = click.option("--qhas", type=click.Path(dir_okay=False),
+    f = click.option("--optrace", type=str, help="QNN optrace JSON (HMX/HVX per op).")(f)
+    f = click.option("--qhas", type=str,
                      help="QHAS JSON (*_qnn_htp_analysis_summary.json): utilisation, VTCM, DRAM.")(f)
     return _inputs(f)
 
@@ -213,12 +213,12 @@ def _size(n: int) -> str:
 
 @main.command()
 @_view_inputs
-@click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", default="report.html", show_default=True, type=str,
               help="HTML file to write (one file, works offline).")
-@click.option("--compare", "compare_etdump", type=click.Path(dir_okay=False),
+@click.option("--compare", "compare_etdump", type=str,
               help="Base ETDump: add a 'Compared with base' section (as etscope diff BASE ETDUMP).")
-@click.option("--compare-etrecord", type=click.Path(dir_okay=False), help="ETRecord of the base run.")
-@click.option("--compare-pte", type=click.Path(dir_okay=False), help=".pte of the base run.")
+@click.option("--compare-etrecord", type=str, help="ETRecord of the base run.")
+@click.option("--compare-pte", type=str, help=".pte of the base run.")
 def report(etdump, etrecord, pte, method, qhas, optrace, output, compare_etdump, compare_etrecord, compare_pte):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
     import os
@@ -282,7 +282,7 @@ def _runs_in(ranges, n_runs: int, spec: str):
 
 @main.command()
 @_view_inputs
-@click.option("-o", "--output", default="trace.json", show_default=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", default="trace.json", show_default=True, type=str,
               help="Trace file to write (Chrome / Perfetto JSON).")
 @click.option("--runs", "runs_spec", help="Only these Execute runs, e.g. 0:10 or 3,7 (default: all).")
 def trace(etdump, etrecord, pte, method, qhas, optrace, output, runs_spec):
@@ -309,7 +309,7 @@ def trace(etdump, etrecord, pte, method, qhas, optrace, output, runs_spec):
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json", "model-explorer"]), default="csv",
               show_default=True, help="Tables as CSV / Parquet / JSON, or Model Explorer node data.")
 @click.option("-o", "--output", "out_dir", default="etscope-export", show_default=True,
-              type=click.Path(file_okay=False), help="Directory to write into.")
+              type=str, help="Directory to write into.")
 def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
     """Write the events, ops and runs tables (or a Model Explorer overlay) in true units."""
     from etscope import api
@@ -387,26 +387,26 @@ def _percent(ctx, param, value):
 
 
 @main.command()
-@click.argument("base", type=click.Path(dir_okay=False))
-@click.argument("new", type=click.Path(dir_okay=False))
-@click.option("--etrecord-base", type=click.Path(dir_okay=False), help="ETRecord of the base run.")
-@click.option("--etrecord-new", type=click.Path(dir_okay=False), help="ETRecord of the new run.")
-@click.option("--pte-base", type=click.Path(dir_okay=False), help=".pte of the base run.")
-@click.option("--pte-new", type=click.Path(dir_okay=False), help=".pte of the new run.")
+@click.argument("base", type=str)
+@click.argument("new", type=str)
+@click.option("--etrecord-base", type=str, help="ETRecord of the base run.")
+@click.option("--etrecord-new", type=str, help="ETRecord of the new run.")
+@click.option("--pte-base", type=str, help=".pte of the base run.")
+@click.option("--pte-new", type=str, help=".pte of the new run.")
 @click.option("--fail-on-regression", callback=_percent,
               help="Exit 1 when p50 latency is significantly worse by more than this (e.g. 5%).")
 @click.option("--fail-on-fallback", is_flag=True, help="Exit 1 when any op moved from a delegate to the CPU.")
 @click.option("--min-effect", callback=_percent, default="2%", show_default=True,
               help="Smallest change reported as significant.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False),
+@click.option("--html", "html_path", type=str,
               help="Also write the comparison as one offline HTML page here ('-': standard output, "
                    "instead of the text).")
 @click.option("--no-html", is_flag=True, help="Write no page (overrides --html).")
-@click.option("--base-also", "base_also", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--base-also", "base_also", multiple=True, type=str,
               help="More ETDumps of the base program from separate sessions (repeatable): lets the "
                    "interval include session-to-session noise.")
-@click.option("--new-also", "new_also", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--new-also", "new_also", multiple=True, type=str,
               help="More ETDumps of the new program from separate sessions (repeatable).")
 def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regression, fail_on_fallback,
          min_effect, as_json, html_path, no_html, base_also, new_also):
@@ -465,9 +465,9 @@ def _prompt_runs(ctx, param, value):
 
 
 @main.command()
-@click.argument("etdumps", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--etrecord", type=click.Path(dir_okay=False), help="The ETRecord from export.")
-@click.option("--pte", type=click.Path(dir_okay=False), help="The .pte program (method names).")
+@click.argument("etdumps", nargs=-1, required=True, type=str)
+@click.option("--etrecord", type=str, help="The ETRecord from export.")
+@click.option("--pte", type=str, help="The .pte program (method names).")
 @click.option("--method", help="Only the runs of this method (default: the runs of every method, each "
                                "matched to its method by the instructions it executed).")
 @click.option("--prompt-runs", callback=_prompt_runs,
