@@ -58,9 +58,10 @@ def integer_debug_id_only(n_runs: int = 3) -> bytes:
 
 
 def huge_timestamp(n_runs: int = 2) -> bytes:
-    """Timestamps at and past 2**63 (uint64 in the schema)."""
+    """Timestamps at and past 2**63 (uint64 in the schema); every timed event is that late, so the
+    time origin (the first timed event) is too."""
     big = 2 ** 63
-    runs = [_default_run()]
+    runs = []
     for r in range(n_runs):
         t = big + r * 10_000
         body = [("P", "native_call_add.out", 0, 1, None, None, None, t + 10, t + 20),

@@ -102,6 +102,16 @@ def _first_timed_ns(profile: P.Profile) -> int:
     return t0
 
 
+def since_origin(ns, t0: int) -> np.ndarray:
+    """Exact ``ns - t0`` (int64) for raw timestamps, also past 2**63 (the schema's uint64): the
+    difference is taken modulo 2**64 and read as signed, exact whenever it fits in int64. An int64
+    array is read as the uint64 values it was cast from."""
+    a = np.asarray(ns)
+    u = a.view(np.uint64) if a.dtype == np.int64 else a.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return (u - np.uint64(t0)).view(np.int64)
+
+
 def timed_mask(profile: P.Profile) -> np.ndarray:
     """Profile events whose start/end are timestamps (not QNN-style value events with start 0)."""
     ev = profile.events
@@ -237,8 +247,8 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
             est_us[m[ok]] = value[m[ok]] / clocks[runs_of[ok]]
     t0 = _first_timed_ns(profile)
     timed = timed_mask(profile)
-    start = ev["start"].astype(np.int64) - t0
-    end = ev["end"].astype(np.int64) - t0
+    start = since_origin(ev["start"], t0)
+    end = since_origin(ev["end"], t0)
     dur_us = np.where(unit == units.NS, value / 1e3, np.where(unit == units.US, value, np.nan))
     shapes = ev.get("tensor_shape", np.full(n, -1, np.int32))
     nbytes = ev.get("tensor_nbytes", np.full(n, -1, np.int64))
@@ -319,10 +329,11 @@ def runs_table(profile: P.Profile, llm: dict | None = None) -> pa.Table:
     n = profile.n_runs
     t0 = _first_timed_ns(profile)
     start = profile.runs["start_ns"].astype(np.int64)
+    start_since = since_origin(start, t0)
     cols = {
         "execute": pa.array(np.arange(n, dtype=np.int64)),
         "etdump_run": pa.array(profile.runs["etdump_run"].astype(np.int64)),
-        "start_us": _nullable((start - t0) / 1e3, start <= 0, pa.float64()),
+        "start_us": _nullable(start_since / 1e3, start == 0, pa.float64()),
         "latency_ms": _nullable(parts["latency"] / 1e6, np.isnan(parts["latency"]), pa.float64()),
         "event_count": pa.array(profile.runs["event_count"].astype(np.int64)),
     }

@@ -22,7 +22,7 @@ from etscope import profile as P
 from etscope import units
 from etscope.arrays import unique
 from etscope.formats import etdump as etdump_format
-from etscope.render.export import _first_timed_ns, clock_mhz, qnn_op_lookup, qnn_partitions
+from etscope.render.export import _first_timed_ns, clock_mhz, qnn_op_lookup, qnn_partitions, since_origin
 
 MAIN_TID = 1
 PID = 1
@@ -41,15 +41,16 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
     ev = profile.events
     strings = profile.strings
     n = len(ev["run"])
-    t0 = _first_timed_ns(profile)
+    # Times from the origin (the first timed event), exact also for raw timestamps past 2**63.
+    start = since_origin(ev["start"], _first_timed_ns(profile))
+    end = since_origin(ev["end"], _first_timed_ns(profile))
+    t0 = 0
     names = effective_names(profile) if n else np.zeros(0, np.int32)
     role = ev["role"]
     execute = ev["execute"]
     instr = ev["instruction_id"].astype(np.int64)
-    start = ev["start"].astype(np.int64)
-    end = ev["end"].astype(np.int64)
     prof = ev["kind"] == etdump_format.PROFILE
-    timed = prof & (start > 0)
+    timed = prof & (ev["start"] > 0)
     keep_run = np.ones(n, dtype=bool)
     if runs is not None:
         wanted = np.zeros(max(profile.n_runs, 1), dtype=bool)

@@ -192,17 +192,18 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
 def runs_data(profile: P.Profile, llm: dict | None) -> dict:
     """Per-run columns (the ``runs`` table of render.export, built from numpy without pyarrow)."""
     from etscope.analysis.placement import per_run_parts
-    from etscope.render.export import _first_timed_ns, run_phases
+    from etscope.render.export import _first_timed_ns, run_phases, since_origin
 
     parts = per_run_parts(profile)
     t0 = _first_timed_ns(profile)
     start = profile.runs["start_ns"].astype("int64")
+    start_since = since_origin(start, t0)
 
     def ms(a):
         return [_r(float(x) / 1e6) for x in a]
 
     cols = {"execute": list(range(profile.n_runs)),
-            "start_us": [_r((int(s) - t0) / 1e3) if s > 0 else None for s in start],
+            "start_us": [_r(int(d) / 1e3) if s != 0 else None for s, d in zip(start, start_since)],
             "latency_ms": ms(parts["latency"])}
     for b in profile.backends():
         cols[f"delegate_{b}_ms"] = ms(parts[f"delegate:{b}"])
