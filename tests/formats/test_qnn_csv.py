@@ -108,12 +108,16 @@ def test_vit_two_partitions_detailed():
     _assert_node_sum(p)
 
 
-def test_vit_basic_has_no_graph_identity():
+def test_vit_basic_split_by_execute_order():
+    """Real 2-graph basic CSV: no NODE names; finalize g1 | g1 g2 says 2 graphs, executed in turn."""
     p = read_qnn_csv(FIX / "emulator_vit_mixed_qdq_basic.qnn_profile.csv")
     ex = p.execute_blocks()
     assert len(ex) == 12 and len(p.blocks_of_kind("finalize")) == 3
-    assert all(b.graph_index is None and not b.node_names for b in ex)
-    assert p.n_graphs == 0
+    assert all(not b.node_names for b in ex)
+    assert [b.graph_index for b in ex] == [0, 1] * 6
+    assert [b.graph_execute_index for b in ex] == [i for i in range(6) for _ in (0, 1)]
+    assert p.n_graphs == 2 and p.graph_split == "execute order"
+    assert any("assigned to graphs by their order" in w for w in p.warnings)
     assert list(ex[0].roots) == ["Number of HVX threads used", "Accelerator (execute) time", "QNN (execute) time"]
     assert ex[0].accel_cycles is None and ex[0].roots["Accelerator (execute) time"] == (12397.0, "us")
 
@@ -153,7 +157,13 @@ def test_every_emulator_csv_against_its_meta(path):
         assert p.n_graphs == meta["execute_blocks_per_run"]
         assert [b.graph_index for b in ex] == [i % p.n_graphs for i in range(len(ex))]
     else:
-        assert p.n_graphs == 0
+        # basic level: graphs counted from the finalize blocks, executes assigned by order
+        per_run = meta["execute_blocks_per_run"]
+        assert p.n_graphs == (per_run if per_run > 1 else 0)
+        if per_run > 1:
+            assert [b.graph_index for b in ex] == [i % per_run for i in range(len(ex))]
+        else:
+            assert all(b.graph_index is None for b in ex) and not p.warnings
 
 
 # ---- synthetic edge cases -------------------------------------------------------------------------

@@ -292,8 +292,9 @@ def series_from_qnn_profile(qp) -> list[QnnSeries]:
             for nm, cyc in zip(b.node_names, b.node_cycles):
                 mat[row[nm], j] = cyc
         notes = []
-        if len(graphs) > 1 and all(b.graph_index is None for b in blocks):
-            notes.append("the file does not say which graph each execute belongs to")
+        if getattr(qp, "graph_split", None) == "execute order":
+            notes.append(f"graph told apart by execute order only (block i -> graph i mod {len(graphs)}; "
+                         "basic level has no per-op names and the file names no graph)")
         out.append(QnnSeries(key=f"graph {g}", instruction_id=None, runs=np.arange(n), roots=roots,
                              node_names=names, node_values=mat, node_unit=["cycles"] * len(names),
                              source=qp.source, notes=notes))
@@ -675,6 +676,8 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         if p["unmatched_ops"]:
             warnings.append(f"{p['key']}: {len(p['unmatched_ops'])} QNN op(s) not found in the ETRecord "
                             f"graph, e.g. {p['unmatched_ops'][0]}")
+    if qnn_profile is not None:
+        warnings += [f"{qnn_profile.source}: {w}" for w in qnn_profile.warnings]
     if profile is not None and not series:
         warnings.append("no QNN events in this ETDump (QNN profile level off, or no QnnBackend partition)")
     vtcm = soc.get("vtcm_bytes") if soc else None
