@@ -90,7 +90,8 @@ def _clock_words(q: dict) -> str:
                  f"bound; cycles ÷ the time with waits is the lower bound: the clock lies in "
                  f"{lo:,.0f}–{hi:,.0f} MHz")
     elif q.get("clock_bound") == "lower":
-        words = f"≥ {est:,.0f} MHz estimated = p50 of cycles ÷ '{basis}', a lower bound (that time includes waits)"
+        words = (f"≥ {lo:,.0f} MHz: p50 of cycles ÷ '{basis}' ({est:,.0f} MHz) is a lower bound only (that "
+                 "time includes waits; ±0.5 µs rounding allowed for)")
     elif q.get("clock_bound") == "upper":
         words = f"≤ {est:,.0f} MHz estimated = p50 of cycles ÷ '{basis}', an upper bound"
     else:

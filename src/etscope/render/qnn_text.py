@@ -114,8 +114,9 @@ def clock_sentence(p: dict) -> str | None:
                 f"time' (waits included) is the lower bound, so the clock lies in {_mhz(lo)}–{_mhz(hi)} MHz "
                 f"(p50 over runs, ±0.5 µs rounding included){per_run}")
     elif bound == "lower":
-        what = (f"≥ {est:,.0f} MHz p50 = cycles ÷ '{basis}', a lower bound only: that time includes waits "
-                f"and the profile has no excluding-wait time{per_run}")
+        what = (f"≥ {_mhz(lo)} MHz p50: cycles ÷ '{basis}' ({est:,.0f} MHz) is a lower bound only, as that "
+                f"time includes waits and the profile has no excluding-wait time (±0.5 µs rounding "
+                f"allowed for){per_run}")
     elif bound == "upper":
         what = f"≤ {est:,.0f} MHz p50 = cycles ÷ '{basis}', an upper bound{per_run}"
     else:

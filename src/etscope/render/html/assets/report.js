@@ -456,7 +456,8 @@
     var q = DATA.qnn || {};
     var parts = q.partitions || [];
     box.appendChild(el('p', { 'class': 'hint', text: 'Each QNN partition is one DELEGATE_CALL. QNN logs its values inside it in their own units: ' +
-      'µs (QNN execute, accelerator time), cycles (accelerator total and per op). Per-op µs are estimates: cycles ÷ the clock derived from the same run.' }));
+      'µs (QNN execute, accelerator time), cycles (accelerator total and per op). Per-op µs are estimates: cycles ÷ the clock (measured by a runtrace when given, else derived per run: ' +
+      'cycles ÷ accelerator µs with waits is a lower bound, ÷ excluding-wait µs an upper bound).' }));
     parts.forEach(function (p) {
       box.appendChild(el('h3', { text: 'Partition: DELEGATE_CALL #' + p.instruction_id }));
       var cards = el('div', { 'class': 'cards' });
