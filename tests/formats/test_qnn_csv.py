@@ -302,3 +302,27 @@ def test_sniff_never_raises():
     for s in SNIFFERS.values():
         for head in [b"", b"\xff\xfe\x00", "text", b"{" * 10000, bytearray(b"abc")]:
             assert s(head) in (True, False)
+
+
+def test_finalize_repeats_count_graphs():
+    """Basic level: graphs counted from finalize blocks (each once, or g1 | g1 g2 | g1 g2 g3);
+    any other repeat pattern counts nothing, and 10k repeated finalize blocks stay fast."""
+    head = "Msg Timestamp,Message,Time,Unit of Measurement,Timing Source,Event Level,Event Identifier\n"
+
+    def fin(v):
+        return f"0,FINALIZE,{v},US,BACKEND,ROOT,QNN (finalize) time\n"
+
+    def ex(v):
+        return (f"0,BACKEND,{v},US,BACKEND,ROOT,Accelerator (execute) time\n"
+                f"0,EXECUTE,{v + 30},US,BACKEND,ROOT,QNN (execute) time\n")
+
+    execs = "".join(ex(v) for v in (100, 5000, 90000) * 2)
+    cases = [(fin(1) + fin(2) + fin(3), 3), (fin(1) + fin(1) + fin(2) + fin(1) + fin(2) + fin(3), 3),
+             (fin(1) + fin(2) + fin(2) + fin(3), None), (fin(1) * 10_000 + fin(2), None)]
+    for fins, graphs in cases:
+        p = parse_qnn_csv(head + fins + execs)
+        if graphs:
+            assert [b.graph_index for b in p.execute_blocks()] == [0, 1, 2] * 2 and p.n_graphs == 3
+        else:
+            # graph count unknown; execute times alternate with period 3: said, not split
+            assert p.n_graphs == 0 and any("period 3" in w for w in p.warnings)

@@ -385,10 +385,13 @@ def _graphs_finalized(blocks: list[QnnBlock]) -> int | None:
     if not seq:
         return None
     distinct = list(dict.fromkeys(seq))
-    if len(distinct) == len(seq):
-        return len(seq)
-    prefixes = [k for j in range(1, len(distinct) + 1) for k in distinct[:j]]
-    return len(distinct) if prefixes == seq else None
+    d = len(distinct)
+    if d == len(seq):
+        return d
+    if len(seq) != d * (d + 1) // 2:          # checked first: the prefix list grows as d²
+        return None
+    prefixes = [k for j in range(1, d + 1) for k in distinct[:j]]
+    return d if prefixes == seq else None
 
 
 def _alternation_period(executes: list[QnnBlock], max_period: int = 8) -> int | None:
