@@ -66,10 +66,15 @@ def test_runtrace_replaces_the_estimate():
     assert p["clock_mhz_measured_per_execute"] == pytest.approx([806.365, 1868.14, 1894.34])
     assert p["clock_mhz_used"] == pytest.approx(1868.14)
     assert p["clock_mhz_est"] == pytest.approx(47827 / 22)           # still shown beside it
-    assert p["per_run"]["clock_mhz_used"] == pytest.approx([1868.14] * 3)
+    # same session: the runtrace's VTCM-acquire / power-on ticks equal the profile's values run by
+    # run, so each run is divided by its own measured clock (the cold first one ran at 806 MHz)
+    assert p["clock_measured_per_run"] is True
+    assert p["per_run"]["clock_mhz_used"] == pytest.approx([806.365, 1868.14, 1894.34])
     assert p["clock_measured_within_bounds"] is True
+    qp = read_qnn_text(TXT)
     for o in p["ops"]:
-        assert o["est_us_p50"] == pytest.approx(o["cycles_p50"] / 1868.14)
+        per_run = [b.node_cycles[b.node_names.index(o["qnn_name"])] for b in qp.execute_blocks()]
+        assert o["est_us_p50"] == pytest.approx(np.median(np.array(per_run) / [806.365, 1868.14, 1894.34]))
         assert o["est_us_at_clock"] == pytest.approx(o["cycles_p50"] / 1868.14)
     assert r["runtrace"]["clock_mhz"] == pytest.approx(1868.14) and not r["warnings"]
     out = CliRunner().invoke(main, ["qnn", "--qnn-csv", str(TXT), "--runtrace", str(RT)],
@@ -85,6 +90,15 @@ def test_runtrace_outside_the_bounds_is_said():
     (p,) = r["partitions"]
     assert p["clock_bound"] == "effective" and p["clock_measured_within_bounds"] is False
     assert any("outside this profile's bounds" in w for w in r["warnings"])
+    assert p["clock_measured_per_run"] is True      # its own runtrace: same executes
+
+
+def test_runtrace_of_another_run_gives_one_clock():
+    """chain8's runtrace with indep8's profile: executes do not match, so its p50 is used for all."""
+    r = qnn.qnn_report(qnn_profile=read_qnn_text(Q / "indep8_native_sm8650.profile.txt"), runtrace=read_runtrace(RT))
+    (p,) = r["partitions"]
+    assert p["clock_measured_per_run"] is False
+    assert p["per_run"]["clock_mhz_used"] == pytest.approx([1868.14] * 3)
 
 
 def test_wait_inclusive_only_is_a_lower_bound():
@@ -128,9 +142,10 @@ def test_trace_and_report_use_the_measured_clock(tmp_path):
     assert res.exit_code == 0, res.output
     ops = [e for e in json.loads(t.read_text())["traceEvents"] if e.get("cat") == "qnn_op_estimated"]
     assert len(ops) == 36
+    clocks = [806.365, 1868.14, 1894.34]
     for e in ops:
         assert e["args"]["clock_source"] == "runtrace"
-        assert e["args"]["est_us"] == pytest.approx(e["args"]["cycles"] / 1868.14, abs=1e-3)
+        assert e["args"]["est_us"] == pytest.approx(e["args"]["cycles"] / clocks[e["args"]["run"]], abs=1e-3)
     h = tmp_path / "r.html"
     res = CliRunner().invoke(main, ["report", str(ETD), "--runtrace", str(RT), "-o", str(h)])
     assert res.exit_code == 0, res.output

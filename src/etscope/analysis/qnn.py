@@ -374,8 +374,33 @@ def measured_clock(runtrace) -> dict | None:
     per = runtrace.graph_execute_mhz()
     if per.size == 0:
         return None
+    from etscope.formats.runtrace import GRAPH_EXECUTE
+
     return {"mhz": float(np.median(per)), "per_execute": [float(x) for x in per],
-            "path": runtrace.path, "graphs": runtrace.graphs}
+            "path": runtrace.path, "graphs": runtrace.graphs,
+            # per execute of the runtrace, to tie its executes to a profile's runs
+            "graph_mhz": runtrace.per_execute(GRAPH_EXECUTE)[:, 1],
+            "ticks": {VTCM_ACQUIRE: runtrace.per_execute("VTCM Acquire")[:, 0],
+                      POWER_ON: runtrace.per_execute("Resource Power On")[:, 0]}}
+
+
+def _runs_match(s: QnnSeries, measured: dict) -> bool:
+    """Whether the runtrace recorded these very runs: one graph, as many executes as runs, and its
+    VTCM-acquire / power-on tick counts equal to the profile's values of those events, run by run
+    (they are the same counters; see formats/runtrace.py)."""
+    if len(measured["graphs"]) != 1 or measured["graph_mhz"].size != len(s.runs):
+        return False
+    if np.isnan(measured["graph_mhz"]).any():
+        return False
+    compared = 0
+    for key, ticks in measured["ticks"].items():
+        v = s.roots.get(key)
+        if v is None or np.isnan(v).any() or np.isnan(ticks).any():
+            continue
+        if not np.array_equal(v, ticks):
+            return False
+        compared += 1
+    return compared > 0
 
 
 def _clock_fields(s: QnnSeries, clock: dict, measured: dict | None) -> tuple[dict, np.ndarray]:
@@ -383,7 +408,8 @@ def _clock_fields(s: QnnSeries, clock: dict, measured: dict | None) -> tuple[dic
     runtrace's measured clock when given, else the per-run estimate)."""
     est = clock["clock_mhz"]
     ok = est[~np.isnan(est)]
-    used = np.full(len(s.runs), measured["mhz"]) if measured else est
+    per_run = bool(measured) and _runs_match(s, measured)
+    used = measured["graph_mhz"].copy() if per_run else np.full(len(s.runs), measured["mhz"]) if measured else est
     lo, hi = _p50(clock["bound_lo"]), _p50(clock["bound_hi"])
     out = {
         "clock_mhz_bounds": [lo, hi],
@@ -394,6 +420,9 @@ def _clock_fields(s: QnnSeries, clock: dict, measured: dict | None) -> tuple[dic
         "clock_source": "runtrace" if measured else ("estimate" if ok.size else None),
         "clock_mhz_used": _p50(used),
         "clock_measured_within_bounds": None,
+        # True: the runtrace holds these very runs (matched by VTCM-acquire / power-on ticks), so
+        # each run's cycles are divided by that run's measured clock; False: by the runtrace's p50.
+        "clock_measured_per_run": per_run if measured else None,
     }
     if measured and (lo is not None or hi is not None):
         m = measured["mhz"]

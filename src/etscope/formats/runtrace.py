@@ -20,7 +20,12 @@ Per execute: a ``QNN DSP Execute`` span holding ``VTCM Acquire``, ``Resource Pow
 (``summary_time_us`` = ticks ÷ 19.2); ``summary_htp_frequency_ghz`` = cycles ÷ that time, which
 the reader re-derives from ``stat_*_cycles`` and ``summary_time_us`` and checks (1 % tolerance).
 The clock of the graph itself is that of its ``Graph Execute`` spans (:meth:`RunTrace.graph_execute_mhz`):
-0.81 GHz for the cold first execute, 1.87 and 1.89 GHz warm in the real file.
+0.81 GHz for the cold first execute, 1.87 and 1.89 GHz warm in the real file. Events after the
+k-th ``QNN DSP Execute`` belong to execute k (``execute`` column). In the real files the tick
+durations of ``VTCM Acquire`` and ``Resource Power On`` equal, execute by execute, the values QNN's
+profile of the same run reports as ``Time for initial VTCM acquire`` and ``Time for HVX + HMX power
+on and acquire`` (964/194/76 and 11947/33/9 in chain8): that ties a runtrace's executes to a
+profile's runs.
 
 Every number is checked (finite, non-negative, end ≥ start, frequency in (0, 10) GHz); bad input
 raises :class:`FormatError`. Torch-free, JSON only.
@@ -35,10 +40,11 @@ import numpy as np
 from etscope.errors import FormatError
 from etscope.formats.qnn_names import head_text, load_json, read_input_bytes
 
-__all__ = ["GRAPH_EXECUTE", "RunTrace", "parse_runtrace", "read_runtrace", "sniff"]
+__all__ = ["DSP_EXECUTE", "GRAPH_EXECUTE", "RunTrace", "parse_runtrace", "read_runtrace", "sniff"]
 
 ARTIFACT_TYPE = "RUN_TRACE"
 GRAPH_EXECUTE = "Graph Execute"
+DSP_EXECUTE = "QNN DSP Execute"
 _MAX_EVENTS = 10_000_000
 _MAX_GHZ = 10.0
 _TOLERANCE = 0.01
@@ -61,6 +67,7 @@ class RunTrace:
     ticks: np.ndarray      # float64
     time_us: np.ndarray    # float64
     mhz: np.ndarray        # float64
+    execute: np.ndarray    # int64: index of the 'QNN DSP Execute' span at or before the event, -1 before any
     warnings: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
@@ -73,6 +80,15 @@ class RunTrace:
             m &= self.graph == graph
         v = self.mhz[m]
         return v[~np.isnan(v)]
+
+    def per_execute(self, name: str) -> np.ndarray:
+        """Per execute (0..executes-1): the first span called ``name`` as (ticks, mhz) rows, NaN where
+        an execute has none."""
+        n = int(self.execute.max()) + 1 if len(self) else 0
+        out = np.full((n, 2), np.nan)
+        for i in np.flatnonzero((self.name == name) & (self.execute >= 0))[::-1]:   # first one wins
+            out[self.execute[i]] = (self.ticks[i], self.mhz[i])
+        return out
 
     @property
     def graphs(self) -> list[str]:
@@ -133,7 +149,8 @@ def _parse(doc, path: str) -> RunTrace:
         raise FormatError("not a QNN runtrace: no 'traceEvents' list", file=path)
     if len(events) > _MAX_EVENTS:
         raise FormatError(f"more than {_MAX_EVENTS} trace events", file=path)
-    names, graphs, cycles, ticks, time_us, mhz = [], [], [], [], [], []
+    names, graphs, cycles, ticks, time_us, mhz, execute = [], [], [], [], [], [], []
+    n_exec = 0
     for i, ev in enumerate(events):
         where = f"traceEvents[{i}]"
         if not isinstance(ev, dict):
@@ -159,6 +176,9 @@ def _parse(doc, path: str) -> RunTrace:
             warnings.append(f"{where} ({nm}): summary_htp_frequency_ghz {ghz:g} differs from "
                             f"cycles ÷ summary_time_us = {derived:.6g} GHz; the file's value is used")
         f = ghz if ghz is not None else derived
+        if nm == DSP_EXECUTE:
+            n_exec += 1
+        execute.append(n_exec - 1)
         names.append(nm)
         graphs.append(g)
         cycles.append(cyc)
@@ -170,7 +190,8 @@ def _parse(doc, path: str) -> RunTrace:
     return RunTrace(path=path, version=version, name=np.array(names, dtype=object),
                     graph=np.array(graphs, dtype=object), cycles=np.array(cycles, dtype=np.float64),
                     ticks=np.array(ticks, dtype=np.float64), time_us=np.array(time_us, dtype=np.float64),
-                    mhz=np.array(mhz, dtype=np.float64), warnings=warnings[:50])
+                    mhz=np.array(mhz, dtype=np.float64), execute=np.array(execute, dtype=np.int64),
+                    warnings=warnings[:50])
 
 
 def read_runtrace(path, *, max_bytes: int | None = None) -> RunTrace:

@@ -126,8 +126,10 @@ def clock_sentence(p: dict) -> str | None:
     if p.get("clock_source") == "runtrace":
         per = p.get("clock_mhz_measured_per_execute") or []
         spread = f", executes {_mhz(min(per))}–{_mhz(max(per))} MHz" if len(per) > 1 else ""
+        same = (" Its executes are these runs (same VTCM-acquire and power-on counts): per run, cycles are "
+                "divided by that run's measured clock (trace, export)." if p.get("clock_measured_per_run") else "")
         head = (f"HTP clock: {used:,.0f} MHz measured (runtrace 'Graph Execute', p50 of {len(per)} "
-                f"execute(s){spread}); this profile's estimate: {what}.")
+                f"execute(s){spread}); this profile's estimate: {what}.{same}")
         tail = f" Per-op µs below are cycles p50 ÷ {used:,.0f} MHz (measured)."
     else:
         head = f"HTP clock (estimate): {what}."
