@@ -326,3 +326,15 @@ def test_finalize_repeats_count_graphs():
         else:
             # graph count unknown; execute times alternate with period 3: said, not split
             assert p.n_graphs == 0 and any("period 3" in w for w in p.warnings)
+
+
+def test_graphs_executed_one_after_the_other_are_not_split_by_turn():
+    """2 graphs finalized, but the times say 'all of graph A, then all of graph B': no i mod 2 split."""
+    head = "Msg Timestamp,Message,Time,Unit of Measurement,Timing Source,Event Level,Event Identifier\n"
+    fins = "0,FINALIZE,1,US,BACKEND,ROOT,QNN (finalize) time\n" * 2 + "0,FINALIZE,2,US,BACKEND,ROOT,QNN (finalize) time\n"
+    execs = "".join(f"0,BACKEND,{v},US,BACKEND,ROOT,Accelerator (execute) time\n"
+                    f"0,EXECUTE,{v + 30},US,BACKEND,ROOT,QNN (execute) time\n"
+                    for v in (12000, 12500, 11800, 300, 280, 310))
+    p = parse_qnn_csv(head + fins + execs)
+    assert p.n_graphs == 0 and all(b.graph_index is None for b in p.execute_blocks())
+    assert any("not by turn" in w for w in p.warnings)

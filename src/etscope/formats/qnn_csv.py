@@ -36,7 +36,9 @@ Without NODE events (``basic`` profiling level) the only structure left is the o
 blocks say how many graphs were built (distinct finalize blocks, either each once or repeated as
 g1 | g1 g2 | g1 g2 g3 ...), and each inference executes every graph once, in the same order. With
 G > 1 graphs and a multiple of G execute blocks, block i goes to graph i mod G
-(``graph_split = "execute order"``, with a warning saying so). Otherwise the blocks keep
+(``graph_split = "execute order"``, with a warning saying so), unless the execute times say the
+graphs ran one after the other instead (clean ranges by consecutive blocks, none by turn: then no
+split and a warning). Otherwise the blocks keep
 ``graph_index = None`` and, when the finalize blocks name several graphs or the execute times
 alternate with a period, a warning says the executes mix graphs and cannot be told apart.
 """
@@ -354,6 +356,12 @@ def _assign_graphs(blocks: list[QnnBlock], warn) -> tuple[list[list[str]], str |
     n_graphs = _graphs_finalized(blocks)
     n = len(executes)
     if n_graphs is not None and n_graphs > 1:
+        if n % n_graphs == 0 and _looks_sequential(executes, n_graphs):
+            warn(f"{n_graphs} graphs finalized, but the execute times fall into {n_graphs} separate ranges "
+                 f"by position in the file (first {n // n_graphs} blocks, next {n // n_graphs}, ...), not "
+                 "by turn: which graph each execute belongs to is not certain, so they are not split and "
+                 "their statistics mix the graphs")
+            return names, None
         if n % n_graphs == 0:
             for i, b in enumerate(executes):
                 b.graph_index, b.graph_execute_index = i % n_graphs, i // n_graphs
@@ -394,25 +402,44 @@ def _graphs_finalized(blocks: list[QnnBlock]) -> int | None:
     return d if prefixes == seq else None
 
 
-def _alternation_period(executes: list[QnnBlock], max_period: int = 8) -> int | None:
-    """Smallest period p > 1 (dividing the block count, >= 2 blocks per position) such that the
-    blocks at each position mod p have execute times in ranges that do not overlap those of the
-    other positions. None when there is no such period (or no time to compare)."""
+def _execute_times(executes: list[QnnBlock]) -> np.ndarray | None:
+    """Each execute block's accelerator (else QNN execute) µs, or None if some block lacks it."""
     name = next((k for k in ("Accelerator (execute) time", "QNN (execute) time")
                  if all(k in b.roots for b in executes)), None)
     if name is None:
         return None
     v = np.array([b.roots[name][0] for b in executes], dtype=np.float64)
-    n = v.size
-    if np.isnan(v).any():
+    return None if np.isnan(v).any() else v
+
+
+def _separated(groups: list[np.ndarray]) -> bool:
+    """True if the groups' value ranges do not overlap."""
+    groups = sorted(groups, key=lambda g: float(g.min()))
+    return all(float(a.max()) < float(b.min()) for a, b in zip(groups, groups[1:]))
+
+
+def _alternation_period(executes: list[QnnBlock], max_period: int = 8) -> int | None:
+    """Smallest period p > 1 (dividing the block count, >= 2 blocks per position) such that the
+    blocks at each position mod p have execute times in ranges that do not overlap those of the
+    other positions. None when there is no such period (or no time to compare)."""
+    v = _execute_times(executes)
+    if v is None:
         return None
+    n = v.size
     for p in range(2, min(max_period, n // 2) + 1):
-        if n % p:
-            continue
-        groups = sorted((v[j::p] for j in range(p)), key=lambda g: float(g.min()))
-        if all(float(a.max()) < float(b.min()) for a, b in zip(groups, groups[1:])):
+        if n % p == 0 and _separated([v[j::p] for j in range(p)]):
             return p
     return None
+
+
+def _looks_sequential(executes: list[QnnBlock], g: int) -> bool:
+    """True if the times separate cleanly into g consecutive runs of blocks but not by turn (i mod g):
+    the graphs then probably executed one after the other, not in turn."""
+    v = _execute_times(executes)
+    if v is None or v.size < 2 * g:
+        return False
+    k = v.size // g
+    return _separated([v[j * k:(j + 1) * k] for j in range(g)]) and not _separated([v[j::g] for j in range(g)])
 
 
 def parse_number(raw: str, what: str, path: str) -> float:
