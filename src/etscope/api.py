@@ -20,12 +20,13 @@ from etscope.errors import FormatError
 
 
 # ---- what the views render: analysis results as plain dicts ----------------------------------------
-def summary(profile: P.Profile) -> dict:
-    s = profile.cache.get("views_summary")
+def summary(profile: P.Profile, runtrace=None) -> dict:
+    key = "views_summary" if runtrace is None else ("views_summary", _rt_key(runtrace))
+    s = profile.cache.get(key)
     if s is None:
         from etscope.analysis.summary import summarize
 
-        s = profile.cache["views_summary"] = summarize(profile)
+        s = profile.cache[key] = summarize(profile, runtrace=runtrace)
     return s
 
 
@@ -35,10 +36,10 @@ def ops(profile: P.Profile) -> list[dict]:
     return op_table(profile)
 
 
-def qnn(profile: P.Profile, qhas=None, optrace=None, notes: list[str] | None = None) -> dict | None:
+def qnn(profile: P.Profile, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=None) -> dict | None:
     """``analysis.qnn.qnn_report`` for the profile (None when there is no QNN partition and no QNN
-    file). ``qhas`` / ``optrace`` may be paths or already-read objects."""
-    key = ("views_qnn", _key(qhas), _key(optrace))
+    file). ``qhas`` / ``optrace`` / ``runtrace`` may be paths or already-read objects."""
+    key = ("views_qnn", _key(qhas), _key(optrace)) + (() if runtrace is None else (_rt_key(runtrace),))
     if key in profile.cache:
         return profile.cache[key]
     try:
@@ -53,6 +54,10 @@ def qnn(profile: P.Profile, qhas=None, optrace=None, notes: list[str] | None = N
         from etscope.formats.optrace import read_optrace
 
         optrace = read_optrace(optrace)
+    if isinstance(runtrace, (str, os.PathLike)):
+        from etscope.formats.runtrace import read_runtrace
+
+        runtrace = read_runtrace(runtrace)
     has_partitions = bool(qnn_analysis.qnn_instructions(profile))
     if not has_partitions and qhas is None and optrace is None:
         profile.cache[key] = None
@@ -65,7 +70,7 @@ def qnn(profile: P.Profile, qhas=None, optrace=None, notes: list[str] | None = N
     except (ImportError, FormatError):
         soc = None
     try:
-        result = qnn_analysis.qnn_report(profile, qhas=qhas, optrace=optrace, soc=soc)
+        result = qnn_analysis.qnn_report(profile, qhas=qhas, optrace=optrace, soc=soc, runtrace=runtrace)
     except FormatError:
         raise
     except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
@@ -118,15 +123,24 @@ def is_llm(llm: dict) -> bool:
     return len(phases) > 1 or bool(names & {"prefill", "decode"})
 
 
+def _rt_key(runtrace) -> str | None:
+    """Cache key of a runtrace given as a path or as a read RunTrace (its path)."""
+    return os.fspath(runtrace) if isinstance(runtrace, (str, os.PathLike)) else getattr(runtrace, "path", None)
+
+
 def _key(x):
     return os.fspath(x) if isinstance(x, (str, os.PathLike)) else id(x) if x is not None else None
 
 
-def view_inputs(profile: P.Profile, qhas=None, optrace=None) -> dict:
+def view_inputs(profile: P.Profile, qhas=None, optrace=None, runtrace=None) -> dict:
     """summary, ops, qnn, llm and notes: what the report, trace and export need."""
     notes: list[str] = []
-    return {"summary": summary(profile), "ops": ops(profile), "qnn": qnn(profile, qhas, optrace, notes),
-            "llm": llm(profile, notes), "notes": notes}
+    if isinstance(runtrace, (str, os.PathLike)):
+        from etscope.formats.runtrace import read_runtrace
+
+        runtrace = read_runtrace(runtrace)
+    return {"summary": summary(profile, runtrace), "ops": ops(profile),
+            "qnn": qnn(profile, qhas, optrace, notes, runtrace), "llm": llm(profile, notes), "notes": notes}
 
 
 # ---- tables -------------------------------------------------------------------------------------------

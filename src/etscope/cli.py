@@ -47,6 +47,20 @@ def main():
     """
 
 
+def _runtrace_option(f):
+    return click.option("--runtrace", type=str,
+                        help="QNN runtrace JSON (*_runtrace.json, RUN_TRACE): the measured HTP clock, used "
+                             "instead of the estimate to turn cycles into µs.")(f)
+
+
+def _read_runtrace(path):
+    if path is None:
+        return None
+    from etscope.formats.runtrace import read_runtrace
+
+    return read_runtrace(path)
+
+
 def _inputs(f):
     f = click.option("--method", help="Method the runs executed (default: the one that fits; when the ETDump "
                                       "holds runs of several methods, the one with most runs).")(f)
@@ -75,12 +89,14 @@ def _emit_json(obj):
 
 @main.command()
 @_inputs
+@_runtrace_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in README).")
-def summary(etdump, etrecord, pte, method, as_json):
+def summary(etdump, etrecord, pte, method, runtrace, as_json):
     """Reading guide: what contains what, what ran where, in true units."""
     from etscope.analysis.summary import summarize
 
-    s = summarize(_load(etdump, etrecord, pte, method))
+    rt = _read_runtrace(runtrace)
+    s = summarize(_load(etdump, etrecord, pte, method), runtrace=rt)
     if as_json:
         _emit_json(s)
     else:
@@ -120,16 +136,17 @@ def ops(etdump, etrecord, pte, method, as_json, limit):
 @click.option("--optrace", type=str, help="optrace JSON (Chrome trace, cycles).")
 @click.option("--qnn-csv", "qnn_csv", type=str,
               help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")
+@_runtrace_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--top", type=click.IntRange(min=0), default=25, show_default=True, help="Per-op rows to print.")
-def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, as_json, top):
+def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, as_json, top):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
     from etscope.qnn_inputs import load_qnn_inputs
 
     if not any((etdump, qhas, optrace, qnn_csv)):
         raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv")
-    _require_files(etdump, etrecord, pte, qhas, optrace, qnn_csv)
-    report = load_qnn_inputs(etdump, etrecord, pte, method, qhas, optrace, qnn_csv)
+    _require_files(etdump, etrecord, pte, qhas, optrace, qnn_csv, runtrace)
+    report = load_qnn_inputs(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace)
     if as_json:
         _emit_json({"schema": "etscope.qnn/1", "inputs": report.pop("inputs"), "qnn": report})
     else:
@@ -213,13 +230,15 @@ def _size(n: int) -> str:
 
 @main.command()
 @_view_inputs
+@_runtrace_option
 @click.option("-o", "--output", default="report.html", show_default=True, type=str,
               help="HTML file to write (one file, works offline).")
 @click.option("--compare", "compare_etdump", type=str,
               help="Base ETDump: add a 'Compared with base' section (as etscope diff BASE ETDUMP).")
 @click.option("--compare-etrecord", type=str, help="ETRecord of the base run.")
 @click.option("--compare-pte", type=str, help=".pte of the base run.")
-def report(etdump, etrecord, pte, method, qhas, optrace, output, compare_etdump, compare_etrecord, compare_pte):
+def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, compare_etdump, compare_etrecord,
+           compare_pte):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
     import os
 
@@ -229,7 +248,8 @@ def report(etdump, etrecord, pte, method, qhas, optrace, output, compare_etdump,
 
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
-    out = _output(output, etdump, etrecord, pte, qhas, optrace, compare_etdump, compare_etrecord, compare_pte)
+    out = _output(output, etdump, etrecord, pte, qhas, optrace, runtrace, compare_etdump, compare_etrecord,
+                  compare_pte)
     profile = _load(etdump, etrecord, pte, method)
     compare = None
     if compare_etdump is not None:
@@ -237,7 +257,7 @@ def report(etdump, etrecord, pte, method, qhas, optrace, output, compare_etdump,
 
         compare = compare_view(_with_runs(_load(compare_etdump, compare_etrecord, compare_pte, None), compare_etdump),
                                _with_runs(profile, etdump))
-    v = api.view_inputs(profile, qhas, optrace)
+    v = api.view_inputs(profile, qhas, optrace, runtrace=_read_runtrace(runtrace))
     w = write_report(out, profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
                      notes=v["notes"], compare=compare)
     _wrote(out, f"({_size(w['bytes'])}): open it in a browser"
@@ -282,19 +302,20 @@ def _runs_in(ranges, n_runs: int, spec: str):
 
 @main.command()
 @_view_inputs
+@_runtrace_option
 @click.option("-o", "--output", default="trace.json", show_default=True, type=str,
               help="Trace file to write (Chrome / Perfetto JSON).")
 @click.option("--runs", "runs_spec", help="Only these Execute runs, e.g. 0:10 or 3,7 (default: all).")
-def trace(etdump, etrecord, pte, method, qhas, optrace, output, runs_spec):
+def trace(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, runs_spec):
     """Perfetto / chrome://tracing timeline (µs): runs in sequence, one track per partition."""
     from etscope import api
     from etscope.render.trace import build_trace, write_trace
 
     ranges = _parse_runs(runs_spec)
-    out = _output(output, etdump, etrecord, pte, qhas, optrace)
+    out = _output(output, etdump, etrecord, pte, qhas, optrace, runtrace)
     profile = _load(etdump, etrecord, pte, method)
     runs = _runs_in(ranges, profile.n_runs, runs_spec)
-    v = api.view_inputs(profile, qhas, optrace)
+    v = api.view_inputs(profile, qhas, optrace, runtrace=_read_runtrace(runtrace))
     t = build_trace(profile, qnn=v["qnn"], runs=runs)
     t["otherData"]["notes"] = v["notes"] + t["otherData"]["notes"]
     write_trace(out, t)

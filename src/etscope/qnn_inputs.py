@@ -27,7 +27,7 @@ def read_qnn_profile(path: str):
 
 
 def load_qnn_inputs(etdump=None, etrecord=None, pte=None, method=None, qhas=None, optrace=None,
-                    qnn_csv=None) -> dict:
+                    qnn_csv=None, runtrace=None) -> dict:
     from etscope.analysis.qnn import qnn_report
 
     profile = None
@@ -46,10 +46,16 @@ def load_qnn_inputs(etdump=None, etrecord=None, pte=None, method=None, qhas=None
 
         ot = read_optrace(optrace)
     qp = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
+    rt = None
+    if runtrace is not None:
+        from etscope.formats.runtrace import read_runtrace
+
+        rt = read_runtrace(runtrace)
     soc = soc_from_pte(profile.pte if profile is not None else None, pte if profile is None else None)
-    report = qnn_report(profile, qhas=q, optrace=ot, qnn_profile=qp, soc=soc)
+    report = qnn_report(profile, qhas=q, optrace=ot, qnn_profile=qp, soc=soc, runtrace=rt)
     report["inputs"] = {k: os.fspath(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte),
-                                                     ("qhas", qhas), ("optrace", optrace), ("qnn_csv", qnn_csv))
+                                                     ("qhas", qhas), ("optrace", optrace), ("qnn_csv", qnn_csv),
+                                                     ("runtrace", runtrace))
                         if v is not None}
     return report
 

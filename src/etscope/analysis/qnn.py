@@ -294,8 +294,9 @@ def series_from_qnn_profile(qp) -> list[QnnSeries]:
             for nm, cyc in zip(b.node_names, b.node_cycles):
                 mat[row[nm], j] = cyc
         notes = []
-        if len(graphs) > 1 and all(b.graph_index is None for b in blocks):
-            notes.append("the file does not say which graph each execute belongs to")
+        if getattr(qp, "graph_split", None) == "execute order":
+            notes.append(f"graph told apart by execute order only (block i -> graph i mod {len(graphs)}; "
+                         "basic level has no per-op names and the file names no graph)")
         out.append(QnnSeries(key=f"graph {g}", instruction_id=None, runs=np.arange(n), roots=roots,
                              node_names=names, node_values=mat, node_unit=["cycles"] * len(names),
                              source=qp.source, notes=notes))
@@ -325,22 +326,32 @@ def _stats(a) -> dict | None:
 def clock_estimate(s: QnnSeries) -> dict:
     """HTP clock per run = accelerator cycles ÷ accelerator µs (excluding wait when present).
 
-    The µs values are whole numbers, so each estimate carries ±0.5 µs of quantisation: the range
-    says how precise it is. Derived, never measured: labelled as an estimate everywhere.
+    The two times bracket the clock: cycles ÷ 'Accelerator (execute) time' (waits included) is a
+    lower bound, cycles ÷ 'Accelerator (execute excluding wait) time' an upper bound (SM8650 warm
+    run: 1,040 … 2,174 MHz; its runtrace measured 1,868 MHz). The estimate is cycles ÷ the
+    excluding-wait time (the upper bound) when present, else cycles ÷ the wait-inclusive time (the
+    lower bound). ``bound_lo``/``bound_hi`` also allow ±0.5 µs for QNN's whole-µs values;
+    ``lo``/``hi`` are that rounding alone around the estimate. Derived, never measured.
     """
     cycles = s.roots.get(ACCEL_CYCLES)
     basis = ACCEL_EXCL_WAIT_US if ACCEL_EXCL_WAIT_US in s.roots else ACCEL_US if ACCEL_US in s.roots else None
     n = len(s.runs)
+    nan = np.full(n, np.nan)
     if cycles is None or basis is None:
         missing = [k[0] for k in (ACCEL_CYCLES, ACCEL_US) if k not in s.roots]
-        return {"clock_mhz": np.full(n, np.nan), "lo": np.full(n, np.nan), "hi": np.full(n, np.nan),
-                "basis": None, "warning": "no clock estimate: the profile lacks " + " and ".join(
+        return {"clock_mhz": nan, "lo": nan, "hi": nan, "bound_lo": nan, "bound_hi": nan,
+                "basis": None, "bound": None,
+                "warning": "no clock estimate: the profile lacks " + " and ".join(
                     f"'{m}'" for m in missing) + " (per-op times need QNN profile level 'detailed')"}
     us = s.roots[basis]
     with np.errstate(divide="ignore", invalid="ignore"):
         mhz = np.where(us > 0, cycles / us, np.nan)
         lo = np.where(us > 0, cycles / (us + 0.5), np.nan)
         hi = np.where(us > 0.5, cycles / (us - 0.5), np.nan)
+        wait_us = s.roots.get(ACCEL_US)
+        bound_lo = np.where(wait_us > 0, cycles / (wait_us + 0.5), np.nan) if wait_us is not None else nan
+        excl = s.roots.get(ACCEL_EXCL_WAIT_US)
+        bound_hi = np.where(excl > 0.5, cycles / (excl - 0.5), np.nan) if excl is not None else nan
     warning = None
     p50 = np.nanmedian(mhz) if (~np.isnan(mhz)).any() else np.nan
     if p50 > PLAUSIBLE_MAX_CLOCK_MHZ:
@@ -348,7 +359,77 @@ def clock_estimate(s: QnnSeries) -> dict:
                    "are summed over HVX/HMX threads that ran in parallel. The 'clock' is then an "
                    "effective rate, and per-op µs estimates share the measured accelerator time out in "
                    "proportion to cycles")
-    return {"clock_mhz": mhz, "lo": lo, "hi": hi, "basis": basis[0], "warning": warning}
+    # What the estimate is: "between" (both times: lower and upper bound known), "upper"/"lower"
+    # (one time only), "effective" (above any core clock: cycles summed over parallel threads, so
+    # neither time bounds a clock).
+    bound = "effective" if warning else "between" if basis == ACCEL_EXCL_WAIT_US and wait_us is not None \
+        else "upper" if basis == ACCEL_EXCL_WAIT_US else "lower"
+    return {"clock_mhz": mhz, "lo": lo, "hi": hi, "bound_lo": bound_lo, "bound_hi": bound_hi,
+            "basis": basis[0], "bound": bound, "warning": warning}
+
+
+def measured_clock(runtrace) -> dict | None:
+    """The HTP clock a runtrace measured: p50 over its 'Graph Execute' spans (all executes; the
+    cold first one included, as in the profile's own p50 over runs)."""
+    if runtrace is None:
+        return None
+    per = runtrace.graph_execute_mhz()
+    if per.size == 0:
+        return None
+    from etscope.formats.runtrace import GRAPH_EXECUTE
+
+    return {"mhz": float(np.median(per)), "per_execute": [float(x) for x in per],
+            "path": runtrace.path, "graphs": runtrace.graphs,
+            # per execute of the runtrace, to tie its executes to a profile's runs
+            "graph_mhz": runtrace.per_execute(GRAPH_EXECUTE)[:, 1],
+            "ticks": {VTCM_ACQUIRE: runtrace.per_execute("VTCM Acquire")[:, 0],
+                      POWER_ON: runtrace.per_execute("Resource Power On")[:, 0]}}
+
+
+def _runs_match(s: QnnSeries, measured: dict) -> bool:
+    """Whether the runtrace recorded these very runs: one graph, as many executes as runs, and its
+    VTCM-acquire / power-on tick counts equal to the profile's values of those events, run by run
+    (they are the same counters; see formats/runtrace.py)."""
+    if len(measured["graphs"]) != 1 or measured["graph_mhz"].size != len(s.runs):
+        return False
+    if np.isnan(measured["graph_mhz"]).any():
+        return False
+    compared = 0
+    for key, ticks in measured["ticks"].items():
+        v = s.roots.get(key)
+        if v is None or np.isnan(v).any() or np.isnan(ticks).any():
+            continue
+        if not np.array_equal(v, ticks):
+            return False
+        compared += 1
+    return compared > 0
+
+
+def _clock_fields(s: QnnSeries, clock: dict, measured: dict | None) -> tuple[dict, np.ndarray]:
+    """The clock as reported per partition, and the per-run clock used for cycles -> µs (the
+    runtrace's measured clock when given, else the per-run estimate)."""
+    est = clock["clock_mhz"]
+    ok = est[~np.isnan(est)]
+    per_run = bool(measured) and _runs_match(s, measured)
+    used = measured["graph_mhz"].copy() if per_run else np.full(len(s.runs), measured["mhz"]) if measured else est
+    lo, hi = _p50(clock["bound_lo"]), _p50(clock["bound_hi"])
+    out = {
+        "clock_mhz_bounds": [lo, hi],
+        "clock_bound": clock["bound"],
+        "clock_mhz_est_per_run_range": [float(ok.min()), float(ok.max())] if ok.size else None,
+        "clock_mhz_measured": measured["mhz"] if measured else None,
+        "clock_mhz_measured_per_execute": measured["per_execute"] if measured else None,
+        "clock_source": "runtrace" if measured else ("estimate" if ok.size else None),
+        "clock_mhz_used": _p50(used),
+        "clock_measured_within_bounds": None,
+        # True: the runtrace holds these very runs (matched by VTCM-acquire / power-on ticks), so
+        # each run's cycles are divided by that run's measured clock; False: by the runtrace's p50.
+        "clock_measured_per_run": per_run if measured else None,
+    }
+    if measured and (lo is not None or hi is not None):
+        m = measured["mhz"]
+        out["clock_measured_within_bounds"] = bool((lo is None or m >= lo) and (hi is None or m <= hi))
+    return out, used
 
 
 def cold_runs(s: QnnSeries) -> list[int]:
@@ -362,15 +443,20 @@ def cold_runs(s: QnnSeries) -> list[int]:
     return [int(s.runs[i]) for i in cold]
 
 
-def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None) -> dict:
+def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measured: dict | None = None) -> dict:
     clock = clock_estimate(s)
+    clock_fields, clock_used = _clock_fields(s, clock, measured)
     n = len(s.runs)
     accel = s.roots.get(ACCEL_CYCLES)
     node_sum = np.nansum(s.node_values, axis=0) if s.node_values.size else np.zeros(n)
     has_nodes = ~np.isnan(s.node_values).all(axis=0) if s.node_values.size else np.zeros(n, bool)
     levels = _levels(s)
     checks = _checks(s, node_sum, has_nodes, levels)
-    ops = _ops(s, clock, accel, graph, qhas_ops)
+    ops = _ops(s, dict(clock, clock_mhz=clock_used), accel, graph, qhas_ops)
+    used_p50 = clock_fields["clock_mhz_used"]
+    for o in ops:       # the one per-op time the text shows: cycles p50 ÷ the clock stated above it
+        o["est_us_at_clock"] = (o["cycles_p50"] / used_p50 if o["unit"] == "cycles" and used_p50
+                                and o["cycles_p50"] is not None else None)
     matched = sum(1 for o in ops if o["node"])
     named = sum(1 for o in ops if o["graph_op"])
     part = {
@@ -387,6 +473,7 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None) -> di
         "clock_mhz_est_range": [_p50(clock["lo"]), _p50(clock["hi"])],
         "clock_basis": clock["basis"],
         "clock_is_estimate": True,
+        **clock_fields,
         "clock_warning": clock["warning"],
         "cold_runs": cold_runs(s),
         "accumulating": s.accumulating,
@@ -403,6 +490,7 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None) -> di
             "accel_cycles": _list(accel),
             "node_cycles_sum": _list(np.where(has_nodes, node_sum, np.nan)),
             "clock_mhz_est": _list(clock["clock_mhz"]),
+            "clock_mhz_used": _list(clock_used),
             "power_on_us": _list(s.roots.get(POWER_ON)),
         },
         "ops": ops,
@@ -649,7 +737,7 @@ def optrace_summary(trace) -> dict:
 
 # ---- entry point ------------------------------------------------------------------------------------
 def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
-               soc: dict | None = None) -> dict:
+               soc: dict | None = None, runtrace=None) -> dict:
     """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``)."""
     graph = None
     if profile is not None and profile.etrecord is not None:
@@ -661,7 +749,8 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         series += series_from_profile(profile)
     if qnn_profile is not None:
         series += series_from_qnn_profile(qnn_profile)
-    partitions = [analyse_series(s, graph, qhas_ops) for s in series]
+    measured = measured_clock(runtrace)
+    partitions = [analyse_series(s, graph, qhas_ops, measured) for s in series]
     if profile is not None:
         for p in partitions:
             ins = profile.instructions.get(p["instruction_id"]) if p["instruction_id"] is not None else None
@@ -677,6 +766,9 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         if p["unmatched_ops"]:
             warnings.append(f"{p['key']}: {len(p['unmatched_ops'])} QNN op(s) not found in the ETRecord "
                             f"graph, e.g. {p['unmatched_ops'][0]}")
+    if qnn_profile is not None:
+        warnings += [f"{qnn_profile.source}: {w}" for w in qnn_profile.warnings]
+    warnings += _clock_warnings(partitions, runtrace, measured)
     if profile is not None and not series:
         warnings.append("no QNN events in this ETDump (QNN profile level off, or no QnnBackend partition)")
     vtcm = soc.get("vtcm_bytes") if soc else None
@@ -686,8 +778,36 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         "qhas": qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None) if qhas is not None else None,
         "optrace": optrace_summary(optrace) if optrace is not None else None,
         "soc": soc,
+        "runtrace": None if runtrace is None else {
+            "path": runtrace.path, "graphs": runtrace.graphs,
+            "clock_mhz": measured["mhz"] if measured else None,
+            "clock_mhz_per_execute": measured["per_execute"] if measured else None},
         "warnings": warnings,
     }
+
+
+def _clock_warnings(partitions: list[dict], runtrace, measured) -> list[str]:
+    out = []
+    if runtrace is None:
+        return out
+    out += [f"runtrace: {w}" for w in runtrace.warnings]
+    if measured is None:
+        out.append("runtrace: no measured 'Graph Execute' clock; per-op µs use the estimate")
+        return out
+    if len(measured["graphs"]) > 1:
+        out.append(f"runtrace: {len(measured['graphs'])} graphs; their executes' median clock is used for "
+                   "every partition")
+    for p in partitions:
+        if p["clock_measured_within_bounds"] is False:
+            lo, hi = p["clock_mhz_bounds"]
+            out.append(f"{p['key']}: the runtrace's {measured['mhz']:,.0f} MHz lies outside this profile's "
+                       f"bounds ({_mhz(lo)} … {_mhz(hi)} MHz): the runtrace may come from another session, "
+                       "or the cycles are summed over parallel HVX/HMX threads")
+    return out
+
+
+def _mhz(x) -> str:
+    return "?" if x is None else f"{x:,.0f}"
 
 
 def _lowering_graph(profile: P.Profile):

@@ -10,7 +10,7 @@ from etscope.analysis import placement
 SCHEMA = "etscope.summary/1"
 
 
-def summarize(profile: P.Profile, top: int = 10) -> dict:
+def summarize(profile: P.Profile, top: int = 10, runtrace=None) -> dict:
     lat = placement.latency_summary(profile)
     rows = placement.breakdown(profile)
     fallback = placement.fallback_ops(profile)
@@ -26,7 +26,7 @@ def summarize(profile: P.Profile, top: int = 10) -> dict:
         "delegate_calls": delegate_calls(profile),
         "load": load_events(profile),
         "memory": memory(profile),
-        "qnn": qnn_brief(profile),
+        "qnn": qnn_brief(profile, runtrace),
         "qnn_compile": qnn_compile(profile),
         "warnings": list(profile.warnings),
     }
@@ -41,15 +41,17 @@ def qnn_compile(profile: P.Profile) -> dict | None:
     return soc_from_pte(profile.pte)
 
 
-def qnn_brief(profile: P.Profile) -> list[dict] | None:
+def qnn_brief(profile: P.Profile, runtrace=None) -> list[dict] | None:
     """Per QNN partition, the nested totals (p50): what `etscope qnn` details."""
     from etscope.analysis import qnn
 
     if not qnn.qnn_instructions(profile):
         return None
-    report = qnn.qnn_report(profile)
+    report = qnn.qnn_report(profile, runtrace=runtrace)
     keys = ("instruction_id", "runs", "delegate_call_ms", "qnn_execute_us", "accel_us", "accel_excl_wait_us",
-            "accel_cycles", "clock_mhz_est", "clock_mhz_est_range", "cold_runs", "accumulating")
+            "accel_cycles", "clock_mhz_est", "clock_mhz_est_range", "cold_runs", "accumulating",
+            "clock_basis", "clock_bound", "clock_mhz_bounds", "clock_mhz_est_per_run_range", "clock_source",
+            "clock_mhz_measured", "clock_mhz_used")
     out = []
     for p in report["partitions"]:
         row = {k: p.get(k) for k in keys}

@@ -29,9 +29,18 @@ last in its group (only its own sub-events follow), so the events are cut into
 
 The CSV names no graph. With several QNN partitions (graphs) there is one execute block per
 execute per graph, in execution order, and finalize blocks may repeat (emulator ``vit_mixed_qdq``:
-finalize g1, g1, g2). Execute blocks are assigned to graphs by their NODE name sets
-(``graph_index``, first seen = 0). Blocks without NODE events (``basic`` profiling level) get
-``graph_index = None``: nothing in the file tells their graphs apart.
+finalize g1, g1, g2: QNN hands back every graph finalized so far). Execute blocks are assigned to
+graphs by their NODE name sets (``graph_index``, first seen = 0; ``graph_split = "node names"``).
+
+Without NODE events (``basic`` profiling level) the only structure left is the order: the finalize
+blocks say how many graphs were built (distinct finalize blocks, either each once or repeated as
+g1 | g1 g2 | g1 g2 g3 ...), and each inference executes every graph once, in the same order. With
+G > 1 graphs and a multiple of G execute blocks, block i goes to graph i mod G
+(``graph_split = "execute order"``, with a warning saying so), unless the execute times say the
+graphs ran one after the other instead (clean ranges by consecutive blocks, none by turn: then no
+split and a warning). Otherwise the blocks keep
+``graph_index = None`` and, when the finalize blocks name several graphs or the execute times
+alternate with a period, a warning says the executes mix graphs and cannot be told apart.
 """
 from __future__ import annotations
 
@@ -151,10 +160,13 @@ class QnnProfile:
     metadata: dict[str, str] = field(default_factory=dict)
     app_stats: list[tuple[str, str, float, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # How execute blocks were assigned to graphs: "node names", "execute order" (basic level,
+    # graph count from the finalize blocks) or None (one graph, or not told apart).
+    graph_split: str | None = None
 
     @property
     def n_graphs(self) -> int:
-        """Graphs told apart by NODE names (0 when no block has NODE events)."""
+        """Graphs told apart (by NODE names, or by execute order at basic level; 0 when none)."""
         return len(self.graph_node_names)
 
     def execute_blocks(self, graph: int | None = None) -> list[QnnBlock]:
@@ -231,10 +243,10 @@ class _Builder:
             extra=extra or {},
         )
         blocks = self._cut(table)
-        graph_names = _assign_graphs(blocks)
+        graph_names, split = _assign_graphs(blocks, self._warn)
         return QnnProfile(self.source, self.path, table, blocks, graph_names,
                           metadata=dict(metadata or {}), app_stats=list(app_stats or []),
-                          warnings=self.warnings)
+                          warnings=self.warnings, graph_split=split)
 
     def _cut(self, t: QnnEventTable) -> list[QnnBlock]:
         blocks: list[QnnBlock] = []
@@ -318,16 +330,15 @@ def _guess_kind(roots: dict) -> str:
     return "other"
 
 
-def _assign_graphs(blocks: list[QnnBlock]) -> list[list[str]]:
+def _assign_graphs(blocks: list[QnnBlock], warn) -> tuple[list[list[str]], str | None]:
+    """Set graph_index / graph_execute_index / execute_index; return the graphs' NODE names and
+    how the graphs were told apart (see the module docstring)."""
     keys: dict[frozenset, int] = {}
     names: list[list[str]] = []
     count: dict[int, int] = {}
-    n_exec = 0
-    for b in blocks:
-        if b.kind != "execute":
-            continue
-        b.execute_index = n_exec
-        n_exec += 1
+    executes = [b for b in blocks if b.kind == "execute"]
+    for i, b in enumerate(executes):
+        b.execute_index = i
         if not b.node_names:
             continue
         key = frozenset(b.node_names)
@@ -338,7 +349,97 @@ def _assign_graphs(blocks: list[QnnBlock]) -> list[list[str]]:
         b.graph_index = g
         b.graph_execute_index = count.get(g, 0)
         count[g] = b.graph_execute_index + 1
-    return names
+    if names:
+        return names, "node names"
+    if len(executes) < 2:
+        return names, None
+    n_graphs = _graphs_finalized(blocks)
+    n = len(executes)
+    if n_graphs is not None and n_graphs > 1:
+        if n % n_graphs == 0 and _looks_sequential(executes, n_graphs):
+            warn(f"{n_graphs} graphs finalized, but the execute times fall into {n_graphs} separate ranges "
+                 f"by position in the file (first {n // n_graphs} blocks, next {n // n_graphs}, ...), not "
+                 "by turn: which graph each execute belongs to is not certain, so they are not split and "
+                 "their statistics mix the graphs")
+            return names, None
+        if n % n_graphs == 0:
+            for i, b in enumerate(executes):
+                b.graph_index, b.graph_execute_index = i % n_graphs, i // n_graphs
+            warn(f"{n_graphs} graphs finalized and no per-op (NODE) events: the {n} execute blocks are "
+                 f"assigned to graphs by their order (block i -> graph i mod {n_graphs}), assuming each "
+                 "inference executes every graph once in the same order; the file names no graph")
+            return [[] for _ in range(n_graphs)], "execute order"
+        warn(f"{n_graphs} graphs finalized but {n} execute blocks (not a multiple of {n_graphs}), and no "
+             "per-op (NODE) events: which graph each execute belongs to cannot be told, so their "
+             "statistics mix the graphs")
+        return names, None
+    period = _alternation_period(executes)
+    if period is not None:
+        warn(f"execute times alternate with period {period} ({n} execute blocks): probably {period} "
+             "graphs executed in turn, but the file names no graph, has no per-op (NODE) events and no "
+             "finalize blocks to count them, so they cannot be split and their statistics mix the graphs")
+    elif n_graphs is None:
+        warn(f"no per-op (NODE) events and no finalize blocks: the file does not show how many graphs "
+             f"ran; if the model has several, their {n} execute blocks are mixed here as one graph")
+    return names, None
+
+
+def _graphs_finalized(blocks: list[QnnBlock]) -> int | None:
+    """Graphs built, from the finalize blocks: distinct ones each seen once, or repeated as QNN
+    hands back every graph finalized so far (g1 | g1 g2 | g1 g2 g3). None: no finalize blocks, or
+    a repeat pattern that says nothing certain."""
+    seq = [(tuple(b.roots.items()), tuple(b.sub_events))
+           for b in blocks if b.kind == "finalize"]
+    if not seq:
+        return None
+    distinct = list(dict.fromkeys(seq))
+    d = len(distinct)
+    if d == len(seq):
+        return d
+    if len(seq) != d * (d + 1) // 2:          # checked first: the prefix list grows as d²
+        return None
+    prefixes = [k for j in range(1, d + 1) for k in distinct[:j]]
+    return d if prefixes == seq else None
+
+
+def _execute_times(executes: list[QnnBlock]) -> np.ndarray | None:
+    """Each execute block's accelerator (else QNN execute) µs, or None if some block lacks it."""
+    name = next((k for k in ("Accelerator (execute) time", "QNN (execute) time")
+                 if all(k in b.roots for b in executes)), None)
+    if name is None:
+        return None
+    v = np.array([b.roots[name][0] for b in executes], dtype=np.float64)
+    return None if np.isnan(v).any() else v
+
+
+def _separated(groups: list[np.ndarray]) -> bool:
+    """True if the groups' value ranges do not overlap."""
+    groups = sorted(groups, key=lambda g: float(g.min()))
+    return all(float(a.max()) < float(b.min()) for a, b in zip(groups, groups[1:]))
+
+
+def _alternation_period(executes: list[QnnBlock], max_period: int = 8) -> int | None:
+    """Smallest period p > 1 (dividing the block count, >= 2 blocks per position) such that the
+    blocks at each position mod p have execute times in ranges that do not overlap those of the
+    other positions. None when there is no such period (or no time to compare)."""
+    v = _execute_times(executes)
+    if v is None:
+        return None
+    n = v.size
+    for p in range(2, min(max_period, n // 2) + 1):
+        if n % p == 0 and _separated([v[j::p] for j in range(p)]):
+            return p
+    return None
+
+
+def _looks_sequential(executes: list[QnnBlock], g: int) -> bool:
+    """True if the times separate cleanly into g consecutive runs of blocks but not by turn (i mod g):
+    the graphs then probably executed one after the other, not in turn."""
+    v = _execute_times(executes)
+    if v is None or v.size < 2 * g:
+        return False
+    k = v.size // g
+    return _separated([v[j * k:(j + 1) * k] for j in range(g)]) and not _separated([v[j::g] for j in range(g)])
 
 
 def parse_number(raw: str, what: str, path: str) -> float:

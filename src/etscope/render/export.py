@@ -119,9 +119,11 @@ def timed_mask(profile: P.Profile) -> np.ndarray:
 
 
 def clock_mhz(partition: dict, execute: int | None = None) -> float | None:
-    """Derived clock of a QNN partition (MHz) from the analysis.qnn dict: per run when it gives a
-    list/dict per run, else one value; None when unknown."""
-    per_run = (partition.get("per_run") or {}).get("clock_mhz_est") if isinstance(partition.get("per_run"), dict) else None
+    """Clock of a QNN partition (MHz) from the analysis.qnn dict: the one it converts cycles with
+    (``per_run.clock_mhz_used``: the runtrace's measured clock when given, else the per-run
+    estimate), per run when it gives a list/dict per run, else one value; None when unknown."""
+    pr = partition.get("per_run") if isinstance(partition.get("per_run"), dict) else {}
+    per_run = pr.get("clock_mhz_used", pr.get("clock_mhz_est"))
     if isinstance(per_run, list) and execute is not None and 0 <= execute < len(per_run):
         v = per_run[execute]
         if isinstance(v, (int, float)) and v == v and v > 0:

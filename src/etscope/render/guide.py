@@ -46,11 +46,13 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
         if q.get("qnn_execute_us") is not None:
             bits.append(f"contains QNN (execute) {fmt_ms(q['qnn_execute_us'] / 1e3)}")
         if q.get("accel_us") is not None:
-            bits.append(f"which contains the HTP accelerator {fmt_ms(q['accel_us'] / 1e3)}")
+            bits.append(f"which contains the HTP accelerator {fmt_ms(q['accel_us'] / 1e3)} (waits included)")
         if q.get("accel_cycles") is not None:
-            clock = (f", ≈{q['clock_mhz_est']:,.0f} MHz estimated clock" if q.get("clock_mhz_est") else "")
-            bits.append(f"= {q['accel_cycles']:,.0f} cycles{clock}, the sum of its {q['ops']} per-op rows")
+            bits.append(f"= {q['accel_cycles']:,.0f} cycles, the sum of its {q['ops']} per-op rows")
         line = ", ".join(bits) + "."
+        clock = _clock_words(q)
+        if clock:
+            line += " " + clock
         if q.get("cold_runs"):
             line += f" Run(s) {q['cold_runs']} were cold (HTP power-up)."
         if q.get("checks_failed"):
@@ -72,6 +74,32 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
         lines.append(f"Planned activation memory (from the .pte): {fmt_bytes(mem['planned_bytes'])} "
                      f"in {len(mem['planned_buffers'])} buffer(s).")
     return lines
+
+
+def _clock_words(q: dict) -> str:
+    """The HTP clock with its basis named, so the numbers beside it can be checked by division."""
+    est = q.get("clock_mhz_est")
+    if est is None:
+        return ""
+    basis = q.get("clock_basis") or "?"
+    lo, hi = q.get("clock_mhz_bounds") or (None, None)
+    excl = q.get("accel_excl_wait_us")
+    excl_txt = fmt_ms(excl / 1e3) if excl is not None else "?"
+    if q.get("clock_bound") == "between":
+        words = (f"≈{est:,.0f} MHz estimated = p50 of cycles ÷ '{basis}' ({excl_txt} p50), an upper "
+                 f"bound; cycles ÷ the time with waits is the lower bound: the clock lies in "
+                 f"{lo:,.0f}–{hi:,.0f} MHz")
+    elif q.get("clock_bound") == "lower":
+        words = (f"≥ {lo:,.0f} MHz: p50 of cycles ÷ '{basis}' ({est:,.0f} MHz) is a lower bound only (that "
+                 "time includes waits; ±0.5 µs rounding allowed for)")
+    elif q.get("clock_bound") == "upper":
+        words = f"≤ {est:,.0f} MHz estimated = p50 of cycles ÷ '{basis}', an upper bound"
+    else:
+        words = (f"{est:,.0f} MHz = p50 of cycles ÷ '{basis}', an effective rate above any HTP core clock "
+                 "(cycles summed over parallel threads)")
+    if q.get("clock_source") == "runtrace" and q.get("clock_mhz_measured") is not None:
+        return f"HTP clock {q['clock_mhz_measured']:,.0f} MHz measured (runtrace); from this profile alone: {words}."
+    return f"HTP clock {words}."
 
 
 def _num(x: float) -> str:

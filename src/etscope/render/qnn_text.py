@@ -38,12 +38,9 @@ def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> N
             adds = "" if lv["adds_us_p50"] is None else f"+{lv['adds_us_p50']:,.1f} µs: {lv['adds_over_next']}"
             t.add_row(_t(lv["name"]), val, _t(adds, 300), _t(lv["what"], 300))
         c.print(t)
-        if p["clock_mhz_est"] is not None:
-            lo, hi = p["clock_mhz_est_range"]
-            c.print(_t(f"HTP clock (estimate): {p['clock_mhz_est']:,.0f} MHz p50 "
-                       f"(±0.5 µs quantisation: {lo:,.0f}–{hi:,.0f} MHz), from Accelerator cycles ÷ "
-                       f"'{p['clock_basis']}'. Per-op µs below are cycles ÷ this estimate, per run.", 1000),
-                    soft_wrap=True)
+        line = clock_sentence(p)
+        if line:
+            c.print(_t(line, 1500), soft_wrap=True)
         if p["clock_warning"]:
             c.print(Text(clean(p["clock_warning"], 800), style="yellow"), soft_wrap=True)
         if p["cold_runs"]:
@@ -60,17 +57,17 @@ def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> N
             t = Table(title=f"Per-op HTP cycles ({len(ops)} ops, most expensive first; µs are estimates)",
                       title_justify="left")
             cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + [
-                "cycles p50", "est. µs p50", "share"]
+                "cycles p50", "est. µs", "share"]
             if have_qhas:
                 cols += ["HMX", "HVX", "DMA", "DRAM r/w", "VTCM r/w"]
             if have_graph:
                 cols += ["source"]
             for col in cols:
-                t.add_column(col, justify="right" if col in ("cycles p50", "est. µs p50", "share") else "left",
+                t.add_column(col, justify="right" if col in ("cycles p50", "est. µs", "share") else "left",
                              overflow="fold")
             for o in ops[:top]:
                 row = [_t(o["qnn_name"])] + ([_t(o["node"] or "—"), _t(o["op_type"] or "—")] if have_graph else []) + [
-                       _num(o["cycles_p50"]), _num(o["est_us_p50"], "{:,.2f}"),
+                       _num(o["cycles_p50"]), _num(o.get("est_us_at_clock"), "{:,.2f}"),
                        "—" if o["share"] is None else f"{o['share']:.1%}"]
                 if have_qhas:
                     row += [_yn(o["hmx"]), _yn(o["hvx"]), _yn(o["dma"]),
@@ -95,6 +92,49 @@ def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> N
         _render_qhas(c, q)
     for w in report.get("warnings", []):
         c.print(Text("warning: " + clean(w, 500), style="yellow"))
+
+
+def _mhz(x) -> str:
+    return "?" if x is None else f"{x:,.0f}"
+
+
+def clock_sentence(p: dict) -> str | None:
+    """The HTP clock of a partition in words: measured (runtrace) or estimated, with what bounds it
+    and what the per-op µs are divided by."""
+    est = p.get("clock_mhz_est")
+    if est is None:
+        return None
+    basis = p.get("clock_basis")
+    lo, hi = p.get("clock_mhz_bounds") or (None, None)
+    rng = p.get("clock_mhz_est_per_run_range")
+    per_run = f"; per run the estimate spans {_mhz(rng[0])}–{_mhz(rng[1])} MHz" if rng and rng[0] != rng[1] else ""
+    bound = p.get("clock_bound")
+    if bound == "between":
+        what = (f"≈{est:,.0f} MHz p50 = cycles ÷ '{basis}', an upper bound; cycles ÷ 'Accelerator (execute) "
+                f"time' (waits included) is the lower bound, so the clock lies in {_mhz(lo)}–{_mhz(hi)} MHz "
+                f"(p50 over runs, ±0.5 µs rounding included){per_run}")
+    elif bound == "lower":
+        what = (f"≥ {_mhz(lo)} MHz p50: cycles ÷ '{basis}' ({est:,.0f} MHz) is a lower bound only, as that "
+                f"time includes waits and the profile has no excluding-wait time (±0.5 µs rounding "
+                f"allowed for){per_run}")
+    elif bound == "upper":
+        what = f"≤ {est:,.0f} MHz p50 = cycles ÷ '{basis}', an upper bound{per_run}"
+    else:
+        what = (f"{est:,.0f} MHz p50 = cycles ÷ '{basis}', an effective rate, not a core clock (see the "
+                f"warning){per_run}")
+    used = p.get("clock_mhz_used")
+    if p.get("clock_source") == "runtrace":
+        per = p.get("clock_mhz_measured_per_execute") or []
+        spread = f", executes {_mhz(min(per))}–{_mhz(max(per))} MHz" if len(per) > 1 else ""
+        same = (" Its executes are these runs (same VTCM-acquire and power-on counts): per run, cycles are "
+                "divided by that run's measured clock (trace, export)." if p.get("clock_measured_per_run") else "")
+        head = (f"HTP clock: {used:,.0f} MHz measured (runtrace 'Graph Execute', p50 of {len(per)} "
+                f"execute(s){spread}); this profile's estimate: {what}.{same}")
+        tail = f" Per-op µs below are cycles p50 ÷ {used:,.0f} MHz (measured)."
+    else:
+        head = f"HTP clock (estimate): {what}."
+        tail = f" Per-op µs below are cycles p50 ÷ {used:,.0f} MHz (the estimate)." if used else ""
+    return head + tail
 
 
 def _yn(v) -> str:

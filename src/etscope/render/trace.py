@@ -168,6 +168,9 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
                 skipped_qnn += len(qnn_ops)
             else:
                 args["clock_mhz_est"] = round(clock, 1)
+                measured = part.get("clock_source") == "runtrace"
+                if measured:            # the runtrace's measured clock, not this run's estimate
+                    args["clock_source"] = "runtrace"
                 est = [v / clock for _, v in qnn_ops]        # cycles / MHz = µs
                 span_us = (e - s) / 1e3
                 scale = 1.0
@@ -179,7 +182,10 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
                     op = lookup.get((iid, nm)) or {}
                     a = {"run": ex, "instruction_id": iid, "placement": backend, "estimated": True,
                          "cycles": v, "clock_mhz_est": round(clock, 1), "est_us": round(d, 3),
-                         "note": "duration = cycles / derived clock; position inside DELEGATE_CALL unknown"}
+                         "note": "duration = cycles / " + ("measured clock (runtrace)" if measured else "derived clock")
+                                 + "; position inside DELEGATE_CALL unknown"}
+                    if measured:
+                        a["clock_source"] = "runtrace"
                     if scale != 1.0:
                         a["compressed_to_fit"] = round(scale, 4)
                     for k in ("node", "op_type", "hmx", "hvx"):

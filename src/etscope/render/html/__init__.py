@@ -249,8 +249,10 @@ def checks(summary: dict, profile: P.Profile, qnn: dict | None, tree: dict | Non
         out.append("QNN rows are in their own units (cycles, µs, counts); the QNN analysis was not available, "
                    "so no per-op times are estimated from cycles.")
     elif qnn and qnn.get("partitions"):
-        out.append("QNN per-op times are estimates: cycles divided by a clock derived from the same run "
-                   "(see the QNN section for the clock and its precision). They are not measured times.")
+        measured = any(p.get("clock_source") == "runtrace" for p in qnn["partitions"])
+        out.append("QNN per-op times are estimates: cycles divided by " + (
+            "the clock the runtrace measured" if measured else "a clock derived from the same run") +
+            " (see the QNN section for the clock and its bounds). They are not measured times.")
 
     def walk(node, path):
         kids = node.get("children") or []

@@ -456,13 +456,18 @@
     var q = DATA.qnn || {};
     var parts = q.partitions || [];
     box.appendChild(el('p', { 'class': 'hint', text: 'Each QNN partition is one DELEGATE_CALL. QNN logs its values inside it in their own units: ' +
-      'µs (QNN execute, accelerator time), cycles (accelerator total and per op). Per-op µs are estimates: cycles ÷ the clock derived from the same run.' }));
+      'µs (QNN execute, accelerator time), cycles (accelerator total and per op). Per-op µs are estimates: cycles ÷ the clock (measured by a runtrace when given, else derived per run: ' +
+      'cycles ÷ accelerator µs with waits is a lower bound, ÷ excluding-wait µs an upper bound).' }));
     parts.forEach(function (p) {
       box.appendChild(el('h3', { text: 'Partition: DELEGATE_CALL #' + p.instruction_id }));
       var cards = el('div', { 'class': 'cards' });
       [['runs', fmtNum(p.runs)], ['DELEGATE_CALL (ExecuTorch wall time)', fmtField('delegate_call_ms', p.delegate_call_ms)],
        ['QNN execute (QNN, µs)', fmtField('qnn_execute_us', p.qnn_execute_us)], ['accelerator time (QNN, µs)', fmtField('accel_us', p.accel_us)],
-       ['accelerator cycles', fmtField('accel_cycles', p.accel_cycles)], ['derived clock (estimate)', fmtField('clock_mhz_est', p.clock_mhz_est)]
+       ['accelerator cycles', fmtField('accel_cycles', p.accel_cycles)], ['derived clock (estimate)', fmtField('clock_mhz_est', p.clock_mhz_est)],
+       ['clock bounds (waits incl. … excl.)', Array.isArray(p.clock_mhz_bounds) && p.clock_mhz_bounds.some(isNum)
+         ? p.clock_mhz_bounds.map(function (v) { return isNum(v) ? fmtInt(v) : '?'; }).join(' … ') + ' MHz' : 'n/a'],
+       ['clock for per-op µs (' + (p.clock_source === 'runtrace' ? 'measured, runtrace' : 'estimate') + ')',
+         isNum(p.clock_mhz_used) ? fmtInt(p.clock_mhz_used) + ' MHz' : 'n/a']
       ].forEach(function (kv) { if (kv[1] !== 'n/a') cards.appendChild(stat(kv[0], kv[1])); });
       box.appendChild(cards);
       if (p.clock_warning) box.appendChild(el('p', { 'class': 'warn', text: p.clock_warning }));
@@ -499,9 +504,9 @@
         var color = o.hmx ? '#1b5e20' : (o.hvx ? '#66bb6a' : COLORS.npu);
         var w = Math.max(1, sc(o.cycles_p50 || 0) - labelW);
         g.appendChild(sv('rect', { 'class': 'box', x: labelW, y: y + 2, width: w, height: rowH - 5, fill: color }));
-        g.appendChild(sv('text', { x: labelW + w + 4, y: y + 13, text: fmtInt(o.cycles_p50) + ' cycles' + (isNum(o.est_us_p50) ? ' ≈ ' + fmtUs(o.est_us_p50) : '') }));
+        g.appendChild(sv('text', { x: labelW + w + 4, y: y + 13, text: fmtInt(o.cycles_p50) + ' cycles' + (isNum(o.est_us_at_clock) ? ' ≈ ' + fmtUs(o.est_us_at_clock) : '') }));
         withTip(g, function () { return [o.qnn_name, o.node ? 'graph node: ' + o.node : 'graph node: not found', o.op_type ? 'op type: ' + o.op_type : '',
-          'cycles p50: ' + fmtInt(o.cycles_p50), isNum(o.est_us_p50) ? 'estimated ' + fmtUs(o.est_us_p50) + ' (cycles ÷ derived clock)' : '',
+          'cycles p50: ' + fmtInt(o.cycles_p50), isNum(o.est_us_at_clock) ? 'estimated ' + fmtUs(o.est_us_at_clock) + ' (cycles p50 ÷ ' + fmtInt(p.clock_mhz_used) + ' MHz, ' + (p.clock_source === 'runtrace' ? 'measured' : 'estimated') + ' clock)' : '',
           isNum(o.share) ? fmtPct(o.share) + ' of the partition\'s cycles' : '', 'HMX ' + flag(o.hmx) + '  HVX ' + flag(o.hvx)]; });
         svg.appendChild(g);
       });
