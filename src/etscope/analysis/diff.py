@@ -25,6 +25,22 @@ OP_ALPHA = 0.01
 
 
 # ---- statistics -------------------------------------------------------------------------------------
+BOOTSTRAP_CHUNK_VALUES = 1 << 21   # resampled values held at once (16 MB of float64), whatever the run count
+
+
+def bootstrap_medians(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Medians of ``resamples`` bootstrap resamples of ``values``, drawn a block of resamples at a
+    time so memory stays at BOOTSTRAP_CHUNK_VALUES values (a resamples x runs matrix of 40k runs
+    would be 1.3 GB)."""
+    n = values.size
+    out = np.empty(resamples)
+    rows = max(1, BOOTSTRAP_CHUNK_VALUES // max(n, 1))
+    for start in range(0, resamples, rows):
+        k = min(rows, resamples - start)
+        out[start:start + k] = np.median(values[rng.integers(0, n, (k, n))], axis=1)
+    return out
+
+
 def bootstrap_median_ratio(base: np.ndarray, new: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
                            seed: int = 0) -> tuple[float, float, float]:
     """(change %, lo %, hi %) of median(new)/median(base) - 1, bootstrap percentile 95% interval."""
@@ -34,8 +50,8 @@ def bootstrap_median_ratio(base: np.ndarray, new: np.ndarray, resamples: int = B
         return float("nan"), float("nan"), float("nan")
     point = np.median(new) / np.median(base) - 1 if np.median(base) else float("nan")
     rng = np.random.default_rng(seed)
-    mb = np.median(base[rng.integers(0, base.size, (resamples, base.size))], axis=1)
-    mn = np.median(new[rng.integers(0, new.size, (resamples, new.size))], axis=1)
+    mb = bootstrap_medians(base, resamples, rng)
+    mn = bootstrap_medians(new, resamples, rng)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = mn / mb - 1
     ratios = ratios[np.isfinite(ratios)]
