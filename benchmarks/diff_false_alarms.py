@@ -13,7 +13,7 @@ committed tests/fixtures/diff/diff_same_*.etdump from another day) is judged.
   -> OP_ALLOWANCE_PCT.
 * False alarms: `diff.compare(a, b, fail_on_regression_pct=5)` on every ordered pair of judged
   sessions with the calibrated allowances: verdicts, gate failures; also the old rule (significant
-  within-session interval = a verdict) and groups of 3 sessions per side (t interval on the sessions' p50s).
+  within-session interval = a verdict) and groups of 3 sessions per side (t interval on the sessions' p50s with the allowance as a prior).
 * Detection: the same judged sessions against the committed variants (diff_slower: width 32;
   diff_faster: width 4; and with --conv the conv-on-CPU program) as the new side.
 
@@ -37,6 +37,7 @@ from etscope.analysis import diff, diff_noise
 from etscope.profile import load
 
 FIX = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "diff"
+SHIPPED = (diff_noise.SESSION_ALLOWANCE_PCT, diff_noise.OP_ALLOWANCE_PCT)
 
 
 def _pair_stats(a, b):
@@ -72,14 +73,18 @@ def judge(profiles, allowance, op_allowance) -> dict:
             "gate_fail_5pct": gate, "old_rule_false_alarms": old, "old_rule_rate": old / n}
 
 
-def groups(profiles, allowance, k=3) -> dict:
-    g = [profiles[i:i + k] for i in range(0, len(profiles) - k + 1, k)]
+def groups(profiles, allowance, k=3, interleaved=False) -> dict:
+    """Disjoint groups of k sessions per side: consecutive sessions (run back to back, as a CI job
+    would), or interleaved (session i, i+m, i+2m: spread over the whole measurement)."""
+    m = len(profiles) // k
+    g = ([[profiles[i + j * m] for j in range(k)] for i in range(m)] if interleaved
+         else [profiles[i:i + k] for i in range(0, len(profiles) - k + 1, k)])
     verdicts, gate = Counter(), 0
     for a, b in itertools.permutations(g, 2):
         d = diff.compare(a, b, fail_on_regression_pct=5, session_allowance_pct=allowance)
         verdicts[d["verdict"]] += 1
         gate += d["gate"]["fail"]
-    return {"sessions_per_side": k, "ordered_pairs": sum(verdicts.values()), "verdicts": dict(verdicts),
+    return {"sessions_per_side": k, "interleaved": interleaved, "ordered_pairs": sum(verdicts.values()), "verdicts": dict(verdicts),
             "gate_fail_5pct": gate}
 
 
@@ -105,14 +110,25 @@ def main(argv=None) -> int:
     c = calibrate(cal)
     allowance, op_allowance = c["session_allowance_pct"], c["op_allowance_pct"]
     res = {"sessions": len(ps), "calibration": c, "judged": judge(ev, allowance, op_allowance),
-           "judged_groups_of_3": groups(ev, allowance)}
+           "judged_with_shipped_defaults": {
+               "session_allowance_pct": SHIPPED[0], "op_allowance_pct": SHIPPED[1], **judge(ev, *SHIPPED)},
+           "judged_groups_of_3": groups(ev, allowance),
+           "judged_groups_of_3_interleaved": groups(ev, allowance, interleaved=True),
+           # Not out of sample (these sessions set the allowance), but a second period of time:
+           "calibration_half_groups_of_3": groups(cal, allowance),
+           "calibration_half_groups_of_3_interleaved": groups(cal, allowance, interleaved=True)}
     if args.also:
         other = [load(f) for f in sorted(glob.glob(args.also))]
-        res["judged_also"] = {"glob": args.also, **judge(other, allowance, op_allowance)}
+        res["judged_also"] = {"glob": args.also, **judge(other, *SHIPPED)}
     variants = {n: load(FIX / f"diff_{n}.etdump") for n in ("slower", "faster") if (FIX / f"diff_{n}.etdump").exists()}
     if args.conv:
         variants["conv_cpu"] = load(Path(args.conv) / "diff_conv_cpu.etdump")
-    res["detection_one_session_each"] = detect(ev, allowance, variants)
+    diff_noise.OP_ALLOWANCE_PCT = SHIPPED[1]
+    res["detection_one_session_each"] = detect(ev, SHIPPED[0], variants)
+    m = len(ev) // 3
+    res["detection_groups_of_3_vs_one_new_session"] = {
+        name: dict(Counter(diff.compare(ev[i:i + 3], new, session_allowance_pct=SHIPPED[0])["verdict"]
+                           for i in range(0, 3 * m, 3))) for name, new in variants.items()}
     print(json.dumps(res, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1))

@@ -153,14 +153,17 @@ def test_several_sessions_per_side_measure_the_spread(tmp_path):
     assert d["verdict"] == "regression" and d["gate"]["fail"]
 
 
-def test_session_interval_against_a_hand_computed_t_interval():
+@pytest.mark.parametrize("prior_df", [0, 2])
+def test_session_interval_against_a_hand_computed_t_interval(prior_df):
     rng = np.random.default_rng(0)
     b = [np.full(11, m) + rng.normal(0, 1e-9, 11) for m in (10.0, 12.0)]
     n = [np.full(11, m) for m in (11.0, 13.0, 12.0)]
-    change, lo, hi = diff.session_interval(b, n)
+    prior_sd = 0.2
+    change, lo, hi = diff.session_interval(b, n, prior_sd, prior_df)
     lb, ln = np.log([10.0, 12.0]), np.log([11.0, 13.0, 12.0])
-    s2 = (((lb - lb.mean()) ** 2).sum() + ((ln - ln.mean()) ** 2).sum()) / 3
-    half = 3.182 * np.sqrt(s2 * (1 / 2 + 1 / 3))
+    ss = ((lb - lb.mean()) ** 2).sum() + ((ln - ln.mean()) ** 2).sum() + prior_df * prior_sd ** 2
+    t = {3: 3.182, 5: 2.571}[3 + prior_df]
+    half = t * np.sqrt(ss / (3 + prior_df) * (1 / 2 + 1 / 3))
     pooled_b, pooled_n = np.median(np.concatenate(b)), 12.0
     assert change == pytest.approx((pooled_n / pooled_b - 1) * 100)
     assert lo == pytest.approx((np.exp(np.log(pooled_n / pooled_b) - half) - 1) * 100, rel=1e-6)

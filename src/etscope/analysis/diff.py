@@ -78,16 +78,18 @@ def t975(df: int) -> float:
     return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
 
 
-def session_interval(base: list[np.ndarray], new: list[np.ndarray]) -> tuple[float, float, float]:
+def session_interval(base: list[np.ndarray], new: list[np.ndarray], prior_sd: float = 0.0,
+                     prior_df: float = 0.0) -> tuple[float, float, float]:
     """(change %, lo %, hi %) for repeated sessions: the change is the ratio of the pooled p50s; the
     95% interval is a pooled-variance t interval on the sessions' log p50s, so its width is the
     between-session spread measured from the sessions given (one session on a side borrows the
-    other side's spread; at least one side needs two). Few sessions give a wide interval, as
-    they should (t with n_base + n_new - 2 degrees of freedom)."""
+    other side's spread). Few sessions give a wide interval, as they should (t with
+    n_base + n_new - 2 degrees of freedom). ``prior_sd``/``prior_df``: a prior session SD counted
+    as that many extra degrees of freedom (scaled inverse chi-square)."""
     base = [s[np.isfinite(s)] for s in base]
     new = [s[np.isfinite(s)] for s in new]
     base, new = [s for s in base if s.size], [s for s in new if s.size]
-    if not base or not new or len(base) + len(new) < 3:
+    if not base or not new or len(base) + len(new) + prior_df < 3:
         return float("nan"), float("nan"), float("nan")
     pb, pn = np.median(np.concatenate(base)), np.median(np.concatenate(new))
     if not (pb > 0 and pn > 0):
@@ -96,9 +98,10 @@ def session_interval(base: list[np.ndarray], new: list[np.ndarray]) -> tuple[flo
     ln = np.log([np.median(s) for s in new])
     df = len(lb) + len(ln) - 2
     ss = float(((lb - lb.mean()) ** 2).sum() + ((ln - ln.mean()) ** 2).sum())
+    ss, df = ss + prior_df * prior_sd ** 2, df + prior_df
     se = math.sqrt(ss / df * (1 / len(lb) + 1 / len(ln)))
     centre = math.log(pn / pb)
-    half = t975(df) * se
+    half = t975(int(round(df))) * se
     return (float((pn / pb - 1) * 100), float((math.exp(centre - half) - 1) * 100),
             float((math.exp(centre + half) - 1) * 100))
 
@@ -227,10 +230,12 @@ def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: floa
     samples_n = steady_samples(news, [x[1] for x in sn])
     several = max(len(bases), len(news)) >= 2
     if several:
-        change, lo, hi = session_interval([x[0] for x in sb], [x[0] for x in sn])
+        change, lo, hi = session_interval([x[0] for x in sb], [x[0] for x in sn],
+                                          diff_noise.session_sd(allowance), diff_noise.PRIOR_DF)
         how = (f"ratio of pooled p50 latencies; 95% interval from the spread of the sessions' p50s (pooled-"
-               f"variance t on their logs, {len(bases)} base and {len(news)} new session(s), "
-               f"{len(bases) + len(news) - 2} degrees of freedom)")
+               f"variance t on their logs, {len(bases)} base and {len(news)} new session(s), plus the "
+               f"between-session allowance ±{allowance:g}% as a prior worth {diff_noise.PRIOR_DF} degrees of "
+               "freedom)")
     else:
         change, lo, hi = bootstrap_median_ratio(lb, ln)
         how = (f"ratio of p50 latencies, bootstrap 95% interval over runs ({BOOTSTRAP_RESAMPLES} resamples); "
@@ -252,7 +257,7 @@ def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: floa
                "change_pct": change, "ci_pct": [lo, hi], "base_runs": int(lb.size), "new_runs": int(ln.size),
                "base_sessions": len(bases), "new_sessions": len(news),
                "warmup_runs_dropped": {"base": [x[1] for x in sb], "new": [x[1] for x in sn]},
-               "significant": significant, "session_allowance_pct": None if several else allowance,
+               "significant": significant, "session_allowance_pct": allowance,
                "method": how + f"; significant when the interval excludes 0 and |change| ≥ {min_effect_pct:g}%"}
     placement_changes = _placement_changes(base, new, samples_b, samples_n)
     reasons = _latency_reasons(verdict, change, lo, hi, allowance, session_noise, shifts, program)

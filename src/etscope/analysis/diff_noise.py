@@ -26,8 +26,18 @@ SESSION_ALLOWANCE_PCT = 160.0
 # One op's ratio against the common shift of the others (median of the ops' log ratios): 99% of
 # the calibration pairs stayed within x(1 + this/100).
 OP_ALLOWANCE_PCT = 200.0
+# With several sessions per side the allowance also serves as a prior on the session spread,
+# worth this many degrees of freedom next to the sessions' own: a few back-to-back sessions that
+# happen to agree cannot claim a spread far below the measured one (BENCHMARKS.md).
+PRIOR_DF = 2
 SUBSTANTIAL_SHARE = 0.05   # ops below this share of the base p50 latency are not judged (µs timers)
 OP_ALPHA = 0.01
+
+
+def session_sd(allowance_pct: float) -> float:
+    """SD of one session's log p50 implied by the allowance: the allowance is the 99th percentile
+    of |log ratio| of two sessions, i.e. 2.576 SDs of a difference of two sessions."""
+    return math.log(1 + allowance_pct / 100) / (2.576 * math.sqrt(2))
 
 
 def op_shifts(samples_base: dict, samples_new: dict, base_latency_ms: float, p_value) -> list[dict]:

@@ -61,7 +61,7 @@
     cards.appendChild(stat('95% confidence interval', fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]),
       D.verdict === 'inconclusive' ? 'excludes 0 within each session, but within what two sessions of one program differ by'
         : (L.significant ? 'excludes 0: a real change' : 'a change this small is not distinguishable from noise')));
-    if (isNum(L.session_allowance_pct)) cards.appendChild(stat('between-session allowance', '×' + (1 / (1 + L.session_allowance_pct / 100)).toFixed(2) + ' … ×' + (1 + L.session_allowance_pct / 100).toFixed(2), 'one session per side: a change must exceed this or be localised'));
+    if (isNum(L.session_allowance_pct)) cards.appendChild(stat('between-session allowance', '×' + (1 / (1 + L.session_allowance_pct / 100)).toFixed(2) + ' … ×' + (1 + L.session_allowance_pct / 100).toFixed(2), (L.base_sessions > 1 || L.new_sessions > 1 ? 'prior on the spread of the sessions' : 'one session per side: a change must exceed this or be localised')));
     var G = D.gate || {};
     if ((G.why || []).length) cards.appendChild(stat('CI gate', G.fail ? 'FAILED' : 'passed', 'see Gate and warnings'));
     box.appendChild(cards);
