@@ -300,12 +300,15 @@ def _latency_reasons(verdict, change, lo, hi, allowance, noise, shifts, program)
     if noise["localised"]:
         return [f"whole-run {ci}, localised: {', '.join(noise['localised_ops'])} changed far more than the "
                 f"other ops ({diff_noise.shift_text(shifts)})"]
+    source = ("measured on a shared 2-core test VM, see BENCHMARKS.md; --session-allowance sets it for a device"
+              if allowance == diff_noise.SESSION_ALLOWANCE_PCT else "--session-allowance")
     out = [f"inconclusive: whole-run {ci} within one session each, but two sessions of one unchanged program "
-           f"differ by up to ×{band:.2f} here (between-session allowance); give several sessions per side "
-           "(--base-also/--new-also) to measure that spread"]
+           f"may differ by up to ×{band:.2f} (between-session allowance, {source}); give several sessions per "
+           "side (--base-also/--new-also) to measure that spread"]
     if noise["uniform_shift"] and program["identical"] is not False:
         sure = ("the programs are identical (" + program["basis"] + ")" if program["identical"]
-                else "the ETDumps show the same instructions and delegate events (" + program["basis"] + ")")
+                else "the ETDumps show the same instructions and delegate events (the delegate blobs are not in "
+                     "an ETDump: --pte-base/--pte-new compare them)")
         out.append(f"every op shifted alike ({diff_noise.shift_text(shifts)}) and {sure}: that is an "
                    "environment change (clock, thermal state, load, core placement), not a program change")
     return out

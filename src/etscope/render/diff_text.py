@@ -67,6 +67,8 @@ def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
                       _fmt(o["new_p50"], o["unit"]),
                       "" if o["change_pct"] is None else f"{o['change_pct']:+.1f}%")
         c.print(t)
+        if d["verdict"] == "inconclusive":
+            c.print(_t("Per-op tests compare runs within the two sessions; a re-run shifts ops as well.", 300))
     else:
         c.print("No op changed significantly.")
     for q in d.get("qnn") or []:
