@@ -261,3 +261,13 @@ def test_text_view_names_its_statistic(capsys):
     text = con.export_text()
     assert "Where the time went (p50 per run, steady runs" in text and "mean" not in text
     assert "warm-up runs left out" in text
+
+
+def test_one_run_per_side_has_no_interval_and_no_verdict():
+    from etscope.profile import select_runs
+
+    a, b = load(D / "diff_same_00.etdump"), load(D / "diff_same_01.etdump")
+    one = lambda p, i: select_runs(p, np.arange(p.n_runs) == i)   # noqa: E731
+    d = diff.compare(one(a, 5), one(b, 3), fail_on_regression_pct=5)   # run 3 of b: a 4.7 ms outlier
+    assert d["verdict"] == "no_change" and not d["gate"]["fail"]
+    assert "too few runs" in d["reasons"][0]

@@ -53,6 +53,8 @@ def bootstrap_median_ratio(base: np.ndarray, new: np.ndarray, resamples: int = B
     if base.size == 0 or new.size == 0:
         return float("nan"), float("nan"), float("nan")
     point = np.median(new) / np.median(base) - 1 if np.median(base) else float("nan")
+    if base.size < 2 or new.size < 2:       # one run has no spread to resample: no interval
+        return float(point * 100), float("nan"), float("nan")
     rng = np.random.default_rng(seed)
     mb = bootstrap_medians(base, resamples, rng)
     mn = bootstrap_medians(new, resamples, rng)
@@ -290,6 +292,8 @@ def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: floa
 def _latency_reasons(verdict, change, lo, hi, allowance, noise, shifts, program) -> list[str]:
     ci = f"p50 {change:+.1f}% (95% CI {lo:+.1f}% … {hi:+.1f}%)"
     band = 1 + allowance / 100
+    if verdict == "no_change" and not (np.isfinite(lo) and np.isfinite(hi)):
+        return [f"no interval for the whole-run change (p50 {change:+.1f}%): too few runs or sessions"]
     if verdict == "no_change":
         return [f"no significant whole-run change: {ci}"]
     if noise is None:
