@@ -419,6 +419,10 @@ def _percent(ctx, param, value):
 @click.option("--fail-on-fallback", is_flag=True, help="Exit 1 when any op moved from a delegate to the CPU.")
 @click.option("--min-effect", callback=_percent, default="2%", show_default=True,
               help="Smallest change reported as significant.")
+@click.option("--session-allowance", callback=_percent,
+              help="How far two sessions of one unchanged program may differ in p50 latency, as a ratio "
+                   "(e.g. 10%: x0.91-x1.10); used with one session per side (default: measured on the "
+                   "project's test machine, see BENCHMARKS.md; measure your device).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--html", "html_path", type=str,
               help="Also write the comparison as one offline HTML page here ('-': standard output, "
@@ -430,7 +434,7 @@ def _percent(ctx, param, value):
 @click.option("--new-also", "new_also", multiple=True, type=str,
               help="More ETDumps of the new program from separate sessions (repeatable).")
 def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regression, fail_on_fallback,
-         min_effect, as_json, html_path, no_html, base_also, new_also):
+         min_effect, session_allowance, as_json, html_path, no_html, base_also, new_also):
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
     from etscope.analysis.diff import compare
     from etscope.paths import check_inputs, display
@@ -447,7 +451,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
     more_a = [_with_runs(load(x, etrecord=etrecord_base, pte=pte_base), x) for x in base_also]
     more_b = [_with_runs(load(x, etrecord=etrecord_new, pte=pte_new), x) for x in new_also]
     d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
-                fail_on_fallback=fail_on_fallback)
+                fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance)
     d["inputs"] = {"base": [display(x) for x in (base, *base_also)], "new": [display(x) for x in (new, *new_also)]}
     if as_json:
         _emit_json(d)

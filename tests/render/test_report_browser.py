@@ -243,7 +243,7 @@ def test_diff_op_table_sorts_and_filters(browser, tmp_path, artifact_dir):
 
 
 def test_diff_page_ops_moved_to_cpu_come_first_and_stand_out(browser, tmp_path, artifact_dir):
-    """A fallback the diff dict reports (schema etscope.diff/1) is the first, highlighted row."""
+    """A fallback the diff dict reports (schema etscope.diff/2) is the first, highlighted row."""
     def add_fallback(d):
         d["placement_changes"] = d["placement_changes"] + [
             {"kind": "moved_to_cpu", "op_type": "aten.linear.default", "source": "model.py:42", "count": 1,

@@ -1,10 +1,13 @@
 """Compare two profiles: noise-aware latency change, per-op changes matched by an identity that
 survives re-export, and placement changes (ops that moved between a delegate and the CPU).
 
-Statistics: the whole-run change is the ratio of p50 latencies with a bootstrap 95% confidence
-interval over runs; per-op changes use a rank test (Mann-Whitney U, normal approximation with tie
-correction) on the per-run values. A change is reported as significant only when the interval
-excludes zero (whole run) or p < 0.01 (ops) *and* the change is larger than ``min_effect``.
+Statistics: one statistic for every view, the p50 over the steady runs (leading warm-up runs
+dropped). The whole-run change is the ratio of p50 latencies with a bootstrap 95% confidence
+interval (over sessions and runs when a side has several sessions); per-op changes use a rank test
+(Mann-Whitney U, normal approximation with tie correction) on the per-run values. A change is
+significant only when the interval excludes zero (whole run) or p < 0.01 (ops) *and* it is larger
+than ``min_effect``. With one session per side the interval cannot hold the session-to-session
+spread, so :mod:`etscope.analysis.diff_noise` decides between a verdict and ``inconclusive``.
 """
 from __future__ import annotations
 
@@ -14,17 +17,34 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from etscope import profile as P
+from etscope.analysis import diff_noise, diff_placement
 from etscope.analysis import ops as ops_analysis
 from etscope.analysis import placement
 from etscope.analysis.stats import leading_warmup
 from etscope.formats.qnn_names import parse_qnn_event_name
 
-SCHEMA = "etscope.diff/1"
+SCHEMA = "etscope.diff/2"
 BOOTSTRAP_RESAMPLES = 2000
 OP_ALPHA = 0.01
 
 
 # ---- statistics -------------------------------------------------------------------------------------
+BOOTSTRAP_CHUNK_VALUES = 1 << 21   # resampled values held at once (16 MB of float64), whatever the run count
+
+
+def bootstrap_medians(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Medians of ``resamples`` bootstrap resamples of ``values``, drawn a block of resamples at a
+    time so memory stays at BOOTSTRAP_CHUNK_VALUES values (a resamples x runs matrix of 40k runs
+    would be 1.3 GB)."""
+    n = values.size
+    out = np.empty(resamples)
+    rows = max(1, BOOTSTRAP_CHUNK_VALUES // max(n, 1))
+    for start in range(0, resamples, rows):
+        k = min(rows, resamples - start)
+        out[start:start + k] = np.median(values[rng.integers(0, n, (k, n))], axis=1)
+    return out
+
+
 def bootstrap_median_ratio(base: np.ndarray, new: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES,
                            seed: int = 0) -> tuple[float, float, float]:
     """(change %, lo %, hi %) of median(new)/median(base) - 1, bootstrap percentile 95% interval."""
@@ -33,9 +53,11 @@ def bootstrap_median_ratio(base: np.ndarray, new: np.ndarray, resamples: int = B
     if base.size == 0 or new.size == 0:
         return float("nan"), float("nan"), float("nan")
     point = np.median(new) / np.median(base) - 1 if np.median(base) else float("nan")
+    if base.size < 2 or new.size < 2:       # one run has no spread to resample: no interval
+        return float(point * 100), float("nan"), float("nan")
     rng = np.random.default_rng(seed)
-    mb = np.median(base[rng.integers(0, base.size, (resamples, base.size))], axis=1)
-    mn = np.median(new[rng.integers(0, new.size, (resamples, new.size))], axis=1)
+    mb = bootstrap_medians(base, resamples, rng)
+    mn = bootstrap_medians(new, resamples, rng)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = mn / mb - 1
     ratios = ratios[np.isfinite(ratios)]
@@ -45,43 +67,45 @@ def bootstrap_median_ratio(base: np.ndarray, new: np.ndarray, resamples: int = B
     return float(point * 100), float(lo * 100), float(hi * 100)
 
 
-def hierarchical_bootstrap_ratio(base: list[np.ndarray], new: list[np.ndarray],
-                                 resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
-    """Like :func:`bootstrap_median_ratio` for repeated sessions: each resample draws sessions with
-    replacement, then runs within each drawn session, so the interval carries the
-    session-to-session noise (load, clocks, memory placement) that one session cannot show.
+# Student t 97.5% quantiles for 1..30 degrees of freedom; beyond, the Cornish-Fisher expansion.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+         2.045, 2.042)
 
-    A side with a single session borrows the other side's session-to-session spread: its resampled
-    median is multiplied by a randomly drawn session factor (session median ÷ pooled median) of
-    the side that has several sessions.
-    """
-    rng = np.random.default_rng(seed)
-    base = [s[~np.isnan(s)] for s in base if np.isfinite(s).any()]
-    new = [s[~np.isnan(s)] for s in new if np.isfinite(s).any()]
-    if not base or not new:
+
+def t975(df: int) -> float:
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959964
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+
+
+def session_interval(base: list[np.ndarray], new: list[np.ndarray], prior_sd: float = 0.0,
+                     prior_df: float = 0.0) -> tuple[float, float, float]:
+    """(change %, lo %, hi %) for repeated sessions: the change is the ratio of the pooled p50s; the
+    95% interval is a pooled-variance t interval on the sessions' log p50s, so its width is the
+    between-session spread measured from the sessions given (one session on a side borrows the
+    other side's spread). Few sessions give a wide interval, as they should (t with
+    n_base + n_new - 2 degrees of freedom). ``prior_sd``/``prior_df``: a prior session SD counted
+    as that many extra degrees of freedom (scaled inverse chi-square)."""
+    base = [s[np.isfinite(s)] for s in base]
+    new = [s[np.isfinite(s)] for s in new]
+    base, new = [s for s in base if s.size], [s for s in new if s.size]
+    if not base or not new or len(base) + len(new) + prior_df < 3:
         return float("nan"), float("nan"), float("nan")
-    donor = base if len(base) >= len(new) else new
-    pooled = np.median(np.concatenate(donor))
-    factors = np.array([np.median(s) / pooled for s in donor]) if pooled else np.ones(1)
-
-    def draw(sessions):
-        meds = np.empty(resamples)
-        for b in range(resamples):
-            pick = rng.integers(0, len(sessions), len(sessions))
-            runs = [sessions[i][rng.integers(0, sessions[i].size, sessions[i].size)] for i in pick]
-            meds[b] = np.median(np.concatenate(runs))
-        if len(sessions) == 1:
-            meds *= factors[rng.integers(0, factors.size, resamples)]
-        return meds, np.median(np.concatenate(sessions))
-
-    mb, pb = draw(base)
-    mn, pn = draw(new)
-    point = pn / pb - 1 if pb else float("nan")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = mn / mb - 1
-    ratios = ratios[np.isfinite(ratios)]
-    lo, hi = np.percentile(ratios, [2.5, 97.5]) if ratios.size else (float("nan"), float("nan"))
-    return float(point * 100), float(lo * 100), float(hi * 100)
+    pb, pn = np.median(np.concatenate(base)), np.median(np.concatenate(new))
+    if not (pb > 0 and pn > 0):
+        return float("nan"), float("nan"), float("nan")
+    lb = np.log([np.median(s) for s in base])
+    ln = np.log([np.median(s) for s in new])
+    df = len(lb) + len(ln) - 2
+    ss = float(((lb - lb.mean()) ** 2).sum() + ((ln - ln.mean()) ** 2).sum())
+    ss, df = ss + prior_df * prior_sd ** 2, df + prior_df
+    se = math.sqrt(ss / df * (1 / len(lb) + 1 / len(ln)))
+    centre = math.log(pn / pb)
+    half = t975(int(round(df))) * se
+    return (float((pn / pb - 1) * 100), float((math.exp(centre - half) - 1) * 100),
+            float((math.exp(centre + half) - 1) * 100))
 
 
 def steady_latency_ms(profile: P.Profile) -> tuple[np.ndarray, int]:
@@ -174,151 +198,184 @@ def op_samples(profile: P.Profile) -> dict[tuple, dict]:
 
 
 # ---- comparison -------------------------------------------------------------------------------------
+def steady_samples(profiles: list[P.Profile], dropped: list[int]) -> dict[tuple, dict]:
+    """:func:`op_samples` of the sessions of one side, without their warm-up runs, pooled over the
+    sessions by identity (the first session's identities)."""
+    pooled: dict[tuple, dict] = {}
+    for p, n in zip(profiles, dropped):
+        for key, info in op_samples(p).items():
+            v = np.asarray(info["values"], dtype=np.float64)[n:]
+            if key in pooled:
+                pooled[key]["values"] = np.concatenate([pooled[key]["values"], v])
+            elif p is profiles[0]:
+                pooled[key] = dict(info, values=v)
+    return pooled
+
+
 def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
-            fail_on_fallback: bool = False) -> dict:
+            fail_on_fallback: bool = False, session_allowance_pct: float | None = None) -> dict:
     """Compare two runs. ``base`` and ``new`` are Profiles, or lists of Profiles of repeated
-    sessions of the same program (the first one of each side is used for op and placement
-    identities)."""
-    bases = base if isinstance(base, (list, tuple)) else [base]
-    news = new if isinstance(new, (list, tuple)) else [new]
+    sessions of the same program (the first one of each side gives op and placement identities).
+
+    One statistic throughout: p50 over the steady runs (leading warm-up runs dropped, the same
+    runs for the verdict, the breakdown and the ops), pooled over a side's sessions.
+    ``session_allowance_pct``: how far two sessions of one program may differ (default: measured,
+    :data:`diff_noise.SESSION_ALLOWANCE_PCT`); used when each side has one session."""
+    bases = list(base) if isinstance(base, (list, tuple)) else [base]
+    news = list(new) if isinstance(new, (list, tuple)) else [new]
     base, new = bases[0], news[0]
+    allowance = diff_noise.SESSION_ALLOWANCE_PCT if session_allowance_pct is None else session_allowance_pct
     sb = [steady_latency_ms(p) for p in bases]
     sn = [steady_latency_ms(p) for p in news]
     lb, ln = np.concatenate([x[0] for x in sb]), np.concatenate([x[0] for x in sn])
-    if max(len(bases), len(news)) >= 2:
-        change, lo, hi = hierarchical_bootstrap_ratio([x[0] for x in sb], [x[0] for x in sn])
-        how = (f"ratio of p50 latencies, hierarchical bootstrap 95% interval over {len(bases)} base and "
-               f"{len(news)} new session(s) ({BOOTSTRAP_RESAMPLES} resamples; a single session borrows the "
-               "other side's session-to-session spread)")
+    samples_b = steady_samples(bases, [x[1] for x in sb])
+    samples_n = steady_samples(news, [x[1] for x in sn])
+    several = max(len(bases), len(news)) >= 2
+    if several:
+        change, lo, hi = session_interval([x[0] for x in sb], [x[0] for x in sn],
+                                          diff_noise.session_sd(allowance), diff_noise.PRIOR_DF)
+        how = (f"ratio of pooled p50 latencies; 95% interval from the spread of the sessions' p50s (pooled-"
+               f"variance t on their logs, {len(bases)} base and {len(news)} new session(s), plus the "
+               f"between-session allowance ±{allowance:g}% as a prior worth {diff_noise.PRIOR_DF} degrees of "
+               "freedom)")
     else:
         change, lo, hi = bootstrap_median_ratio(lb, ln)
         how = (f"ratio of p50 latencies, bootstrap 95% interval over runs ({BOOTSTRAP_RESAMPLES} resamples); "
-               "one session per side, so session-to-session noise is not in the interval")
+               f"one session per side, so the interval holds run-to-run noise only: a change is called only "
+               f"beyond the between-session allowance (±{allowance:g}%, as a ratio) or when localised")
     significant = bool(np.isfinite(lo) and (lo > 0 or hi < 0) and abs(change) >= min_effect_pct)
+    base_p50 = float(np.nanmedian(lb)) if lb.size else None
+    shifts = diff_noise.op_shifts(samples_b, samples_n, base_p50 or 0.0, mann_whitney_p)
+    program = diff_noise.program_identity(base, new, samples_b, samples_n)
+    session_noise = None
     verdict = "no_change"
-    if significant:
+    if significant and several:
         verdict = "regression" if change > 0 else "improvement"
-    latency = {"base_p50_ms": float(np.nanmedian(lb)) if lb.size else None,
+    elif significant:
+        session_noise = diff_noise.judge_one_session_each(change, lo, hi, shifts, allowance)
+        verdict = session_noise["verdict"]
+    latency = {"base_p50_ms": base_p50,
                "new_p50_ms": float(np.nanmedian(ln)) if ln.size else None,
                "change_pct": change, "ci_pct": [lo, hi], "base_runs": int(lb.size), "new_runs": int(ln.size),
                "base_sessions": len(bases), "new_sessions": len(news),
                "warmup_runs_dropped": {"base": [x[1] for x in sb], "new": [x[1] for x in sn]},
-               "significant": significant,
+               "significant": significant, "session_allowance_pct": allowance,
                "method": how + f"; significant when the interval excludes 0 and |change| ≥ {min_effect_pct:g}%"}
-    placement_changes = _placement_changes(base, new)
-    op_rows = _op_changes(base, new, min_effect_pct)
-    breakdown = _breakdown_change(base, new)
-    reasons = []
-    if significant:
-        reasons.append(f"whole-run p50 latency {change:+.1f}% (95% CI {lo:+.1f}% … {hi:+.1f}%)")
-    else:
-        reasons.append(f"no significant whole-run change: p50 {change:+.1f}% (95% CI {lo:+.1f}% … {hi:+.1f}%)")
+    placement_changes = diff_placement.placement_changes(base, new, samples_b, samples_n)
+    reasons = _latency_reasons(verdict, change, lo, hi, allowance, session_noise, shifts, program)
     moved_off = [c for c in placement_changes if c["kind"] == "moved_to_cpu"]
     if moved_off:
-        reasons.append(f"{len(moved_off)} op(s) moved from a delegate to the CPU")
-    gate = {"fail": False, "why": []}
-    if fail_on_regression_pct is not None and np.isfinite(lo) and lo > fail_on_regression_pct:
-        gate["fail"] = True
-        gate["why"].append(f"p50 latency got worse by {change:+.1f}% and even the low end of its 95% CI "
-                           f"({lo:+.1f}%) exceeds the {fail_on_regression_pct:g}% threshold")
-    elif fail_on_regression_pct is not None:
-        gate["why"].append(f"p50 change {change:+.1f}% (95% CI {lo:+.1f}% … {hi:+.1f}%) is not significantly "
-                           f"worse than the {fail_on_regression_pct:g}% threshold")
-    if fail_on_fallback and moved_off:
-        gate["fail"] = True
-        gate["why"].append(f"{len(moved_off)} op(s) moved off the delegate to the CPU")
+        reasons.append(f"{sum(c['count'] for c in moved_off)} op(s) moved from a delegate to the CPU")
+    undecided = [c for c in placement_changes if c.get("undecided")]
+    if undecided:
+        reasons.append(f"{sum(c['count'] for c in undecided)} new CPU op(s) may have come off a delegate: "
+                       "the ETRecords (--etrecord-base/--etrecord-new) are needed to tell")
+    gate = _gate(verdict, change, lo, hi, fail_on_regression_pct, fail_on_fallback, moved_off, undecided)
     return {
         "schema": SCHEMA,
         "verdict": verdict,
         "reasons": reasons,
+        "statistic": "p50 over the steady runs (warm-up runs dropped), pooled over each side's sessions",
         "latency": latency,
-        "breakdown": breakdown,
+        "program": program,
+        "op_shifts": shifts,
+        "session_noise": session_noise,
+        "breakdown": _breakdown_change(bases, news, [x[1] for x in sb], [x[1] for x in sn]),
         "placement_changes": placement_changes,
-        "ops": op_rows,
+        "ops": _op_changes(samples_b, samples_n, min_effect_pct),
         "qnn": _qnn_changes(base, new),
         "gate": gate,
         "warnings": [f"base: {w}" for w in base.warnings] + [f"new: {w}" for w in new.warnings],
     }
 
 
-def _breakdown_change(base: P.Profile, new: P.Profile) -> list[dict]:
-    def as_map(p):
-        return {(b["kind"], b.get("backend")): b for b in placement.breakdown(p)}
-
-    a, b = as_map(base), as_map(new)
-    out = []
-    for key in list(dict.fromkeys(list(a) + list(b))):
-        x, y = a.get(key), b.get(key)
-        out.append({"kind": key[0], "backend": key[1],
-                    "base_mean_ms": x["mean_ms"] if x else None, "new_mean_ms": y["mean_ms"] if y else None,
-                    "base_calls_per_run": x.get("calls_per_run") if x else None,
-                    "new_calls_per_run": y.get("calls_per_run") if y else None,
-                    "change_ms": (y["mean_ms"] if y else 0.0) - (x["mean_ms"] if x else 0.0)})
+def _latency_reasons(verdict, change, lo, hi, allowance, noise, shifts, program) -> list[str]:
+    ci = f"p50 {change:+.1f}% (95% CI {lo:+.1f}% … {hi:+.1f}%)"
+    band = 1 + allowance / 100
+    if verdict == "no_change" and not (np.isfinite(lo) and np.isfinite(hi)):
+        return [f"no interval for the whole-run change (p50 {change:+.1f}%): too few runs or sessions"]
+    if verdict == "no_change":
+        return [f"no significant whole-run change: {ci}"]
+    if noise is None:
+        return [f"whole-run {ci}, the interval including the spread between sessions"]
+    if noise["beyond_allowance"]:
+        return [f"whole-run {ci}: beyond the ×{1 / band:.2f}…×{band:.2f} two sessions of one unchanged "
+                "program can differ by (one session per side)"]
+    if noise["localised"]:
+        return [f"whole-run {ci}, localised: {', '.join(noise['localised_ops'])} changed far more than the "
+                f"other ops ({diff_noise.shift_text(shifts)})"]
+    source = ("measured on a shared 2-core test VM, see BENCHMARKS.md; --session-allowance sets it for a device"
+              if allowance == diff_noise.SESSION_ALLOWANCE_PCT else "--session-allowance")
+    out = [f"inconclusive: whole-run {ci} within one session each, but two sessions of one unchanged program "
+           f"may differ by up to ×{band:.2f} (between-session allowance, {source}); give several sessions per "
+           "side (--base-also/--new-also) to measure that spread"]
+    if noise["uniform_shift"] and program["identical"] is not False:
+        sure = ("the programs are identical (" + program["basis"] + ")" if program["identical"]
+                else "the ETDumps show the same instructions and delegate events (the delegate blobs are not in "
+                     "an ETDump: --pte-base/--pte-new compare them)")
+        out.append(f"every op shifted alike ({diff_noise.shift_text(shifts)}) and {sure}: that is an "
+                   "environment change (clock, thermal state, load, core placement), not a program change")
     return out
 
 
-def _delegated_op_types(profile: P.Profile) -> Counter:
-    c: Counter = Counter()
-    for ins in profile.instructions.values():
-        if ins.kind == "delegate":
-            for t in ins.op_types:
-                c[(t, ins.backend)] += 1
-    return c
+def _gate(verdict, change, lo, hi, fail_on_regression_pct, fail_on_fallback, moved_off, undecided) -> dict:
+    gate = {"fail": False, "why": []}
+    if fail_on_regression_pct is not None:
+        if verdict == "regression" and np.isfinite(lo) and lo > fail_on_regression_pct:
+            gate["fail"] = True
+            gate["why"].append(f"p50 latency got worse by {change:+.1f}% and even the low end of its 95% CI "
+                               f"({lo:+.1f}%) exceeds the {fail_on_regression_pct:g}% threshold")
+        elif verdict == "inconclusive":
+            gate["why"].append(f"p50 change {change:+.1f}% is within what two sessions of one program differ "
+                               "by; not gated (give more sessions per side to decide)")
+        else:
+            gate["why"].append(f"p50 change {change:+.1f}% (95% CI {lo:+.1f}% … {hi:+.1f}%) is not significantly "
+                               f"worse than the {fail_on_regression_pct:g}% threshold")
+    if fail_on_fallback and moved_off:
+        gate["fail"] = True
+        gate["why"].append(f"{sum(c['count'] for c in moved_off)} op(s) moved off the delegate to the CPU")
+    elif fail_on_fallback and undecided:
+        gate["why"].append(f"{sum(c['count'] for c in undecided)} new CPU op(s) could not be checked for a "
+                           "fallback: pass the ETRecords (--etrecord-base/--etrecord-new)")
+    return gate
 
 
-def _delegated_sources(profile: P.Profile) -> dict[str, str]:
-    """Source line -> backend, for graph nodes inside delegate calls. An op that moves to the CPU
-    often changes type (linear delegated, addmm + permute on the CPU) but keeps its source line."""
-    out: dict[str, str] = {}
-    for ins in profile.instructions.values():
-        if ins.kind == "delegate":
-            for src in ins.sources:
-                out.setdefault(src, ins.backend)
+def _breakdown_change(bases: list[P.Profile], news: list[P.Profile], drop_b: list[int], drop_n: list[int]) -> list[dict]:
+    """Per part of Method::execute (each delegate backend, CPU ops, framework overhead): p50 per
+    run over the same steady runs as the verdict. Parts' p50s need not add up to the latency p50."""
+    def parts_of(profiles, drops):
+        cols: dict[str, list[np.ndarray]] = defaultdict(list)
+        for p, n in zip(profiles, drops):
+            parts = placement.per_run_parts(p)
+            ok = ~np.isnan(parts["latency"])
+            ok[:n] = False
+            for b in p.backends():
+                cols[("delegate", b)].append(parts[f"delegate:{b}"][ok])
+                cols[("calls", b)].append(parts[f"calls:{b}"][ok])
+            for kind in ("cpu_ops", "framework_overhead"):
+                cols[(kind, None)].append(parts[kind][ok])
+            cols[("calls", "cpu")].append(parts["calls:cpu"][ok])
+        return {k: np.concatenate(v) for k, v in cols.items()}
+
+    a, b = parts_of(bases, drop_b), parts_of(news, drop_n)
+    out = []
+    for key in dict.fromkeys([k for k in list(a) + list(b) if k[0] != "calls"]):
+        calls_key = ("calls", key[1] if key[0] == "delegate" else "cpu")
+        x, y = _p50(a.get(key, [])), _p50(b.get(key, []))
+        xs = _ms(x) if x is not None else None
+        ys = _ms(y) if y is not None else None
+        out.append({"kind": key[0], "backend": key[1], "base_p50_ms": xs, "new_p50_ms": ys,
+                    "base_calls_per_run": _p50(a[calls_key]) if key[0] != "framework_overhead" and calls_key in a else None,
+                    "new_calls_per_run": _p50(b[calls_key]) if key[0] != "framework_overhead" and calls_key in b else None,
+                    "change_ms": (ys or 0.0) - (xs or 0.0)})
     return out
 
 
-def _cpu_ops(profile: P.Profile) -> Counter:
-    return Counter((ins.op_type or ins.kernel or "?", ins.source or "") for ins in profile.instructions.values()
-                   if ins.kind == "cpu")
+def _ms(ns: float) -> float:
+    return float(ns) / 1e6
 
 
-def _placement_changes(base: P.Profile, new: P.Profile) -> list[dict]:
-    """Ops that moved between a delegate and the CPU, and partitions that split or merged."""
-    out = []
-    cb, cn = _cpu_ops(base), _cpu_ops(new)
-    delegated_base = {t for t, _ in _delegated_op_types(base)}
-    delegated_new = {t for t, _ in _delegated_op_types(new)}
-    backend_of_base = {t: b for t, b in _delegated_op_types(base)}
-    backend_of_new = {t: b for t, b in _delegated_op_types(new)}
-    src_base, src_new = _delegated_sources(base), _delegated_sources(new)
-    for key in sorted(set(cb) | set(cn)):
-        nb, nn = cb.get(key, 0), cn.get(key, 0)
-        op_type, source = key
-        if nn > nb:
-            frm = backend_of_base.get(op_type) if op_type in delegated_base else src_base.get(source)
-            out.append({"kind": "moved_to_cpu" if frm else "new_cpu_op", "op_type": op_type,
-                        "source": source or None, "count": nn - nb, "from": frm, "to": "cpu",
-                        "matched_by": ("op type" if op_type in delegated_base else "source line") if frm else None})
-        elif nb > nn:
-            to = backend_of_new.get(op_type) if op_type in delegated_new else src_new.get(source)
-            out.append({"kind": "moved_to_delegate" if to else "removed_cpu_op", "op_type": op_type,
-                        "source": source or None, "count": nb - nn, "from": "cpu", "to": to,
-                        "matched_by": ("op type" if op_type in delegated_new else "source line") if to else None})
-    calls_b = Counter(i.backend for i in base.instructions.values() if i.kind == "delegate")
-    calls_n = Counter(i.backend for i in new.instructions.values() if i.kind == "delegate")
-    for backend in sorted(set(calls_b) | set(calls_n)):
-        if calls_b.get(backend, 0) != calls_n.get(backend, 0):
-            a, b = calls_b.get(backend, 0), calls_n.get(backend, 0)
-            out.append({"kind": "partitions_changed", "backend": backend, "base_partitions": a,
-                        "new_partitions": b, "detail": ("split" if b > a else "merged") if a and b else
-                        ("added" if b else "removed")})
-    # Moved-to-CPU first: it is what people look for.
-    order = {"moved_to_cpu": 0, "partitions_changed": 1, "moved_to_delegate": 2, "new_cpu_op": 3, "removed_cpu_op": 4}
-    return sorted(out, key=lambda c: order[c["kind"]])
-
-
-def _op_changes(base: P.Profile, new: P.Profile, min_effect_pct: float) -> list[dict]:
-    a, b = op_samples(base), op_samples(new)
+def _op_changes(a: dict, b: dict, min_effect_pct: float) -> list[dict]:
     rows = []
     for key in list(dict.fromkeys(list(a) + list(b))):
         x, y = a.get(key), b.get(key)

@@ -517,3 +517,28 @@ def _stacktraces(budget: _Budget, chain: int, n: int) -> list[tuple[PteFrame, ..
                                    budget.string(fr, _FRAME_NAME)))
         out.append(tuple(frames))
     return out
+
+
+def delegate_blob_digests(path: str | os.PathLike) -> dict[tuple[str, int], str]:
+    """SHA-256 of every delegate's processed blob, keyed by (method name, delegate index): whether
+    two programs hold the same lowered partitions (``etscope diff``). Reads the file again,
+    memory-mapped, hashing each blob in place."""
+    import hashlib
+
+    program = read_pte(path)
+    name = os.fspath(path)
+    out: dict[tuple[str, int], str] = {}
+    try:
+        with open_input(name, ".pte") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            view = memoryview(mm)
+            try:
+                for m in program.methods:
+                    for d in m.delegates:
+                        end = d.blob_offset + d.blob_size
+                        if 0 <= d.blob_offset <= end <= len(mm):
+                            out[(m.name, d.index)] = hashlib.sha256(view[d.blob_offset:end]).hexdigest()
+            finally:
+                view.release()
+    except (OSError, ValueError) as e:
+        raise FormatError(f"cannot read .pte file: {e}", file=name) from None
+    return out

@@ -18,12 +18,15 @@ def _fmt(v, unit):
 
 def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
     c = _console(console)
-    style = {"regression": "bold red", "improvement": "bold green", "no_change": "bold"}[d["verdict"]]
+    style = {"regression": "bold red", "improvement": "bold green", "no_change": "bold",
+             "inconclusive": "bold yellow"}.get(d["verdict"], "bold")
     c.print(Text(f"Verdict: {d['verdict'].replace('_', ' ')}", style=style))
     lat = d["latency"]
+    dropped = lat["warmup_runs_dropped"]
     c.print(_t(f"Method::execute p50: {fmt_ms(lat['base_p50_ms'])} ({lat['base_runs']} runs) → "
                f"{fmt_ms(lat['new_p50_ms'])} ({lat['new_runs']} runs): {lat['change_pct']:+.1f}% "
-               f"(95% CI {lat['ci_pct'][0]:+.1f}% … {lat['ci_pct'][1]:+.1f}%)", 500))
+               f"(95% CI {lat['ci_pct'][0]:+.1f}% … {lat['ci_pct'][1]:+.1f}%); warm-up runs left out: "
+               f"base {sum(dropped['base'])}, new {sum(dropped['new'])}", 500))
     for r in d["reasons"]:
         c.print(_t("• " + r, 500))
     if d["placement_changes"]:
@@ -35,20 +38,25 @@ def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
                 t.add_row("partitions changed", _t(p["backend"]), "",
                           f"{p['base_partitions']} → {p['new_partitions']} ({p['detail']})")
             else:
-                t.add_row(p["kind"].replace("_", " "), _t(p["op_type"]), _t(p["source"] or ""),
-                          _t(f"×{p['count']} {p.get('from') or ''} → {p.get('to') or ''}"))
+                detail = f"×{p['count']} {p.get('from') or '?'} → {p.get('to') or '?'}"
+                if p.get("evidence"):
+                    detail += f" ({p['matched_by']}: {', '.join(p['evidence'])})"
+                elif p.get("undecided"):
+                    detail += f" ({p['undecided']})"
+                t.add_row(p["kind"].replace("_", " "), _t(p["op_type"]), _t(p["source"] or ""), _t(detail, 400))
         c.print(t)
-    t = Table(title="Where the time went (mean per run)", title_justify="left")
+    t = Table(title="Where the time went (p50 per run, steady runs; parts need not add up)", title_justify="left")
     for col in ("part", "base", "new", "change"):
         t.add_column(col, justify="left" if col == "part" else "right")
     for b in d["breakdown"]:
         label = f"delegate: {b['backend']}" if b["kind"] == "delegate" else b["kind"].replace("_", " ")
-        t.add_row(_t(label), fmt_ms(b["base_mean_ms"]) if b["base_mean_ms"] is not None else "—",
-                  fmt_ms(b["new_mean_ms"]) if b["new_mean_ms"] is not None else "—", f"{b['change_ms'] * 1000:+,.1f} µs")
+        t.add_row(_t(label), fmt_ms(b["base_p50_ms"]) if b["base_p50_ms"] is not None else "—",
+                  fmt_ms(b["new_p50_ms"]) if b["new_p50_ms"] is not None else "—", f"{b['change_ms'] * 1000:+,.1f} µs")
     c.print(t)
     changed = [o for o in d["ops"] if o["status"] != "same"]
     if changed:
-        t = Table(title=f"Ops that changed ({len(changed)}; rank test p<0.01 and ≥ min effect)", title_justify="left")
+        t = Table(title=f"Ops that changed ({len(changed)}; p50 per run over steady runs; rank test p<0.01 and ≥ min "
+                        "effect)", title_justify="left")
         for col in ("status", "op", "op type", "placement", "base p50", "new p50", "change"):
             t.add_column(col, justify="right" if col in ("base p50", "new p50", "change") else "left")
         for o in changed[:top]:
@@ -59,6 +67,8 @@ def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
                       _fmt(o["new_p50"], o["unit"]),
                       "" if o["change_pct"] is None else f"{o['change_pct']:+.1f}%")
         c.print(t)
+        if d["verdict"] == "inconclusive":
+            c.print(_t("Per-op tests compare runs within the two sessions; a re-run shifts ops as well.", 300))
     else:
         c.print("No op changed significantly.")
     for q in d.get("qnn") or []:

@@ -6,7 +6,7 @@
   var DIFF_COLORS = { base: '#8c959f', 'new': '#0969da', worse: '#c62828', better: '#2e7d32', none: '#59636e' };
   var STATUS_RANK = { 'new': 0, removed: 1, slower: 2, faster: 3, same: 4 };
   var STATUS_COLORS = { 'new': '#1565c0', removed: '#6e7781', slower: '#c62828', faster: '#2e7d32', same: '#afb8c1' };
-  var VERDICT_COLORS = { regression: '#c62828', improvement: '#2e7d32', no_change: '#59636e' };
+  var VERDICT_COLORS = { regression: '#c62828', improvement: '#2e7d32', no_change: '#59636e', inconclusive: '#9a6700' };
 
   function fmtSigned(x, d) {
     if (!isNum(x)) return 'n/a';
@@ -58,7 +58,10 @@
     cards.appendChild(stat('base p50', fmtMs(L.base_p50_ms), runsNote('base')));
     cards.appendChild(stat('new p50', fmtMs(L.new_p50_ms), runsNote('new')));
     cards.appendChild(stat('change of p50', fmtSigned(L.change_pct), isNum(L.base_p50_ms) && isNum(L.new_p50_ms) ? fmtSignedMs(L.new_p50_ms - L.base_p50_ms) + ' per run' : ''));
-    cards.appendChild(stat('95% confidence interval', fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]), L.significant ? 'excludes 0: a real change' : 'a change this small is not distinguishable from noise'));
+    cards.appendChild(stat('95% confidence interval', fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]),
+      D.verdict === 'inconclusive' ? 'excludes 0 within each session, but within what two sessions of one program differ by'
+        : (L.significant ? 'excludes 0: a real change' : 'a change this small is not distinguishable from noise')));
+    if (isNum(L.session_allowance_pct)) cards.appendChild(stat('between-session allowance', '×' + (1 / (1 + L.session_allowance_pct / 100)).toFixed(2) + ' … ×' + (1 + L.session_allowance_pct / 100).toFixed(2), (L.base_sessions > 1 || L.new_sessions > 1 ? 'prior on the spread of the sessions' : 'one session per side: a change must exceed this or be localised')));
     var G = D.gate || {};
     if ((G.why || []).length) cards.appendChild(stat('CI gate', G.fail ? 'FAILED' : 'passed', 'see Gate and warnings'));
     box.appendChild(cards);
@@ -72,7 +75,7 @@
     var minEff = opts.min_effect_pct, thr = opts.fail_on_regression_pct, base = L.base_p50_ms;
     var col = VERDICT_COLORS[D.verdict] || DIFF_COLORS.none;
     box.appendChild(el('div', { 'class': 'chart-title', text: 'Latency change and its 95% confidence interval' }));
-    box.appendChild(legend([['95% CI of the change (bootstrap over runs)', col], ['within ±min effect: reported as no change', '#eaeef2']]
+    box.appendChild(legend([[L.base_sessions > 1 || L.new_sessions > 1 ? '95% CI of the change (spread of the sessions)' : '95% CI of the change (bootstrap over runs)', col], ['within ±min effect: reported as no change', '#eaeef2']]
       .concat(isNum(thr) ? [['gate threshold (--fail-on-regression)', DIFF_COLORS.worse]] : [])));
     var chart = chartDiv(box);
     var vals = [0, pt];
@@ -277,22 +280,23 @@
       box.appendChild(el('p', { 'class': 'warn moved-callout', text: n + ' op(s) moved from a delegate to the CPU (fallback): ' +
         moved.map(function (c) { return c.op_type + (c.from ? ' (was on ' + c.from + ')' : ''); }).join(', ') + '. They now run as portable CPU kernels.' }));
     }
-    box.appendChild(el('p', { 'class': 'hint', text: 'Ops are matched by op type and source line; partitions by backend. Ops that moved off a delegate to the CPU come first.' }));
+    box.appendChild(el('p', { 'class': 'hint', text: 'Ops are matched by op type and source line (from the ETRecords) or, without them, by per-op delegate events of the same op kind that disappeared (or appeared); partitions by backend. Ops that moved off a delegate to the CPU come first.' }));
     var t = el('table', { 'class': 'data', id: 'diff-placement-data' });
-    t.appendChild(el('thead', null, el('tr', null, ['change', 'op type / backend', 'source', 'count', 'base → new'].map(function (h) { return el('th', { text: h }); }))));
+    t.appendChild(el('thead', null, el('tr', null, ['change', 'op type / backend', 'source', 'count', 'base → new', 'how it was told'].map(function (h) { return el('th', { text: h }); }))));
     var tb = el('tbody');
     list.forEach(function (c) {
       var row;
       if (c.kind === 'partitions_changed') {
         row = el('tr', { 'class': 'pc-' + c.kind },
           el('td', { text: PLACEMENT_KIND[c.kind] + (c.detail ? ' (' + c.detail + ')' : '') }), el('td', { text: c.backend || '' }), el('td', { text: '' }),
-          el('td', { text: '' }), el('td', { text: fmtInt(c.base_partitions) + ' → ' + fmtInt(c.new_partitions) + ' partition(s)' }));
+          el('td', { text: '' }), el('td', { text: fmtInt(c.base_partitions) + ' → ' + fmtInt(c.new_partitions) + ' partition(s)' }), el('td', { text: 'delegate calls' }));
       } else {
         row = el('tr', { 'class': 'pc-' + c.kind },
           el('td', null, c.kind === 'moved_to_cpu' ? el('span', { 'class': 'pill', style: 'background:' + COLORS.cpu, text: '⚠ ' + PLACEMENT_KIND[c.kind] })
                                                    : (PLACEMENT_KIND[c.kind] || String(c.kind))),
           el('td', { text: c.op_type || '' }), el('td', { text: c.source || '' }), el('td', { 'class': 'num', text: isNum(c.count) ? '×' + c.count : '' }),
-          el('td', { text: (c.from ? placementLabel(c.from) : '—') + ' → ' + (c.to ? placementLabel(c.to) : '—') }));
+          el('td', { text: (c.from ? placementLabel(c.from) : '—') + ' → ' + (c.to ? placementLabel(c.to) : '—') }),
+          el('td', { text: c.evidence ? c.matched_by + ': ' + c.evidence.join(', ') : (c.undecided ? 'undecided: ' + c.undecided : (c.matched_by || '')) }));
       }
       tb.appendChild(row);
     });
@@ -304,12 +308,13 @@
   function diffBreakdown(box, D) {
     var parts = (D.breakdown || []).slice();
     if (!parts.length) { box.appendChild(el('p', { 'class': 'muted', text: 'No breakdown (no timed runs).' })); return; }
-    var sum = function (k) { return parts.reduce(function (s, b) { return s + (isNum(b[k]) ? Math.max(0, b[k]) : 0); }, 0); };
-    var groups = [{ kind: 'method', label: 'Method::execute (mean, all parts)', base_mean_ms: sum('base_mean_ms'), new_mean_ms: sum('new_mean_ms') }]
+    // One statistic for the whole diff view: p50 per run over the steady runs (the verdict's runs).
+    var L = D.latency || {};
+    var groups = [{ kind: 'method', label: 'Method::execute (p50)', base_p50_ms: L.base_p50_ms, new_p50_ms: L.new_p50_ms,
+                    change_ms: isNum(L.base_p50_ms) && isNum(L.new_p50_ms) ? L.new_p50_ms - L.base_p50_ms : NaN }]
       .concat(parts.map(function (b) { return Object.assign({ label: partLabel(b) }, b); }));
-    groups.forEach(function (g) { if (g.kind === 'method') g.change_ms = g.new_mean_ms - g.base_mean_ms; });
-    var max = Math.max.apply(null, groups.map(function (g) { return Math.max(isNum(g.base_mean_ms) ? g.base_mean_ms : 0, isNum(g.new_mean_ms) ? g.new_mean_ms : 0); })) || 1;
-    box.appendChild(el('p', { 'class': 'hint', text: 'Method::execute split into delegate calls per backend, CPU kernels (fallback) and framework overhead; pale bar = base, solid bar = new.' }));
+    var max = Math.max.apply(null, groups.map(function (g) { return Math.max(isNum(g.base_p50_ms) ? g.base_p50_ms : 0, isNum(g.new_p50_ms) ? g.new_p50_ms : 0); })) || 1;
+    box.appendChild(el('p', { 'class': 'hint', text: 'Method::execute split into delegate calls per backend, CPU kernels (fallback) and framework overhead: p50 per run over the steady runs (warm-up runs left out, as for the verdict), so the parts need not add up to the p50 latency; pale bar = base, solid bar = new.' }));
     var chart = chartDiv(box);
     var W = chartWidth(chart), labelW = 240, barH = 14, gap = 14, valueW = 270;
     var H = groups.length * (2 * barH + gap) + 50;
@@ -319,27 +324,27 @@
       var y = 4 + i * (2 * barH + gap), color = partColor(gr);
       var g = sv('g');
       g.appendChild(sv('text', { x: labelW - 8, y: y + barH + 4, 'text-anchor': 'end', 'font-weight': gr.kind === 'method' ? 600 : 400, text: trunc(gr.label, 40) }));
-      [['base', gr.base_mean_ms, 0.4], ['new', gr.new_mean_ms, 1]].forEach(function (s, k) {
+      [['base', gr.base_p50_ms, 0.4], ['new', gr.new_p50_ms, 1]].forEach(function (s, k) {
         var yy = y + k * barH, v = s[1];
         if (isNum(v)) g.appendChild(sv('rect', { 'class': 'box bar-' + s[0], x: labelW, y: yy + 1, width: Math.max(1, sc(v) - labelW), height: barH - 2, fill: color, opacity: s[2] }));
         var txt = s[0] + ' ' + (isNum(v) ? fmtMs(v) : 'absent');
-        if (k === 1 && isNum(gr.change_ms)) txt += '  (' + fmtSignedMs(gr.change_ms) + (isNum(gr.base_mean_ms) && gr.base_mean_ms > 0 && isNum(v) ? ', ' + fmtSigned((v / gr.base_mean_ms - 1) * 100) : '') + ')';
+        if (k === 1 && isNum(gr.change_ms)) txt += '  (' + fmtSignedMs(gr.change_ms) + (isNum(gr.base_p50_ms) && gr.base_p50_ms > 0 && isNum(v) ? ', ' + fmtSigned((v / gr.base_p50_ms - 1) * 100) : '') + ')';
         g.appendChild(sv('text', { x: (isNum(v) ? sc(v) : labelW) + 4, y: yy + barH - 3, style: k === 1 && isNum(gr.change_ms) && gr.change_ms > 0 && gr.kind !== 'framework_overhead' ? 'fill:' + DIFF_COLORS.worse : '', text: txt }));
       });
       withTip(g, function () {
-        return [gr.label, 'base: ' + fmtMs(gr.base_mean_ms) + ' per run (mean)' + (isNum(gr.base_calls_per_run) ? ', ' + fmtNum(gr.base_calls_per_run) + ' call(s)/run' : ''),
-                'new: ' + fmtMs(gr.new_mean_ms) + ' per run (mean)' + (isNum(gr.new_calls_per_run) ? ', ' + fmtNum(gr.new_calls_per_run) + ' call(s)/run' : ''),
+        return [gr.label, 'base: ' + fmtMs(gr.base_p50_ms) + ' per run (p50)' + (isNum(gr.base_calls_per_run) ? ', ' + fmtNum(gr.base_calls_per_run) + ' call(s)/run' : ''),
+                'new: ' + fmtMs(gr.new_p50_ms) + ' per run (p50)' + (isNum(gr.new_calls_per_run) ? ', ' + fmtNum(gr.new_calls_per_run) + ' call(s)/run' : ''),
                 'change: ' + fmtSignedMs(gr.change_ms)];
       });
       svg.appendChild(g);
     });
-    xAxisTime(svg, sc, 0, max, groups.length * (2 * barH + gap) + 4, 'time per run (mean)', W - labelW - valueW);
+    xAxisTime(svg, sc, 0, max, groups.length * (2 * barH + gap) + 4, 'time per run (p50)', W - labelW - valueW);
     chart.appendChild(svg);
     var t = el('table', { 'class': 'data', style: 'width:auto' });
-    t.appendChild(el('tr', null, ['part', 'base (mean/run)', 'new (mean/run)', 'change', 'calls/run base → new'].map(function (h) { return el('th', { text: h }); })));
+    t.appendChild(el('tr', null, ['part', 'base (p50/run)', 'new (p50/run)', 'change', 'calls/run base → new'].map(function (h) { return el('th', { text: h }); })));
     groups.forEach(function (gr) {
-      t.appendChild(el('tr', null, el('td', { text: gr.label }), el('td', { 'class': 'num', text: isNum(gr.base_mean_ms) ? fmtMs(gr.base_mean_ms) : '—' }),
-        el('td', { 'class': 'num', text: isNum(gr.new_mean_ms) ? fmtMs(gr.new_mean_ms) : '—' }), el('td', { 'class': 'num', text: fmtSignedMs(gr.change_ms) }),
+      t.appendChild(el('tr', null, el('td', { text: gr.label }), el('td', { 'class': 'num', text: isNum(gr.base_p50_ms) ? fmtMs(gr.base_p50_ms) : '—' }),
+        el('td', { 'class': 'num', text: isNum(gr.new_p50_ms) ? fmtMs(gr.new_p50_ms) : '—' }), el('td', { 'class': 'num', text: fmtSignedMs(gr.change_ms) }),
         el('td', { 'class': 'num', text: isNum(gr.base_calls_per_run) || isNum(gr.new_calls_per_run) ? fmtNum(gr.base_calls_per_run, 2) + ' → ' + fmtNum(gr.new_calls_per_run, 2) : '' })));
     });
     box.appendChild(t);
@@ -367,7 +372,7 @@
     var counts = {};
     ops.forEach(function (x) { counts[x.o.status] = (counts[x.o.status] || 0) + 1; });
     box.appendChild(el('p', { 'class': 'hint', text: 'Every op matched between the runs (CPU op: op type + source line + k-th such op; delegate call: backend + ' +
-      'k-th call; ops inside a delegate: their name). slower / faster: Mann-Whitney rank test p < 0.01 and at least the minimum effect; ' +
+      'k-th call; ops inside a delegate: their name), p50 per run over the steady runs (warm-up runs left out). slower / faster: Mann-Whitney rank test p < 0.01 and at least the minimum effect; ' +
       'same: not significant. Values in their true unit. Click a column header to sort.' }));
     var search = el('input', { type: 'search', placeholder: 'filter: op, op type, placement, source…', 'aria-label': 'filter op changes' });
     var sel = el('select', { 'aria-label': 'status', id: 'diff-ops-status' },
