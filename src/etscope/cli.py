@@ -56,12 +56,18 @@ def _inputs(f):
     return f
 
 
-def _load(etdump, etrecord, pte, method):
+def _load(etdump, etrecord, pte, method, announce=True):
     from etscope.profile import load
     from etscope.render.progress import reading
+    from etscope.render.safe import clean
 
     with reading(etdump) as progress:   # a bar on stderr for big files (> 50 MB), else nothing
-        return load(etdump, etrecord=etrecord, pte=pte, method=method, progress=progress)
+        profile = load(etdump, etrecord=etrecord, pte=pte, method=method, progress=progress)
+    # Removed accumulated copies change every number: said on stderr by every command (summary
+    # lists it among its warnings instead).
+    if announce and profile.accumulation is not None:
+        click.echo("etscope: warning: " + clean(f"{etdump}: {profile.accumulation.warning()}", 800), err=True)
+    return profile
 
 
 def _emit_json(obj):
@@ -77,7 +83,7 @@ def summary(etdump, etrecord, pte, method, as_json):
     """Reading guide: what contains what, what ran where, in true units."""
     from etscope.analysis.summary import summarize
 
-    s = summarize(_load(etdump, etrecord, pte, method))
+    s = summarize(_load(etdump, etrecord, pte, method, announce=False))
     if as_json:
         _emit_json(s)
     else:
@@ -363,12 +369,11 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
          min_effect, as_json, html_path, base_also, new_also):
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
     from etscope.analysis.diff import compare
-    from etscope.profile import load
 
-    a = load(base, etrecord=etrecord_base, pte=pte_base)
-    b = load(new, etrecord=etrecord_new, pte=pte_new)
-    more_a = [load(x, etrecord=etrecord_base, pte=pte_base) for x in base_also]
-    more_b = [load(x, etrecord=etrecord_new, pte=pte_new) for x in new_also]
+    a = _load(base, etrecord_base, pte_base, None)
+    b = _load(new, etrecord_new, pte_new, None)
+    more_a = [_load(x, etrecord_base, pte_base, None) for x in base_also]
+    more_b = [_load(x, etrecord_new, pte_new, None) for x in new_also]
     d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
                 fail_on_fallback=fail_on_fallback)
     d["inputs"] = {"base": [base, *base_also], "new": [new, *new_also]}

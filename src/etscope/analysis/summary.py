@@ -60,12 +60,15 @@ def qnn_brief(profile: P.Profile) -> list[dict] | None:
 
 
 def _file_facts(profile: P.Profile) -> dict:
-    """The ETDump as a file; when it holds several methods' runs, also the events of this one's."""
-    data, split = profile.etdump, profile.method_split
+    """The ETDump as a file; when it holds several methods' runs, also the events of this one's;
+    when backend events accumulated across executes, how many older copies were removed."""
+    data, split, acc = profile.etdump, profile.method_split, profile.accumulation
+    removed = acc.total_removed if acc else 0
     out = {"version": data.version, "run_data": len(data.runs),
-           "events": split.file_events if split else data.event_count, "bytes": data.size_bytes}
+           "events": split.file_events if split else data.event_count + removed, "bytes": data.size_bytes,
+           "events_analysed": data.event_count, "accumulated_copies_removed": removed}
     if split:
-        out["events_of_method"] = data.event_count
+        out["events_of_method"] = data.event_count + removed
     return out
 
 

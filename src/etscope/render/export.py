@@ -26,7 +26,8 @@ KIND_NAMES = ("profile", "allocation", "debug")
 
 COLUMNS: dict[str, dict[str, str]] = {
     "events": {
-        "event": "index of the event in the file (file order)",
+        "event": "index of the event in the file (file order; events of other methods' runs and "
+                 "older accumulated copies are not rows, so indices can skip)",
         "run": "RunData index in the ETDump",
         "run_name": "RunData name: 'Default' (load/init) or 'Execute' (one per execute())",
         "execute": "index of the Execute run (0-based), null for events outside the runs",
@@ -244,7 +245,8 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
     nbytes = ev.get("tensor_nbytes", np.full(n, -1, np.int64))
     did_int = ev["delegate_id_int"].astype(np.int64)
     cols = {
-        "event": pa.array(np.arange(n, dtype=np.int64)),
+        "event": pa.array(np.asarray(ev["file_event"], dtype=np.int64) if "file_event" in ev
+                          else np.arange(n, dtype=np.int64)),
         "run": pa.array(ev["run"].astype(np.int32)),
         "run_name": run_name,
         "execute": _nullable(ev["execute"].astype(np.int32), ev["execute"] < 0),
