@@ -27,7 +27,7 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
             if tops:
                 bits = []
                 for t in tops[:3]:
-                    where = f" at {t['sources'][0]}" if t["sources"] else ""
+                    where = f" at {compact_sources(t['sources'])}" if t["sources"] else ""
                     bits.append(f"{t['op_type']} ×{t['instructions']}{where}")
                 detail = ": " + ", ".join(bits) + (" …" if len(tops) > 3 else "")
             parts.append(f"{_num(calls)} CPU kernel call{'s' if calls != 1 else ''} "
@@ -72,6 +72,20 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
         lines.append(f"Planned activation memory (from the .pte): {fmt_bytes(mem['planned_bytes'])} "
                      f"in {len(mem['planned_buffers'])} buffer(s).")
     return lines
+
+
+def compact_sources(sources: list[str]) -> str:
+    """Every source line, the file named once per run of lines in it:
+    ['model.py:30', 'model.py:34', 'util.py:5'] -> 'model.py:30, :34, util.py:5'."""
+    out, last_file = [], None
+    for src in sources:
+        file, sep, line = src.rpartition(":")
+        if sep and line.isdigit() and file == last_file:
+            out.append(f":{line}")
+        else:
+            out.append(src)
+            last_file = file if sep and line.isdigit() else None
+    return ", ".join(out)
 
 
 def _num(x: float) -> str:
