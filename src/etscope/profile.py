@@ -941,14 +941,27 @@ def _join_etrecord(profile: Profile, etrecord):
             ins.source = ins.sources[0] if ins.sources else None
     if no_handles:
         # Prim ops (sym_size, views) and the runtime's own moves have no graph node behind them.
-        profile.warnings.append(
-            f"{len(no_handles)} CPU instruction(s) have no debug handles in the ETRecord, so no op type or "
-            f"source for them: {', '.join(map(str, sorted(no_handles)[:10]))}"
-            + (" …" if len(no_handles) > 10 else ""))
+        profile.warnings.append(_no_handles_warning([profile.instructions[i] for i in sorted(no_handles)]))
     if bad:
         raise MismatchError("the ETRecord does not match the ETDump: " + "; ".join(bad[:3])
                             + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
                             profile.sources.get("etrecord"))
+
+
+def _no_handles_warning(instructions: list[Instruction]) -> str:
+    """What CPU instructions without debug handles lack: always the source line (only the graph
+    has it); the op type only when neither the .pte's operator nor a kernel name gives one."""
+    def ids(group):
+        return ", ".join(str(i.id) for i in group[:6]) + (" …" if len(group) > 6 else "")
+
+    groups = [([i for i in instructions if i.operator], "op type from the .pte"),
+              ([i for i in instructions if not i.operator and i.kernel], "op type guessed from the kernel name"),
+              ([i for i in instructions if not i.operator and not i.kernel], "no op type")]
+    groups = [(g, what) for g, what in groups if g]
+    text = f"{len(instructions)} CPU instruction(s) have no debug handles in the ETRecord: no source line for them"
+    if len(groups) == 1:
+        return f"{text}, {groups[0][1]} ({ids(instructions)})"
+    return text + "; " + ", ".join(f"{what} for {len(g)} ({ids(g)})" for g, what in groups)
 
 
 def _op_base(name: str) -> str:
