@@ -869,6 +869,10 @@ def _select(column: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return column[keep]
 
 
+# Events the runtime logs for its own instructions (method.cpp), by the .pte instruction kind.
+_RUNTIME_CALL = {"JF_CALL": "jump", "MOVE_CALL": "move", "FREE_CALL": "free"}
+
+
 def _join_pte(profile: Profile, pte):
     method = _pte_method(pte, profile.method) if profile.method else None
     if method is None:
@@ -888,7 +892,7 @@ def _join_pte(profile: Profile, pte):
             if p.backend_id:
                 ins.backend, ins.backend_from = p.backend_id, ".pte"
         else:
-            if p.kind != "kernel":
+            if p.kind != "kernel" and _RUNTIME_CALL.get(ins.kernel) != p.kind:
                 bad.append(f"instruction {ins.id} is a CPU operator in the ETDump but a {p.kind} in the .pte")
                 continue
             ins.operator = p.operator

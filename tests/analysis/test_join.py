@@ -1,5 +1,6 @@
-"""Warnings about what the join could not establish agree with what the tables show (issue 19,
-defect 8: '… no op type or source' while `ops` showed the op type the .pte gives)."""
+"""Joining the ETDump to the .pte and ETRecord. Warnings about what the join could not establish
+agree with what the tables show (issue 19, defect 8: '… no op type or source' while `ops` showed
+the op type the .pte gives)."""
 import re
 
 from etscope.analysis.ops import op_table
@@ -41,3 +42,15 @@ def test_without_the_pte_each_kind_is_counted_as_the_table_shows():
     assert re.search(rf"no op type for {len(no_type)} \(", w)
     assert re.search(rf"op type guessed from the kernel name for {len(guessed)} \(", w)
     assert all(rows[i.id]["source"] is None for i in missing)
+
+
+def test_runtime_calls_of_control_flow_match_the_pte():
+    """The runtime logs JF_CALL for a jump instruction (MOVE_CALL, FREE_CALL for moves and frees):
+    the .pte of that very run was refused ('a CPU operator in the ETDump but a jump in the .pte')."""
+    p = load(REAL / "gen_loop.etdump", etrecord=REAL / "gen_loop.etrecord", pte=REAL / "gen_loop.pte")
+    pte_kinds = {i.index: i.kind for i in p.pte.methods[0].instructions}
+    jumps = [i for i in p.instructions.values() if i.kernel == "JF_CALL"]
+    assert jumps and all(pte_kinds[i.id] == "jump" and i.kind == "cpu" for i in jumps)
+    # Every other CPU instruction is a kernel in the .pte with its operator.
+    assert all(pte_kinds[i.id] == "kernel" and i.operator for i in p.instructions.values()
+               if i.kind == "cpu" and i.kernel != "JF_CALL")
