@@ -204,14 +204,18 @@ def test_commands_agree(etdump, outputs):
     for key, (n, tot) in sums.items():
         assert n == from_sql[key][0], key
         assert tot == pytest.approx(from_sql[key][1], rel=1e-9), key
-    top = {r["instruction_id"]: r for r in ops["ops"] if r["level"] == 0}
+    top: dict = {}                 # instruction -> its level-0 rows (one per call within a run)
+    for r in ops["ops"]:
+        if r["level"] == 0:
+            top.setdefault(r["instruction_id"], []).append(r)
     for f in s["fallback_ops"]:
-        r = top[f["instruction_id"]]
-        assert f["total_ms"] == pytest.approx(r["total_ms"], **REL)
-        if r["calls_per_run"] == 1:
-            assert (f["p50_ms"], f["mean_ms"]) == pytest.approx((r["p50_ms"], r["mean_ms"]), **REL)
+        rows = top[f["instruction_id"]]
+        assert f["total_ms"] == pytest.approx(sum(r["total_ms"] for r in rows), **REL)
+        assert f["calls_per_run"] == pytest.approx(sum(r["calls_per_run"] for r in rows), **REL)
+        if len(rows) == 1 and rows[0]["calls_per_run"] == 1:
+            assert (f["p50_ms"], f["mean_ms"]) == pytest.approx((rows[0]["p50_ms"], rows[0]["mean_ms"]), **REL)
     for dc in s["delegate_calls"]:
-        r = top[dc["instruction_id"]]
+        r = top[dc["instruction_id"]][0]
         assert (dc["p50_ms"], dc["mean_ms"]) == pytest.approx((r["p50_ms"], r["mean_ms"]), **REL)
     diff_ops = o["diff"]["ops"]
     assert all(x["status"] == "same" for x in diff_ops) and o["diff"]["placement_changes"] == []
@@ -265,7 +269,7 @@ def _qnn_agrees(o: dict, n_runs: int) -> None:
             if op["est_us_p50"] is not None and len(est) == n_runs and not k:
                 assert _p50(est) == pytest.approx(op["est_us_p50"], **REL)
         dc = next((x for x in s["delegate_calls"] if x["instruction_id"] == iid), None)
-        top = next(r for r in ops if r["instruction_id"] == iid and r["level"] == 0)
+        top = next(r for r in ops if r["instruction_id"] == iid and r["level"] == 0)  # the DELEGATE_CALL
         if dc and top["calls_per_run"] == 1:
             assert p["delegate_call_ms"] == pytest.approx(dc["p50_ms"], **REL)
     # The trace lays out each run's per-op cycles with that run's estimate, as export does.
@@ -276,3 +280,30 @@ def _qnn_agrees(o: dict, n_runs: int) -> None:
         row = est_of[(a["run"], a["instruction_id"], e["name"].removesuffix(" (est.)"))]
         assert a["cycles"] == row["value"]
         assert a["est_us"] == pytest.approx(row["est_us"], abs=1e-3)
+
+
+QNN_FILES = sorted(p for p in (FIXTURES / "qnn").iterdir()
+                   if re.search(r"(profile\.(csv|txt)|qnn_profile\.(csv|json))$", p.name) or p.name.endswith("edge_cases.csv"))
+
+
+@pytest.mark.parametrize("path", QNN_FILES, ids=[p.name for p in QNN_FILES])
+def test_qnn_files_text_shows_the_json_numbers(path):
+    """QNN profiles alone are read by `qnn` only: its text view shows the numbers of its JSON."""
+    q = json.loads(_run(["qnn", "--qnn-csv", path, "--json"]))["qnn"]
+    text = _run(["qnn", "--qnn-csv", path, "--top", "100000"])
+    blocks = text.split("QNN partition: ")[1:]
+    assert len(blocks) == len(q["partitions"])
+    for p, block in zip(q["partitions"], blocks):
+        assert f"{p['runs']} execute(s)" in block
+        for lv in p["levels"]:
+            shown = f"{lv['p50_cycles']:,.0f} cycles" if lv["unit"] == "cycles" else f"{lv['p50_us']:,.1f} µs"
+            assert shown in block, lv["name"]
+        rows = re.findall(r"│ (\S[^│]*?) +│ +([\d,—]+) │ +([\d,.—]+) │ +([\d.%—]+) │", block)
+        by_name = {o["qnn_name"]: o for o in p["ops"]}
+        shown_ops = [r for r in rows if r[0] in by_name]
+        assert len(shown_ops) == len(p["ops"])
+        for name, cycles, est, share in shown_ops:
+            o = by_name[name]
+            assert cycles == ("—" if o["cycles_p50"] is None else f"{o['cycles_p50']:,.0f}")
+            assert est == ("—" if o["est_us_p50"] is None else f"{o['est_us_p50']:,.2f}")
+            assert share == ("—" if o["share"] is None else f"{o['share']:.1%}")
