@@ -722,6 +722,7 @@ def select_runs(profile: Profile, keep) -> Profile:
                   method=None, etrecord=profile.etrecord, pte=profile.pte, sources=dict(profile.sources),
                   warnings=[])
     _join_method(sub, profile.etrecord, profile.pte, profile.method)
+    sub.accumulation = profile.accumulation     # its events are the de-duplicated ones
     return sub
 
 
