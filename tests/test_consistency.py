@@ -160,6 +160,21 @@ def test_commands_agree(etdump, outputs):
     assert sorted(r for ph in llm["phases"] for r in ph["runs"]) == list(range(n_runs))
     if "phase" in runs[0]:
         assert [r["phase"] for r in runs] == llm["series"]["phase"]
+    for ph in llm["phases"]:       # each phase's statistics: over its runs after its warm-up runs
+        steady = [i for i in ph["runs"] if i not in set(ph["warmup_runs"])]
+        assert len(steady) == ph["steady_runs"]
+        if not steady or not ph["latency_ms"]:
+            continue
+        x = [lat[i] for i in steady]
+        pl = ph["latency_ms"]
+        assert (pl["p50"], pl["mean"], pl["min"], pl["max"]) == pytest.approx(
+            (_p50(x), float(np.mean(x)), min(x), max(x)), **REL), ph["name"]
+        for b in ph["breakdown"]:
+            col = {"delegate": f"delegate_{b.get('backend')}", "cpu_ops": "cpu_ops",
+                   "framework_overhead": "framework_overhead"}.get(b["kind"])
+            if col and f"{col}_ms" in runs[0]:
+                assert b["mean_ms"] == pytest.approx(float(np.mean([runs[i][f"{col}_ms"] for i in steady])),
+                                                     **REL), (ph["name"], col)
     tr = [e for e in o["trace"]["traceEvents"] if e.get("cat") == "method_execute"]
     assert len(tr) == n_runs
     assert [e["dur"] for e in sorted(tr, key=lambda e: e["args"]["run"])] == pytest.approx(
