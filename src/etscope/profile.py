@@ -171,10 +171,10 @@ class Accumulation:
 
     def warning(self) -> str:
         ids = ", ".join(str(i) for i in sorted(self.events_removed))
-        return (f"the backend events of delegate instruction(s) {ids} accumulate across executes "
-                "(execute k holds the events of executes 1..k); each run keeps only its own, the newest "
-                f"copy: {self.total_removed:,} older copies of {self.file_events:,} events were removed "
-                "before any analysis")
+        # Short enough for one line of the summary's warnings (cut at 200 characters).
+        return (f"delegate instruction(s) {ids}: backend events accumulate across executes (execute k "
+                f"repeats executes 1..k-1); {self.total_removed:,} older copies of {self.file_events:,} "
+                "events removed, each run keeps its own")
 
 
 @dataclass

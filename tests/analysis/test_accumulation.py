@@ -118,6 +118,8 @@ def test_every_command_warns(tmp_path):
         res = r.invoke(main, args)
         assert res.exit_code == 0, (args, res.output)
         assert "older copies" in res.stderr and "accumulate" in res.stderr, args
+    text = r.invoke(main, ["summary", str(etdump)], terminal_width=400).stdout
+    assert "510 older copies of 777 events removed, each run keeps its own" in " ".join(text.split())
     res = r.invoke(main, ["summary", str(etdump), "--json"])
     facts = json.loads(res.stdout)["etdump"]
     assert facts["events"] == 777 and facts["events_analysed"] == 267
