@@ -322,3 +322,44 @@ def test_qnn_files_text_shows_the_json_numbers(path):
             assert cycles == ("—" if o["cycles_p50"] is None else f"{o['cycles_p50']:,.0f}")
             assert est == ("—" if o["est_us_p50"] is None else f"{o['est_us_p50']:,.2f}")
             assert share == ("—" if o["share"] is None else f"{o['share']:.1%}")
+
+
+def _pairs() -> list[tuple[Path, Path]]:
+    d, q, r = FIXTURES / "diff", FIXTURES / "qnn_etdump", FIXTURES / "real"
+    base = d / "diff_same_00.etdump"
+    return [(base, p) for p in sorted(d.glob("diff_*.etdump")) if p.stem in
+            ("diff_same_01", "diff_slower", "diff_faster", "diff_cpu_moved")] + [
+        (r / "gen_cnn.etdump", r / "gen_cnn_b.etdump"),
+        (q / "synthetic_qnn_cnn.etdump", q / "synthetic_qnn_vit_2part.etdump"),
+        (q / "synthetic_qnn_cnn.etdump", q / "synthetic_qnn_accumulate.etdump")]
+
+
+@pytest.mark.parametrize("base,new", _pairs(), ids=[f"{a.stem}-vs-{b.stem}" for a, b in _pairs()])
+def test_diff_agrees_with_each_side(base, new, outputs):
+    """What `diff` says of each side is what the other commands say of that file alone."""
+    comp_b, comp_n = _companions(base), _companions(new)
+    args = [x for kind in ("etrecord", "pte") for side, comp in (("base", comp_b), ("new", comp_n))
+            if kind in comp for x in (f"--{kind}-{side}", comp[kind])]
+    d = json.loads(_run(["diff", base, new, *args, "--json"]))
+    for side, path in (("base", base), ("new", new)):
+        o = outputs(path)
+        lat = [r["latency_ms"] for r in o["tables"]["runs"]]
+        steady = lat[d["latency"]["warmup_runs_dropped"][side][0]:]
+        assert d["latency"][f"{side}_p50_ms"] == pytest.approx(_p50(steady), **REL)
+        assert d["latency"][f"{side}_runs"] == len(steady)
+        for b in d["breakdown"]:
+            mine = [x for x in o["summary"]["breakdown"] if x["kind"] == b["kind"] and x.get("backend") == b.get("backend")]
+            if f"{side}_mean_ms" in b and b[f"{side}_mean_ms"] is not None:
+                assert b[f"{side}_mean_ms"] == pytest.approx(mine[0]["mean_ms"], **REL), (side, b["kind"])
+        compared = [r["p50"] for r in o["ops"]["ops"] if r["role"] in ("delegate_call", "operator_call", "delegate_internal")
+                    or (r["role"] == "kernel" and r["level"] == 0)]
+        shown = [x[f"{side}_p50"] for x in d["ops"] if x[f"{side}_p50"] is not None]
+        assert sorted(shown) == pytest.approx(sorted(compared), **REL), side
+        if d.get("qnn"):
+            parts = (o["qnn"] or {}).get("partitions") or []
+            for k, dq in enumerate(d["qnn"]):
+                mine = parts[dq["partition"]] if dq["partition"] < len(parts) else None
+                for key in ("accel_cycles", "clock_mhz_est", "accel_us", "qnn_execute_us", "delegate_call_ms"):
+                    assert dq[key][side] == (mine[key] if mine else None), (side, key)
+                cycles = [x[f"{side}_cycles_p50"] for x in dq["ops"] if x[f"{side}_cycles_p50"] is not None]
+                assert sorted(cycles) == (sorted(op["cycles_p50"] for op in mine["ops"]) if mine else []), side
