@@ -147,7 +147,9 @@ def _partition_events(profile: P.Profile, iid: int, sl: slice):
 
 def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
     """Per QNN partition, its events per execute. Two passes over run-aligned slices of the events:
-    the first finds the names and their repeats per execute; the second fills the per-run arrays. Nothing the size of the whole event list is allocated."""
+    the first finds the names and their repeats per execute; the second fills the per-run arrays.
+    Nothing the size of the whole event list is allocated. Events that accumulated across executes
+    were de-duplicated when the profile was built (profile.Accumulation)."""
     n_runs = profile.n_runs
     slices = _run_slices(profile)
     n_strings = len(profile.strings) + 1
@@ -169,7 +171,6 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
         is_node = np.zeros(n_strings, dtype=bool)
         is_node[distinct] = [is_node_name(profile.strings[c]) for c in distinct]
         present_runs = np.flatnonzero(copies > 0)
-        # Accumulated copies were removed when the profile was built (profile.Accumulation).
         removed = (profile.accumulation.events_removed.get(iid, 0) if profile.accumulation else 0)
         notes = []
         if removed:
@@ -205,9 +206,9 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
                 if m.any():
                     arr = roots.setdefault(root_key(profile.strings[int(c)]), np.full(n_runs, np.nan))
                     arr[run[m]] = value[m]
-            nm = node
-            if not nm.any():
+            if not node.any():
                 continue
+            nm = node
             rowkey = dense[code[nm]] * span + occ[nm]
             new_keys, first_pos = np.unique(rowkey, return_index=True)
             fresh = row_of_key[new_keys] < 0
