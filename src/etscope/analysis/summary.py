@@ -22,7 +22,7 @@ def summarize(profile: P.Profile, top: int = 10) -> dict:
         "runs": lat,
         "breakdown": rows,
         "fallback_ops": fallback,
-        "top_fallback_op_types": _top_op_types(fallback, top),
+        "top_fallback_op_types": _top_op_types(profile, fallback, top),
         "delegate_calls": delegate_calls(profile),
         "load": load_events(profile),
         "memory": memory(profile),
@@ -124,7 +124,8 @@ def memory(profile: P.Profile) -> dict:
     return out
 
 
-def _top_op_types(fallback: list[dict], top: int) -> list[dict]:
+def _top_op_types(profile: P.Profile, fallback: list[dict], top: int) -> list[dict]:
+    """Fallback time per op type; ``sources`` lists every source line of its instructions' nodes."""
     agg: dict[str, dict] = {}
     for f in fallback:
         key = f["op_type"] or f["kernel"] or "?"
@@ -133,6 +134,8 @@ def _top_op_types(fallback: list[dict], top: int) -> list[dict]:
         a["instructions"] += 1
         a["mean_ms"] += f["mean_ms"] * f["runs"] / max(1, f["runs"])
         a["share"] += f["share"]
-        if f["source"] and f["source"] not in a["sources"]:
-            a["sources"].append(f["source"])
+        ins = profile.instructions.get(f["instruction_id"])
+        for src in (ins.sources if ins and ins.sources else [f["source"]]):
+            if src and src not in a["sources"]:
+                a["sources"].append(src)
     return sorted(agg.values(), key=lambda a: -a["share"])[:top]

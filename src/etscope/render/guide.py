@@ -75,16 +75,28 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
 
 
 def compact_sources(sources: list[str]) -> str:
-    """Every source line, the file named once per run of lines in it:
-    ['model.py:30', 'model.py:34', 'util.py:5'] -> 'model.py:30, :34, util.py:5'."""
-    out, last_file = [], None
+    """Every source line, grouped by file, each file named once, three or more consecutive lines as
+    a range: ['m.py:34', 'm.py:30', 'u.py:5', 'm.py:31', 'm.py:32'] -> 'm.py:30–32, :34, u.py:5'.
+    Entries that are not FILE:LINE are kept as they are, first."""
+    lines: dict[str, list[int]] = {}
+    other = []
     for src in sources:
         file, sep, line = src.rpartition(":")
-        if sep and line.isdigit() and file == last_file:
-            out.append(f":{line}")
+        if sep and file and line.isdigit():
+            lines.setdefault(file, []).append(int(line))
         else:
-            out.append(src)
-            last_file = file if sep and line.isdigit() else None
+            other.append(src)
+    out = list(dict.fromkeys(other))
+    for file in sorted(lines):
+        nums = sorted(set(lines[file]))
+        runs, start = [], nums[0]
+        for prev, cur in zip(nums, nums[1:] + [None]):
+            if cur is None or cur != prev + 1:
+                # Three or more consecutive lines as a range; two stay two.
+                runs += [f"{start}–{prev}"] if prev - start >= 2 else [str(n) for n in range(start, prev + 1)]
+                start = cur
+        out.append(f"{file}:{runs[0]}")
+        out.extend(f":{r}" for r in runs[1:])
     return ", ".join(out)
 
 
