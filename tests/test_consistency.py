@@ -181,6 +181,9 @@ def test_commands_agree(etdump, outputs):
         [x * 1e3 for x in lat], abs=2e-3)
     rep = o["report"]
     _same(rep["runs"]["columns"]["latency_ms"], lat, ROUNDED)
+    if rep.get("llm"):             # the report's LLM section is the llm command's analysis
+        for k in ("runs", "phases", "series", "decode_tokens_per_s", "ttft_ms"):
+            _same(rep["llm"].get(k), llm.get(k), ROUNDED)
     assert rep["summary"]["runs"] == s["runs"]
     d = o["diff"]["latency"]
     steady = lat[d["warmup_runs_dropped"]["base"][0]:]          # leading warm-up runs dropped
