@@ -779,7 +779,8 @@ def _remove_accumulated_copies(profile: Profile) -> None:
         return
     role, execute, instr = ev["role"], ev["execute"], ev["instruction_id"]
     # Cheap first test: delegate-internal events per (instruction, run) growing 1x, 2x, 3x, ...
-    counts = np.zeros(len(ids) * n_runs, dtype=np.int64)
+    # Counted sparsely (pairs that occur), in chunks: memory follows the events, not ids x runs.
+    keys, counts = [], []
     for a in range(0, n, _CHUNK):
         sl = slice(a, a + _CHUNK)
         m = (role[sl] == ROLE_DELEGATE_INTERNAL) & (execute[sl] >= 0)
@@ -788,14 +789,20 @@ def _remove_accumulated_copies(profile: Profile) -> None:
         i = instr[sl][m].astype(np.int64)
         k = np.minimum(np.searchsorted(ids, i), len(ids) - 1)
         ok = ids[k] == i
-        counts += np.bincount(k[ok] * n_runs + execute[sl][m][ok], minlength=counts.size)
-    counts = counts.reshape(len(ids), n_runs)
+        u, c = np.unique(k[ok] * n_runs + execute[sl][m][ok], return_counts=True)
+        keys.append(u)
+        counts.append(c)
+    if not keys:
+        return
+    pair, inv = np.unique(np.concatenate(keys), return_inverse=True)
+    count = np.bincount(inv.reshape(-1), weights=np.concatenate(counts)).astype(np.int64)
+    bounds = np.searchsorted(pair // n_runs, np.arange(len(ids) + 1))
     keep = None
     removed: dict[int, int] = {}
     for row, iid in enumerate(ids.tolist()):
-        c = counts[row]
-        present = np.flatnonzero(c)
-        if present.size < 2 or not (c[present] == c[present[0]] * np.arange(1, present.size + 1)).all():
+        c = count[bounds[row]:bounds[row + 1]]           # per run holding its events, in run order
+        present = pair[bounds[row]:bounds[row + 1]] % n_runs
+        if present.size < 2 or not (c == c[0] * np.arange(1, present.size + 1)).all():
             continue
         idx = np.flatnonzero((role == ROLE_DELEGATE_INTERNAL) & (execute >= 0) & (instr == iid))
         drop = _older_copies(ev, idx, present)
