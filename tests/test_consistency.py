@@ -105,14 +105,18 @@ def _all_commands(etdump: Path, tmp: Path) -> dict:
     out["qnn"] = json.loads(_run(["qnn", *inp, "--json"]))["qnn"] if s["qnn"] else None
     _run(["export", *inp, "--format", "parquet", "-o", tmp / "export"])
     out["tables"] = {t: pq.read_table(tmp / "export" / f"{t}.parquet").to_pylist() for t in ("events", "ops", "runs")}
+    # One query (each sql run loads the files again): whole-file facts on every row, then the
+    # per-(instruction, role, unit) counts and sums of the Execute runs' instruction events.
     facts = ("select (select count(*) from events) events, (select count(*) from runs) runs, "
              "(select quantile_cont(latency_ms, 0.5) from runs) p50_ms, (select avg(latency_ms) from runs) mean_ms, "
              "(select count(*) from ops) op_rows")
-    out["sql"] = json.loads(_run(["sql", *inp, facts, "--format", "json"]))[0]
     per_op = ("select instruction_id, role, unit, count(*) n, sum(value) total from events where execute is not null "
               "and kind = 'profile' and chain_index >= 0 and instruction_id is not null and role in "
-              "('delegate_call', 'operator_call', 'kernel', 'delegate_internal') group by 1, 2, 3 order by 1, 2, 3")
-    out["sql_per_op"] = json.loads(_run(["sql", *inp, per_op, "--format", "json", "--limit", "0"]))
+              "('delegate_call', 'operator_call', 'kernel', 'delegate_internal') group by 1, 2, 3")
+    query = f"select f.*, g.* from ({facts}) f left join ({per_op}) g on true order by 6, 7, 8"
+    rows = json.loads(_run(["sql", *inp, query, "--format", "json", "--limit", "0"]))
+    out["sql"] = {k: rows[0][k] for k in ("events", "runs", "p50_ms", "mean_ms", "op_rows")}
+    out["sql_per_op"] = [r for r in rows if r["instruction_id"] is not None]
     _run(["trace", *inp, "-o", tmp / "trace.json"])
     out["trace"] = json.loads((tmp / "trace.json").read_text())
     _run(["report", *inp, "-o", tmp / "report.html"])
