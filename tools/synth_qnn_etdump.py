@@ -1250,7 +1250,7 @@ def _fixture_cnn(root: Path, accumulate: bool = False) -> dict:
             "model_class": "SmallCNN", "model_file": "/home/dev/models/cnn_small.py"}
 
 
-def _fixture_vit(root: Path) -> dict:
+def _fixture_vit(root: Path, accumulate: bool = False) -> dict:
     q, rel = _emulator(root, "vit_mixed_qdq")
     ex = [1, 2, 3, 4, 5]
     b0 = [2 * e for e in ex]          # graph 1 blocks (execute e: blocks 2e, 2e+1)
@@ -1274,6 +1274,8 @@ def _fixture_vit(root: Path) -> dict:
                      "wall_ns": {1: pow_ns + 520 + 3 * k, 2: rss_ns - pow_ns + 470 + 5 * k}})
     spec = {"seed": 2202, "time_base_ns": 1_745_012_345_678, "default_run": {"init_ns": 83_456_789},
             "runs": runs}
+    if accumulate:
+        spec["accumulate"] = True
     return {"spec": spec, "ops": ops, "instructions": instrs, "name_map": [m0, m1],
             "source": {"dataset": "vit_mixed_qdq", "level": "detailed", "csv": rel,
                        "csv_blocks_per_partition": [b0, b1],
@@ -1410,6 +1412,9 @@ FIXTURES = {
     "synthetic_qnn_accumulate": lambda root: dict(_fixture_cnn(root, accumulate=True),
                                                   etrecord_from="synthetic_qnn_cnn.etrecord"),
     "synthetic_qnn_resnet50_device": _fixture_resnet_device,
+    # Two partitions with CPU ops between them, each accumulating on its own (the twin of vit_2part).
+    "synthetic_qnn_vit_2part_accumulate": lambda root: dict(_fixture_vit(root, accumulate=True),
+                                                            etrecord_from="synthetic_qnn_vit_2part.etrecord"),
 }
 _WITH_ETRECORD = {"synthetic_qnn_cnn", "synthetic_qnn_vit_2part", "synthetic_qnn_llm",
                   "synthetic_qnn_resnet50_device"}

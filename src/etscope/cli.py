@@ -70,15 +70,21 @@ def _inputs(f):
     return f
 
 
-def _load(etdump, etrecord, pte, method):
-    from etscope.paths import check_inputs
+def _load(etdump, etrecord, pte, method, announce=True):
+    from etscope.paths import check_inputs, display
     from etscope.profile import load
 
     check_inputs((etdump, etrecord, pte))
     from etscope.render.progress import reading
+    from etscope.render.safe import clean
 
     with reading(etdump) as progress:   # a bar on stderr for big files (> 50 MB), else nothing
-        return load(etdump, etrecord=etrecord, pte=pte, method=method, progress=progress)
+        profile = load(etdump, etrecord=etrecord, pte=pte, method=method, progress=progress)
+    # Removed accumulated copies change every number: said on stderr by every command (summary
+    # lists it among its warnings instead).
+    if announce and profile.accumulation is not None:
+        click.echo("etscope: warning: " + clean(f"{display(etdump)}: {profile.accumulation.warning()}", 800), err=True)
+    return profile
 
 
 def _emit_json(obj):
@@ -96,7 +102,7 @@ def summary(etdump, etrecord, pte, method, runtrace, as_json):
     from etscope.analysis.summary import summarize
 
     rt = _read_runtrace(runtrace)
-    s = summarize(_load(etdump, etrecord, pte, method), runtrace=rt)
+    s = summarize(_load(etdump, etrecord, pte, method, announce=False), runtrace=rt)
     if as_json:
         _emit_json(s)
     else:
@@ -438,7 +444,6 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
     from etscope.analysis.diff import compare
     from etscope.paths import check_inputs, display
-    from etscope.profile import load
 
     inputs = (base, new, etrecord_base, etrecord_new, pte_base, pte_new, *base_also, *new_also)
     check_inputs(inputs)
@@ -446,10 +451,10 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
     if out is not None and out.kind == "stdout" and as_json:
         raise click.UsageError("--html - and --json both write to standard output; give --html a file")
 
-    a = _with_runs(load(base, etrecord=etrecord_base, pte=pte_base), base)
-    b = _with_runs(load(new, etrecord=etrecord_new, pte=pte_new), new)
-    more_a = [_with_runs(load(x, etrecord=etrecord_base, pte=pte_base), x) for x in base_also]
-    more_b = [_with_runs(load(x, etrecord=etrecord_new, pte=pte_new), x) for x in new_also]
+    a = _with_runs(_load(base, etrecord_base, pte_base, None), base)
+    b = _with_runs(_load(new, etrecord_new, pte_new, None), new)
+    more_a = [_with_runs(_load(x, etrecord_base, pte_base, None), x) for x in base_also]
+    more_b = [_with_runs(_load(x, etrecord_new, pte_new, None), x) for x in new_also]
     d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
                 fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance)
     d["inputs"] = {"base": [display(x) for x in (base, *base_also)], "new": [display(x) for x in (new, *new_also)]}

@@ -100,6 +100,8 @@ class Profile:
     # Set when the ETDump holds runs of several methods with different instructions: this profile
     # then holds only its method's runs (see MethodSplit).
     method_split: "MethodSplit | None" = field(default=None, repr=False)
+    # Set when a backend's events accumulated across executes and the older copies were removed.
+    accumulation: "Accumulation | None" = None
 
     def __post_init__(self):
         self.events = Columns(self.events, self, "events")
@@ -152,6 +154,27 @@ class Profile:
             if ins.kind == "delegate" and ins.backend not in seen:
                 seen.append(ins.backend)
         return seen
+
+
+@dataclass
+class Accumulation:
+    """Delegate events that accumulated across executes (execute k of a delegate logging the events
+    of its executes 1..k, oldest first, as QNN's profiler can), and what was removed so every view
+    sees each execute's own events once."""
+
+    events_removed: dict[int, int]       # per delegate instruction id: older copies removed
+    file_events: int                     # events of the profile before the removal
+
+    @property
+    def total_removed(self) -> int:
+        return int(sum(self.events_removed.values()))
+
+    def warning(self) -> str:
+        ids = ", ".join(str(i) for i in sorted(self.events_removed))
+        # Short enough for one line of the summary's warnings (cut at 200 characters).
+        return (f"delegate instruction(s) {ids}: backend events accumulate across executes (execute k "
+                f"repeats executes 1..k-1); {self.total_removed:,} older copies of {self.file_events:,} "
+                "events removed, each run keeps its own")
 
 
 @dataclass
@@ -232,6 +255,8 @@ def build(data: etdump_format.EtdumpData, etrecord=None, pte=None, method=None, 
                       method=None, etrecord=etrecord, pte=pte, sources=dict(sources or {}),
                       warnings=warnings)
     _join_instructions(profile, etrecord, pte, method)
+    for p in (profile.method_split.profiles.values() if profile.method_split else (profile,)):
+        _remove_accumulated_copies(p)
     return profile
 
 
@@ -699,6 +724,7 @@ def select_runs(profile: Profile, keep) -> Profile:
                   method=None, etrecord=profile.etrecord, pte=profile.pte, sources=dict(profile.sources),
                   warnings=[])
     _join_method(sub, profile.etrecord, profile.pte, profile.method)
+    sub.accumulation = profile.accumulation     # its events are the de-duplicated ones
     return sub
 
 
@@ -710,9 +736,20 @@ def _run_subset(profile: Profile, keep: np.ndarray):
     execute = ev["execute"]
     keep_event = np.append(keep, True)[execute]           # execute -1 (outside runs) -> True
     renumber = np.append(np.where(keep, np.cumsum(keep) - 1, -1), -1)
-    events = {k: _select(v, keep_event) for k, v in ev.items() if k != "execute"}
-    events["execute"] = renumber[execute[keep_event]].astype(execute.dtype)
+    data, events = _event_subset(profile, keep_event)
+    events["execute"] = renumber[events["execute"]].astype(execute.dtype)
     runs = {k: np.asarray(v)[keep] for k, v in profile.runs.items()}
+    return data, events, runs
+
+
+def _event_subset(profile: Profile, keep_event: np.ndarray):
+    """The profile's ETDump data and events where ``keep_event``; each RunData's first event and
+    count follow. Events keep their index in the file (column ``file_event``, added on the first
+    subset: until then an event's position is its index)."""
+    ev = profile.events
+    events = {k: _select(v, keep_event) for k, v in ev.items()}
+    if "file_event" not in events:
+        events["file_event"] = np.flatnonzero(keep_event).astype(np.int64)
     data = profile.etdump
     counts = np.bincount(events["run"], minlength=len(data.runs)) if len(events["run"]) else \
         np.zeros(len(data.runs), np.int64)
@@ -720,7 +757,119 @@ def _run_subset(profile: Profile, keep: np.ndarray):
     run_data = [dataclasses.replace(r, first_event=int(f), event_count=int(c))
                 for r, f, c in zip(data.runs, firsts, counts)]
     data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events})
-    return data, events, runs
+    return data, events
+
+
+# ---- events accumulating across executes ---------------------------------------------------------
+_CHUNK = 1 << 20
+
+
+def _remove_accumulated_copies(profile: Profile) -> None:
+    """Keep one copy of each delegate execute's events where the backend logged them accumulated.
+
+    QNN's profiler may hand back every event since its profile handle was created, so execute k of
+    a delegate logs the events of its executes 1..k, oldest first (whether it does is not settled
+    in ExecuTorch's source: it is detected here). Such a delegate is recognised by all of: in its
+    j-th run (j = 1, 2, ...) each event name occurs j times as often as in its first run, and
+    the older copies repeat the values the earlier runs logged as their own. Each run then keeps
+    its newest copy (the last occurrences of each name). Anything less regular is left alone."""
+    ev = profile.events
+    n_runs, n = profile.n_runs, len(ev["run"])
+    ids = np.array(sorted(i for i, ins in profile.instructions.items() if ins.kind == "delegate"),
+                   dtype=np.int64)
+    if n_runs < 2 or not ids.size:
+        return
+    role, execute, instr = ev["role"], ev["execute"], ev["instruction_id"]
+    # Cheap first test: delegate-internal events per (instruction, run) growing 1x, 2x, 3x, ...
+    # Counted sparsely (pairs that occur), in chunks: memory follows the events, not ids x runs.
+    keys, counts = [], []
+    for a in range(0, n, _CHUNK):
+        sl = slice(a, a + _CHUNK)
+        m = (role[sl] == ROLE_DELEGATE_INTERNAL) & (execute[sl] >= 0)
+        if not m.any():
+            continue
+        i = instr[sl][m].astype(np.int64)
+        k = np.minimum(np.searchsorted(ids, i), len(ids) - 1)
+        ok = ids[k] == i
+        u, c = np.unique(k[ok] * n_runs + execute[sl][m][ok], return_counts=True)
+        keys.append(u)
+        counts.append(c)
+    if not keys:
+        return
+    pair, inv = np.unique(np.concatenate(keys), return_inverse=True)
+    count = np.bincount(inv.reshape(-1), weights=np.concatenate(counts)).astype(np.int64)
+    bounds = np.searchsorted(pair // n_runs, np.arange(len(ids) + 1))
+    keep = None
+    removed: dict[int, int] = {}
+    for row, iid in enumerate(ids.tolist()):
+        c = count[bounds[row]:bounds[row + 1]]           # per run holding its events, in run order
+        present = pair[bounds[row]:bounds[row + 1]] % n_runs
+        if present.size < 2 or not (c == c[0] * np.arange(1, present.size + 1)).all():
+            continue
+        idx = np.flatnonzero((role == ROLE_DELEGATE_INTERNAL) & (execute >= 0) & (instr == iid))
+        drop = _older_copies(ev, idx, present)
+        if drop is None:
+            profile.warnings.append(
+                f"the backend events of delegate instruction {iid} grow by one copy per execute, but "
+                "the older copies do not repeat the earlier runs' values: kept as logged, not de-duplicated")
+            continue
+        if keep is None:
+            keep = np.ones(n, dtype=bool)
+        keep[idx[drop]] = False
+        removed[iid] = int(drop.sum())
+    if keep is None:
+        return
+    record = Accumulation(events_removed=removed, file_events=n)
+    data, events = _event_subset(profile, keep)
+    runs = dict(profile.runs)
+    runs["event_count"] = np.array([data.runs[r].event_count for r in runs["etdump_run"]], dtype=np.int64)
+    profile.etdump = data
+    profile.events = Columns(events, profile, "events")
+    profile.runs = Columns(runs, profile, "runs")
+    profile.cache.clear()
+    profile.accumulation = record
+    profile.warnings.append(record.warning())
+
+
+def _older_copies(ev, idx: np.ndarray, present: np.ndarray) -> np.ndarray | None:
+    """For the delegate-internal events ``idx`` of one delegate (runs ``present`` hold its events;
+    the j-th of them j copies): which are older copies. None when a copy's name counts or values
+    differ from those the earlier run logged as its own."""
+    run = ev["execute"][idx].astype(np.int64)
+    ds = ev["delegate_id_str"][idx]
+    _, code = np.unique(np.where(ds >= 0, ds, ev["name"][idx]), return_inverse=True)   # dense names
+    code = code.reshape(-1).astype(np.int64)
+    value = ev["value"][idx]
+    rank = np.searchsorted(present, run)                  # 0 for the first run holding events
+    width = int(code.max()) + 1
+    key = rank * width + code                             # (run, name), in run order
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+    sizes = np.diff(np.append(starts, ks.size))
+    group = np.cumsum(np.r_[True, ks[1:] != ks[:-1]]) - 1
+    occ = np.empty(idx.size, dtype=np.int64)
+    occ[order] = np.arange(idx.size) - starts[group]
+    count = np.empty(idx.size, dtype=np.int64)
+    count[order] = sizes[group]
+    per_copy = np.bincount(code[rank == 0], minlength=width)[code]   # occurrences per copy
+    if not (count == (rank + 1) * per_copy).all():
+        return None
+    copy = occ // np.maximum(per_copy, 1)                 # which execute's copy (0 = first run's)
+    newest = copy == rank
+    # Each older copy must repeat what the run it came from logged as its own newest copy.
+    depth = int(per_copy.max())
+    slot = (copy * width + code) * depth + occ - copy * per_copy     # (execute copy, name, index)
+    own_slot = slot[newest]
+    by_slot = np.argsort(own_slot)
+    at = np.searchsorted(own_slot[by_slot], slot)
+    found = at < own_slot.size
+    found[found] = own_slot[by_slot[at[found]]] == slot[found]
+    if not found.all():
+        return None
+    if not np.array_equal(value[newest][by_slot[at]], value, equal_nan=True):
+        return None
+    return ~newest
 
 
 def _select(column: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -728,6 +877,10 @@ def _select(column: np.ndarray, keep: np.ndarray) -> np.ndarray:
     if column.ndim == 1 and column.strides[0] == 0 and len(column):
         return np.broadcast_to(column[:1], (int(keep.sum()),))
     return column[keep]
+
+
+# Events the runtime logs for its own instructions (method.cpp), by the .pte instruction kind.
+_RUNTIME_CALL = {"JF_CALL": "jump", "MOVE_CALL": "move", "FREE_CALL": "free"}
 
 
 def _join_pte(profile: Profile, pte):
@@ -749,7 +902,7 @@ def _join_pte(profile: Profile, pte):
             if p.backend_id:
                 ins.backend, ins.backend_from = p.backend_id, ".pte"
         else:
-            if p.kind != "kernel":
+            if p.kind != "kernel" and _RUNTIME_CALL.get(ins.kernel) != p.kind:
                 bad.append(f"instruction {ins.id} is a CPU operator in the ETDump but a {p.kind} in the .pte")
                 continue
             ins.operator = p.operator
@@ -802,14 +955,27 @@ def _join_etrecord(profile: Profile, etrecord):
             ins.source = ins.sources[0] if ins.sources else None
     if no_handles:
         # Prim ops (sym_size, views) and the runtime's own moves have no graph node behind them.
-        profile.warnings.append(
-            f"{len(no_handles)} CPU instruction(s) have no debug handles in the ETRecord, so no op type or "
-            f"source for them: {', '.join(map(str, sorted(no_handles)[:10]))}"
-            + (" …" if len(no_handles) > 10 else ""))
+        profile.warnings.append(_no_handles_warning([profile.instructions[i] for i in sorted(no_handles)]))
     if bad:
         raise MismatchError("the ETRecord does not match the ETDump: " + "; ".join(bad[:3])
                             + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
                             profile.sources.get("etrecord"))
+
+
+def _no_handles_warning(instructions: list[Instruction]) -> str:
+    """What CPU instructions without debug handles lack: always the source line (only the graph
+    has it); the op type only when neither the .pte's operator nor a kernel name gives one."""
+    def ids(group):
+        return ", ".join(str(i.id) for i in group[:6]) + (" …" if len(group) > 6 else "")
+
+    groups = [([i for i in instructions if i.operator], "op type from the .pte"),
+              ([i for i in instructions if not i.operator and i.kernel], "op type guessed from the kernel name"),
+              ([i for i in instructions if not i.operator and not i.kernel], "no op type")]
+    groups = [(g, what) for g, what in groups if g]
+    text = f"{len(instructions)} CPU instruction(s) have no debug handles in the ETRecord: no source line for them"
+    if len(groups) == 1:
+        return f"{text}, {groups[0][1]} ({ids(instructions)})"
+    return text + "; " + ", ".join(f"{what} for {len(g)} ({ids(g)})" for g, what in groups)
 
 
 def _op_base(name: str) -> str:

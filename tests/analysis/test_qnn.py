@@ -93,13 +93,6 @@ def test_checks_fire_when_invariants_break():
     assert failing and failing[0]["check"] == "QNN (execute) time ≤ DELEGATE_CALL"
 
 
-def test_accumulation_detector():
-    assert qnn._is_accumulating(np.array([1, 2, 3, 4]))
-    assert not qnn._is_accumulating(np.array([1, 1, 1]))
-    assert not qnn._is_accumulating(np.array([2, 2]))
-    assert not qnn._is_accumulating(np.array([1]))
-
-
 def test_qnn_cli_json_and_text():
     r = CliRunner().invoke(main, ["qnn", "--qnn-csv", str(Q / "chain8_sm8650.profile.txt"),
                                   "--qhas", str(Q / "chain8_sm8650.qhas.json"), "--json"])

@@ -256,7 +256,9 @@ def op_table(profile: P.Profile) -> list[dict]:
         group = by_instr[iid]
         top = [s for s in group if s["role"] in ("delegate_call", "operator_call")]
         if not top:
-            top = [s for s in group if s["role"] == "kernel"][:1]
+            # No call wrapper (a build logging only kernel events, or the runtime's own JF_CALL):
+            # each kernel event is a call of the instruction, not something inside the first one.
+            top = [s for s in group if s["role"] == "kernel"]
         kernel_rows = [s for s in group if s["role"] == "kernel" and s not in top]
         inner = [s for s in group if s["role"] == "delegate_internal"]
         for s in top:

@@ -149,8 +149,9 @@ def _partition_events(profile: P.Profile, iid: int, sl: slice):
 
 def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
     """Per QNN partition, its events per execute. Two passes over run-aligned slices of the events:
-    the first finds the names, their repeats per execute and whether executes accumulate; the
-    second fills the per-run arrays. Nothing the size of the whole event list is allocated."""
+    the first finds the names and their repeats per execute; the second fills the per-run arrays.
+    Nothing the size of the whole event list is allocated. Events that accumulated across executes
+    were de-duplicated when the profile was built (profile.Accumulation)."""
     n_runs = profile.n_runs
     slices = _run_slices(profile)
     n_strings = len(profile.strings) + 1
@@ -172,20 +173,21 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
         is_node = np.zeros(n_strings, dtype=bool)
         is_node[distinct] = [is_node_name(profile.strings[c]) for c in distinct]
         present_runs = np.flatnonzero(copies > 0)
-        accumulating = _is_accumulating(copies[present_runs])
+        removed = (profile.accumulation.events_removed.get(iid, 0) if profile.accumulation else 0)
         notes = []
-        if accumulating:
+        if removed:
             notes.append("QNN events accumulate across executes (execute k holds k copies of every "
-                         "event); each run keeps only its last copy, the newest execute")
-        elif (copies[present_runs] > 1).any():
+                         f"event); {removed:,} older copies were removed when the ETDump was read, each "
+                         "run keeps only its own, the newest")
+        if (copies[present_runs] > 1).any():
             notes.append("some QNN events repeat within one execute; the last value is used for "
                          "top-level events, all repeats are kept for per-op rows")
         # One row per (node name, occurrence within the execute); rows in order of first appearance.
         node_codes = distinct[is_node[distinct]]
-        span = 1 if accumulating or not node_codes.size else int(max_occ[node_codes].max()) + 1
+        span = 1 if not node_codes.size else int(max_occ[node_codes].max()) + 1
         dense = np.full(n_strings, -1, dtype=np.int64)
         dense[node_codes] = np.arange(node_codes.size)
-        n_rows = node_codes.size if accumulating else int((max_occ[node_codes] + 1).sum())
+        n_rows = int((max_occ[node_codes] + 1).sum())
         row_of_key = np.full(max(node_codes.size * span, 1), -1, dtype=np.int64)
         row_keys: list[int] = []
         node_rows = np.full((n_rows, n_runs), np.nan)
@@ -206,10 +208,10 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
                 if m.any():
                     arr = roots.setdefault(root_key(profile.strings[int(c)]), np.full(n_runs, np.nan))
                     arr[run[m]] = value[m]
-            nm = node & keep_last if accumulating else node
-            if not nm.any():
+            if not node.any():
                 continue
-            rowkey = dense[code[nm]] * span + (0 if accumulating else occ[nm])
+            nm = node
+            rowkey = dense[code[nm]] * span + occ[nm]
             new_keys, first_pos = np.unique(rowkey, return_index=True)
             fresh = row_of_key[new_keys] < 0
             for k in new_keys[fresh][np.argsort(first_pos[fresh], kind="stable")]:
@@ -226,7 +228,7 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
         dc = _delegate_call_ns(profile, iid)
         out.append(QnnSeries(key=f"instruction {iid}", instruction_id=iid, runs=np.arange(n_runs),
                              roots=roots, node_names=node_names, node_values=node_rows,
-                             node_unit=node_unit, delegate_call_ns=dc, accumulating=accumulating,
+                             node_unit=node_unit, delegate_call_ns=dc, accumulating=bool(removed),
                              copies_per_run=copies, source="etdump", notes=notes))
     return out
 
@@ -254,13 +256,6 @@ def _occurrence_and_count(run: np.ndarray, code: np.ndarray) -> tuple[np.ndarray
     count = np.empty(n, dtype=np.int32)
     count[order] = sizes[gid]
     return occ, count
-
-
-def _is_accumulating(copies: np.ndarray) -> bool:
-    """Run k (0-based, in order) holding k+1 copies of the events, over at least 2 runs."""
-    if copies.size < 2:
-        return False
-    return bool((copies == np.arange(1, copies.size + 1)).all())
 
 
 def _delegate_call_ns(profile: P.Profile, iid: int) -> np.ndarray:

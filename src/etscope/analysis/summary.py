@@ -22,7 +22,7 @@ def summarize(profile: P.Profile, top: int = 10, runtrace=None) -> dict:
         "runs": lat,
         "breakdown": rows,
         "fallback_ops": fallback,
-        "top_fallback_op_types": _top_op_types(fallback, top),
+        "top_fallback_op_types": _top_op_types(profile, fallback, top),
         "delegate_calls": delegate_calls(profile),
         "load": load_events(profile),
         "memory": memory(profile),
@@ -62,12 +62,15 @@ def qnn_brief(profile: P.Profile, runtrace=None) -> list[dict] | None:
 
 
 def _file_facts(profile: P.Profile) -> dict:
-    """The ETDump as a file; when it holds several methods' runs, also the events of this one's."""
-    data, split = profile.etdump, profile.method_split
+    """The ETDump as a file; when it holds several methods' runs, also the events of this one's;
+    when backend events accumulated across executes, how many older copies were removed."""
+    data, split, acc = profile.etdump, profile.method_split, profile.accumulation
+    removed = acc.total_removed if acc else 0
     out = {"version": data.version, "run_data": len(data.runs),
-           "events": split.file_events if split else data.event_count, "bytes": data.size_bytes}
+           "events": split.file_events if split else data.event_count + removed, "bytes": data.size_bytes,
+           "events_analysed": data.event_count, "accumulated_copies_removed": removed}
     if split:
-        out["events_of_method"] = data.event_count
+        out["events_of_method"] = data.event_count + removed
     return out
 
 
@@ -123,7 +126,8 @@ def memory(profile: P.Profile) -> dict:
     return out
 
 
-def _top_op_types(fallback: list[dict], top: int) -> list[dict]:
+def _top_op_types(profile: P.Profile, fallback: list[dict], top: int) -> list[dict]:
+    """Fallback time per op type; ``sources`` lists every source line of its instructions' nodes."""
     agg: dict[str, dict] = {}
     for f in fallback:
         key = f["op_type"] or f["kernel"] or "?"
@@ -132,6 +136,8 @@ def _top_op_types(fallback: list[dict], top: int) -> list[dict]:
         a["instructions"] += 1
         a["mean_ms"] += f["mean_ms"] * f["runs"] / max(1, f["runs"])
         a["share"] += f["share"]
-        if f["source"] and f["source"] not in a["sources"]:
-            a["sources"].append(f["source"])
+        ins = profile.instructions.get(f["instruction_id"])
+        for src in (ins.sources if ins and ins.sources else [f["source"]]):
+            if src and src not in a["sources"]:
+                a["sources"].append(src)
     return sorted(agg.values(), key=lambda a: -a["share"])[:top]

@@ -26,7 +26,8 @@ KIND_NAMES = ("profile", "allocation", "debug")
 
 COLUMNS: dict[str, dict[str, str]] = {
     "events": {
-        "event": "index of the event in the file (file order)",
+        "event": "index of the event in the file (file order; events of other methods' runs and "
+                 "older accumulated copies are not rows, so indices can skip)",
         "run": "RunData index in the ETDump",
         "run_name": "RunData name: 'Default' (load/init) or 'Execute' (one per execute())",
         "execute": "index of the Execute run (0-based), null for events outside the runs",
@@ -44,7 +45,9 @@ COLUMNS: dict[str, dict[str, str]] = {
         "value": "the event's value in its true unit (duration, cycles, bytes, count)",
         "unit": "unit of value: ns, us, cycles, bytes, count, unknown",
         "dur_us": "duration in µs (time units only; null for cycles/bytes/counts)",
-        "est_us": "QNN per-op rows: cycles / derived clock (an estimate, from analysis.qnn), else null",
+        "est_us": "QNN cycles rows (per-op and the accelerator total): cycles / the partition's clock "
+                  "estimate for that run (from analysis.qnn; needs no ETRecord); null without a clock or "
+                  "for other rows",
         "tensor_shape": "debug events: tensor shape, e.g. 1x8x64",
         "tensor_nbytes": "debug events: tensor bytes",
     },
@@ -220,7 +223,6 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
     op_type = np.where(inner, -1, op_type)
     lookup = qnn_op_lookup(qnn)
     if lookup and inner.any():
-        parts = qnn_partitions(qnn)
         extra_types = list(op_types)
         sel = np.nonzero(inner & (unit == units.CYCLES))[0]
         codes, inv = np.unique(np.stack([instr[sel], names[sel].astype(np.int64)]), axis=1, return_inverse=True)
@@ -237,16 +239,18 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
         found = per_code_type[inv] >= 0
         op_type[sel[found]] = per_code_type[inv][found]
         op_types = extra_types
-        # Estimated µs from the partition's derived clock (per run when known).
+    # Estimated µs of every cycles row of a QNN partition, from its clock estimate for that run:
+    # the clock comes from the ETDump's own events, with or without a graph to name the ops.
+    parts = qnn_partitions(qnn)
+    if parts and inner.any():
         ex = ev["execute"]
+        cycles = np.nonzero(inner & (unit == units.CYCLES) & (ex >= 0))[0]
         for iid, part in parts.items():
-            m = sel[(instr[sel] == iid) & found]
+            m = cycles[instr[cycles] == iid]
             if m.size == 0:
                 continue
-            runs_of = ex[m]
-            clocks = np.array([clock_mhz(part, int(r)) or np.nan for r in range(profile.n_runs)]) if profile.n_runs else np.zeros(0)
-            ok = runs_of >= 0
-            est_us[m[ok]] = value[m[ok]] / clocks[runs_of[ok]]
+            clocks = np.array([clock_mhz(part, r) or np.nan for r in range(profile.n_runs)])
+            est_us[m] = value[m] / clocks[ex[m]]
     t0 = _first_timed_ns(profile)
     timed = timed_mask(profile)
     start = since_origin(ev["start"], t0)
@@ -256,7 +260,8 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
     nbytes = ev.get("tensor_nbytes", np.full(n, -1, np.int64))
     did_int = ev["delegate_id_int"].astype(np.int64)
     cols = {
-        "event": pa.array(np.arange(n, dtype=np.int64)),
+        "event": pa.array(np.asarray(ev["file_event"], dtype=np.int64) if "file_event" in ev
+                          else np.arange(n, dtype=np.int64)),
         "run": pa.array(ev["run"].astype(np.int32)),
         "run_name": run_name,
         "execute": _nullable(ev["execute"].astype(np.int32), ev["execute"] < 0),

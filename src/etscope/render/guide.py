@@ -27,7 +27,7 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
             if tops:
                 bits = []
                 for t in tops[:3]:
-                    where = f" at {t['sources'][0]}" if t["sources"] else ""
+                    where = f" at {compact_sources(t['sources'])}" if t["sources"] else ""
                     bits.append(f"{t['op_type']} ×{t['instructions']}{where}")
                 detail = ": " + ", ".join(bits) + (" …" if len(tops) > 3 else "")
             parts.append(f"{_num(calls)} CPU kernel call{'s' if calls != 1 else ''} "
@@ -100,6 +100,32 @@ def _clock_words(q: dict) -> str:
     if q.get("clock_source") == "runtrace" and q.get("clock_mhz_measured") is not None:
         return f"HTP clock {q['clock_mhz_measured']:,.0f} MHz measured (runtrace); from this profile alone: {words}."
     return f"HTP clock {words}."
+
+
+def compact_sources(sources: list[str]) -> str:
+    """Every source line, grouped by file, each file named once, three or more consecutive lines as
+    a range: ['m.py:34', 'm.py:30', 'u.py:5', 'm.py:31', 'm.py:32'] -> 'm.py:30–32, :34, u.py:5'.
+    Entries that are not FILE:LINE are kept as they are, first."""
+    lines: dict[str, list[int]] = {}
+    other = []
+    for src in sources:
+        file, sep, line = src.rpartition(":")
+        if sep and file and line.isdigit():
+            lines.setdefault(file, []).append(int(line))
+        else:
+            other.append(src)
+    out = list(dict.fromkeys(other))
+    for file in sorted(lines):
+        nums = sorted(set(lines[file]))
+        runs, start = [], nums[0]
+        for prev, cur in zip(nums, nums[1:] + [None]):
+            if cur is None or cur != prev + 1:
+                # Three or more consecutive lines as a range; two stay two.
+                runs += [f"{start}–{prev}"] if prev - start >= 2 else [str(n) for n in range(start, prev + 1)]
+                start = cur
+        out.append(f"{file}:{runs[0]}")
+        out.extend(f":{r}" for r in runs[1:])
+    return ", ".join(out)
 
 
 def _num(x: float) -> str:

@@ -50,11 +50,13 @@ def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> N
             c.print(_t("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items()), 500))
         if p["bytes"]:
             c.print(_t("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items() if v is not None), 500))
-        ops = sorted(p["ops"], key=lambda o: -(o["cycles_mean"] or 0))
+        # Ordered by the statistic the table shows (p50 over runs); ties keep the graph order.
+        ops = sorted(p["ops"], key=lambda o: -(o["cycles_p50"] or 0))
         if ops:
             have_qhas = any(o["hmx"] is not None or o["hvx"] is not None for o in ops)
             have_graph = any(o["node"] for o in ops)
-            t = Table(title=f"Per-op HTP cycles ({len(ops)} ops, most expensive first; µs are estimates)",
+            t = Table(title=f"Per-op HTP cycles, p50 over runs ({len(ops)} ops, highest p50 first; µs are "
+                            "estimates; share = the op's cycles summed over all runs ÷ the accelerator's)",
                       title_justify="left")
             cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + [
                 "cycles p50", "est. µs", "share"]

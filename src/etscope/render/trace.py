@@ -157,10 +157,6 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
         if values:
             args["backend_values"] = values
         children = children_by_parent.get(i, [])
-        if qnn_ops and (parts.get(iid) or {}).get("accumulating"):
-            # QNN handed back every execute so far: keep the newest copy of each op row.
-            last = {nm: k for k, (nm, _) in enumerate(qnn_ops)}
-            qnn_ops = [x for k, x in enumerate(qnn_ops) if last[x[0]] == k]
         if qnn_ops:
             part = parts.get(iid)
             clock = clock_mhz(part, ex) if part else None
