@@ -193,6 +193,8 @@ class Programs:
             doc = json.loads(data)
         except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError are ValueErrors
             raise FormatError(f"entry {entry!r} is not valid JSON ({type(e).__name__}: {e})", file=self.path) from None
+        except MemoryError:
+            raise FormatError(f"entry {entry!r} is too large to decode", file=self.path) from None
         g = None
         try:
             g = _graph(entry, method, doc)
@@ -201,7 +203,10 @@ class Programs:
             what = e.what if isinstance(e, FormatError) else f"{type(e).__name__}: {e}"
             version = _schema_version(doc)
             self.problems[entry] = (f"ETRecord entry {entry!r}" + (f" (torch.export schema {version})" if version else "")
-                                    + f" cannot be read ({what}); its graph is left out")
+                                    + f" cannot be read ({what}); its graph is left out: no op types, source lines "
+                                    "or graph view from it")
+        except MemoryError:
+            raise FormatError(f"entry {entry!r} is too large to decode", file=self.path) from None
         if g is not None and g.generated_names:
             shown = ", ".join(g.generated_names[:3]) + (" …" if len(g.generated_names) > 3 else "")
             self.notes[entry] = (
