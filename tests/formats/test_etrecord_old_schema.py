@@ -131,3 +131,38 @@ def test_unused_entries_are_not_decoded(tmp_path):
     assert r.lowering_input("forward").name == "edge_dialect_exported_program"  # the edge program suffices
     assert r.warnings == []
     assert r.extra_graphs == {} and "cannot be read" in r.warnings[0]  # asked for: left out, said why
+
+
+def test_schema1_multi_output_and_symbolic_nodes(tmp_path):
+    """A split with two outputs (no name in the file: FX's name from the op, lower-cased overload),
+    a sym_size named by its symbolic output, and a consumer of the split's second output."""
+    def t(name):
+        return _pad({"as_tensor": {"name": name}})
+    nodes = [
+        {"target": "torch.ops.aten.sym_size.int", "inputs": [{"name": "self", "arg": t("x")}],
+         "outputs": [_pad({"as_sym_int": {"as_name": "sym_size", "as_int": None}})], "metadata": {}},
+        {"target": "executorch.exir.dialects.edge.ops.aten.split.Tensor", "inputs": [{"name": "self", "arg": t("x")}],
+         "outputs": [_pad({"as_tensors": [{"name": "getitem"}, {"name": "getitem_1"}]})],
+         "metadata": {"debug_handle": "3"}},
+        {"target": "executorch.exir.dialects.edge.ops.aten.relu.default",
+         "inputs": [{"name": "self", "arg": t("getitem_1")}], "outputs": [t("aten_relu_default")],
+         "metadata": {"debug_handle": "4"}},
+    ]
+    prog = {"graph_module": {"graph": {"inputs": [t("x")], "outputs": [t("aten_relu_default")], "nodes": nodes},
+                             "signature": {"input_specs": [_pad({"user_input": {"arg": t("x")}})]}},
+            "schema_version": 1}
+    f = tmp_path / "old.etrecord"
+    with zipfile.ZipFile(f, "w") as z:
+        z.writestr("ETRECORD_V0", "")
+        z.writestr("edge_dialect_exported_program", json.dumps(prog))
+        z.writestr("debug_handle_map", json.dumps({"forward": {"0": [3, 4]}}))
+    r = read_etrecord(f)
+    g = r.graph()
+    assert [n.name for n in g.nodes] == ["x", "sym_size", "split_tensor", "aten_relu_default", "output"]
+    assert g.by_name["split_tensor"].outputs == ("getitem", "getitem_1")
+    assert g.by_name["aten_relu_default"].inputs == ("split_tensor",)
+    assert g.by_name["sym_size"].inputs == ("x",) and g.by_name["x"].input_kind == "user_input"
+    assert g.generated_names == ["split_tensor"]
+    nodes, _ = r.nodes_by_instruction("forward")
+    assert [n.name for n in nodes[0]] == ["split_tensor", "aten_relu_default"]
+    assert "1 node(s) without a single output (split_tensor)" in r.warnings[0]

@@ -829,8 +829,14 @@ def _fx_name(target: str, used: set[str], counts: dict[str, int]) -> str:
     """FX's name for a node of ``target`` (``torch.fx.graph._Namespace``): the op and overload with
     other characters as "_", then "_1", "_2" ... past the names already used."""
     parts = (normalise_target(target) or target).split(".")
-    base = "_".join(parts[-2:]) if len(parts) >= 3 else parts[-1]
-    base = re.sub(r"[^0-9a-zA-Z_]+", "_", base) or "node"
+    op = ".".join(parts[-2:]) if len(parts) >= 3 else parts[-1]   # OpOverload.__name__: "split.Tensor"
+    snake, prev_lower = [], False  # FX's _snake_case: "split.Tensor" -> "split.tensor"
+    for c in op:
+        if prev_lower and c.isupper():
+            snake.append("_")
+        snake.append(c.lower())
+        prev_lower = c.islower()
+    base = re.sub(r"[^0-9a-zA-Z_]+", "_", "".join(snake)) or "node"
     if base[0].isdigit():
         base = "_" + base
     name, k = base, counts.get(base, 0)
