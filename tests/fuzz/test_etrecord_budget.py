@@ -205,6 +205,19 @@ def test_many_instructions_naming_one_shared_handle_stay_linear(tmp_path):
     within_budget(res, f.stat().st_size)
 
 
+def test_many_instructions_naming_the_same_shared_handle_are_charged_each(tmp_path):
+    """3,000 instructions each naming handle 1 (3,000 nodes): shared lookups, but the callers list the
+    nodes per instruction, so each is charged: cut at the bound instead of 9 x 10^6 names."""
+    f = tmp_path / "same.etrecord"
+    _shared_handle_etrecord(f, nodes=3_000, repeats=1, instructions=3_000)
+    r = read_etrecord(f)
+    nodes, warning = r.nodes_by_instruction("forward")
+    bound = max(100_000, 64 * (3_001 + 1 + 3_000))
+    assert sum(len(v) for v in nodes.values()) <= bound
+    assert all(len(v) == 3_000 for v in nodes.values())  # whole lists or none
+    assert warning and f"{3_000 - len(nodes)} instruction(s) left without nodes" in warning
+
+
 def _rewrite_entry(path: Path, entry: str, data: bytes) -> None:
     with zipfile.ZipFile(path) as z:
         items = [(i.filename, z.read(i)) for i in z.infolist()]

@@ -327,7 +327,7 @@ class Etrecord:
         all instructions are bounded by ``max_node_refs`` (64 x the graph's nodes and the map's
         handles, at least 100,000): many instructions naming one handle shared by many nodes would
         otherwise take work quadratic in the file's size. Past the bound the remaining instructions
-        get no nodes and the warning says so.
+        get no nodes (never a partial list) and the warning says so.
         """
         hmap = self.debug_handle_map.get(method, {})
         g = self.graphs.get(method)
@@ -339,14 +339,16 @@ class Etrecord:
         cut = []
         for ins_id, handles in hmap.items():
             key = tuple(dict.fromkeys(handles))
-            nodes = by_handles.get(key)
-            if nodes is None:
-                if budget <= 0:
-                    cut.append(ins_id)
-                    continue
-                nodes = g.nodes_of_handles(key[:budget])[:budget]
-                budget -= len(key) + len(nodes)
+            nodes = by_handles.get(key) if budget > 0 else None
+            if nodes is None and budget > 0:
+                nodes = g.nodes_of_handles(key)  # linear in the graph: at most once past the bound
                 by_handles[key] = nodes
+            # Every instruction is charged for its nodes, shared or not: callers list them per instruction.
+            if nodes is None or len(key) + len(nodes) > budget:
+                budget = 0
+                cut.append(ins_id)
+                continue
+            budget -= len(key) + len(nodes)
             out[ins_id] = nodes
         warning = None
         if cut:
