@@ -762,7 +762,8 @@ def _join_etrecord(profile: Profile, etrecord):
     dmap = (getattr(etrecord, "delegate_map", None) or {}).get(method, {})
     hmap = (getattr(etrecord, "debug_handle_map", None) or {}).get(method, {})
     graph = (getattr(etrecord, "graphs", None) or {}).get(method)
-    by_instruction, cut = etrecord.nodes_by_instruction(method) if graph is not None else ({}, None)
+    by_instruction, cut = (etrecord.nodes_by_instruction(method, profile.instructions) if graph is not None
+                           else ({}, None))
     if hasattr(etrecord, "lowering_input"):
         etrecord.lowering_input(method)  # decoded now, so what it lacks is in the warnings below
     profile.warnings.extend([*getattr(etrecord, "warnings", ()), *([cut] if cut else [])])

@@ -319,8 +319,10 @@ class Etrecord:
         found = sum(1 for h in wanted if g is not None and h in g.by_debug_handle)
         return found, len(wanted)
 
-    def nodes_by_instruction(self, method: str = "forward") -> tuple[dict[int, list[GraphNode]], str | None]:
-        """Graph nodes behind each instruction of ``debug_handle_map[method]``, and a warning or None.
+    def nodes_by_instruction(self, method: str = "forward", only: Iterable[int] | None = None
+                             ) -> tuple[dict[int, list[GraphNode]], str | None]:
+        """Graph nodes behind each instruction of ``debug_handle_map[method]`` (those in ``only``
+        when given: the instructions a profile has), and a warning or None.
 
         Each distinct handle of an instruction is looked up once and each node listed once (real
         maps repeat handles, and several nodes can share one). The node references handed out over
@@ -337,7 +339,8 @@ class Etrecord:
         out: dict[int, list[GraphNode]] = {}
         by_handles: dict[tuple[int, ...], list[GraphNode]] = {}  # instructions naming the same handles share
         cut = []
-        for ins_id, handles in hmap.items():
+        wanted = hmap.items() if only is None else ((i, hmap[i]) for i in dict.fromkeys(only) if i in hmap)
+        for ins_id, handles in wanted:
             key = tuple(dict.fromkeys(handles))
             nodes = by_handles.get(key) if budget > 0 else None
             if nodes is None and budget > 0:
