@@ -917,6 +917,11 @@ def _join_etrecord(profile: Profile, etrecord):
     dmap = (getattr(etrecord, "delegate_map", None) or {}).get(method, {})
     hmap = (getattr(etrecord, "debug_handle_map", None) or {}).get(method, {})
     graph = (getattr(etrecord, "graphs", None) or {}).get(method)
+    by_instruction, cut = (etrecord.nodes_by_instruction(method, profile.instructions) if graph is not None
+                           else ({}, None))
+    if hasattr(etrecord, "lowering_input"):
+        etrecord.lowering_input(method)  # decoded now, so what it lacks is in the warnings below
+    profile.warnings.extend([*getattr(etrecord, "warnings", ()), *([cut] if cut else [])])
     if not hmap and not dmap and profile.instructions:
         profile.warnings.append(f"the ETRecord has no debug handle or delegate map for method {method!r}")
         return
@@ -940,9 +945,7 @@ def _join_etrecord(profile: Profile, etrecord):
             continue
         ins.debug_handles = [int(h) for h in handles]
         if graph is not None:
-            nodes = []
-            for h in ins.debug_handles:
-                nodes.extend(graph.by_debug_handle.get(h, []))
+            nodes = by_instruction.get(ins.id, [])
             if ins.kind == "cpu":
                 nodes = _nodes_for_kernel(nodes, ins)
             ins.nodes = [n.name for n in nodes]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import re
 import struct
 import zipfile
 from pathlib import Path
@@ -385,17 +386,42 @@ def test_missing_file_and_marker(tmp_path):
     ({"debug_handle_map": '{"forward": [1]}'}, "expected an object"),
     ({"instruction_id_to_num_outs_map": '{"forward": {"0": "1"}}'}, "not an integer"),
     ({"delegate_map": '{"forward": {"0": 5}}'}, "not an object"),
-    ({"edge_dialect_exported_program/forward": '{"graph_module": 3}'}, "expected an object"),
-    ({"edge_dialect_exported_program/forward": '{"graph_module": {"graph": {"nodes": [{"target": "x"}]}}}'},
-     "has no name"),
-    ({"edge_dialect_exported_program/forward": '{"graph_module": {"graph": {"nodes": 5}}}'}, "expected a list"),
-    ({"edge_dialect_exported_program/forward": b'{"a": "\xff\xfe"}'}, "not valid JSON"),
 ])
 def test_malformed_content(tmp_path, entries, words):
     f = _zip(tmp_path / "m.etrecord", entries)
     with pytest.raises(FormatError, match=words) as ei:
         read_etrecord(f)
     assert ei.value.file == str(f) and "\n" not in str(ei.value)
+
+
+@pytest.mark.parametrize("program, words", [
+    ('{"graph_module": 3}', "expected an object"),
+    ('{"graph_module": {"graph": {"nodes": [{"inputs": []}]}}}', "has no name"),
+    ('{"graph_module": {"graph": {"nodes": 5}}, "schema_version": {"major": 9, "minor": 1}}',
+     r"schema 9\.1\) cannot be read \(entry .*: nodes: expected a list"),
+])
+def test_unreadable_graph_is_left_out_with_a_warning(tmp_path, program, words):
+    """Valid JSON in a structure the reader cannot follow (another torch.export schema): the maps
+    still count, the graph is absent and the warning says why; asking for it explicitly is an error."""
+    f = _zip(tmp_path / "m.etrecord", {"edge_dialect_exported_program/forward": program,
+                                        "debug_handle_map": {"forward": {"0": [1]}}})
+    r = read_etrecord(f)
+    assert r.debug_handle_map == {"forward": {0: [1]}} and r.methods == ["forward"]
+    assert r.warnings == []                      # nothing decoded yet
+    assert r.graphs.get("forward") is None and "forward" not in r.graphs
+    assert len(r.warnings) == 1 and re.search(words, r.warnings[0])
+    with pytest.raises(FormatError, match=words) as ei:
+        r.graph("forward")
+    assert ei.value.file == str(f) and "\n" not in str(ei.value)
+
+
+def test_damaged_graph_json_is_an_error_when_used(tmp_path):
+    f = _zip(tmp_path / "m.etrecord", {"edge_dialect_exported_program/forward": b'{"a": "\xff\xfe"}',
+                                        "exported_program": b"{not json"})
+    r = read_etrecord(f)  # neither entry decoded yet
+    with pytest.raises(FormatError, match="not valid JSON") as ei:
+        r.graphs.get("forward")
+    assert ei.value.file == str(f)
 
 
 def test_damaged_zip_data(tmp_path):

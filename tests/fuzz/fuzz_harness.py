@@ -95,7 +95,13 @@ def _tmp_file(suffix: str, data: bytes) -> str:
 
 def _etrecord(data: bytes):
     from etscope.formats.etrecord import read_etrecord
-    return read_etrecord(_tmp_file(".etrecord", data))
+    r = read_etrecord(_tmp_file(".etrecord", data))
+    # graphs are decoded when first used: decode them all, as the commands would
+    for method in r.graphs:
+        r.graphs.get(method)
+        r.nodes_by_instruction(method)
+    r.exported_program, r.extra_graphs  # noqa: B018
+    return r
 
 
 def _qnn_compile_spec(data: bytes):

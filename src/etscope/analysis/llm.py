@@ -25,7 +25,16 @@ Where each number comes from:
 * **Tokens/s**: 1000 / (decode p50 ms per token). **TTFT**: the prefill latency (p50 over steady
   prefill runs; the first prefill is also given).
 * **Drift**: decode latency against the position in the generation (token index when the prompt
-  length is known, else decode steps since the last prefill), with a least-squares slope.
+  length is known, else decode steps since the last prefill), with a least-squares slope on the
+  median latency per position (weighted by runs) and its 95% interval. Stated as a drift only when
+  the interval excludes zero, the positions span at least 32, and the fitted change over the range
+  exceeds the run-to-run spread (IQR of the runs' residuals around the fit).
+* **First decode after a prefill**: stated as slower only when there are at least 5 prefill->decode
+  transitions, the first decode is above the upper quartile of the other decodes in at least 80% of
+  them (each would be with probability 1/4 if it were like the others: 4 of 5 by chance 1.6%), and
+  its median exceeds theirs by more than their IQR. Causes are offered as possibilities.
+
+Every finding (``findings[]``) states its basis: how many runs or instances, and their spread.
 """
 from __future__ import annotations
 
@@ -34,7 +43,7 @@ import numpy as np
 from etscope import profile as P
 from etscope.hashing import MIX3, mix64, sum_u64
 from etscope.analysis import placement
-from etscope.analysis.stats import describe, leading_warmup
+from etscope.analysis.stats import WARMUP_FACTOR, describe, leading_warmup
 from etscope.formats import etdump as etdump_format
 
 SCHEMA = "etscope.llm/1"
@@ -48,6 +57,11 @@ PREFILL_MAX_SHARE = 0.6      # a group of costlier runs must be fewer than this 
 DECODE_MAX_SHARE = 0.75      # a group of cheaper runs likewise
 CLOCK_NONE, CLOCK_CPU, CLOCK_DELEGATE = 0, 1, 2   # cost_split's column classes (see there)
 MAX_GROUPS = 8               # more distinct run structures than this: structure is not a phase
+# A finding is stated only when the data carry it (issue: three values once made a "fact"):
+FIRST_DECODE_MIN_INSTANCES = 5   # prefill->decode transitions needed to judge the first decode
+FIRST_DECODE_MIN_SHARE = 0.8     # ... above the other decodes' upper quartile in this share of them
+FIRST_DECODE_HINT_RATIO = 1.3    # a median ratio past this is mentioned even when not established
+DRIFT_MIN_POSITIONS = 32         # a narrower range of positions cannot show a drift
 
 
 # ---- per-file preparation --------------------------------------------------------------------------
@@ -833,10 +847,13 @@ def _warmup(runs: np.ndarray, latency: np.ndarray, name: str) -> tuple[list[int]
     out, notes = [], []
     for i in range(leading_warmup(lat)):
         rest = lat[i + 1:]
-        med = float(np.median(rest[np.isfinite(rest)]))
+        rest = rest[np.isfinite(rest)]
+        med = float(np.median(rest))
+        q25, q75 = (float(v) for v in np.percentile(rest, [25, 75]))
         out.append(int(runs[i]))
         notes.append({"run": int(runs[i]), "phase": name, "latency_ms": float(lat[i]),
-                      "phase_p50_ms": med, "ratio": float(lat[i] / med) if med else None})
+                      "phase_p50_ms": med, "ratio": float(lat[i] / med) if med else None,
+                      "later_runs": int(rest.size), "later_iqr_ms": [q25, q75]})
     return out, notes
 
 
@@ -876,11 +893,9 @@ def _drift(assign, names, warm, latency, steps, positions, decode) -> dict | Non
     sel = (assign == d) & ~warm & np.isfinite(latency) & (steps > 0)
     first = None
     if "prefill" in names and (sel & (steps == 1)).any() and (sel & (steps > 1)).any():
-        # The first decode after a prefill pays for the shape change (delegates re-plan for one
-        # token): reported on its own and left out of the fit.
-        f1 = float(np.median(latency[sel & (steps == 1)]))
-        rest = float(np.median(latency[sel & (steps > 1)]))
-        first = {"p50_ms": f1, "ratio": f1 / rest if rest else None}
+        # The first decode after a prefill may pay for the shape change: judged on its own (see
+        # _first_decode) and left out of the fit either way.
+        first = _first_decode(latency[sel & (steps == 1)], latency[sel & (steps > 1)])
         sel &= steps > 1
     if sel.sum() < 3:
         return None
@@ -899,16 +914,62 @@ def _drift(assign, names, warm, latency, steps, positions, decode) -> dict | Non
     # Least squares on the per-position medians (weighted by runs): robust to noisy single runs.
     slope, intercept = np.polyfit(ux, med, 1, w=np.sqrt(cnt))
     base = float(intercept + slope * ux[0])
+    ci = _slope_ci95(ux, med, cnt, slope, intercept)
+    resid = y - (intercept + slope * x)
+    spread = float(np.subtract(*np.percentile(resid, [75, 25])))
+    change = float(abs(slope) * (ux[-1] - ux[0]))
+    shown = bool(ux[-1] - ux[0] >= DRIFT_MIN_POSITIONS and ci is not None and (ci[0] > 0 or ci[1] < 0)
+                 and change > spread)
     return {
         "x": "token position" if use_pos else "decode step since the last prefill",
         "positions": [int(ux[0]), int(ux[-1])],
         "slope_ms_per_100_tokens": float(slope * 100),
+        "slope_ci95_ms_per_100_tokens": [ci[0] * 100, ci[1] * 100] if ci else None,
         "relative_per_100_tokens": float(slope * 100 / base) if base > 0 else None,
         "intercept_ms": float(intercept),
         "runs": int(sel.sum()),
+        "change_over_range_ms": change,
+        "spread_ms": spread,
+        "drift_shown": shown,
         "first_decode_after_prefill": first,
         "by_position": {"columns": ["position", "runs", "p50_ms"], "rows": by},
     }
+
+
+def _first_decode(first: np.ndarray, others: np.ndarray) -> dict:
+    """The first decodes after a prefill against the other decodes: is it slower, and how surely."""
+    q25, q50, q75 = (float(v) for v in np.percentile(others, [25, 50, 75]))
+    f50 = float(np.median(first))
+    slower = int((first > q75).sum())
+    n = int(first.size)
+    holds = bool(n >= FIRST_DECODE_MIN_INSTANCES and slower >= FIRST_DECODE_MIN_SHARE * n and f50 - q50 > q75 - q25)
+    return {"p50_ms": f50, "ratio": f50 / q50 if q50 else None, "instances": n,
+            "range_ms": [float(first.min()), float(first.max())], "above_upper_quartile": slower,
+            "others_runs": int(others.size), "others_p50_ms": q50, "others_iqr_ms": [q25, q75],
+            "slower": holds}
+
+
+def _slope_ci95(x, y, w, slope, intercept) -> tuple[float, float] | None:
+    """95% interval of a weighted least-squares slope (weights ``w``), t distribution."""
+    df = len(x) - 2
+    if df < 1:
+        return None
+    xm = np.average(x, weights=w)
+    sxx = float(np.sum(w * (x - xm) ** 2))
+    if sxx <= 0:
+        return None
+    s2 = float(np.sum(w * (y - intercept - slope * x) ** 2)) / df
+    half = _t975(df) * (s2 / sxx) ** 0.5
+    return float(slope - half), float(slope + half)
+
+
+def _t975(df: int) -> float:
+    """97.5% quantile of Student's t: table to df 4, then the Cornish-Fisher expansion (within 0.2%)."""
+    z = 1.959963984540054
+    if df <= 4:
+        return (12.706, 4.303, 3.182, 2.776)[df - 1]
+    return z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2) \
+        + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3)
 
 
 # ---- per-phase tables ------------------------------------------------------------------------------------
@@ -993,6 +1054,7 @@ def _breakdown(files, by_file, lat) -> list[dict]:
             row["calls_per_run"] = float(c.mean()) if c.size else 0.0
         row["mean_ms"] = float(vals.mean()) if vals.size else 0.0
         row["p50_ms"] = float(np.median(vals)) if vals.size else 0.0
+        row["p10_ms"], row["p90_ms"] = (float(v) for v in np.percentile(vals, [10, 90])) if vals.size else (0.0, 0.0)
         row["share"] = float(row["mean_ms"] / mean_lat) if vals.size and mean_lat else 0.0
         out.append(row)
     return out
@@ -1035,18 +1097,24 @@ def _top_ops(files, by_file, mean_lat) -> list[dict]:
 
 
 # ---- plain-language findings ---------------------------------------------------------------------------
+# Each sentence says what it rests on (runs or instances, and their spread); effects are stated only
+# past the tests in _first_decode / _drift; causes are offered as possibilities.
 def _findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
     out = []
+    by_name = {ph["name"]: ph for ph in phases}
     if split and split.get("by") not in (None, "none"):
         out.append(f"Phases found by {split['by']}: {split['evidence']}.")
     for w in warm_notes:
         out.append(f"Run {w['run']} ({w['phase']}) is warm-up: {w['latency_ms']:.3f} ms, "
-                   f"{w['ratio']:.1f}x the median of the phase's later runs; left out of the steady-state "
-                   "numbers.")
+                   f"{w['ratio']:.1f}x the median of the phase's {w['later_runs']} later runs (rule: over "
+                   f"{WARMUP_FACTOR:g}x; their IQR {w['later_iqr_ms'][0]:.3f}–{w['later_iqr_ms'][1]:.3f} ms); "
+                   "left out of the steady-state numbers.")
     if ttft is not None:
-        out.append(f"Time to first token (prefill latency, p50): {ttft:.3f} ms.")
+        out.append(f"Time to first token (prefill latency, p50): {ttft:.3f} ms"
+                   + _basis(by_name.get("prefill")) + ".")
     if tps is not None:
-        out.append(f"Decode: {tps:,.1f} tokens/s (1000 / p50 ms per token).")
+        out.append(f"Decode: {tps:,.1f} tokens/s (1000 / p50 ms per token" + _basis(by_name.get("decode"), ", ")
+                   + ").")
     for ph in phases:
         bd = {(b["kind"], b.get("backend")): b for b in ph["breakdown"]}
         cpu = bd.get(("cpu_ops", None))
@@ -1054,26 +1122,71 @@ def _findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
             tops = ph["fallback_op_types"][:3]
             detail = ", ".join(f"{t['op_type']} x{len(t['instructions'])} ({t['share']:.0%})" for t in tops)
             kv = any("index_put" in t["op_type"] or "update_cache" in t["op_type"] for t in tops)
-            msg = (f"{ph['name']}: CPU fallback kernels take {cpu['share']:.0%} of each run "
-                   f"({cpu['mean_ms']:.3f} ms)" + (f"; largest: {detail}" if detail else ""))
+            n = ph["steady_runs"]
+            basis = (f"over {n} steady runs; per run p10–p90 {cpu['p10_ms']:.3f}–{cpu['p90_ms']:.3f} ms" if n > 1
+                     else "in its one steady run")
+            msg = (f"{ph['name']}: CPU fallback kernels take {cpu['share']:.0%} of the mean run "
+                   f"({cpu['mean_ms']:.3f} ms {basis})"
+                   + (f"; largest: {detail}" if detail else ""))
             if kv:
-                msg += " (index_put: the KV-cache update, running on the CPU)"
+                msg += " (index_put in an LLM is most likely the KV-cache update, here on the CPU)"
             out.append(msg + ".")
-    if drift and drift.get("first_decode_after_prefill") and (drift["first_decode_after_prefill"]["ratio"] or 0) > 1.3:
-        f = drift["first_decode_after_prefill"]
-        out.append(f"The first decode after each prefill takes {f['p50_ms']:.3f} ms, {f['ratio']:.1f}x the "
-                   f"other decodes (the delegates re-plan for the new input shape).")
-    if drift and drift["positions"][1] - drift["positions"][0] < 32:
-        lo, hi = drift["positions"]
-        out.append(f"Decode positions {lo}..{hi} are too few to tell a drift with position "
-                   f"(slope {drift['slope_ms_per_100_tokens']:+.3f} ms per 100 tokens, not significant).")
-    elif drift and drift.get("relative_per_100_tokens") is not None:
-        lo, hi = drift["positions"]
-        out.append(f"Decode latency drifts by {drift['slope_ms_per_100_tokens']:+.3f} ms "
-                   f"({drift['relative_per_100_tokens']:+.0%}) per 100 tokens ({drift['x']} {lo}..{hi}, "
-                   f"fit on the median latency per position).")
+    first = drift.get("first_decode_after_prefill") if drift else None
+    if first:
+        out.extend(_first_decode_finding(first))
+    if drift:
+        out.append(_drift_finding(drift))
     if tps is None and len(phases) == 1 and phases[0]["latency_ms"] and phases[0]["latency_ms"]["p50"]:
         p50 = phases[0]["latency_ms"]["p50"]     # 0 when Method::execute lasted 0 ns: no rate
         out.append(f"No prefill/decode split was found; if every run is a one-token decode, that is "
-                   f"{1000 / p50:,.1f} tokens/s (use --prompt-runs to name the prefill runs).")
+                   f"{1000 / p50:,.1f} tokens/s (p50 of {phases[0]['steady_runs']} runs; use --prompt-runs to "
+                   "name the prefill runs).")
     return out
+
+
+def _basis(ph: dict | None, sep: str = " (") -> str:
+    """' (n steady runs, p10–p90 a–b ms)' for a phase row; '' without one."""
+    if not ph or not ph.get("latency_ms"):
+        return ""
+    lat = ph["latency_ms"]
+    n = ph["steady_runs"]
+    if n == 1:
+        return f"{sep}one run" + (")" if sep == " (" else "")
+    return f"{sep}{n} steady runs, range {lat['min']:.3f}–{lat['max']:.3f} ms" + (")" if sep == " (" else "")
+
+
+def _first_decode_finding(f: dict) -> list[str]:
+    others = (f"other decodes p50 {f['others_p50_ms']:.3f} ms (IQR {f['others_iqr_ms'][0]:.3f}–"
+              f"{f['others_iqr_ms'][1]:.3f} ms, {f['others_runs']} runs)")
+    lo, hi = f["range_ms"]
+    if f["slower"]:
+        return [f"The first decode after a prefill is slower: p50 {f['p50_ms']:.3f} ms, {f['ratio']:.1f}x the "
+                f"{others}; above their upper quartile in {f['above_upper_quartile']} of {f['instances']} "
+                f"prefill→decode transitions (range {lo:.3f}–{hi:.3f} ms). A possible cause: the delegates "
+                "re-planning for the new input shape."]
+    if (f["ratio"] or 0) <= FIRST_DECODE_HINT_RATIO:
+        return []
+    if f["instances"] < FIRST_DECODE_MIN_INSTANCES:
+        return [f"Too few prefill→decode transitions ({f['instances']}; {FIRST_DECODE_MIN_INSTANCES} needed) to "
+                f"tell whether the first decode after a prefill is slower: first decodes {lo:.3f}–{hi:.3f} ms "
+                f"(p50 {f['p50_ms']:.3f}), {others}."]
+    return [f"The first decode after a prefill is not consistently slower: above the other decodes' upper "
+            f"quartile in {f['above_upper_quartile']} of {f['instances']} transitions (first decodes p50 "
+            f"{f['p50_ms']:.3f} ms, range {lo:.3f}–{hi:.3f}; {others})."]
+
+
+def _drift_finding(d: dict) -> str:
+    lo, hi = d["positions"]
+    ci = d["slope_ci95_ms_per_100_tokens"]
+    ci_text = f"95% interval {ci[0]:+.3f}..{ci[1]:+.3f}" if ci else "no interval: too few positions"
+    basis = (f"{d['x']} {lo}..{hi}, {d['runs']} runs; slope {d['slope_ms_per_100_tokens']:+.3f} ms per 100 "
+             f"tokens, {ci_text}; change over the range {d['change_over_range_ms']:.3f} ms, run-to-run spread "
+             f"(IQR around the fit) {d['spread_ms']:.3f} ms")
+    if hi - lo < DRIFT_MIN_POSITIONS:
+        return f"Decode positions {lo}..{hi} are too few to tell a drift with position ({basis})."
+    if d["drift_shown"]:
+        rel = d["relative_per_100_tokens"]
+        return (f"Decode latency drifts by {d['slope_ms_per_100_tokens']:+.3f} ms"
+                + (f" ({rel:+.0%})" if rel is not None else "") + f" per 100 tokens ({basis}; fit on the "
+                "median latency per position).")
+    return f"No drift of decode latency with position is shown ({basis})."

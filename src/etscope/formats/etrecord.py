@@ -20,10 +20,19 @@ The serialized graph lists only ``call_function`` nodes; placeholders come from
 rebuilds them so that node lists look like the FX graph. Multi-output nodes define several values
 (``getitem``...); ``GraphNode.inputs`` names the producing *nodes*.
 
+Only what is used is decoded: the maps when the file is read, a graph entry when it is first asked
+for (``graphs[method]``, ``lowering_input``, ...), so an entry nobody needs cannot fail a command.
+Older files are read where the facts are there: before executorch's serializer recorded node names
+(pytorch/executorch#12877, July 2025) a node was named after its single output, as torch.export's
+reader names it; torch 2.1 wrote every field of a union with the unused ones null (the
+``schema_version`` 1 files of 2023). A graph entry whose JSON is valid but whose structure cannot be
+read is left out with a warning (``Etrecord.warnings``) so the ETDump and .pte still give their part;
+damaged files (zip, CRC, JSON syntax, maps) are errors.
+
 Hardening: the zip's entry count is checked before the central directory is parsed; every entry is
-read by streaming with a cap on its decompressed size and on its compression ratio (counted on the
-bytes actually produced, not on header sizes); names that could escape a directory are ignored
-(nothing is ever extracted to disk).
+read by streaming with a running cap on its decompressed size and on its compression ratio (counted
+on the bytes actually produced, not on header sizes; see ``zip_entries``); names that could escape a
+directory are ignored (nothing is ever extracted to disk).
 """
 from __future__ import annotations
 
@@ -35,10 +44,12 @@ import re
 import struct
 import zipfile
 import zlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from etscope.errors import FormatError
 from etscope.paths import open_input
+from etscope.formats.zip_entries import EntryReader, ZipLimits
 
 MARKER_RE = re.compile(r"ETRECORD_V\d+\Z")
 EDGE_PREFIX = "edge_dialect_exported_program"
@@ -46,22 +57,6 @@ _MAP_ENTRIES = ("debug_handle_map", "delegate_map", "instruction_id_to_num_outs_
 _BINARY_SUFFIXES = ("_state_dict", "_constants", "_example_inputs")
 _BINARY_ENTRIES = ("reference_outputs", "representative_inputs", "et_dialect_graph_module")
 _DELEGATE_TARGET = "executorch_call_delegate"
-
-
-@dataclass(frozen=True)
-class ZipLimits:
-    max_entries: int = 10_000
-    max_entry_bytes: int = 512 << 20   # decompressed bytes of one entry we read
-    max_total_bytes: int = 2 << 30     # decompressed bytes over all entries we read
-    max_ratio: float = 200.0           # decompressed / compressed, once past ratio_grace bytes
-    ratio_grace: int = 1 << 20
-    # Decompressed bytes over all entries we read may not exceed read_grace + max_read_factor x
-    # the file size. Parsed JSON takes ~10-20x its text in memory and ~0.2 s per MB, so without
-    # this a 1 MB zip of highly compressible JSON (ratio 200) costs tens of seconds and gigabytes.
-    # executorch writes ETRecords stored (ratio 1); a deflated one whose JSON is more than twice
-    # the file size (plus 2 MB) is refused: pass a larger limit to read it.
-    max_read_factor: float = 2.0
-    read_grace: int = 2 << 20
 
 
 # ---- data ---------------------------------------------------------------------------------------
@@ -131,6 +126,8 @@ class Graph:
     method: str
     nodes: list[GraphNode]
     dialect: str | None = None
+    schema_version: str | None = None   # torch.export's, e.g. "1" (2023) or "5.4"
+    generated_names: list[str] = field(default_factory=list)  # nodes the file does not name (older schema)
     by_name: dict[str, GraphNode] = field(init=False, repr=False)
     by_debug_handle: dict[int, list[GraphNode]] = field(init=False, repr=False)
 
@@ -139,7 +136,7 @@ class Graph:
         self.by_debug_handle = {}
         for n in self.nodes:
             self.by_name.setdefault(n.name, n)
-            for h in n.debug_handles:
+            for h in dict.fromkeys(n.debug_handles):  # a handle repeated in one node lists it once
                 self.by_debug_handle.setdefault(h, []).append(n)
 
     @property
@@ -149,6 +146,101 @@ class Graph:
     @property
     def call_nodes(self) -> list[GraphNode]:
         return [n for n in self.nodes if n.op == "call_function"]
+
+    def nodes_of_handles(self, handles: Iterable[int]) -> list[GraphNode]:
+        """The nodes carrying any of ``handles``, each once, in the order first reached."""
+        seen: dict[int, GraphNode] = {}
+        for h in dict.fromkeys(handles):
+            for n in self.by_debug_handle.get(h, ()):
+                seen.setdefault(id(n), n)
+        return list(seen.values())
+
+
+class Programs:
+    """The zip's graph entries (torch.export JSON), decoded on first use and kept.
+
+    Their bytes are read (and checked against the zip limits and CRC) when the file is read; the
+    JSON is decoded only when a command asks for the entry. Invalid JSON is a damaged file
+    (``FormatError``); valid JSON in a structure this reader cannot follow leaves the entry out
+    (``get`` returns None) and records why in ``problems``.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self._raw: dict[str, tuple[str, bytes]] = {}     # entry -> (method, JSON bytes)
+        self._decoded: dict[str, Graph | None] = {}
+        self.problems: dict[str, str] = {}             # entry -> why it was left out
+        self.notes: dict[str, str] = {}                # entry -> what an older schema does not say
+
+    def add(self, entry: str, method: str, data: bytes) -> None:
+        self._raw[entry] = (method, data)
+
+    def __contains__(self, entry: str) -> bool:
+        return entry in self._raw or entry in self._decoded
+
+    def method_of(self, entry: str) -> str | None:
+        if entry in self._raw:
+            return self._raw[entry][0]
+        g = self._decoded.get(entry)
+        return g.method if g is not None else None
+
+    def get(self, entry: str) -> Graph | None:
+        if entry in self._decoded:
+            return self._decoded[entry]
+        if entry not in self._raw:
+            return None
+        method, data = self._raw[entry]
+        try:
+            doc = json.loads(data)
+        except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError are ValueErrors
+            raise FormatError(f"entry {entry!r} is not valid JSON ({type(e).__name__}: {e})", file=self.path) from None
+        except MemoryError:
+            raise FormatError(f"entry {entry!r} is too large to decode", file=self.path) from None
+        g = None
+        try:
+            g = _graph(entry, method, doc)
+        except (FormatError, IndexError, KeyError, ValueError, TypeError, AttributeError, RecursionError,
+                OverflowError) as e:
+            what = e.what if isinstance(e, FormatError) else f"{type(e).__name__}: {e}"
+            version = _schema_version(doc)
+            self.problems[entry] = (f"ETRecord entry {entry!r}" + (f" (torch.export schema {version})" if version else "")
+                                    + f" cannot be read ({what}); its graph is left out: no op types, source lines "
+                                    "or graph view from it")
+        except MemoryError:
+            raise FormatError(f"entry {entry!r} is too large to decode", file=self.path) from None
+        if g is not None and g.generated_names:
+            shown = ", ".join(g.generated_names[:3]) + (" …" if len(g.generated_names) > 3 else "")
+            self.notes[entry] = (
+                f"ETRecord entry {entry!r} (torch.export schema {g.schema_version or '?'}) does not record the names "
+                f"of {len(g.generated_names)} node(s) without a single output ({shown}): named after their op as "
+                "torch.export's reader does, they may not match names a backend logged")
+        del self._raw[entry]  # the bytes are not needed once decoded
+        self._decoded[entry] = g
+        return g
+
+
+class _MethodGraphs(Mapping):
+    """``Etrecord.graphs``: method -> its edge program, decoded on first access.
+
+    Keys are the methods with a recorded edge program; a program that cannot be read is absent
+    (``get`` gives None, ``[]`` raises KeyError) and explained in ``Etrecord.warnings``."""
+
+    def __init__(self, programs: Programs, entries: dict[str, str]):
+        self._programs = programs
+        self._entries = entries  # method -> zip entry
+
+    def __getitem__(self, method: str) -> Graph:
+        entry = self._entries.get(method)
+        g = self._programs.get(entry) if entry is not None else None
+        if g is None:
+            raise KeyError(method)
+        return g
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 @dataclass
@@ -161,17 +253,47 @@ class Etrecord:
     debug_handle_map: dict[str, dict[int, list[int]]]
     delegate_map: dict[str, dict[int, DelegateInfo]]
     num_outs_map: dict[str, dict[int, int]]
-    graphs: dict[str, Graph]                            # edge program per method
-    exported_program: Graph | None = None               # ATen program before to_edge
-    extra_graphs: dict[str, Graph] = field(default_factory=dict)  # "<module>/<method>"
+    programs: Programs                                  # graph entries, decoded when used
+    edge_entries: dict[str, str] = field(default_factory=dict)   # method -> edge program entry
+    extra_entries: list[str] = field(default_factory=list)       # "<module>/<method>" programs
     export_graph_id: int | None = None
+    # Bound on node references handed out by nodes_by_instruction (see there).
+    max_node_refs: int = field(default=0, repr=False)
+
+    @property
+    def graphs(self) -> Mapping[str, Graph]:
+        """Edge program per method."""
+        return _MethodGraphs(self.programs, self.edge_entries)
+
+    @property
+    def exported_program(self) -> Graph | None:
+        """The ATen program given to ``to_edge`` (no debug handles)."""
+        return self.programs.get("exported_program")
+
+    @property
+    def extra_graphs(self) -> dict[str, Graph]:
+        """Extra recorded programs ("<module>/<method>"), all decoded."""
+        out = {}
+        for key in self.extra_entries:
+            g = self.programs.get(key)
+            if g is not None:
+                out[key] = g
+        return out
+
+    @property
+    def warnings(self) -> list[str]:
+        """What could not be read or is not recorded in the entries decoded so far."""
+        return [*self.programs.problems.values(), *self.programs.notes.values()]
 
     def graph(self, method: str = "forward") -> Graph:
-        try:
-            return self.graphs[method]
-        except KeyError:
-            raise FormatError(f"no edge program for method {method!r} (have: {', '.join(self.graphs) or 'none'})",
-                              file=self.path) from None
+        entry = self.edge_entries.get(method)
+        if entry is None:
+            raise FormatError(f"no edge program for method {method!r} (have: {', '.join(self.edge_entries) or 'none'})",
+                              file=self.path)
+        g = self.programs.get(entry)
+        if g is None:
+            raise FormatError(self.programs.problems.get(entry, f"entry {entry!r} cannot be read"), file=self.path)
+        return g
 
     def lowering_input(self, method: str = "forward") -> Graph | None:
         """The graph handed to the partitioner/backends (its node names are QNN's op names).
@@ -183,8 +305,11 @@ class Etrecord:
         g = self.graphs.get(method)
         if g is not None and not g.delegate_calls:
             return g
-        for key, extra in self.extra_graphs.items():
-            if extra.method == method and not extra.delegate_calls:
+        for key in self.extra_entries:
+            if self.programs.method_of(key) != method:
+                continue
+            extra = self.programs.get(key)
+            if extra is not None and not extra.delegate_calls:
                 return extra
         return None
 
@@ -194,6 +319,56 @@ class Etrecord:
         g = self.graphs.get(method)
         found = sum(1 for h in wanted if g is not None and h in g.by_debug_handle)
         return found, len(wanted)
+
+    def nodes_by_instruction(self, method: str = "forward", only: Iterable[int] | None = None
+                             ) -> tuple[dict[int, list[GraphNode]], str | None]:
+        """Graph nodes behind each instruction of ``debug_handle_map[method]`` (those in ``only``
+        when given: the instructions a profile has), and a warning or None.
+
+        Each distinct handle of an instruction is looked up once and each node listed once (real
+        maps repeat handles, and several nodes can share one). The node references handed out over
+        all instructions are bounded by ``max_node_refs`` (64 x the graph's nodes and the map's
+        handles, at least 100,000): many instructions naming one handle shared by many nodes would
+        otherwise take work quadratic in the file's size. Past the bound the remaining instructions
+        get no nodes (never a partial list) and the warning says so.
+        """
+        hmap = self.debug_handle_map.get(method, {})
+        g = self.graphs.get(method)
+        if g is None:
+            return {}, None
+        budget = self.max_node_refs or max(100_000, 64 * (len(g.nodes) + sum(len(v) for v in hmap.values())))
+        out: dict[int, list[GraphNode]] = {}
+        by_handles: dict[tuple[int, ...], list[GraphNode]] = {}  # instructions naming the same handles share
+        cut = []
+        wanted = hmap.items() if only is None else ((i, hmap[i]) for i in dict.fromkeys(only) if i in hmap)
+        for ins_id, handles in wanted:
+            key = tuple(dict.fromkeys(handles))
+            nodes = by_handles.get(key) if budget > 0 else None
+            if nodes is None and budget > 0:
+                nodes = g.nodes_of_handles(key)  # linear in the graph: at most once past the bound
+                by_handles[key] = nodes
+            # Every instruction is charged for its nodes, shared or not: callers list them per instruction.
+            if nodes is None or len(key) + len(nodes) > budget:
+                budget = 0
+                cut.append(ins_id)
+                continue
+            budget -= len(key) + len(nodes)
+            out[ins_id] = nodes
+        warning = None
+        if cut:
+            warning = (f"the ETRecord's debug handle map for {method!r} names more graph nodes than its size "
+                       f"allows (shared handles); {len(cut)} instruction(s) left without nodes: "
+                       + ", ".join(map(str, cut[:10])) + (" …" if len(cut) > 10 else ""))
+        return out, warning
+
+
+def _schema_version(doc) -> str | None:
+    v = doc.get("schema_version") if isinstance(doc, dict) else None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    if isinstance(v, dict) and isinstance(v.get("major"), int):
+        return f"{v['major']}.{v.get('minor', 0)}"
+    return None
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -229,7 +404,7 @@ def _read(name: str, limits: ZipLimits) -> Etrecord:
         except zipfile.BadZipFile as e:
             raise FormatError(f"not an ETRecord (not a zip file: {e})") from None
         with zf:
-            return _read_zip(name, zf, limits, size)
+            return _read_zip(name, zf, EntryReader(f, limits, size), limits)
 
 
 def _declared_entry_count(f, size: int) -> int | None:
@@ -269,57 +444,18 @@ def _unsafe_name(n: str) -> str | None:
     return None
 
 
-class _Reader:
-    def __init__(self, zf: zipfile.ZipFile, limits: ZipLimits, file_size: int = 0):
-        self.zf = zf
-        self.limits = limits
-        self.total = 0
-        self.file_size = file_size
-        self.read_limit = min(limits.max_total_bytes,
-                              int(limits.read_grace + limits.max_read_factor * file_size))
-
-    def read(self, info: zipfile.ZipInfo) -> bytes:
-        lim = self.limits
-        if info.flag_bits & 0x1:
-            raise FormatError(f"entry {info.filename!r} is encrypted")
-        chunks = []
-        got = 0
-        comp = max(int(info.compress_size), 1)
-        with self.zf.open(info) as fh:
-            while True:
-                chunk = fh.read(1 << 20)
-                if not chunk:
-                    break
-                got += len(chunk)
-                if got > lim.max_entry_bytes:
-                    raise FormatError(f"entry {info.filename!r} decompresses to more than "
-                                      f"{lim.max_entry_bytes} bytes (limit)")
-                if got > lim.ratio_grace and got / comp > lim.max_ratio:
-                    raise FormatError(f"entry {info.filename!r} has compression ratio over {lim.max_ratio:g}x "
-                                      f"({comp} bytes compressed; zip bomb?)")
-                if self.total + got > self.read_limit:
-                    if self.read_limit >= lim.max_total_bytes:
-                        raise FormatError(f"ETRecord entries decompress to more than {lim.max_total_bytes} bytes "
-                                          "(limit)")
-                    raise FormatError(f"ETRecord entries decompress to more than {self.read_limit} bytes from a "
-                                      f"{self.file_size}-byte file (overall compression ratio limit; zip bomb?)")
-                chunks.append(chunk)
-        self.total += got
-        return b"".join(chunks)
-
-    def json(self, info: zipfile.ZipInfo):
-        raw = self.read(info)
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError are ValueErrors
-            raise FormatError(f"entry {info.filename!r} is not valid JSON ({type(e).__name__}: {e})") from None
+def _json(reader: EntryReader, info: zipfile.ZipInfo):
+    raw = reader.read(info)
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, UnicodeDecodeError are ValueErrors
+        raise FormatError(f"entry {info.filename!r} is not valid JSON ({type(e).__name__}: {e})") from None
 
 
-def _read_zip(name: str, zf: zipfile.ZipFile, limits: ZipLimits, file_size: int = 0) -> Etrecord:
+def _read_zip(name: str, zf: zipfile.ZipFile, reader: EntryReader, limits: ZipLimits) -> Etrecord:
     infos = zf.infolist()
     if len(infos) > limits.max_entries:
         raise FormatError(f"zip has {len(infos)} entries (limit {limits.max_entries})")
-    reader = _Reader(zf, limits, file_size)
     skipped: list[tuple[str, str]] = []
     by_name: dict[str, zipfile.ZipInfo] = {}
     dupes: set[str] = set()
@@ -336,10 +472,13 @@ def _read_zip(name: str, zf: zipfile.ZipFile, limits: ZipLimits, file_size: int 
     if not markers:
         raise FormatError("not an ETRecord (zip has no ETRECORD_V0 marker entry)")
 
-    def take(entry: str):
+    def info_of(entry: str) -> zipfile.ZipInfo:
         if entry in dupes:
             raise FormatError(f"zip holds entry {entry!r} more than once")
-        return reader.json(by_name[entry])
+        return by_name[entry]
+
+    def take(entry: str):
+        return _json(reader, info_of(entry))
 
     dh_raw = take("debug_handle_map") if "debug_handle_map" in by_name else {}
     dm_raw = take("delegate_map") if "delegate_map" in by_name else {}
@@ -352,10 +491,14 @@ def _read_zip(name: str, zf: zipfile.ZipFile, limits: ZipLimits, file_size: int 
         gid = take("export_graph_id")
         export_graph_id = gid if isinstance(gid, int) and not isinstance(gid, bool) else None
 
-    graphs: dict[str, Graph] = {}
-    extra: dict[str, Graph] = {}
-    exported = None
+    programs = Programs(name)
+    edge: dict[str, str] = {}
+    extra: list[str] = []
     map_methods = list(dict.fromkeys([*debug_handle_map, *delegate_map, *num_outs_map]))
+
+    def keep(entry: str, method: str) -> None:
+        programs.add(entry, method, reader.read(info_of(entry)))
+
     for entry, info in by_name.items():
         if entry in markers or entry in _MAP_ENTRIES:
             continue
@@ -364,30 +507,27 @@ def _read_zip(name: str, zf: zipfile.ZipFile, limits: ZipLimits, file_size: int 
             continue
         if entry == EDGE_PREFIX:  # older single-method format
             method = map_methods[0] if len(map_methods) == 1 else "forward"
-            graphs[method] = _graph(entry, method, take(entry))
+            keep(entry, method)
+            edge[method] = entry
         elif entry.startswith(EDGE_PREFIX + "/"):
             method = entry[len(EDGE_PREFIX) + 1:]
-            graphs[method] = _graph(entry, method, take(entry))
+            keep(entry, method)
+            edge[method] = entry
         elif entry == "exported_program":
-            exported = _graph(entry, "forward", take(entry))
-        elif "/" in entry and _looks_like_json(reader, info):
-            extra[entry] = _graph(entry, entry.rsplit("/", 1)[1], take(entry))
+            keep(entry, "forward")
+        elif "/" in entry and reader.peek(info_of(entry), 64).lstrip()[:1] == b"{":
+            # graph JSON starts with '{', torch pickles with 'PK' or 0x80
+            keep(entry, entry.rsplit("/", 1)[1])
+            extra.append(entry)
         else:
             skipped.append((entry, "unknown entry"))
 
-    methods = list(dict.fromkeys([*graphs, *map_methods]))
+    methods = list(dict.fromkeys([*edge, *map_methods]))
     return Etrecord(
         path=name, marker=markers[0], entries=list(by_name), skipped_entries=skipped, methods=methods,
         debug_handle_map=debug_handle_map, delegate_map=delegate_map, num_outs_map=num_outs_map,
-        graphs=graphs, exported_program=exported, extra_graphs=extra, export_graph_id=export_graph_id,
+        programs=programs, edge_entries=edge, extra_entries=extra, export_graph_id=export_graph_id,
     )
-
-
-def _looks_like_json(reader: _Reader, info: zipfile.ZipInfo) -> bool:
-    """Peek at the first bytes only: graph JSON starts with '{', torch pickles with 'PK' or 0x80."""
-    with reader.zf.open(info) as fh:
-        head = fh.read(64)
-    return head.lstrip()[:1] == b"{"
 
 
 # ---- JSON maps ----------------------------------------------------------------------------------
@@ -537,6 +677,10 @@ def _arg_union(arg) -> tuple[str | None, object]:
     if len(arg) == 1:
         k = next(iter(arg))
         return k, arg[k]
+    # torch 2.1 (schema_version 1) wrote every field of a union, the unused ones null
+    used = [k for k, v in arg.items() if v is not None]
+    if len(used) == 1:
+        return used[0], arg[used[0]]
     return None, None
 
 
@@ -618,8 +762,10 @@ def _graph(entry: str, method: str, doc, depth: int = 0) -> Graph:
             nodes.append(GraphNode(name=n, op="placeholder", target=target, input_kind=kind, outputs=(n,)))
             producer[n] = n
 
-    for i, raw in enumerate(_lst(g.get("nodes"), f"{what}: nodes")):
-        node = _node(entry, i, _obj(raw, f"{what}: node {i}"), producer, depth)
+    raw_nodes = [_obj(raw, f"{what}: node {i}") for i, raw in enumerate(_lst(g.get("nodes"), f"{what}: nodes"))]
+    names = _node_names(entry, raw_nodes, producer)
+    for i, raw in enumerate(raw_nodes):
+        node = _node(entry, names[i], raw, producer, depth)
         nodes.append(node)
         for v in node.outputs:
             producer.setdefault(v, node.name)
@@ -633,13 +779,83 @@ def _graph(entry: str, method: str, doc, depth: int = 0) -> Graph:
     verifiers = doc.get("verifiers")
     if not dialect and isinstance(verifiers, list) and verifiers and isinstance(verifiers[0], str):
         dialect = verifiers[0]  # newer torch: "dialect" is deprecated and left empty
-    return Graph(name=entry, method=method, nodes=nodes, dialect=dialect or None)
+    generated = [n for i, n in enumerate(names) if not isinstance(raw_nodes[i].get("name"), str)
+                 and n not in _output_names(raw_nodes[i])]
+    return Graph(name=entry, method=method, nodes=nodes, dialect=dialect or None,
+                 schema_version=_schema_version(doc), generated_names=generated)
 
 
-def _node(entry: str, i: int, raw: dict, producer: dict[str, str], depth: int) -> GraphNode:
-    name = raw.get("name")
-    if not isinstance(name, str):
-        raise FormatError(f"entry {entry!r}: node {i} has no name")
+def _output_names(raw: dict) -> list[str]:
+    names: list[str] = []
+    for arg in raw.get("outputs") if isinstance(raw.get("outputs"), list) else ():
+        _value_names(arg, names)
+    return names
+
+
+def _node_names(entry: str, raw_nodes: list[dict], taken: Iterable[str]) -> list[str]:
+    """Each node's FX name. executorch's serializer records it (``name``) since July 2025
+    (pytorch/executorch#12877). Before that torch.export's reader named a node after its output when
+    it has exactly one (a tensor, or a symbolic value's name); for other nodes FX made a name from the
+    op ("native_layer_norm_default", then "_1", "_2" ... when taken), which is what is done here."""
+    names: list[str | None] = []
+    used = set(taken)
+    for raw in raw_nodes:
+        used.update(_output_names(raw))
+    for i, raw in enumerate(raw_nodes):
+        name = raw.get("name")
+        if name is not None and not isinstance(name, str):
+            raise FormatError(f"entry {entry!r}: node {i} has a name that is not a string")
+        if name is None:
+            outs = raw.get("outputs") if isinstance(raw.get("outputs"), list) else []
+            if len(outs) == 1:
+                kind, val = _arg_union(outs[0])
+                key = "name" if kind == "as_tensor" else "as_name" if kind in _SYM_ARGS else None
+                if key and isinstance(val, dict) and isinstance(val.get(key), str):
+                    name = val[key]
+        names.append(name)
+        if name is not None:
+            used.add(name)
+    out = []
+    counts: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name is None:
+            target = raw_nodes[i].get("target")
+            if not isinstance(target, str) or not target:
+                raise FormatError(f"entry {entry!r}: node {i} has no name, no single output and no target")
+            name = _fx_name(target, used, counts)
+            used.add(name)
+        out.append(name)
+    return out
+
+
+_SYM_ARGS = ("as_sym_int", "as_sym_bool", "as_sym_float")
+
+
+def _fx_name(target: str, used: set[str], counts: dict[str, int]) -> str:
+    """FX's name for a node of ``target`` (``torch.fx.graph._Namespace``): the op and overload with
+    other characters as "_", then "_1", "_2" ... past the names already used."""
+    parts = (normalise_target(target) or target).split(".")
+    op = ".".join(parts[-2:]) if len(parts) >= 3 else parts[-1]   # OpOverload.__name__: "split.Tensor"
+    snake, prev_lower = [], False  # FX's _snake_case: "split.Tensor" -> "split.tensor"
+    for c in op:
+        if prev_lower and c.isupper():
+            snake.append("_")
+        snake.append(c.lower())
+        prev_lower = c.islower()
+    base = re.sub(r"[^0-9a-zA-Z_]+", "_", "".join(snake)) or "node"
+    if base[0].isdigit():
+        base = "_" + base
+    name, k = base, counts.get(base, 0)
+    if k:
+        name = f"{base}_{k}"
+    while name in used:  # counts carry on from the last number given: linear over all nodes
+        k += 1
+        name = f"{base}_{k}"
+    counts[base] = k
+    return name
+
+
+def _node(entry: str, name: str, raw: dict, producer: dict[str, str], depth: int) -> GraphNode:
     raw_target = raw.get("target") if isinstance(raw.get("target"), str) else None
     target = normalise_target(raw_target)
     meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}

@@ -90,8 +90,11 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     drift = llm.get("drift")
     if drift:
         rows = drift["by_position"]["rows"]
-        c.print(Text(f"Decode latency by {drift['x']} (p50 per position, {rows[0][0]}..{rows[-1][0]}): "
-                     f"{drift['slope_ms_per_100_tokens']:+.3f} ms per 100 tokens", style="bold"))
+        ci = drift.get("slope_ci95_ms_per_100_tokens")
+        c.print(Text(f"Decode latency by {drift['x']} (p50 per position, {rows[0][0]}..{rows[-1][0]}, "
+                     f"{drift['runs']} runs): {drift['slope_ms_per_100_tokens']:+.3f} ms per 100 tokens"
+                     + (f" (95% interval {ci[0]:+.3f}..{ci[1]:+.3f})" if ci else "")
+                     + ("" if drift.get("drift_shown") else "; no drift shown (see findings)"), style="bold"))
         c.print(Text(sparkline([row[2] for row in rows], width=min(96, max(8, c.width - 4)))))
     for w in r.get("warnings", []):
         c.print(Text("warning: " + clean(w), style="yellow"))
