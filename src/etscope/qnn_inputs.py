@@ -48,7 +48,9 @@ def load_qnn_inputs(etdump=None, etrecord=None, pte=None, method=None, qhas=None
     qp = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
     soc = soc_from_pte(profile.pte if profile is not None else None, pte if profile is None else None)
     report = qnn_report(profile, qhas=q, optrace=ot, qnn_profile=qp, soc=soc)
-    report["inputs"] = {k: os.fspath(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte),
+    from etscope.paths import display
+
+    report["inputs"] = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte),
                                                      ("qhas", qhas), ("optrace", optrace), ("qnn_csv", qnn_csv))
                         if v is not None}
     return report

@@ -392,3 +392,27 @@ def test_text_output_neutralises_invisible_direction_and_separators(tmp_path):
     assert not set(r.stdout.decode("utf-8")) & set(marks)       # written as \\u escapes, same strings
     names = {o["name"] for o in json.loads(r.stdout)["ops"]}
     assert {f"native_call_x{m}y.out" for m in marks} <= names
+
+
+def test_library_never_writes_an_input(d):
+    from etscope import api
+    from etscope.errors import FormatError
+    from etscope.profile import load
+    from etscope.render.export import export
+
+    p = load(str(d / "run.etdump"))
+    os.link(d / "run.etdump", d / "hard.html")
+    os.symlink("run.etdump", d / "sym.json")
+    before = snapshot(d)
+    for fn, out in ((api.report, d / "run.etdump"), (api.report, d / "hard.html"), (api.trace, d / "sym.json")):
+        with pytest.raises(FormatError, match="input"):
+            fn(p, out)
+    exp = d / "exp"
+    exp.mkdir()
+    os.link(d / "run.etdump", exp / "events.csv")
+    with pytest.raises(FormatError, match="input"):
+        export(p, "csv", exp)
+    assert sorted(x.name for x in exp.iterdir()) == ["events.csv"]
+    assert os.path.samefile(exp / "events.csv", d / "run.etdump")
+    before["exp"] = (False, None)
+    assert snapshot(d) == before
