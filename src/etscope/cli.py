@@ -59,9 +59,9 @@ def _inputs(f):
 def _load(etdump, etrecord, pte, method):
     from etscope.paths import check_inputs
     from etscope.profile import load
+    from etscope.render.progress import reading
 
     check_inputs((etdump, etrecord, pte))
-    from etscope.render.progress import reading
 
     with reading(etdump) as progress:   # a bar on stderr for big files (> 50 MB), else nothing
         return load(etdump, etrecord=etrecord, pte=pte, method=method, progress=progress)
