@@ -185,8 +185,9 @@ def sql(profile: P.Profile, query: str):
 def report(profile: P.Profile, path: str | os.PathLike = "report.html", qhas=None, optrace=None) -> str:
     from etscope.render.html import write_report
 
+    out = _output(profile, path, qhas, optrace)
     v = view_inputs(profile, qhas, optrace)
-    write_report(os.fspath(path), profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
+    write_report(out, profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
                  notes=v["notes"])
     return os.fspath(path)
 
@@ -194,9 +195,18 @@ def report(profile: P.Profile, path: str | os.PathLike = "report.html", qhas=Non
 def trace(profile: P.Profile, path: str | os.PathLike = "trace.json", qhas=None, optrace=None) -> str:
     from etscope.render.trace import build_trace, write_trace
 
+    out = _output(profile, path, qhas, optrace)
     v = view_inputs(profile, qhas, optrace)
-    write_trace(os.fspath(path), build_trace(profile, qnn=v["qnn"]))
+    write_trace(out, build_trace(profile, qnn=v["qnn"]))
     return os.fspath(path)
+
+
+def _output(profile: P.Profile, path, *more_inputs):
+    """``paths.check_output`` against the profile's files and any QNN input paths: never an input."""
+    from etscope.paths import check_output
+
+    inputs = list(profile.sources.values()) + [p for p in more_inputs if isinstance(p, (str, os.PathLike))]
+    return check_output(path, inputs)
 
 
 # ---- notebook display ----------------------------------------------------------------------------------

@@ -73,10 +73,10 @@ def _inputs(f):
 def _load(etdump, etrecord, pte, method, announce=True):
     from etscope.paths import check_inputs, display
     from etscope.profile import load
-
-    check_inputs((etdump, etrecord, pte))
     from etscope.render.progress import reading
     from etscope.render.safe import clean
+
+    check_inputs((etdump, etrecord, pte))
 
     with reading(etdump) as progress:   # a bar on stderr for big files (> 50 MB), else nothing
         profile = load(etdump, etrecord=etrecord, pte=pte, method=method, progress=progress)
@@ -173,14 +173,13 @@ def demo(as_json, report_path, no_report):
 
     paths = sample_paths()
     out = None if no_report else _output(report_path, *paths.values())
-    if out is not None and out.kind == "stdout" and not as_json:
-        raise click.UsageError("--report - writes the page to standard output: add --json or --no-report "
-                               "(the summary would be mixed into it)")
+    if out is not None and out.kind == "stdout" and as_json:
+        raise click.UsageError("--report - and --json both write to standard output; give --report a file")
     profile = _load(paths["etdump"], paths.get("etrecord"), paths.get("pte"), None)
     s = summarize(profile)
     if as_json:
         _emit_json(s)
-    else:
+    elif out is None or out.kind != "stdout":   # with --report - standard output is the page only
         from etscope.render.text import render_summary
 
         render_summary(s, title="etscope demo — " + SAMPLE_DESCRIPTION)

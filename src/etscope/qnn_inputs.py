@@ -53,7 +53,9 @@ def load_qnn_inputs(etdump=None, etrecord=None, pte=None, method=None, qhas=None
         rt = read_runtrace(runtrace)
     soc = soc_from_pte(profile.pte if profile is not None else None, pte if profile is None else None)
     report = qnn_report(profile, qhas=q, optrace=ot, qnn_profile=qp, soc=soc, runtrace=rt)
-    report["inputs"] = {k: os.fspath(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte),
+    from etscope.paths import display
+
+    report["inputs"] = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte),
                                                      ("qhas", qhas), ("optrace", optrace), ("qnn_csv", qnn_csv),
                                                      ("runtrace", runtrace))
                         if v is not None}

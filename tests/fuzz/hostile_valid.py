@@ -95,7 +95,10 @@ def empty_execute_runs(n_runs: int = 2) -> bytes:
 def odd_tensor_shapes(n_runs: int = 2) -> bytes:
     """Debug (intermediate output) events whose tensors have empty, zero, huge and negative sizes."""
     runs = [_default_run()]
-    shapes = [[], [0], [0, 5], [2 ** 31, 2 ** 31, 2 ** 31], [-1, 3], [1] * 16, [2 ** 62, 4]]
+    shapes = [[], [0], [0, 5], [2 ** 31, 2 ** 31, 2 ** 31], [-1, 3], [1] * 16, [2 ** 62, 4],
+              [2 ** 62] * 20,                 # element count past float64's range (2**1024)
+              [2 ** 63 - 1] * 20 + [0],       # ... times 0
+              [2 ** 63 - 1] * 5 + [-(2 ** 63)]]
     for r in range(n_runs):
         t = 1_000 + r * 10_000
         body = [("P", "native_call_add.out", 0, 1, None, None, None, t + 10, t + 20),

@@ -25,7 +25,8 @@ import pytest
 import fuzz_harness as H
 import hostile_valid as HV
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+# ETSCOPE_TEST_SRC: run the CLI of another source tree (e.g. to see these tests fail before a fix)
+SRC = Path(os.environ.get("ETSCOPE_TEST_SRC") or Path(__file__).resolve().parents[2] / "src")
 N_RUNS = 24
 
 
@@ -142,16 +143,47 @@ def test_demo_never_writes_its_sample(tmp_path):
 
 
 # ---- devices, FIFOs, stdout ------------------------------------------------------------------------
-@pytest.mark.parametrize("cmd", ["report", "trace"])
+def _private_null(folder: Path) -> Path:
+    """A character device node of our own for the null device (never the system's /dev/null: code
+    that replaces a device would replace it for the whole machine). Skips where mknod is not
+    allowed or the folder's mount forbids opening devices."""
+    node = folder / "null"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        with open(node, "wb") as f:
+            f.write(b"x")
+    except (OSError, AttributeError) as e:
+        pytest.skip(f"cannot make a private character device here ({e})")
+    return node
+
+
+def test_dev_null_is_classified_as_written_in_place():
+    """Checked without writing to it: /dev/null is an existing character device, written in place."""
+    from etscope.paths import check_output
+
+    if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+        pytest.skip("/dev/null is not a character device on this machine")
+    assert check_output("/dev/null").kind == "special"
+
+
+@pytest.mark.parametrize("cmd", ["report", "trace", "diff"])
 def test_character_device_written_in_place(d, cmd):
-    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
-    os.symlink("/dev/null", d / "null-link")
-    for out in ("/dev/null", "null-link"):
-        r = cli(cmd, "run.etdump", "-o", out, cwd=d)
+    null = _private_null(d)
+    os.symlink("null", d / "null-link")
+    for out in (str(null), "null-link"):
+        args = ["diff", "base.etdump", "run.etdump", "--html", out] if cmd == "diff" else [cmd, "run.etdump", "-o", out]
+        r = cli(*args, cwd=d)
         assert r.returncode == 0, r.stderr
-    assert stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null was replaced"
+        assert stat.S_ISCHR(os.lstat(null).st_mode), "the device node was replaced"
     assert (d / "null-link").is_symlink()
-    assert not [p for p in Path("/dev").glob(".null.*")]
+    assert not [p for p in d.iterdir() if p.name.startswith(".null")]
+
+
+def test_export_into_a_device_is_refused(d):
+    null = _private_null(d)
+    before = snapshot(d)
+    assert "folder" in one_line_error(cli("export", "run.etdump", "-o", null, cwd=d))
+    assert snapshot(d) == before and stat.S_ISCHR(os.lstat(null).st_mode)
 
 
 def test_fifo_output_written_in_place(d):
@@ -193,8 +225,8 @@ def test_no_html_spelling(d):
 BAD_OUTPUTS = [("report", ""), ("trace", ""), ("diff", ""), ("export", ""), ("demo", ""),
                ("report", "missing/dir/x.html"), ("trace", "missing/x.json"), ("diff", "missing/x.html"),
                ("export", "missing/dir"), ("demo", "missing/x.html"),
-               ("report", "/dev/null/x"), ("export", "/dev/null/x"), ("trace", "/dev/null/x.json"),
-               ("export", "/dev/null"), ("report", "."), ("trace", "run.etdump/x")]
+               ("report", "run.etdump/x"), ("export", "run.etdump/x"), ("trace", "base.etdump/x.json"),
+               ("export", "run.etdump"), ("report", "."), ("trace", "..")]
 if os.path.isdir("/proc/self"):
     BAD_OUTPUTS += [("report", "/proc/x"), ("trace", "/proc/x.json"), ("export", "/proc/x")]
 if os.path.isdir("/sys/kernel"):
@@ -360,3 +392,27 @@ def test_text_output_neutralises_invisible_direction_and_separators(tmp_path):
     assert not set(r.stdout.decode("utf-8")) & set(marks)       # written as \\u escapes, same strings
     names = {o["name"] for o in json.loads(r.stdout)["ops"]}
     assert {f"native_call_x{m}y.out" for m in marks} <= names
+
+
+def test_library_never_writes_an_input(d):
+    from etscope import api
+    from etscope.errors import FormatError
+    from etscope.profile import load
+    from etscope.render.export import export
+
+    p = load(str(d / "run.etdump"))
+    os.link(d / "run.etdump", d / "hard.html")
+    os.symlink("run.etdump", d / "sym.json")
+    before = snapshot(d)
+    for fn, out in ((api.report, d / "run.etdump"), (api.report, d / "hard.html"), (api.trace, d / "sym.json")):
+        with pytest.raises(FormatError, match="input"):
+            fn(p, out)
+    exp = d / "exp"
+    exp.mkdir()
+    os.link(d / "run.etdump", exp / "events.csv")
+    with pytest.raises(FormatError, match="input"):
+        export(p, "csv", exp)
+    assert sorted(x.name for x in exp.iterdir()) == ["events.csv"]
+    assert os.path.samefile(exp / "events.csv", d / "run.etdump")
+    before["exp"] = (False, None)
+    assert snapshot(d) == before

@@ -440,10 +440,15 @@ _MAX_NUMEL = 1 << 62
 def _numel(dims: np.ndarray) -> int:
     """Elements of a tensor of shape ``dims`` (negative dims count as 0); -1 when the product
     does not fit in an int64 (a corrupt or hostile shape)."""
-    clipped = np.clip(dims, 0, None)
-    if float(np.prod(clipped, dtype=np.float64)) >= _MAX_NUMEL:
-        return -1
-    return int(math.prod(int(v) for v in clipped))
+    values = [int(v) for v in dims]
+    if any(v <= 0 for v in values):
+        return 0
+    n = 1
+    for v in values:        # exact integers, stopping at the limit (a float product overflows, warning)
+        n *= v
+        if n >= _MAX_NUMEL:
+            return -1
+    return n
 
 
 def sniff(head: bytes) -> bool:
