@@ -1,12 +1,13 @@
 """etscope: where an ExecuTorch model spends its time and memory (QNN/HTP first)."""
 from etscope.errors import FormatError, MismatchError
+from etscope.version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["FormatError", "MismatchError", "__version__", "load"]
 
 
 def load(*args, **kwargs):
-    """Load an ETDump (and optional ETRecord/.pte/QNN files) into a :class:`Profile`."""
-    from etscope.profile import load as _load
+    """Load an ETDump (and optional ETRecord/.pte) into an ``etscope.api.NotebookProfile``: the
+    :class:`Profile` with the notebook methods (``ops()``, ``runs()``, ``events()``, ``sql()``, ...)."""
+    from etscope.api import load as _load
 
     return _load(*args, **kwargs)

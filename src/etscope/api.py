@@ -8,19 +8,124 @@
     >>> p.sql("SELECT op_type, sum(dur_us) FROM events GROUP BY 1")
     >>> p.report("report.html"); p.trace("trace.json")
 
-Everything here is computed lazily, on first use, and cached on the Profile.
+``etscope.load`` returns a :class:`NotebookProfile`: it holds the loaded :class:`Profile` (the model,
+which knows nothing of analysis or rendering) and offers the notebook methods. Everything here is
+computed lazily, on first use, and cached on the Profile.
 """
 from __future__ import annotations
 
 import html
 import os
+from collections.abc import Mapping
 
 from etscope import profile as P
+from etscope.analysis import llm as llm_analysis
+from etscope.analysis import qnn as qnn_analysis
 from etscope.errors import FormatError
+
+
+# ---- the notebook object ----------------------------------------------------------------------------
+class TableView(Mapping):
+    """One of the profile's column tables (``events`` or ``runs``): a read-only mapping of aligned
+    numpy arrays, as analysis reads it; called, as in ``p.events()``, the documented table as a
+    pandas DataFrame."""
+
+    __slots__ = ("_profile", "_kind")
+
+    def __init__(self, profile: P.Profile, kind: str):
+        self._profile, self._kind = profile, kind
+
+    def _columns(self) -> dict:
+        return getattr(self._profile, self._kind)      # read each time: the profile may replace it
+
+    def __getitem__(self, key):
+        return self._columns()[key]
+
+    def __iter__(self):
+        return iter(self._columns())
+
+    def __len__(self) -> int:
+        return len(self._columns())
+
+    def __call__(self):
+        return events_df(self._profile) if self._kind == "events" else runs_df(self._profile)
+
+
+class NotebookProfile:
+    """What ``etscope.load`` returns: the :class:`Profile` (``.profile``) with the notebook methods.
+    Any other attribute (``n_runs``, ``etdump``, ``instructions``, ...) is the Profile's."""
+
+    def __init__(self, profile: P.Profile):
+        self.profile = profile
+        self.events = TableView(profile, "events")
+        self.runs = TableView(profile, "runs")
+
+    def __getattr__(self, name):
+        if name == "profile":                          # not set yet (copy/pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self.profile, name)
+
+    def ops(self):
+        """The per-op table as a pandas DataFrame (``.events()`` and ``.runs()`` likewise)."""
+        return ops_df(self.profile)
+
+    def sql(self, query: str):
+        """DuckDB SQL over the ``events``, ``ops`` and ``runs`` tables; a pandas DataFrame."""
+        return sql(self.profile, query)
+
+    def report(self, path="report.html", qhas=None, optrace=None) -> str:
+        """Write the self-contained HTML report; returns its path."""
+        return report(self.profile, path, qhas=qhas, optrace=optrace)
+
+    def trace(self, path="trace.json", qhas=None, optrace=None) -> str:
+        """Write the Perfetto / chrome://tracing JSON; returns its path."""
+        return trace(self.profile, path, qhas=qhas, optrace=optrace)
+
+    def _repr_html_(self) -> str:
+        return repr_html(self.profile)
+
+
+def load(*args, **kwargs) -> NotebookProfile:
+    """Load an ETDump (and optional ETRecord/.pte) into a :class:`NotebookProfile`; the arguments
+    are those of ``etscope.profile.load``."""
+    return NotebookProfile(P.load(*args, **kwargs))
+
+
+def profile_of(p) -> P.Profile:
+    """The Profile of a NotebookProfile, or the Profile itself."""
+    return p.profile if isinstance(p, NotebookProfile) else p
+
+
+# ---- the qnn command: QNN files alone or with an ETDump -----------------------------------------------
+def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=None, optrace=None,
+                   qnn_csv=None, runtrace=None) -> dict:
+    """Read whichever QNN inputs were given (paths) and produce the QNN report."""
+    from etscope.formats.optrace import read_optrace
+    from etscope.formats.pte import read_pte
+    from etscope.formats.qhas import read_qhas
+    from etscope.formats.qnn_compile_spec import soc_from_pte
+    from etscope.formats.qnn_profile_files import read_qnn_profile
+    from etscope.formats.runtrace import read_runtrace
+    from etscope.paths import display
+
+    profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
+    q = read_qhas(qhas) if qhas is not None else None
+    ot = read_optrace(optrace) if optrace is not None else None
+    qp = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
+    rt = read_runtrace(runtrace) if runtrace is not None else None
+    program = profile.pte if profile is not None else read_pte(pte) if pte is not None else None
+    report = qnn_analysis.qnn_report(profile, qhas=q, optrace=ot, qnn_profile=qp, soc=soc_from_pte(program),
+                                     runtrace=rt)
+    report["inputs"] = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte),
+                                                     ("qhas", qhas), ("optrace", optrace), ("qnn_csv", qnn_csv),
+                                                     ("runtrace", runtrace))
+                        if v is not None}
+    return report
 
 
 # ---- what the views render: analysis results as plain dicts ----------------------------------------
 def summary(profile: P.Profile, runtrace=None) -> dict:
+    profile = profile_of(profile)
     key = "views_summary" if runtrace is None else ("views_summary", _rt_key(runtrace))
     s = profile.cache.get(key)
     if s is None:
@@ -31,6 +136,7 @@ def summary(profile: P.Profile, runtrace=None) -> dict:
 
 
 def ops(profile: P.Profile) -> list[dict]:
+    profile = profile_of(profile)
     from etscope.analysis.ops import op_table
 
     return op_table(profile)
@@ -39,13 +145,10 @@ def ops(profile: P.Profile) -> list[dict]:
 def qnn(profile: P.Profile, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=None) -> dict | None:
     """``analysis.qnn.qnn_report`` for the profile (None when there is no QNN partition and no QNN
     file). ``qhas`` / ``optrace`` / ``runtrace`` may be paths or already-read objects."""
+    profile = profile_of(profile)
     key = ("views_qnn", _key(qhas), _key(optrace)) + (() if runtrace is None else (_rt_key(runtrace),))
     if key in profile.cache:
         return profile.cache[key]
-    try:
-        from etscope.analysis import qnn as qnn_analysis
-    except ImportError:
-        return None
     if isinstance(qhas, (str, os.PathLike)):
         from etscope.formats.qhas import read_qhas
 
@@ -62,12 +165,11 @@ def qnn(profile: P.Profile, qhas=None, optrace=None, notes: list[str] | None = N
     if not has_partitions and qhas is None and optrace is None:
         profile.cache[key] = None
         return None
-    soc = None
-    try:
-        from etscope.qnn_inputs import soc_from_pte
+    from etscope.formats.qnn_compile_spec import soc_from_pte
 
+    try:
         soc = soc_from_pte(profile.pte)
-    except (ImportError, FormatError):
+    except FormatError:
         soc = None
     try:
         result = qnn_analysis.qnn_report(profile, qhas=qhas, optrace=optrace, soc=soc, runtrace=runtrace)
@@ -83,26 +185,17 @@ def qnn(profile: P.Profile, qhas=None, optrace=None, notes: list[str] | None = N
 
 def llm(profile: P.Profile, notes: list[str] | None = None) -> dict | None:
     """The LLM phases dict from ``analysis.llm`` when that module is present and finds phases."""
+    profile = profile_of(profile)
     if "views_llm" in profile.cache:
         return profile.cache["views_llm"]
-    try:
-        from etscope.analysis import llm as llm_analysis
-    except ImportError:
-        return None
-    fn = None
-    for name in ("llm_report", "analyze", "analyse", "summarize", "llm_summary"):
-        fn = getattr(llm_analysis, name, None)
-        if callable(fn):
-            break
     result = None
-    if fn is not None:
-        try:
-            result = fn(profile)
-        except FormatError:
-            raise
-        except Exception as e:  # noqa: BLE001
-            if notes is not None:
-                notes.append(f"the LLM analysis failed ({type(e).__name__}: {e}); the LLM section is left out")
+    try:
+        result = llm_analysis.llm_report(profile)
+    except FormatError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
+        if notes is not None:
+            notes.append(f"the LLM analysis failed ({type(e).__name__}: {e}); the LLM section is left out")
     if isinstance(result, dict) and isinstance(result.get("llm"), dict) and "phases" not in result:
         outer = result
         result = dict(result["llm"])
@@ -134,6 +227,7 @@ def _key(x):
 
 def view_inputs(profile: P.Profile, qhas=None, optrace=None, runtrace=None) -> dict:
     """summary, ops, qnn, llm and notes: what the report, trace and export need."""
+    profile = profile_of(profile)
     notes: list[str] = []
     if isinstance(runtrace, (str, os.PathLike)):
         from etscope.formats.runtrace import read_runtrace
@@ -162,27 +256,32 @@ def _df(table):
 
 def events_df(profile: P.Profile):
     """One row per event (pandas DataFrame, Arrow-backed)."""
+    profile = profile_of(profile)
     return _df(_tables(profile)["events"])
 
 
 def ops_df(profile: P.Profile):
     """The per-op table (pandas DataFrame, Arrow-backed)."""
+    profile = profile_of(profile)
     return _df(_tables(profile)["ops"])
 
 
 def runs_df(profile: P.Profile):
     """One row per Execute run (pandas DataFrame, Arrow-backed)."""
+    profile = profile_of(profile)
     return _df(_tables(profile)["runs"])
 
 
 def sql(profile: P.Profile, query: str):
     """DuckDB over the events / ops / runs tables; returns a pandas DataFrame."""
+    profile = profile_of(profile)
     from etscope.render.sql import query as run_query
 
     return _df(run_query(profile, query, tables=_tables(profile)))
 
 
 def report(profile: P.Profile, path: str | os.PathLike = "report.html", qhas=None, optrace=None) -> str:
+    profile = profile_of(profile)
     from etscope.render.html import write_report
 
     out = _output(profile, path, qhas, optrace)
@@ -193,6 +292,7 @@ def report(profile: P.Profile, path: str | os.PathLike = "report.html", qhas=Non
 
 
 def trace(profile: P.Profile, path: str | os.PathLike = "trace.json", qhas=None, optrace=None) -> str:
+    profile = profile_of(profile)
     from etscope.render.trace import build_trace, write_trace
 
     out = _output(profile, path, qhas, optrace)
@@ -213,6 +313,7 @@ def _output(profile: P.Profile, path, *more_inputs):
 def repr_html(profile: P.Profile) -> str:
     """Compact HTML for Jupyter: the reading guide and the split of Method::execute. Every string
     from the inputs is escaped."""
+    profile = profile_of(profile)
     from etscope.render.guide import reading_guide
     from etscope.units import fmt_ms
 

@@ -147,12 +147,12 @@ def ops(etdump, etrecord, pte, method, as_json, limit):
 @click.option("--top", type=click.IntRange(min=0), default=25, show_default=True, help="Per-op rows to print.")
 def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, as_json, top):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
-    from etscope.qnn_inputs import load_qnn_inputs
+    from etscope.api import qnn_from_files
 
     if not any((etdump, qhas, optrace, qnn_csv)):
         raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv")
     _require_files(etdump, etrecord, pte, qhas, optrace, qnn_csv, runtrace)
-    report = load_qnn_inputs(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace)
+    report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace)
     if as_json:
         _emit_json({"schema": "etscope.qnn/1", "inputs": report.pop("inputs"), "qnn": report})
     else:

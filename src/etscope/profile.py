@@ -61,29 +61,6 @@ class Instruction:
         return None
 
 
-class Columns(dict):
-    """A table as a dict of aligned numpy arrays (what analysis reads). Calling it, as in
-    ``profile.events()`` or ``profile.runs()``, gives the documented table as a pandas DataFrame
-    (see ``etscope.api``; built lazily on first call)."""
-
-    __slots__ = ("_owner", "_kind")
-
-    def __init__(self, data, owner: "Profile", kind: str):
-        super().__init__(data)
-        import weakref
-
-        self._owner = weakref.ref(owner)
-        self._kind = kind
-
-    def __call__(self):
-        from etscope import api
-
-        owner = self._owner()
-        if owner is None:  # pragma: no cover - the profile is gone
-            raise ReferenceError("the Profile of this table no longer exists")
-        return api.events_df(owner) if self._kind == "events" else api.runs_df(owner)
-
-
 @dataclass
 class Profile:
     etdump: etdump_format.EtdumpData
@@ -102,40 +79,6 @@ class Profile:
     method_split: "MethodSplit | None" = field(default=None, repr=False)
     # Set when a backend's events accumulated across executes and the older copies were removed.
     accumulation: "Accumulation | None" = None
-
-    def __post_init__(self):
-        self.events = Columns(self.events, self, "events")
-        self.runs = Columns(self.runs, self, "runs")
-
-    # ---- views for notebooks (etscope.api; computed lazily, nothing here is analysis) ----------
-    def ops(self):
-        """The per-op table as a pandas DataFrame (``.events()`` and ``.runs()`` likewise)."""
-        from etscope import api
-
-        return api.ops_df(self)
-
-    def sql(self, query: str):
-        """DuckDB SQL over the ``events``, ``ops`` and ``runs`` tables; a pandas DataFrame."""
-        from etscope import api
-
-        return api.sql(self, query)
-
-    def report(self, path="report.html", qhas=None, optrace=None) -> str:
-        """Write the self-contained HTML report; returns its path."""
-        from etscope import api
-
-        return api.report(self, path, qhas=qhas, optrace=optrace)
-
-    def trace(self, path="trace.json", qhas=None, optrace=None) -> str:
-        """Write the Perfetto / chrome://tracing JSON; returns its path."""
-        from etscope import api
-
-        return api.trace(self, path, qhas=qhas, optrace=optrace)
-
-    def _repr_html_(self) -> str:
-        from etscope import api
-
-        return api.repr_html(self)
 
     # ---- small accessors -----------------------------------------------------------------------
     @property
@@ -708,8 +651,8 @@ def _split_by_method(profile: Profile, etrecord, pte, hint, method_of_run, names
     # The chosen method's runs last: the others were cut from the whole profile.
     data, events, runs = _run_subset(profile, method_of_run == names.index(chosen))
     profile.etdump = data
-    profile.events = Columns(events, profile, "events")
-    profile.runs = Columns(runs, profile, "runs")
+    profile.events = events
+    profile.runs = runs
     profile.method_split = split
     _join_method(profile, etrecord, pte, chosen)
     profile.warnings.append(split.note)
@@ -824,8 +767,8 @@ def _remove_accumulated_copies(profile: Profile) -> None:
     runs = dict(profile.runs)
     runs["event_count"] = np.array([data.runs[r].event_count for r in runs["etdump_run"]], dtype=np.int64)
     profile.etdump = data
-    profile.events = Columns(events, profile, "events")
-    profile.runs = Columns(runs, profile, "runs")
+    profile.events = events
+    profile.runs = runs
     profile.cache.clear()
     profile.accumulation = record
     profile.warnings.append(record.warning())

@@ -10,7 +10,7 @@ import pytest
 
 from etscope.analysis import qnn
 from etscope.formats.qnn_csv import read_qnn_csv
-from etscope.qnn_inputs import read_qnn_profile
+from etscope.formats.qnn_profile_files import read_qnn_profile
 from tests.conftest import shared_or_skip
 
 Q = Path(__file__).parents[1] / "fixtures" / "qnn"

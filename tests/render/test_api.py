@@ -1,12 +1,17 @@
-"""Notebook API: etscope.load(...) -> Profile with DataFrames and an HTML repr."""
+"""Notebook API: etscope.load(...) -> NotebookProfile (the Profile with DataFrames and an HTML repr)."""
 import pandas as pd
 
 import etscope
+from etscope.api import NotebookProfile
+from etscope.profile import Profile
 from views_helpers import REAL, XSS, xss_etdump
 
 
 def test_dataframes_are_arrow_backed():
     p = etscope.load(REAL / "cnn.etdump", etrecord=REAL / "cnn.etrecord")
+    # The notebook object holds the model; the model itself knows nothing of DataFrames.
+    assert isinstance(p, NotebookProfile) and isinstance(p.profile, Profile)
+    assert not hasattr(p.profile, "ops") and not callable(p.profile.runs)
     ops, runs, events = p.ops(), p.runs(), p.events()
     for df in (ops, runs, events):
         assert isinstance(df, pd.DataFrame)

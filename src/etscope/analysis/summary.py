@@ -36,7 +36,7 @@ def qnn_compile(profile: P.Profile) -> dict | None:
     """SoC, HTP arch, VTCM and QNN profile level the .pte was compiled for (QNN programs only)."""
     if profile.pte is None:
         return None
-    from etscope.qnn_inputs import soc_from_pte
+    from etscope.formats.qnn_compile_spec import soc_from_pte
 
     return soc_from_pte(profile.pte)
 

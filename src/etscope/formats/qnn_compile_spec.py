@@ -634,3 +634,18 @@ def find_qnn_compile_specs(program) -> dict[tuple[str, int], QnnCompileSpec]:
             if spec is not None:
                 out[(method.name, d.index)] = spec
     return out
+
+
+def soc_from_pte(program) -> dict | None:
+    """SoC model, HTP arch, VTCM size and profile level from the first QNN compile spec of a read
+    .pte (``formats.pte.read_pte``); None without a program or a QNN delegate with a spec."""
+    if program is None:
+        return None
+    for m in program.methods:
+        for d in m.delegates:
+            if d.backend_id == "QnnBackend":
+                spec = find_qnn_compile_spec(d)
+                if spec is not None:
+                    return {"soc_model": spec.soc_model, "htp_arch": spec.htp_arch,
+                            "vtcm_bytes": spec.vtcm_bytes, "profile_level": spec.profile_level}
+    return None

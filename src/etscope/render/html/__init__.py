@@ -273,7 +273,7 @@ def report_data(profile: P.Profile, summary: dict | None = None, ops: list[dict]
                 notes: list[str] | None = None, compare: dict | None = None) -> dict:
     """Everything the page shows, as one plain dict. ``compare``: a :func:`diff_view` of a base run
     against this one (the "Compared with base" section)."""
-    from etscope import __version__
+    from etscope.version import __version__
     from etscope.render.guide import reading_guide
 
     if summary is None:
@@ -360,7 +360,7 @@ def compare_view(base: P.Profile, new: P.Profile, min_effect_pct: float = 2.0) -
 
 def diff_page_data(diff: dict, base=None, new=None, options: dict | None = None, title: str | None = None) -> dict:
     """Everything the diff page shows, as one plain dict."""
-    from etscope import __version__
+    from etscope.version import __version__
 
     view = diff_view(diff, base, new, options)
     inputs = view["inputs"]
