@@ -10,18 +10,19 @@
 
 ``etscope.load`` returns a :class:`NotebookProfile`: it holds the loaded :class:`Profile` (the model,
 which knows nothing of analysis or rendering) and offers the notebook methods. Everything here is
-computed lazily, on first use, and cached on the Profile.
+computed lazily, on first use, once (``analysis.results.Results``).
 """
 from __future__ import annotations
 
 import html
 import os
 from collections.abc import Mapping
+from functools import cached_property
 
 from etscope import profile as P
-from etscope.analysis import llm as llm_analysis
 from etscope.analysis import qnn as qnn_analysis
-from etscope.errors import FormatError
+from etscope.analysis.diff_view import DiffView, diff_view
+from etscope.analysis.results import Results
 
 
 # ---- the notebook object ----------------------------------------------------------------------------
@@ -30,13 +31,13 @@ class TableView(Mapping):
     numpy arrays, as analysis reads it; called, as in ``p.events()``, the documented table as a
     pandas DataFrame."""
 
-    __slots__ = ("_profile", "_kind")
+    __slots__ = ("_owner", "_kind")
 
-    def __init__(self, profile: P.Profile, kind: str):
-        self._profile, self._kind = profile, kind
+    def __init__(self, owner: "NotebookProfile", kind: str):
+        self._owner, self._kind = owner, kind
 
     def _columns(self) -> dict:
-        return getattr(self._profile, self._kind)      # read each time: the profile may replace it
+        return getattr(self._owner.profile, self._kind)      # read each time: the profile may replace it
 
     def __getitem__(self, key):
         return self._columns()[key]
@@ -48,7 +49,7 @@ class TableView(Mapping):
         return len(self._columns())
 
     def __call__(self):
-        return events_df(self._profile) if self._kind == "events" else runs_df(self._profile)
+        return events_df(self._owner) if self._kind == "events" else runs_df(self._owner)
 
 
 class NotebookProfile:
@@ -57,8 +58,18 @@ class NotebookProfile:
 
     def __init__(self, profile: P.Profile):
         self.profile = profile
-        self.events = TableView(profile, "events")
-        self.runs = TableView(profile, "runs")
+        self.events = TableView(self, "events")
+        self.runs = TableView(self, "runs")
+
+    @cached_property
+    def results(self) -> Results:
+        """The analyses of the profile, each computed once (without QNN files)."""
+        return Results(self.profile)
+
+    @cached_property
+    def tables(self) -> dict:
+        """The events, ops and runs tables (pyarrow), built once."""
+        return tables_of(self.results)
 
     def __getattr__(self, name):
         if name == "profile":                          # not set yet (copy/pickle): no recursion
@@ -67,22 +78,22 @@ class NotebookProfile:
 
     def ops(self):
         """The per-op table as a pandas DataFrame (``.events()`` and ``.runs()`` likewise)."""
-        return ops_df(self.profile)
+        return ops_df(self)
 
     def sql(self, query: str):
         """DuckDB SQL over the ``events``, ``ops`` and ``runs`` tables; a pandas DataFrame."""
-        return sql(self.profile, query)
+        return sql(self, query)
 
     def report(self, path="report.html", qhas=None, optrace=None) -> str:
         """Write the self-contained HTML report; returns its path."""
-        return report(self.profile, path, qhas=qhas, optrace=optrace)
+        return report(self, path, qhas=qhas, optrace=optrace)
 
     def trace(self, path="trace.json", qhas=None, optrace=None) -> str:
         """Write the Perfetto / chrome://tracing JSON; returns its path."""
-        return trace(self.profile, path, qhas=qhas, optrace=optrace)
+        return trace(self, path, qhas=qhas, optrace=optrace)
 
     def _repr_html_(self) -> str:
-        return repr_html(self.profile)
+        return repr_html(self)
 
 
 def load(*args, **kwargs) -> NotebookProfile:
@@ -123,32 +134,9 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=None,
     return report
 
 
-# ---- what the views render: analysis results as plain dicts ----------------------------------------
-def summary(profile: P.Profile, runtrace=None) -> dict:
-    profile = profile_of(profile)
-    key = "views_summary" if runtrace is None else ("views_summary", _rt_key(runtrace))
-    s = profile.cache.get(key)
-    if s is None:
-        from etscope.analysis.summary import summarize
-
-        s = profile.cache[key] = summarize(profile, runtrace=runtrace)
-    return s
-
-
-def ops(profile: P.Profile) -> list[dict]:
-    profile = profile_of(profile)
-    from etscope.analysis.ops import op_table
-
-    return op_table(profile)
-
-
-def qnn(profile: P.Profile, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=None) -> dict | None:
-    """``analysis.qnn.qnn_report`` for the profile (None when there is no QNN partition and no QNN
-    file). ``qhas`` / ``optrace`` / ``runtrace`` may be paths or already-read objects."""
-    profile = profile_of(profile)
-    key = ("views_qnn", _key(qhas), _key(optrace)) + (() if runtrace is None else (_rt_key(runtrace),))
-    if key in profile.cache:
-        return profile.cache[key]
+# ---- analyses: each once per profile and set of inputs -----------------------------------------------
+def read_qnn_inputs(qhas=None, optrace=None, runtrace=None) -> tuple:
+    """QHAS, optrace and runtrace read from their paths (already-read objects and None pass through)."""
     if isinstance(qhas, (str, os.PathLike)):
         from etscope.formats.qhas import read_qhas
 
@@ -161,91 +149,64 @@ def qnn(profile: P.Profile, qhas=None, optrace=None, notes: list[str] | None = N
         from etscope.formats.runtrace import read_runtrace
 
         runtrace = read_runtrace(runtrace)
-    has_partitions = bool(qnn_analysis.qnn_instructions(profile))
-    if not has_partitions and qhas is None and optrace is None:
-        profile.cache[key] = None
-        return None
-    from etscope.formats.qnn_compile_spec import soc_from_pte
-
-    try:
-        soc = soc_from_pte(profile.pte)
-    except FormatError:
-        soc = None
-    try:
-        result = qnn_analysis.qnn_report(profile, qhas=qhas, optrace=optrace, soc=soc, runtrace=runtrace)
-    except FormatError:
-        raise
-    except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
-        if notes is not None:
-            notes.append(f"the QNN analysis failed ({type(e).__name__}: {e}); the QNN section is left out")
-        result = None
-    profile.cache[key] = result
-    return result
+    return qhas, optrace, runtrace
 
 
-def llm(profile: P.Profile, notes: list[str] | None = None) -> dict | None:
-    """The LLM phases dict from ``analysis.llm`` when that module is present and finds phases."""
-    profile = profile_of(profile)
-    if "views_llm" in profile.cache:
-        return profile.cache["views_llm"]
-    result = None
-    try:
-        result = llm_analysis.llm_report(profile)
-    except FormatError:
-        raise
-    except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
-        if notes is not None:
-            notes.append(f"the LLM analysis failed ({type(e).__name__}: {e}); the LLM section is left out")
-    if isinstance(result, dict) and isinstance(result.get("llm"), dict) and "phases" not in result:
-        outer = result
-        result = dict(result["llm"])
-        for k in ("findings", "warnings"):
-            if outer.get(k) and k not in result:
-                result[k] = outer[k]
-    if not isinstance(result, dict) or not is_llm(result):
-        result = None
-    profile.cache["views_llm"] = result
-    return result
+def results(p, qhas=None, optrace=None, runtrace=None) -> Results:
+    """The analyses of a profile (:class:`analysis.results.Results`, each computed once). A
+    NotebookProfile without QNN files keeps one, so its views share them."""
+    qhas, optrace, runtrace = read_qnn_inputs(qhas, optrace, runtrace)
+    if isinstance(p, NotebookProfile) and qhas is None and optrace is None and runtrace is None:
+        return p.results
+    return Results(profile_of(p), qhas, optrace, runtrace)
 
 
-def is_llm(llm: dict) -> bool:
-    """Whether the LLM analysis found LLM phases (prefill / decode, or several phases); a CNN's
-    single group of identical runs is not shown as an LLM."""
-    phases = [p for p in llm.get("phases") or [] if isinstance(p, dict)]
-    names = {str(p.get("name")) for p in phases}
-    return len(phases) > 1 or bool(names & {"prefill", "decode"})
+def summary(p, runtrace=None) -> dict:
+    return results(p, runtrace=runtrace).summary
 
 
-def _rt_key(runtrace) -> str | None:
-    """Cache key of a runtrace given as a path or as a read RunTrace (its path)."""
-    return os.fspath(runtrace) if isinstance(runtrace, (str, os.PathLike)) else getattr(runtrace, "path", None)
+def ops(p) -> list[dict]:
+    return results(p).ops
 
 
-def _key(x):
-    return os.fspath(x) if isinstance(x, (str, os.PathLike)) else id(x) if x is not None else None
+def qnn(p, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=None) -> dict | None:
+    """``analysis.qnn.qnn_report`` for the profile (None when there is no QNN partition and no QNN
+    file). ``qhas`` / ``optrace`` / ``runtrace`` may be paths or already-read objects."""
+    r = results(p, qhas, optrace, runtrace)
+    out = r.qnn
+    if notes is not None:
+        notes.extend(r.notes)
+    return out
 
 
-def view_inputs(profile: P.Profile, qhas=None, optrace=None, runtrace=None) -> dict:
-    """summary, ops, qnn, llm and notes: what the report, trace and export need."""
-    profile = profile_of(profile)
-    notes: list[str] = []
-    if isinstance(runtrace, (str, os.PathLike)):
-        from etscope.formats.runtrace import read_runtrace
+def llm(p, notes: list[str] | None = None) -> dict | None:
+    """The LLM phases dict from ``analysis.llm`` when it finds LLM phases."""
+    r = results(p)
+    out = r.llm
+    if notes is not None:
+        notes.extend(r.notes)
+    return out
 
-        runtrace = read_runtrace(runtrace)
-    return {"summary": summary(profile, runtrace), "ops": ops(profile),
-            "qnn": qnn(profile, qhas, optrace, notes, runtrace), "llm": llm(profile, notes), "notes": notes}
+
+def compare_view(base, new, min_effect_pct: float = 2.0) -> DiffView:
+    """``analysis.diff.compare(base, new)`` with both sides' runs (for ``report --compare``)."""
+    from etscope.analysis.diff import compare
+
+    base, new = profile_of(base), profile_of(new)
+    d = compare(base, new, min_effect_pct=min_effect_pct)
+    return diff_view(d, base, new, options={"min_effect_pct": min_effect_pct})
 
 
 # ---- tables -------------------------------------------------------------------------------------------
-def _tables(profile: P.Profile) -> dict:
-    t = profile.cache.get("views_tables")
-    if t is None:
-        from etscope.render.export import tables
+def tables_of(r: Results) -> dict:
+    """The events, ops and runs tables (pyarrow) of analysed results."""
+    from etscope.render.export import tables
 
-        v = view_inputs(profile)
-        t = profile.cache["views_tables"] = tables(profile, v["ops"], v["qnn"], v["llm"])
-    return t
+    return tables(r.profile, r.ops, r.qnn, r.llm)
+
+
+def _tables(p) -> dict:
+    return p.tables if isinstance(p, NotebookProfile) else tables_of(results(p))
 
 
 def _df(table):
@@ -254,50 +215,41 @@ def _df(table):
     return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
-def events_df(profile: P.Profile):
+def events_df(p):
     """One row per event (pandas DataFrame, Arrow-backed)."""
-    profile = profile_of(profile)
-    return _df(_tables(profile)["events"])
+    return _df(_tables(p)["events"])
 
 
-def ops_df(profile: P.Profile):
+def ops_df(p):
     """The per-op table (pandas DataFrame, Arrow-backed)."""
-    profile = profile_of(profile)
-    return _df(_tables(profile)["ops"])
+    return _df(_tables(p)["ops"])
 
 
-def runs_df(profile: P.Profile):
+def runs_df(p):
     """One row per Execute run (pandas DataFrame, Arrow-backed)."""
-    profile = profile_of(profile)
-    return _df(_tables(profile)["runs"])
+    return _df(_tables(p)["runs"])
 
 
-def sql(profile: P.Profile, query: str):
+def sql(p, query: str):
     """DuckDB over the events / ops / runs tables; returns a pandas DataFrame."""
-    profile = profile_of(profile)
     from etscope.render.sql import query as run_query
 
-    return _df(run_query(profile, query, tables=_tables(profile)))
+    return _df(run_query(profile_of(p), query, tables=_tables(p)))
 
 
-def report(profile: P.Profile, path: str | os.PathLike = "report.html", qhas=None, optrace=None) -> str:
-    profile = profile_of(profile)
+def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) -> str:
     from etscope.render.html import write_report
 
-    out = _output(profile, path, qhas, optrace)
-    v = view_inputs(profile, qhas, optrace)
-    write_report(out, profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
-                 notes=v["notes"])
+    out = _output(profile_of(p), path, qhas, optrace)
+    write_report(out, results(p, qhas, optrace).view)
     return os.fspath(path)
 
 
-def trace(profile: P.Profile, path: str | os.PathLike = "trace.json", qhas=None, optrace=None) -> str:
-    profile = profile_of(profile)
+def trace(p, path: str | os.PathLike = "trace.json", qhas=None, optrace=None) -> str:
     from etscope.render.trace import build_trace, write_trace
 
-    out = _output(profile, path, qhas, optrace)
-    v = view_inputs(profile, qhas, optrace)
-    write_trace(out, build_trace(profile, qnn=v["qnn"]))
+    out = _output(profile_of(p), path, qhas, optrace)
+    write_trace(out, build_trace(profile_of(p), qnn=results(p, qhas, optrace).qnn))
     return os.fspath(path)
 
 
@@ -310,14 +262,14 @@ def _output(profile: P.Profile, path, *more_inputs):
 
 
 # ---- notebook display ----------------------------------------------------------------------------------
-def repr_html(profile: P.Profile) -> str:
+def repr_html(p) -> str:
     """Compact HTML for Jupyter: the reading guide and the split of Method::execute. Every string
     from the inputs is escaped."""
-    profile = profile_of(profile)
+    profile = profile_of(p)
     from etscope.render.guide import reading_guide
     from etscope.units import fmt_ms
 
-    s = summary(profile)
+    s = summary(p)
     e = html.escape
     parts = ['<div class="etscope-profile">',
              f"<b>etscope Profile</b> — {e(profile.sources.get('etdump') or 'ETDump')}: "

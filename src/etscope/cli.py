@@ -117,13 +117,12 @@ def summary(etdump, etrecord, pte, method, runtrace, as_json):
 @click.option("--limit", type=click.IntRange(min=0), default=60, show_default=True, help="Rows to print (0: all).")
 def ops(etdump, etrecord, pte, method, as_json, limit):
     """Per-op table: every instruction and what ran inside it, with placement and source."""
-    from etscope.analysis.ops import op_table
-    from etscope.analysis.summary import summarize
+    from etscope.analysis.results import Results
 
-    profile = _load(etdump, etrecord, pte, method)
-    rows = op_table(profile)
+    r = Results(_load(etdump, etrecord, pte, method))
+    rows = r.ops
     if as_json:
-        s = summarize(profile)
+        s = r.summary
         s["schema"] = "etscope.ops/1"
         s["ops"] = rows
         _emit_json(s)
@@ -168,15 +167,15 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, as_json
 @click.option("--no-report", is_flag=True, help="Do not write the HTML report.")
 def demo(as_json, report_path, no_report):
     """Run `summary` on a real sample shipped inside the package (no files needed)."""
-    from etscope.analysis.summary import summarize
+    from etscope.analysis.results import Results
     from etscope.demo import SAMPLE_DESCRIPTION, sample_paths
 
     paths = sample_paths()
     out = None if no_report else _output(report_path, *paths.values())
     if out is not None and out.kind == "stdout" and as_json:
         raise click.UsageError("--report - and --json both write to standard output; give --report a file")
-    profile = _load(paths["etdump"], paths.get("etrecord"), paths.get("pte"), None)
-    s = summarize(profile)
+    r = Results(_load(paths["etdump"], paths.get("etrecord"), paths.get("pte"), None))
+    s = r.summary
     if as_json:
         _emit_json(s)
     elif out is None or out.kind != "stdout":   # with --report - standard output is the page only
@@ -186,7 +185,7 @@ def demo(as_json, report_path, no_report):
     if out is not None:
         from etscope.render.html import write_report
 
-        w = write_report(out, profile, summary=s, title="etscope demo — " + SAMPLE_DESCRIPTION)
+        w = write_report(out, r.view, title="etscope demo — " + SAMPLE_DESCRIPTION)
         if out.kind != "stdout":
             click.echo(f"wrote {out.shown} ({_size(w['bytes'])}): the same run as an HTML report", err=True)
 
@@ -258,13 +257,9 @@ def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, compa
     profile = _load(etdump, etrecord, pte, method)
     compare = None
     if compare_etdump is not None:
-        from etscope.render.html import compare_view
-
-        compare = compare_view(_with_runs(_load(compare_etdump, compare_etrecord, compare_pte, None), compare_etdump),
-                               _with_runs(profile, etdump))
-    v = api.view_inputs(profile, qhas, optrace, runtrace=_read_runtrace(runtrace))
-    w = write_report(out, profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
-                     notes=v["notes"], compare=compare)
+        compare = api.compare_view(_with_runs(_load(compare_etdump, compare_etrecord, compare_pte, None),
+                                              compare_etdump), _with_runs(profile, etdump))
+    w = write_report(out, api.results(profile, qhas, optrace, runtrace).view, compare=compare)
     _wrote(out, f"({_size(w['bytes'])}): open it in a browser"
                 + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
 
@@ -320,9 +315,9 @@ def trace(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, runs_s
     out = _output(output, etdump, etrecord, pte, qhas, optrace, runtrace)
     profile = _load(etdump, etrecord, pte, method)
     runs = _runs_in(ranges, profile.n_runs, runs_spec)
-    v = api.view_inputs(profile, qhas, optrace, runtrace=_read_runtrace(runtrace))
-    t = build_trace(profile, qnn=v["qnn"], runs=runs)
-    t["otherData"]["notes"] = v["notes"] + t["otherData"]["notes"]
+    r = api.results(profile, qhas, optrace, runtrace)
+    t = build_trace(profile, qnn=r.qnn, runs=runs)
+    t["otherData"]["notes"] = r.notes + t["otherData"]["notes"]
     write_trace(out, t)
     n = sum(1 for e in t["traceEvents"] if e.get("ph") == "X")
     _wrote(out, f"({n:,} events): open it in https://ui.perfetto.dev or chrome://tracing")
@@ -347,10 +342,11 @@ def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
     _require_files(*inputs)
     check_output_dir(out_dir, export_names(fmt), inputs)
     profile = _load(etdump, etrecord, pte, method)
-    v = api.view_inputs(profile, qhas, optrace)
+    r = api.results(profile, qhas, optrace)
     if fmt == "model-explorer" and profile.etrecord is None:
         raise click.UsageError("--format model-explorer needs --etrecord (node ids come from its graph)")
-    written = do_export(profile, fmt, out_dir, ops=v["ops"], qnn=v["qnn"], llm=v["llm"], inputs=inputs)
+    written = do_export(profile, fmt, out_dir, ops=r.ops, qnn=r.qnn, llm=None if fmt == "model-explorer" else r.llm,
+                        inputs=inputs)
     for path in written:
         click.echo(f"wrote {display(path)}")
     if fmt == "model-explorer":
@@ -366,15 +362,13 @@ def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
 def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
     """DuckDB SQL over the tables events, ops, runs (columns: README / `etscope export`)."""
     from etscope import api
-    from etscope.render.export import tables
     from etscope.render.sql import SqlError, format_table
     from etscope.render.sql import query as run_query
 
     _require_files(qhas, optrace)
     profile = _load(etdump, etrecord, pte, method)
-    v = api.view_inputs(profile, qhas, optrace)
     try:
-        result = run_query(profile, query, tables=tables(profile, v["ops"], v["qnn"], v["llm"]))
+        result = run_query(profile, query, tables=api.tables_of(api.results(profile, qhas, optrace)))
     except SqlError as err:
         click.echo(f"etscope: sql: {_one_line(str(err))}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -467,11 +461,12 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
         import os
 
         from etscope.paths import display
+        from etscope.analysis.diff_view import diff_view
         from etscope.render.html import write_diff_page
 
-        w = write_diff_page(out, d, a, b, options={"min_effect_pct": min_effect,
-                                                   "fail_on_regression_pct": fail_on_regression,
-                                                   "fail_on_fallback": fail_on_fallback})
+        w = write_diff_page(out, diff_view(d, a, b, options={"min_effect_pct": min_effect,
+                                                             "fail_on_regression_pct": fail_on_regression,
+                                                             "fail_on_fallback": fail_on_fallback}))
         if out.kind != "stdout":
             click.echo(f"wrote {out.shown} ({_size(w['bytes'])}): open it in a browser"
                        + (f" (file://{display(os.path.abspath(html_path))})" if out.kind == "file" else ""),

@@ -28,6 +28,15 @@ def to_ms(values: np.ndarray | float, unit: int):
     raise ValueError(f"{NAMES[unit]} is not a time unit; convert through an explicit clock estimate")
 
 
+def to_us(values: np.ndarray | float, unit: int):
+    """Time values to microseconds. Only ns and us are time; anything else is refused."""
+    if unit == NS:
+        return np.asarray(values, dtype=np.float64) / 1e3
+    if unit == US:
+        return np.asarray(values, dtype=np.float64)
+    raise ValueError(f"{NAMES[unit]} is not a time unit; convert through an explicit clock estimate")
+
+
 def fmt_value(value: float, unit: int) -> str:
     """Human text for one value in its true unit."""
     if value != value:  # NaN

@@ -102,12 +102,11 @@ def run_views(etdump, etrecord=None, pte=None, qhas=None, optrace=None):
     from etscope.render.trace import build_trace
 
     profile = load(etdump, etrecord=etrecord, pte=pte)
-    v = api.view_inputs(profile, qhas, optrace)
-    render_report(report_data(profile, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"],
-                              notes=v["notes"]))
-    tables(profile, v["ops"], v["qnn"], v["llm"])
-    build_trace(profile, qnn=v["qnn"])
-    return v
+    r = api.results(profile, qhas, optrace)
+    render_report(report_data(r.view))
+    tables(profile, r.ops, r.qnn, r.llm)
+    build_trace(profile, qnn=r.qnn)
+    return r
 
 
 _WARM: list[bool] = []

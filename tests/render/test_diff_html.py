@@ -13,8 +13,9 @@ from click.testing import CliRunner
 import etscope
 from etscope.analysis.diff import compare
 from etscope.cli import main
-from etscope.render.html import (compare_view, diff_page_data, diff_view, render_diff_page, render_report,
-                                 report_data, write_diff_page)
+from etscope.analysis.diff_view import diff_view
+from etscope.api import compare_view, results
+from etscope.render.html import diff_page_data, render_diff_page, render_report, report_data, write_diff_page
 from views_helpers import REAL, XSS, diff_pairs, xss_etdump
 
 BLOB = re.compile(r'<script type="application/json" id="etscope-data">(.*?)</script>', re.S)
@@ -27,7 +28,7 @@ def build(base, base_kw, new, new_kw, **options):
     d = compare(a, b, min_effect_pct=options.get("min_effect_pct", 2.0),
                 fail_on_regression_pct=options.get("fail_on_regression_pct"),
                 fail_on_fallback=options.get("fail_on_fallback", False))
-    data = diff_page_data(d, a, b, options=options)
+    data = diff_page_data(diff_view(d, a, b, options=options))
     return a, b, d, data, render_diff_page(data)
 
 
@@ -101,7 +102,7 @@ def test_hostile_op_name_and_path_are_escaped(tmp_path):
     b = etscope.load(hostile, etrecord=tmp_path / "xss.etrecord")
     d = compare(a, b)
     assert any(XSS in o["name"] for o in d["ops"])  # the name really is in the data
-    html = render_diff_page(diff_page_data(d, a, b))
+    html = render_diff_page(diff_page_data(diff_view(d, a, b)))
     assert XSS not in html and "<img src=x" not in html and "<svg onload" not in html
     assert "\\u003cimg src=x onerror=alert(1)\\u003e" in html      # in the blob, escaped
     assert "&lt;svg onload=alert(2)&gt;.etdump" in html              # in the title and header, escaped
@@ -112,7 +113,7 @@ def test_hostile_op_name_and_path_are_escaped(tmp_path):
 def test_series_without_profiles_is_absent_not_wrong():
     a = etscope.load(REAL / "gen_cnn.etdump")
     b = etscope.load(REAL / "gen_cnn_b.etdump")
-    data = diff_page_data(compare(a, b))
+    data = diff_page_data(diff_view(compare(a, b)))
     assert data["series"] is None
     assert blob(render_diff_page(data)) == json.loads(json.dumps(data))
 
@@ -122,10 +123,10 @@ def test_series_of_several_sessions_are_concatenated():
     d = compare(s1, s2)
     d["latency"]["warmup_runs_dropped"] = {"base": [1, 2], "new": [0]}
     view = diff_view(d, [s1, s2], s2)
-    assert view["series"]["sessions"] == {"base": [s1.n_runs, s2.n_runs], "new": [s2.n_runs]}
-    assert len(view["series"]["base"]) == s1.n_runs + s2.n_runs
-    assert view["series"]["warmup"] == {"base": [0, s1.n_runs, s1.n_runs + 1], "new": []}
-    assert view["inputs"]["base sessions"] == "2"
+    assert view.series["sessions"] == {"base": [s1.n_runs, s2.n_runs], "new": [s2.n_runs]}
+    assert len(view.series["base"]) == s1.n_runs + s2.n_runs
+    assert view.series["warmup"] == {"base": [0, s1.n_runs, s1.n_runs + 1], "new": []}
+    assert view.inputs["base sessions"] == "2"
 
 
 def test_write_diff_page_is_atomic(tmp_path):
@@ -133,7 +134,7 @@ def test_write_diff_page_is_atomic(tmp_path):
     b = etscope.load(REAL / "gen_cnn_b.etdump")
     out = tmp_path / "sub" / "d.html"
     out.parent.mkdir()          # folders are never created (etscope.paths)
-    r = write_diff_page(str(out), compare(a, b), a, b)
+    r = write_diff_page(str(out), diff_view(compare(a, b), a, b))
     assert out.exists() and r["bytes"] == out.stat().st_size
     assert [p.name for p in out.parent.iterdir()] == ["d.html"]
 
@@ -173,7 +174,7 @@ def test_report_compare_section():
     base = etscope.load(REAL / "gen_cnn.etdump", etrecord=REAL / "gen_cnn.etrecord")
     new = etscope.load(REAL / "gen_cnn_b.etdump", etrecord=REAL / "gen_cnn.etrecord")
     view = compare_view(base, new)
-    data = report_data(new, compare=view)
+    data = report_data(results(new).view, compare=view)
     html = render_report(data)
     assert 'id="compare"' in html and 'href="#compare"' in html
     assert_offline(html)
@@ -182,7 +183,7 @@ def test_report_compare_section():
     assert page["compare"]["diff"]["schema"] == "etscope.diff/2"
     assert len(page["compare"]["series"]["base"]) == base.n_runs
     # Without --compare there is no such section.
-    html = render_report(report_data(new))
+    html = render_report(report_data(results(new).view))
     assert 'id="compare"' not in html and blob(html)["compare"] is None
 
 

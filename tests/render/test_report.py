@@ -17,8 +17,7 @@ BLOB = re.compile(r'<script type="application/json" id="etscope-data">(.*?)</scr
 def build(etdump, **kw):
     qhas, optrace = kw.pop("qhas", None), kw.pop("optrace", None)
     p = etscope.load(etdump, **kw)
-    v = api.view_inputs(p, qhas, optrace)
-    data = report_data(p, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"], notes=v["notes"])
+    data = report_data(api.results(p, qhas, optrace).view)
     return p, data, render_report(data)
 
 

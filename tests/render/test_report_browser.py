@@ -6,7 +6,9 @@ import pytest
 
 import etscope
 from etscope.analysis.diff import compare
-from etscope.render.html import compare_view, write_diff_page
+from etscope.analysis.diff_view import diff_view
+from etscope.api import compare_view
+from etscope.render.html import write_diff_page
 from views_helpers import QNN_FILES, REAL, XSS, diff_pairs, qnn_fixture, xss_etdump
 
 CASES = {
@@ -151,7 +153,7 @@ def make_diff_page(tmp_path, name, mutate=None, **options):
     if mutate:
         d = mutate(copy.deepcopy(d))
     out = tmp_path / f"diff_{name}.html"
-    write_diff_page(str(out), d, a, b, options=dict(min_effect_pct=2.0, **options))
+    write_diff_page(str(out), diff_view(d, a, b, options=dict(min_effect_pct=2.0, **options)))
     return out, d
 
 
@@ -272,7 +274,7 @@ def test_diff_page_injected_name_shows_as_text(browser, tmp_path):
     a = etscope.load(REAL / "cnn.etdump", etrecord=REAL / "cnn.etrecord")
     b = etscope.load(etdump, etrecord=tmp_path / "xss.etrecord")
     out = tmp_path / "xss_diff.html"
-    write_diff_page(str(out), compare(a, b), a, b)
+    write_diff_page(str(out), diff_view(compare(a, b), a, b))
     messages, dialogs = [], []
     page = open_report(browser, out, messages, dialogs)
     try:
@@ -291,9 +293,7 @@ def test_report_compare_section_renders(browser, tmp_path, artifact_dir):
     from etscope import api
     from etscope.render.html import write_report
 
-    v = api.view_inputs(new)
-    write_report(str(out), new, summary=v["summary"], ops=v["ops"], qnn=v["qnn"], llm=v["llm"], notes=v["notes"],
-                 compare=compare_view(base, new))
+    write_report(str(out), api.results(new).view, compare=compare_view(base, new))
     messages, dialogs = [], []
     page = open_report(browser, out, messages, dialogs)
     try:

@@ -11,6 +11,18 @@ SCHEMA = "etscope.summary/1"
 
 
 def summarize(profile: P.Profile, top: int = 10, runtrace=None) -> dict:
+    """The summary, running the op table and (for QNN programs) the QNN analysis it needs."""
+    from etscope.analysis import qnn
+    from etscope.formats.qnn_compile_spec import soc_from_pte
+
+    report = qnn.qnn_report(profile, runtrace=runtrace) if qnn.qnn_instructions(profile) else None
+    return summary_of(profile, ops_analysis.op_table(profile), report, soc_from_pte(profile.pte), top)
+
+
+def summary_of(profile: P.Profile, ops: list[dict], qnn_report: dict | None, soc: dict | None,
+               top: int = 10) -> dict:
+    """The summary from analyses already made: the op table, the QNN report (None when the program
+    has no QNN partition) and the QNN compile spec of the .pte (``soc_from_pte``)."""
     lat = placement.latency_summary(profile)
     rows = placement.breakdown(profile)
     fallback = placement.fallback_ops(profile)
@@ -23,31 +35,19 @@ def summarize(profile: P.Profile, top: int = 10, runtrace=None) -> dict:
         "breakdown": rows,
         "fallback_ops": fallback,
         "top_fallback_op_types": _top_op_types(profile, fallback, top),
-        "delegate_calls": delegate_calls(profile),
+        "delegate_calls": delegate_calls(profile, ops),
         "load": load_events(profile),
         "memory": memory(profile),
-        "qnn": qnn_brief(profile, runtrace),
-        "qnn_compile": qnn_compile(profile),
+        "qnn": qnn_brief(qnn_report),
+        "qnn_compile": soc if profile.pte is not None else None,
         "warnings": list(profile.warnings),
     }
 
 
-def qnn_compile(profile: P.Profile) -> dict | None:
-    """SoC, HTP arch, VTCM and QNN profile level the .pte was compiled for (QNN programs only)."""
-    if profile.pte is None:
-        return None
-    from etscope.formats.qnn_compile_spec import soc_from_pte
-
-    return soc_from_pte(profile.pte)
-
-
-def qnn_brief(profile: P.Profile, runtrace=None) -> list[dict] | None:
+def qnn_brief(report: dict | None) -> list[dict] | None:
     """Per QNN partition, the nested totals (p50): what `etscope qnn` details."""
-    from etscope.analysis import qnn
-
-    if not qnn.qnn_instructions(profile):
+    if report is None:
         return None
-    report = qnn.qnn_report(profile, runtrace=runtrace)
     keys = ("instruction_id", "runs", "delegate_call_ms", "qnn_execute_us", "accel_us", "accel_excl_wait_us",
             "accel_cycles", "clock_mhz_est", "clock_mhz_est_range", "cold_runs", "accumulating",
             "clock_basis", "clock_bound", "clock_mhz_bounds", "clock_mhz_est_per_run_range", "clock_source",
@@ -74,10 +74,10 @@ def _file_facts(profile: P.Profile) -> dict:
     return out
 
 
-def delegate_calls(profile: P.Profile) -> list[dict]:
-    """Each delegate instruction with its wall time and what is logged inside it."""
+def delegate_calls(profile: P.Profile, table: list[dict]) -> list[dict]:
+    """Each delegate instruction with its wall time and what is logged inside it (``table``: the
+    op table)."""
     rows = []
-    table = ops_analysis.op_table(profile)
     for r in table:
         if r["role"] != "delegate_call":
             continue

@@ -60,7 +60,7 @@ _NAME_UNITS = {"us": "us", "cycles": "cycles", "count": "count", "bytes": "bytes
 # Group 1 is the name without the suffix and the spaces before it. Written as "(?:.*\S)?" rather
 # than a lazy "(.*?)\s*": that form backtracks quadratically on long runs of spaces (a 40 kB name
 # took a minute).
-_UNIT_SUFFIX = re.compile(r"^((?:.*\S)?)\s*\((us|cycles|count|bytes|ms|ns|object|backend)\)$", re.S)
+UNIT_SUFFIX = re.compile(r"^((?:.*\S)?)\s*\((us|cycles|count|bytes|ms|ns|object|backend)\)$", re.S)
 # "name:OpId_N", "Input OpId_N", "OpId_N"; the op id is always last (parsed by _op_id, no regex).
 _OP_ID_MARK = "OpId_"
 # "..._token_N" and, on device, "..._token_N_M".
@@ -86,7 +86,7 @@ def _split_event(s: str) -> tuple[str, str | None, int | None, str | None]:
     """``name`` -> ``(raw op name incl. token, separator ":"/" "/None, op_id, unit)``."""
     rest = s.strip()
     unit = None
-    m = _UNIT_SUFFIX.match(rest)
+    m = UNIT_SUFFIX.match(rest)
     if m:
         rest, unit = m.group(1), _NAME_UNITS[m.group(2)]
     found = _op_id(rest)

@@ -18,10 +18,13 @@ import pyarrow as pa
 
 from etscope import profile as P
 from etscope import units
+from etscope.analysis.nodes import node_table
+from etscope.analysis.qnn_lookup import clock_mhz, qnn_name_keys, qnn_op_lookup, qnn_partitions
+from etscope.analysis.report_view import run_phases
+from etscope.analysis.timeline import first_timed_ns, since_origin, timed_mask
 from etscope.formats import etdump as etdump_format
 from etscope.paths import atomic_paths, check_output_dir
 
-FORMATS = ("csv", "parquet", "json", "model-explorer")
 KIND_NAMES = ("profile", "allocation", "debug")
 
 COLUMNS: dict[str, dict[str, str]] = {
@@ -95,95 +98,6 @@ def _nullable(values: np.ndarray, mask: np.ndarray, type_=None) -> pa.Array:
     return pa.array(values, mask=mask, type=type_)
 
 
-def _first_timed_ns(profile: P.Profile) -> int:
-    t0 = profile.cache.get("views_t0")
-    if t0 is None:
-        ev = profile.events
-        timed = timed_mask(profile)
-        t0 = int(ev["start"][timed].min()) if timed.any() else 0
-        profile.cache["views_t0"] = t0
-    return t0
-
-
-def since_origin(ns, t0: int) -> np.ndarray:
-    """Exact ``ns - t0`` (int64) for raw timestamps, also past 2**63 (the schema's uint64): the
-    difference is taken modulo 2**64 and read as signed, exact whenever it fits in int64. An int64
-    array is read as the uint64 values it was cast from."""
-    a = np.asarray(ns)
-    u = a.view(np.uint64) if a.dtype == np.int64 else a.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        return (u - np.uint64(t0)).view(np.int64)
-
-
-def timed_mask(profile: P.Profile) -> np.ndarray:
-    """Profile events whose start/end are timestamps (not QNN-style value events with start 0)."""
-    ev = profile.events
-    return (ev["kind"] == etdump_format.PROFILE) & (ev["start"] > 0)
-
-
-def clock_mhz(partition: dict, execute: int | None = None) -> float | None:
-    """Clock of a QNN partition (MHz) from the analysis.qnn dict: the one it converts cycles with
-    (``per_run.clock_mhz_used``: the runtrace's measured clock when given, else the per-run
-    estimate), per run when it gives a list/dict per run, else one value; None when unknown."""
-    pr = partition.get("per_run") if isinstance(partition.get("per_run"), dict) else {}
-    per_run = pr.get("clock_mhz_used", pr.get("clock_mhz_est"))
-    if isinstance(per_run, list) and execute is not None and 0 <= execute < len(per_run):
-        v = per_run[execute]
-        if isinstance(v, (int, float)) and v == v and v > 0:
-            return float(v)
-    c = partition.get("clock_mhz_est")
-    if isinstance(c, dict):
-        per_run = c.get("per_run")
-        if isinstance(per_run, list) and execute is not None and 0 <= execute < len(per_run):
-            v = per_run[execute]
-            if isinstance(v, (int, float)) and v > 0:
-                return float(v)
-        for k in ("value", "p50", "warm_p50", "mean"):
-            v = c.get(k)
-            if isinstance(v, (int, float)) and v > 0:
-                return float(v)
-        return None
-    if isinstance(c, list):
-        if execute is not None and 0 <= execute < len(c) and isinstance(c[execute], (int, float)) and c[execute] > 0:
-            return float(c[execute])
-        vals = sorted(float(v) for v in c if isinstance(v, (int, float)) and v > 0)
-        return vals[len(vals) // 2] if vals else None
-    if isinstance(c, (int, float)) and c > 0:
-        return float(c)
-    return None
-
-
-def qnn_name_keys(name: str) -> list[str]:
-    """Spellings a QNN per-op row may have: with and without the unit suffix."""
-    from etscope.formats.qnn_names import _UNIT_SUFFIX
-
-    keys = [name]
-    m = _UNIT_SUFFIX.match(name)
-    if m:
-        keys.append(m.group(1))
-    return keys
-
-
-def qnn_op_lookup(qnn: dict | None) -> dict[tuple[int | None, str], dict]:
-    """(instruction_id, qnn_name) -> op dict of analysis.qnn; also (None, qnn_name)."""
-    out: dict = {}
-    for part in (qnn or {}).get("partitions") or []:
-        iid = part.get("instruction_id")
-        for op in part.get("ops") or []:
-            name = op.get("qnn_name")
-            if not name:
-                continue
-            for key in qnn_name_keys(str(name)):
-                out.setdefault((iid, key), op)
-                out.setdefault((None, key), op)
-    return out
-
-
-def qnn_partitions(qnn: dict | None) -> dict[int, dict]:
-    return {p.get("instruction_id"): p for p in (qnn or {}).get("partitions") or []
-            if isinstance(p, dict) and p.get("instruction_id") is not None}
-
-
 # ---- tables ------------------------------------------------------------------------------------------
 def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
     """One row per event of the ETDump, in file order (see COLUMNS["events"])."""
@@ -251,7 +165,7 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
                 continue
             clocks = np.array([clock_mhz(part, r) or np.nan for r in range(profile.n_runs)])
             est_us[m] = value[m] / clocks[ex[m]]
-    t0 = _first_timed_ns(profile)
+    t0 = first_timed_ns(profile)
     timed = timed_mask(profile)
     start = since_origin(ev["start"], t0)
     end = since_origin(ev["end"], t0)
@@ -309,32 +223,13 @@ def _nan_none(v):
     return v
 
 
-def run_phases(llm: dict | None, n_runs: int) -> list[str | None] | None:
-    """Phase name per Execute run from the analysis.llm dict, when it lists run indices."""
-    if not llm:
-        return None
-    out: list[str | None] = [None] * n_runs
-    any_set = False
-    per_run = llm.get("run_phase") or llm.get("phase_per_run")
-    if isinstance(per_run, list) and len(per_run) == n_runs:
-        return [str(p) if p is not None else None for p in per_run]
-    for ph in llm.get("phases") or []:
-        runs = ph.get("run_indices") if isinstance(ph.get("run_indices"), list) else ph.get("runs")
-        if isinstance(runs, list):
-            for r in runs:
-                if isinstance(r, int) and 0 <= r < n_runs:
-                    out[r] = str(ph.get("name"))
-                    any_set = True
-    return out if any_set else None
-
-
 def runs_table(profile: P.Profile, llm: dict | None = None) -> pa.Table:
     """One row per Execute run: latency and its split (see COLUMNS["runs"])."""
     from etscope.analysis.placement import per_run_parts
 
     parts = per_run_parts(profile)
     n = profile.n_runs
-    t0 = _first_timed_ns(profile)
+    t0 = first_timed_ns(profile)
     start = profile.runs["start_ns"].astype(np.int64)
     start_since = since_origin(start, t0)
     cols = {
@@ -380,8 +275,6 @@ def model_explorer(profile: P.Profile, ops: list[dict] | None = None, qnn: dict 
     ids for an ExportedProgram). ``time_us``: mean µs per run (CPU kernels measured, QNN ops
     estimated from cycles); ``placement``: the backend as a label with a colour per backend.
     """
-    from etscope.render.nodes import node_table
-
     if ops is None:
         from etscope.analysis.ops import op_table
 

@@ -22,7 +22,8 @@ from etscope import profile as P
 from etscope import units
 from etscope.arrays import unique
 from etscope.formats import etdump as etdump_format
-from etscope.render.export import _first_timed_ns, clock_mhz, qnn_op_lookup, qnn_partitions, since_origin
+from etscope.analysis.qnn_lookup import clock_mhz, qnn_op_lookup, qnn_partitions
+from etscope.analysis.timeline import first_timed_ns, since_origin
 
 MAIN_TID = 1
 PID = 1
@@ -42,8 +43,8 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
     strings = profile.strings
     n = len(ev["run"])
     # Times from the origin (the first timed event), exact also for raw timestamps past 2**63.
-    start = since_origin(ev["start"], _first_timed_ns(profile))
-    end = since_origin(ev["end"], _first_timed_ns(profile))
+    start = since_origin(ev["start"], first_timed_ns(profile))
+    end = since_origin(ev["end"], first_timed_ns(profile))
     t0 = 0
     names = effective_names(profile) if n else np.zeros(0, np.int32)
     role = ev["role"]

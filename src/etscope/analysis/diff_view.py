@@ -1,0 +1,51 @@
+"""What a diff page (``etscope diff --html``) and the report's "Compared with base" section show:
+the result of ``analysis.diff.compare`` with the per-run ``Method::execute`` latency of both sides
+(the diff result has only their p50), the options used and the input paths."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from etscope import units
+
+
+@dataclass
+class DiffView:
+    diff: dict                 # analysis.diff.compare
+    series: dict | None        # base / new: ms per run; sessions: runs per session; warmup: indices
+    inputs: dict[str, str]
+    options: dict = field(default_factory=dict)
+
+
+def _sessions(p) -> list:
+    return [] if p is None else list(p) if isinstance(p, (list, tuple)) else [p]
+
+
+def diff_view(diff: dict, base=None, new=None, options: dict | None = None) -> DiffView:
+    """``base`` / ``new``: the Profiles compared, or lists of Profiles (sessions; their runs are
+    concatenated in order). ``series``: ``base`` / ``new`` (ms per run), ``sessions`` (runs per
+    session) and ``warmup`` (indices of the leading warm-up runs the analysis left out, from
+    ``latency.warmup_runs_dropped``)."""
+    series = None
+    if base is not None or new is not None:
+        dropped = (diff.get("latency") or {}).get("warmup_runs_dropped") or {}
+        series = {"base": [], "new": [], "sessions": {}, "warmup": {}}
+        for side, p in (("base", base), ("new", new)):
+            vals: list = []
+            warm: list[int] = []
+            lens: list[int] = []
+            drop = dropped.get(side) if isinstance(dropped, dict) else None
+            for i, q in enumerate(_sessions(p)):
+                lat = q.runs["latency_ns"]
+                w = int(drop[i]) if isinstance(drop, list) and i < len(drop) and drop[i] else 0
+                warm += range(len(vals), len(vals) + min(w, len(lat)))
+                vals += [float(x) for x in units.to_ms(lat, units.NS)]
+                lens.append(len(lat))
+            series[side], series["sessions"][side], series["warmup"][side] = vals, lens, warm
+    inputs = {str(k): str(v) for k, v in (diff.get("inputs") or {}).items()}
+    for side, p in (("base", base), ("new", new)):
+        sess = _sessions(p)
+        for k, v in (sess[0].sources.items() if sess else ()):
+            inputs.setdefault(side if k == "etdump" else f"{side} {k}", str(v))
+        if len(sess) > 1:
+            inputs.setdefault(f"{side} sessions", str(len(sess)))
+    return DiffView(diff=diff, series=series, inputs=inputs, options=dict(options or {}))

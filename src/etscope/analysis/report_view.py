@@ -1,0 +1,254 @@
+"""What the HTML report shows, computed once from the other analyses (issue 14: the view bundle;
+``render.html`` only formats it).
+
+- ``hierarchy``: Method::execute -> delegate calls per backend / CPU kernels / overhead ->
+  instructions -> the events inside them, ms per run (mean);
+- ``placement``: mean ms per run per (category, op type);
+- ``runs``: per-run columns (latency and its split, start) and the LLM phase of each run;
+- ``nodes``: the ETRecord graph's nodes with placement and time (``analysis.nodes``);
+- ``checks``: warnings about units and failed invariants, in plain words.
+
+Values are unrounded: the renderer rounds them for the page.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from etscope import profile as P
+from etscope import units
+from etscope.analysis.nodes import node_table
+from etscope.analysis.placement import per_run_parts
+from etscope.analysis.timeline import first_timed_ns, since_origin
+
+_XNN_REPEAT = re.compile(r"#\d+$")   # then rstrip(): "\s*#\d+$" is quadratic on runs of spaces
+
+
+@dataclass
+class ReportView:
+    """Everything one report needs, each analysis run once (see :func:`report_view`)."""
+    profile: P.Profile
+    summary: dict
+    ops: list[dict]
+    qnn: dict | None
+    llm: dict | None
+    hierarchy: dict | None
+    placement: list[dict]
+    runs: dict
+    nodes: dict | None
+    checks: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: dict | None, llm: dict | None,
+                notes: list[str] | None = None) -> ReportView:
+    """The view bundle of one profile from its summary, op table, QNN and LLM results."""
+    tree = hierarchy(summary, ops, qnn, profile.n_runs)
+    return ReportView(profile=profile, summary=summary, ops=ops, qnn=qnn, llm=llm, hierarchy=tree,
+                      placement=placement_by_op_type(summary, ops, qnn, profile.n_runs),
+                      runs=run_columns(profile, llm), nodes=node_table(profile, ops, qnn),
+                      checks=checks(summary, profile, qnn, tree), notes=list(notes or []))
+
+
+def _ns_to_ms(x) -> float:
+    return float(units.to_ms(x, units.NS))
+
+
+def _us_to_ms(x) -> float:
+    return float(units.to_ms(x, units.US))
+
+
+def _inner_rows(ops: list[dict]) -> dict[int, list[dict]]:
+    by_instr: dict[int, list[dict]] = {}
+    for r in ops:
+        by_instr.setdefault(r["instruction_id"], []).append(r)
+    return by_instr
+
+
+def _qnn_partitions(qnn: dict | None) -> dict:
+    return {p.get("instruction_id"): p for p in (qnn or {}).get("partitions") or [] if isinstance(p, dict)}
+
+
+def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> dict | None:
+    """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
+    events inside them, in ms per run (mean). QNN ops are estimates (cycles / derived clock)."""
+    lat = (summary.get("runs") or {}).get("latency_ms")
+    if not lat:
+        return None
+    n = max(n_runs, 1)
+    qparts = _qnn_partitions(qnn)
+    by_instr = _inner_rows(ops)
+    root = {"name": "Method::execute", "ms": lat["mean"], "kind": "method", "children": []}
+    for b in summary.get("breakdown") or []:
+        if b["kind"] == "delegate":
+            node = {"name": f"{b['backend']} delegate calls", "ms": b["mean_ms"], "kind": "delegate",
+                    "backend": b["backend"], "children": []}
+            for r in ops:
+                if r["level"] == 0 and r["role"] == "delegate_call" and r["placement"] == b["backend"]:
+                    iid = r["instruction_id"]
+                    node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": r["total_ms"] / n,
+                                             "kind": "delegate_call", "backend": b["backend"],
+                                             "op_type": r.get("op_type"),
+                                             "children": _inside_call(iid, qparts, by_instr, n)})
+            root["children"].append(node)
+        elif b["kind"] == "cpu_ops":
+            root["children"].append(_cpu_node(b, ops, by_instr, n))
+        else:
+            root["children"].append({"name": "framework overhead", "ms": b["mean_ms"], "kind": "overhead"})
+    return root
+
+
+def _inside_call(iid: int, qparts: dict, by_instr: dict, n: int) -> list[dict]:
+    """The events inside one delegate call: its QNN ops (estimated) when there are, else its own rows."""
+    out = []
+    part = qparts.get(iid)
+    if part and part.get("ops"):
+        for op in part["ops"]:
+            est = op.get("est_us_p50")
+            if isinstance(est, (int, float)) and est > 0:
+                out.append({"name": str(op.get("qnn_name") or op.get("node") or "?"), "ms": _us_to_ms(est),
+                            "kind": "qnn_op", "estimated": True, "op_type": op.get("op_type"),
+                            "node": op.get("node")})
+        if out:
+            return out
+    for r in by_instr.get(iid, []):
+        if r["level"] == 1 and r["unit"] == "ns" and r["total"]:
+            out.append({"name": r["name"], "ms": _ns_to_ms(r["total"]) / n, "kind": r["role"]})
+    return out
+
+
+def _cpu_node(b: dict, ops: list[dict], by_instr: dict, n: int) -> dict:
+    node = {"name": "CPU kernels (fallback)", "ms": b["mean_ms"], "kind": "cpu", "children": []}
+    for r in ops:
+        if r["level"] == 0 and r["role"] in ("operator_call", "kernel") and r["unit"] == "ns":
+            iid = r["instruction_id"]
+            node["children"].append({
+                "name": f"{r.get('op_type') or r['name']} (#{iid})", "ms": r["total_ms"] / n,
+                "kind": "operator_call", "source": r.get("source"),
+                "children": [{"name": k["name"], "ms": _ns_to_ms(k["total"]) / n, "kind": "kernel"}
+                             for k in by_instr.get(iid, []) if k["level"] == 1 and k["unit"] == "ns"]})
+    return node
+
+
+def category_of(placement: str | None) -> str:
+    if placement == "QnnBackend":
+        return "NPU (QNN)"
+    if placement == "cpu":
+        return "CPU"
+    if placement is None:
+        return "framework overhead"
+    return f"other delegate ({placement})"
+
+
+def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> list[dict]:
+    """Mean ms per run per (category, op type): CPU kernels by edge op type, QNN ops by op type
+    (estimated), other delegates by the op names they log (XNNPACK ``#N`` suffix dropped), partitions
+    without per-op rows as a whole."""
+    n = max(n_runs, 1)
+    agg: dict[tuple[str, str], dict] = {}
+
+    def add(cat, placement, op_type, ms, estimated=False):
+        a = agg.setdefault((cat, op_type), {"category": cat, "placement": placement, "op_type": op_type,
+                                            "ms": 0.0, "count": 0, "estimated": False})
+        a["ms"] += ms
+        a["count"] += 1
+        a["estimated"] = a["estimated"] or estimated
+
+    qparts = _qnn_partitions(qnn)
+    by_instr = _inner_rows(ops)
+    for r in ops:
+        if r["level"] != 0 or r["unit"] != "ns":
+            continue
+        iid, pl = r["instruction_id"], r["placement"]
+        cat = category_of(pl)
+        if r["role"] != "delegate_call":
+            add(cat, pl, r.get("op_type") or r["name"], r["total_ms"] / n)
+            continue
+        part = qparts.get(iid)
+        qops = [o for o in (part or {}).get("ops") or [] if isinstance(o.get("est_us_p50"), (int, float))]
+        if qops:
+            for o in qops:
+                add(cat, pl, str(o.get("op_type") or o.get("qnn_name") or "?"), _us_to_ms(o["est_us_p50"]), True)
+            continue
+        inner = [x for x in by_instr.get(iid, []) if x["level"] == 1 and x["unit"] == "ns"]
+        if inner:
+            for x in inner:
+                add(cat, pl, _XNN_REPEAT.sub("", x["name"]).rstrip() or "?", _ns_to_ms(x["total"]) / n)
+        else:
+            add(cat, pl, f"whole partition (DELEGATE_CALL #{iid}, no per-op times)", r["total_ms"] / n)
+    for b in summary.get("breakdown") or []:
+        if b["kind"] == "framework_overhead":
+            add("framework overhead", None, "framework overhead", b["mean_ms"])
+    return sorted(agg.values(), key=lambda a: -a["ms"])
+
+
+def run_phases(llm: dict | None, n_runs: int) -> list[str | None] | None:
+    """Phase name per Execute run from the analysis.llm dict (its phases list their run indices)."""
+    if not llm:
+        return None
+    out: list[str | None] = [None] * n_runs
+    any_set = False
+    for ph in llm.get("phases") or []:
+        runs = ph.get("runs")
+        if isinstance(runs, list):
+            for r in runs:
+                if isinstance(r, int) and 0 <= r < n_runs:
+                    out[r] = str(ph.get("name"))
+                    any_set = True
+    return out if any_set else None
+
+
+def run_columns(profile: P.Profile, llm: dict | None) -> dict:
+    """Per-run columns (the ``runs`` table of render.export): execute, start (µs since the first
+    timed event; None for a run without a start), latency and its parts (ms); and the phases."""
+    parts = per_run_parts(profile)
+    start = profile.runs["start_ns"].astype("int64")
+    start_since = since_origin(start, first_timed_ns(profile))
+
+    def ms(a):
+        return [float(x) for x in units.to_ms(np.asarray(a), units.NS)]
+
+    cols = {"execute": list(range(profile.n_runs)),
+            "start_us": [float(d) if s != 0 else None
+                         for s, d in zip(start, units.to_us(start_since, units.NS))],
+            "latency_ms": ms(parts["latency"])}
+    for b in profile.backends():
+        cols[f"delegate_{b}_ms"] = ms(parts[f"delegate:{b}"])
+    cols["cpu_ops_ms"] = ms(parts["cpu_ops"])
+    cols["framework_overhead_ms"] = ms(parts["framework_overhead"])
+    return {"columns": cols, "phase": run_phases(llm, profile.n_runs)}
+
+
+def checks(summary: dict, profile: P.Profile, qnn: dict | None, tree: dict | None) -> list[str]:
+    """Warnings about units and failed invariants, in plain words (shown in the report)."""
+    out: list[str] = []
+    parts = per_run_parts(profile)
+    neg = int((parts["framework_overhead"] < -1e3).sum())   # more than 1 µs below zero
+    if neg:
+        out.append(f"In {neg} run(s) the delegate calls and CPU kernels add up to more than Method::execute "
+                   "(overhead below zero): events overlap or the clock is not monotonic.")
+    has_qnn_rows = any(d.get("backend") == "QnnBackend" for d in summary.get("delegate_calls") or [])
+    if has_qnn_rows and not (qnn and qnn.get("partitions")):
+        out.append("QNN rows are in their own units (cycles, µs, counts); the QNN analysis was not available, "
+                   "so no per-op times are estimated from cycles.")
+    elif qnn and qnn.get("partitions"):
+        measured = any(p.get("clock_source") == "runtrace" for p in qnn["partitions"])
+        out.append("QNN per-op times are estimates: cycles divided by " + (
+            "the clock the runtrace measured" if measured else "a clock derived from the same run") +
+            " (see the QNN section for the clock and its bounds). They are not measured times.")
+    if tree:
+        _overfull(tree, [], out)
+    return out
+
+
+def _overfull(node: dict, path: list[str], out: list[str]) -> None:
+    """Nodes whose children add up to more than the node itself (1 % slack)."""
+    kids = node.get("children") or []
+    s = sum(k.get("ms") or 0 for k in kids)
+    if kids and node.get("ms") is not None and s > node["ms"] * 1.01 + 1e-6:
+        out.append(f"'{' > '.join(path + [node['name']])}': the events inside add up to {s:.4g} ms per run, "
+                   f"more than its own {node['ms']:.4g} ms (drawn scaled to fit).")
+    for k in kids:
+        _overfull(k, path + [node["name"]], out)
