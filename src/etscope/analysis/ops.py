@@ -256,7 +256,8 @@ def op_table(profile: P.Profile) -> list[dict]:
         top = [s for s in group if s["role"] in ("delegate_call", "operator_call")]
         if not top:
             top = [s for s in group if s["role"] == "kernel"][:1]
-        kernel_rows = [s for s in group if s["role"] == "kernel" and s not in top]
+        in_top = {id(s) for s in top}      # identity, not dict equality: O(1) per row
+        kernel_rows = [s for s in group if s["role"] == "kernel" and id(s) not in in_top]
         inner = [s for s in group if s["role"] == "delegate_internal"]
         for s in top:
             rows.append(_row(s, ins, level=0, total_ns=total_ns))
