@@ -188,43 +188,68 @@ def gen_etdump(rng: random.Random, shape: str | None = None) -> bytes:
 
 # ---- QNN: QHAS, optrace, profile CSV / viewer text / JSON ------------------------------------------
 
+def _real_json(name: str):
+    return json.loads(H.seed_bytes(H.QNN / name).decode("utf-8-sig"))
+
+
 def gen_qhas(rng: random.Random, shape: str | None = None) -> bytes:
-    shape = shape or rng.choice(["many_htp_under_one", "many_qnn_ops", "wide_rows", "deep"])
-    n = rng.choice([1000, 10000, 30000])
-    qnn_ops, htp_ops = [], []
+    """The real chain8 QHAS with its tables scaled: tens of thousands of HTP ops under one QNN op,
+    tens of thousands of QNN ops, huge cycle and byte counts, deep ``dims``."""
+    doc = _real_json("chain8_sm8650.qhas.json")
+    data = doc["data"]
+    shape = shape or rng.choice(["many_htp_under_one", "many_qnn_ops", "dominant_path", "extreme_values"])
+    n = rng.choice([2000, 20000, 60000])
+    htp0 = {k: data["htp_op_instances"]["data"][1][k] for k in ("htp", "tid", "qnn_op_type", "cycles", "hmx", "hvx")
+            if k in data["htp_op_instances"]["data"][1]}
+    qnn0 = data["qnn_op_instances_nodes"]["data"][0]
     if shape == "many_htp_under_one":
-        qnn_ops = [{"op": "q::Conv_0", "qnn_op": "Conv2d", "cycles": n * 10, "time_us": 5.0}]
-        htp_ops = [{"op": f"Conv2d.htp_{i}", "qnn_op": "q::Conv_0", "htp_op": rng.choice(["HMX", "HVX"]),
-                    "cycles": i, "start_cycle": i * 10} for i in range(n)]
+        data["htp_op_instances"]["data"] = [{"htp_op": f"q::Op_{i}", "qnn_op": qnn0["qnn_op"], "hmx": i % 2 == 0}
+                                            for i in range(n)]
     elif shape == "many_qnn_ops":
-        qnn_ops = [{"op": f"q::op_{i}", "qnn_op": "Add", "cycles": i, "time_us": 0.1} for i in range(n)]
-        htp_ops = [{"op": f"Add.htp_{i}", "qnn_op": f"q::op_{i}", "cycles": i} for i in range(n)]
-    elif shape == "wide_rows":
-        qnn_ops = [{"op": "q::x", "qnn_op": "Add", **{f"extra_{j}": j for j in range(n)}}]
+        data["qnn_op_instances_nodes"]["data"] = [dict(qnn0, qnn_op=f"op_{i}", cycles=i) for i in range(n)]
+        data["htp_op_instances"]["data"] = [dict(htp0, op_id=hex(i), qnn_op=f"op_{i}") for i in range(n)]
+    elif shape == "dominant_path":
+        row = data["dominant_path_htp_0"]["data"][0]
+        data["dominant_path_htp_0"]["data"] = [dict(row, op_id=hex(i % 7), start_cycle=rng.choice(BIG_U64))
+                                               for i in range(n)]
     else:
-        v = 0
-        for _ in range(rng.choice([50, 500])):
-            v = {"data": [v]}
-        qnn_ops = [{"op": "q::x", "dims": v}]
-    doc = {"header": {"artifact_type": "QHAS", "version": {"major": 2, "minor": 0, "patch": 0}},
-           "data": {"htp_overall_summary": {"data": [{"time_us": 1.0, "cycles": 10 ** 6}]},
-                    "qnn_op_instances_nodes": {"data": qnn_ops}, "htp_op_instances": {"data": htp_ops}}}
+        for table in data.values():
+            for row in table.get("data", []) if isinstance(table, dict) else []:
+                for k, v in list(row.items()):
+                    if isinstance(v, (int, float)) and not isinstance(v, bool):
+                        row[k] = rng.choice([2 ** 63, -(2 ** 63), 10 ** 30, 1e308, 0, -1])
+                    elif k == "dims":
+                        d = [1]
+                        for _ in range(rng.choice([10, 200])):
+                            d = [d]
+                        row[k] = d
     return json.dumps(doc).encode()
 
 
 def gen_optrace(rng: random.Random, shape: str | None = None) -> bytes:
+    """An optrace shaped like the real one (``Core 0 Overview`` process with per-unit threads, one
+    process per QNN op) with thousands of tracks, events per track, or extreme timestamps."""
     shape = shape or rng.choice(["tracks_x_events", "one_track_many_events", "many_tracks", "extreme_ts"])
-    tracks, per = {"tracks_x_events": (300, 300), "one_track_many_events": (1, 30000),
-                   "many_tracks": (20000, 1), "extreme_ts": (5, 2000)}[shape]
+    tracks, per = {"tracks_x_events": (400, 50), "one_track_many_events": (1, 20000),
+                   "many_tracks": (8000, 1), "extreme_ts": (4, 2000)}[shape]
     ev = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "Core 0 Overview"}}]
     for t in range(tracks):
-        tid = 256 + t
-        ev.append({"ph": "M", "name": "thread_name", "pid": 0, "tid": tid,
-                   "args": {"name": f"Core:0 Type: {'HMX' if t % 2 else 'HVX'} Tid: {tid}"}})
+        pid, tid = 1 + t // 4, 256 * (1 + t % 4)
+        unit = ["HMX", "HVX", "DMA", "HMX"][t % 4]
+        ev.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"QNN::op_{pid}", "opid": hex(pid)}})
+        ev.append({"ph": "M", "name": "thread_name", "pid": 0, "tid": tid + t, "args": {"name": f"Type: {unit}"}})
+        ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                   "args": {"name": f"Core:0 Type: {unit} Tid: {tid}"}})
         for i in range(per):
             ts = rng.choice([0, 1e300, -1e300, 2 ** 63, i]) if shape == "extreme_ts" else i * 2
-            ev.append({"ph": "X", "name": f"QNN::op_{i % 500}", "pid": 0, "tid": tid, "ts": ts, "dur": 1})
-    return json.dumps({"header": {"artifact_type": "OP_TRACE"}, "traceEvents": ev}).encode()
+            args = {"HTP Op Type": f"q::Op_{i % 300}", "QNN Op Name": f"op_{pid}", "QNN Op Type": "Conv2d",
+                    "Flags": [unit.lower()], "Duration (cycles)": 2}
+            ev.append({"ph": "X", "name": f"q::Op_{i % 300}", "pid": 0, "tid": tid + t, "ts": ts, "dur": 1,
+                       "args": args})
+            ev.append({"ph": "X", "name": f"q::Op_{i % 300}", "pid": pid, "tid": tid, "ts": ts, "dur": 1,
+                       "args": args})
+    return json.dumps({"header": {"artifact_type": "OP_TRACE", "version": {"major": 1, "minor": 1, "patch": 0}},
+                       "traceEvents": ev}).encode()
 
 
 def gen_qnn_csv(rng: random.Random, shape: str | None = None) -> bytes:

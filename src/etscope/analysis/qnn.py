@@ -536,6 +536,7 @@ def qhas_op_table(qhas) -> dict[str, dict]:
     """Per QNN op name: cycles, DRAM/VTCM bytes, dominant-path cycles, and HMX/HVX/DMA use of the
     HTP ops it became (from htp_op_instances)."""
     out: dict[str, dict] = {}
+    seen: dict[str, set] = {}
     for r in qhas.qnn_op_instances_nodes:
         name = r.get("qnn_op")
         if not isinstance(name, str):
@@ -558,7 +559,8 @@ def qhas_op_table(qhas) -> dict[str, dict]:
             if isinstance(v, bool):
                 o[flag] = bool(o[flag]) or v
         htp = r.get("htp_op")
-        if isinstance(htp, str) and htp not in o["htp_ops"]:
+        if isinstance(htp, str) and htp not in seen.setdefault(name, set()):   # a set: one QNN op may
+            seen[name].add(htp)                                               # hold 60k HTP ops
             o["htp_ops"].append(htp)
     return out
 
@@ -566,6 +568,7 @@ def qhas_op_table(qhas) -> dict[str, dict]:
 def optrace_op_table(trace) -> dict[str, dict]:
     """Per QNN op name from an optrace: HTP ops it became, their cycles and HMX/HVX/DMA flags."""
     out: dict[str, dict] = {}
+    seen: dict[str, set] = {}
     ev = trace.events
     for i in trace.op_event_indices():
         args = ev.args[i] if isinstance(ev.args[i], dict) else {}
@@ -583,7 +586,8 @@ def optrace_op_table(trace) -> dict[str, dict]:
         o["hvx"] = o["hvx"] or any("hvx" in f for f in flags)
         o["dma"] = o["dma"] or any(f.startswith("dma") for f in flags)
         htp = args.get("HTP Op Type") or ev.name[i]
-        if isinstance(htp, str) and htp not in o["htp_ops"]:
+        if isinstance(htp, str) and htp not in seen.setdefault(name, set()):
+            seen[name].add(htp)
             o["htp_ops"].append(htp)
     return out
 
@@ -636,12 +640,23 @@ def optrace_summary(trace) -> dict:
     ev = trace.events
     idx = trace.op_event_indices() if hasattr(trace, "op_event_indices") else np.arange(len(ev.name))
     tracks = []
+    # Op events grouped by track in one pass (a per-track scan was tracks x events).
+    idx = np.asarray(idx, dtype=np.int64)
+    pids = np.asarray(ev.pid, dtype=np.int64)[idx]
+    tids = np.asarray(ev.tid, dtype=np.int64)[idx]
+    dur = np.asarray(ev.dur_cycles, dtype=np.float64)[idx]
+    keys, inv = (np.unique(np.stack([pids, tids]), axis=1, return_inverse=True) if idx.size
+                 else (np.zeros((2, 0), np.int64), np.zeros(0, np.int64)))
+    inv = inv.reshape(-1)
+    n_ops = np.bincount(inv, minlength=keys.shape[1])
+    busy = np.bincount(inv, weights=np.nan_to_num(dur, nan=0.0), minlength=keys.shape[1])
+    at = {(int(p), int(t)): j for j, (p, t) in enumerate(keys.T.tolist())}
+    ops_of = {k: int(n_ops[j]) for k, j in at.items()}
+    busy_of = {k: float(busy[j]) for k, j in at.items()}
     for (pid, tid), kind in sorted(trace.tracks.items()):
-        m = np.array([ev.pid[i] == pid and ev.tid[i] == tid for i in idx], dtype=bool) if len(idx) else np.zeros(0, bool)
-        busy = float(np.nansum(ev.dur_cycles[idx][m])) if m.any() else 0.0
         tracks.append({"pid": int(pid), "tid": int(tid), "kind": kind,
                        "name": trace.thread_names.get((pid, tid)) if isinstance(trace.thread_names, dict) else None,
-                       "ops": int(m.sum()), "busy_cycles": busy})
+                       "ops": ops_of.get((pid, tid), 0), "busy_cycles": busy_of.get((pid, tid), 0.0)})
     return {"ops": int(len(idx)), "tracks": tracks, "unit": "cycles"}
 
 
