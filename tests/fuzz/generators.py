@@ -226,27 +226,34 @@ def gen_qhas(rng: random.Random, shape: str | None = None) -> bytes:
     return json.dumps(doc).encode()
 
 
-def gen_optrace(rng: random.Random, shape: str | None = None) -> bytes:
+def gen_optrace(rng: random.Random, shape: str | None = None, lean: bool | None = None) -> bytes:
     """An optrace shaped like the real one (``Core 0 Overview`` process with per-unit threads, one
-    process per QNN op) with thousands of tracks, events per track, or extreme timestamps."""
+    process per QNN op) with thousands of tracks, events per track, or extreme timestamps.
+    ``lean``: overview events only, without args (more events per byte)."""
     shape = shape or rng.choice(["tracks_x_events", "one_track_many_events", "many_tracks", "extreme_ts"])
+    lean = rng.random() < 0.3 if lean is None else lean
     tracks, per = {"tracks_x_events": (400, 50), "one_track_many_events": (1, 20000),
                    "many_tracks": (8000, 1), "extreme_ts": (4, 2000)}[shape]
     ev = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "Core 0 Overview"}}]
     for t in range(tracks):
         pid, tid = 1 + t // 4, 256 * (1 + t % 4)
         unit = ["HMX", "HVX", "DMA", "HMX"][t % 4]
-        ev.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": f"QNN::op_{pid}", "opid": hex(pid)}})
         ev.append({"ph": "M", "name": "thread_name", "pid": 0, "tid": tid + t, "args": {"name": f"Type: {unit}"}})
-        ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-                   "args": {"name": f"Core:0 Type: {unit} Tid: {tid}"}})
+        if not lean:
+            ev.append({"ph": "M", "name": "process_name", "pid": pid,
+                       "args": {"name": f"QNN::op_{pid}", "opid": hex(pid)}})
+            ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                       "args": {"name": f"Core:0 Type: {unit} Tid: {tid}"}})
         for i in range(per):
             ts = rng.choice([0, 1e300, -1e300, 2 ** 63, i]) if shape == "extreme_ts" else i * 2
+            if lean:
+                ev.append({"ph": "X", "name": "q::Op", "pid": 0, "tid": tid + t, "ts": ts, "dur": 2})
+                continue
             args = {"HTP Op Type": f"q::Op_{i % 300}", "QNN Op Name": f"op_{pid}", "QNN Op Type": "Conv2d",
                     "Flags": [unit.lower()], "Duration (cycles)": 2}
-            ev.append({"ph": "X", "name": f"q::Op_{i % 300}", "pid": 0, "tid": tid + t, "ts": ts, "dur": 1,
+            ev.append({"ph": "X", "name": f"q::Op_{i % 300}", "pid": 0, "tid": tid + t, "ts": ts, "dur": 2,
                        "args": args})
-            ev.append({"ph": "X", "name": f"q::Op_{i % 300}", "pid": pid, "tid": tid, "ts": ts, "dur": 1,
+            ev.append({"ph": "X", "name": f"q::Op_{i % 300}", "pid": pid, "tid": tid, "ts": ts, "dur": 2,
                        "args": args})
     return json.dumps({"header": {"artifact_type": "OP_TRACE", "version": {"major": 1, "minor": 1, "patch": 0}},
                        "traceEvents": ev}).encode()
@@ -285,15 +292,18 @@ def gen_qnn_json(rng: random.Random, shape: str | None = None) -> bytes:
         subs = [{"identifier": f"op_{i}:OpId_{i}" if rng.random() < 0.5 else "aten_add:OpId_1",
                  "value": rng.choice([i, 2 ** 63]), "unit": "CYCLES", "type": "NODE"} for i in range(n)]
     else:
-        subs = []
-        for _ in range(rng.choice([100, 900])):
-            subs = [{"identifier": "x:OpId_1", "value": 1, "unit": "CYCLES", "sub-events": subs}]
+        subs = "@SUBS@"     # nested as text below: json.dumps recurses
+    deep = rng.choice([100, 900, 5000]) if shape == "deep" else 0
     ev = [{"identifier": "QNN (execute) time", "value": 100, "unit": "US", "type": "EXECUTE"},
           {"identifier": "Accelerator (execute) time (cycles)", "value": 10 ** 6, "unit": "CYCLES",
            "type": "BACKEND", "sub-events": subs}]
     doc = {"header": {"artifact_type": "QNN_PROFILE"}, "metadata": {},
            "messages": [{"method": "BACKEND_EXECUTE", "profilingEvents": ev}] * rng.choice([1, 3])}
-    return json.dumps(doc).encode()
+    text = json.dumps(doc)
+    if deep:
+        nested = '[{"identifier": "x:OpId_1", "value": 1, "unit": "CYCLES", "sub-events": ' * deep + "[]" + "}]" * deep
+        text = text.replace('"@SUBS@"', nested)
+    return text.encode()
 
 
 # ---- ETRecord (zip) and .pte -----------------------------------------------------------------------
@@ -314,17 +324,19 @@ def gen_etrecord(rng: random.Random, shape: str | None = None) -> bytes:
         nodes = [node(i, rng.choice([i, 2 ** 63, -1])) for i in range(n)]
         dmap = {"forward": {str(i): [i] for i in range(n)}}
     elif shape == "deep_args":
-        arg = {"as_tensor": {"name": "x"}}
-        for _ in range(rng.choice([50, 500])):
-            arg = {"as_tensors": [arg]}
-        nodes = [dict(node(0, 0), inputs=[{"name": "x", "arg": arg}])]
+        depth = rng.choice([50, 500, 5000])      # written as text: json.dumps itself recurses
+        arg = '{"as_tensors": [' * depth + '{"as_tensor": {"name": "x"}}' + "]}" * depth
+        nodes = [dict(node(0, 0), inputs=[{"name": "x", "arg": "@ARG@"}])]
         dmap = {}
     else:
         nodes = [node(i, i) for i in range(n)]
         dmap = {"forward": {str(i): [i] for i in range(n)}}
     program = {"graph_module": {"graph": {"nodes": nodes, "inputs": [], "outputs": []}}}
+    program_text = json.dumps(program)
+    if shape == "deep_args":
+        program_text = program_text.replace('"@ARG@"', arg)
     entries = [("ETRECORD_V0", b""), ("debug_handle_map", json.dumps(dmap).encode()),
-               ("edge_dialect_exported_program", json.dumps(program).encode())]
+               ("edge_dialect_exported_program", program_text.encode())]
     method = rng.choice(COMPRESSIONS)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -335,11 +347,99 @@ def gen_etrecord(rng: random.Random, shape: str | None = None) -> bytes:
     return buf.getvalue()
 
 
+def build_pte(methods, *, version: int = 0) -> bytes:
+    """A .pte (``ET12`` FlatBuffer, no extended header) from plain data, with the field slots of
+    program.fbs: ``methods = [dict(name, operators=[(name, overload)], instructions=[(kind, first,
+    args)], frames=[(file, line, name)] (one stack trace, shared by every instruction when
+    ``share_frames``), delegates=[(backend_id, inline_index)], inline=[bytes], values=N)]``."""
+    import flatbuffers
+
+    b = flatbuffers.Builder(1 << 16)
+    b.ForceDefaults(True)
+    strings: dict[str, int] = {}
+
+    def string(x):
+        if x not in strings:
+            strings[x] = b.CreateString(x)
+        return strings[x]
+
+    def vec(offs):
+        b.StartVector(4, len(offs), 4)
+        for o in reversed(offs):
+            b.PrependUOffsetTRelative(o)
+        return b.EndVector()
+
+    def ivec(xs):
+        b.StartVector(4, len(xs), 4)
+        for x in reversed(xs):
+            b.PrependInt32(x)
+        return b.EndVector()
+
+    def table(n, fields):
+        b.StartObject(n)
+        for slot, kind, val in fields:
+            getattr(b, {"u8": "PrependUint8Slot", "i8": "PrependInt8Slot", "i32": "PrependInt32Slot",
+                        "u32": "PrependUint32Slot", "off": "PrependUOffsetTRelativeSlot"}[kind])(slot, val, 0)
+        return b.EndObject()
+
+    inline_all = []
+    plans = []
+    for m in methods:
+        ops = vec([table(2, [(0, "off", string(n)), (1, "off", string(o))]) for n, o in m.get("operators", [])])
+        frames = [table(3, [(0, "off", string(f)), (1, "i32", ln), (2, "off", string(nm))])
+                  for f, ln, nm in m.get("frames", [])]
+        stack = table(1, [(0, "off", vec(frames))]) if frames else None
+        instrs = []
+        for kind, first, args in m.get("instructions", []):
+            if kind in (1, 2):
+                call = table(2, [(0, "i32", first), (1, "off", ivec(args))])
+            else:
+                call = table(2, [(0, "i32", first), (1, "i32", args if isinstance(args, int) else 0)])
+            instrs.append(table(2, [(0, "u8", kind), (1, "off", call)]))
+        stacks = vec([stack] * len(instrs)) if stack is not None else None
+        chain_fields = [(2, "off", vec(instrs))] + ([(3, "off", stacks)] if stacks is not None else [])
+        chain = table(4, chain_fields)
+        dels = []
+        for backend, index in m.get("delegates", []):
+            ref = table(2, [(0, "i8", 0), (1, "u32", index)])
+            dels.append(table(3, [(0, "off", string(backend)), (1, "off", ref), (2, "off", vec([]))]))
+        values = vec([table(2, [])] * m.get("values", 0)) if m.get("values") else vec([])
+        plans.append(table(9, [(0, "off", string(m.get("name", "forward"))), (2, "off", values),
+                               (3, "off", ivec([])), (4, "off", ivec([])), (5, "off", vec([chain])),
+                               (6, "off", ops), (7, "off", vec(dels))]))
+        inline_all += m.get("inline", [])
+    data = []
+    for blob in inline_all:
+        bv = b.CreateByteVector(blob)
+        data.append(table(1, [(0, "off", bv)]))
+    root = table(8, [(0, "u32", version), (1, "off", vec(plans)), (3, "off", vec(data))])
+    b.Finish(root, file_identifier=b"ET12")
+    return bytes(b.Output())
+
+
 def gen_pte(rng: random.Random, shape: str | None = None) -> bytes:
-    """A real .pte (fixtures) with the instruction/operator vectors' counts untouched: the .pte
-    reader is bounded per item (``pte._Budget``); adversarial values here are the seeds' mutation."""
-    seeds = H.READERS["pte"].seeds
-    return H.mutate_bytes(H.seed_bytes(rng.choice(seeds)), rng) if seeds else b""
+    """Valid programs with many instructions calling out-of-range or huge operator indices, many
+    operators, deep shared stack traces, many methods, huge value counts."""
+    shape = shape or rng.choice(["many_instructions", "huge_indices", "deep_stack", "many_methods", "many_delegates"])
+    n = rng.choice([1000, 10000, 30000])
+    ops = [("aten::add", "out"), ("aten::mul", "out"), ("aten::convolution", "out")]
+    m = dict(name="forward", operators=ops, instructions=[(1, i % 3, [0, 1]) for i in range(n)])
+    if shape == "huge_indices":
+        m["instructions"] = [(rng.choice([1, 2, 3, 4, 5]), rng.choice(BIG_I32), [rng.choice(BIG_I32)] * 3)
+                             for _ in range(n // 10)]
+    elif shape == "deep_stack":
+        m["instructions"] = m["instructions"][:n // 10]
+        m["frames"] = [(f"/src/model_{i}.py", rng.choice(BIG_I32), f"fn_{i}") for i in range(rng.choice([100, 2000]))]
+    elif shape == "many_methods":
+        return build_pte([dict(name=f"m{i}", operators=ops, instructions=[(1, 0, [0])]) for i in range(n // 10)])
+    elif shape == "many_delegates":
+        m["delegates"] = [("QnnBackend", i % 4) for i in range(n // 10)]
+        m["inline"] = [b"\x00" * 16] * 4
+        m["instructions"] = [(2, i, [0]) for i in range(n // 10)]
+    elif shape == "many_instructions":
+        m["operators"] = [(f"aten::op_{i}", "out") for i in range(n)]
+        m["instructions"] = [(1, i, [i % 7]) for i in range(n)]
+    return build_pte([m], version=rng.choice([0, 2 ** 32 - 1]))
 
 
 GENERATORS = {"etdump": gen_etdump, "qhas": gen_qhas, "optrace": gen_optrace, "qnn_csv": gen_qnn_csv,

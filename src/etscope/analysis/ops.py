@@ -223,7 +223,9 @@ def _column_stats(values: np.ndarray) -> dict[str, np.ndarray]:
 def samples(profile: P.Profile, rows: list[dict]) -> np.ndarray:
     """Per-run values of the given event_stats rows: array (rows, runs), NaN where a run lacks it."""
     event_stats(profile)
-    groups = profile.cache["event_groups"]
+    groups = profile.cache.get("event_groups")
+    if groups is None:                  # no profile events at all (e.g. allocations only)
+        return np.full((len(rows), profile.n_runs), np.nan)
     if callable(groups):
         groups = profile.cache["event_groups"] = groups()
     execute, value, inv, n_groups = groups

@@ -272,18 +272,20 @@ def _delegate_call_ns(profile: P.Profile, iid: int) -> np.ndarray:
 def series_from_qnn_profile(qp) -> list[QnnSeries]:
     """From a QNN profile CSV / viewer text / viewer JSON (etscope.formats.qnn_csv.QnnProfile)."""
     blocks = [b for b in qp.blocks if b.kind == "execute"]
-    graphs = sorted({b.graph_index if b.graph_index is not None else 0 for b in blocks})
+    by_graph: dict[int, list] = {}
+    for b in blocks:
+        by_graph.setdefault(b.graph_index if b.graph_index is not None else 0, []).append(b)
+    graphs = sorted(by_graph)
     out = []
     for g in graphs:
-        gb = [b for b in blocks if (b.graph_index if b.graph_index is not None else 0) == g]
+        gb = by_graph[g]
         n = len(gb)
         roots: dict[tuple[str, str], np.ndarray] = {}
-        names: list[str] = []
-        for b in gb:
+        row: dict[str, int] = {}          # node name -> row, in order of first appearance (a dict:
+        for b in gb:                      # a list membership test was names x names)
             for nm in b.node_names:
-                if nm not in names:
-                    names.append(nm)
-        row = {nm: i for i, nm in enumerate(names)}
+                row.setdefault(nm, len(row))
+        names = list(row)
         mat = np.full((len(names), n), np.nan)
         for j, b in enumerate(gb):
             for name, (value, unit) in b.roots.items():
