@@ -150,6 +150,16 @@ def etdump_runs(rng: random.Random, shape: str | None = None) -> tuple[list[dict
                    for i in range(n)]
         events.insert(1, ("P", "DELEGATE_CALL", 0, 0, None, None, 1, 10 ** 9 - 1))
         runs = [dict(name="Execute", events=events) for _ in range(rng.randint(1, 3))]
+    elif shape == "names_differ_per_run":
+        runs, k = [], 0
+        per = rng.choice([20, 50])
+        for _ in range(rng.choice([200, 1000])):
+            events = [("P", "Method::execute", None, None, None, None, 0, 10 ** 6),
+                      ("P", "DELEGATE_CALL", 0, 0, None, None, 1, 10 ** 6 - 1)]
+            for i in range(per):
+                events.append(("P", None, 0, 0, None, f"n{k}:OpId_{k} (cycles)", 0, i))
+                k += 1
+            runs.append(dict(name="Execute", events=events))
     elif shape == "extreme_timestamps":
         events = [("P", "Method::execute", None, None, None, None, ts(), ts())]
         for i in range(rng.choice([10, 1000, 10000])):
@@ -178,7 +188,7 @@ def etdump_runs(rng: random.Random, shape: str | None = None) -> tuple[list[dict
 
 
 ETDUMP_SHAPES = ("huge_ids", "repeat_one_instruction", "repeat_delegate_events", "many_runs", "many_instructions",
-                 "distinct_names", "extreme_timestamps", "shared_vectors", "shared_tables", "allocations")
+                 "distinct_names", "names_differ_per_run", "extreme_timestamps", "shared_vectors", "shared_tables", "allocations")
 
 
 def gen_etdump(rng: random.Random, shape: str | None = None) -> bytes:

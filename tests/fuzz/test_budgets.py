@@ -128,6 +128,41 @@ def test_qnn_profile_with_many_node_names(tmp_path):
     _run(tmp_path, "qnn_text", data, ["qnn", "--qnn-csv", "{f}"])
 
 
+@pytest.mark.parametrize("argv", [["summary", "{f}"], ["qnn", "--json", "{f}"]], ids=["summary", "qnn"])
+def test_qnn_names_that_differ_per_run(tmp_path, argv):
+    """Found by the campaign: QNN per-op rows are a (rows x runs) table; when every run logs new
+    names it was rows x runs from rows + runs events (7.7 MB: 1.8 GB, 10 s). Now left out with a note."""
+    runs, k = [], 0
+    for _ in range(1000):
+        events = [("P", "Method::execute", None, None, None, None, 0, 10 ** 6),
+                  ("P", "DELEGATE_CALL", 0, 0, None, None, 1, 10 ** 6 - 1)]
+        for i in range(50):
+            events.append(("P", None, 0, 0, None, f"n{k}:OpId_{k} (cycles)", 0, i))
+            k += 1
+        runs.append(dict(name="Execute", events=events))
+    data = G.build_etdump_shared(runs)
+    o = _run(tmp_path, "etdump", data, argv)
+    assert o.rc == 0
+
+
+def test_qnn_rows_kept_when_names_recur():
+    """The guard leaves normal data alone: the same names every run give one row each."""
+    from etscope.analysis.qnn import series_from_profile
+    from etscope.profile import load
+
+    runs = [dict(name="Execute", events=[("P", "Method::execute", None, None, None, None, 0, 10 ** 6),
+                                          ("P", "DELEGATE_CALL", 0, 0, None, None, 1, 10 ** 6 - 1)] +
+                 [("P", None, 0, 0, None, f"n{i}:OpId_{i} (cycles)", 0, i + r) for i in range(50)])
+            for r in range(100)]
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".etdump") as f:
+        f.write(G.build_etdump_shared(runs))
+        f.flush()
+        (s,) = series_from_profile(load(f.name))
+    assert len(s.node_names) == 50 and s.node_values.shape == (50, 100)
+    assert s.node_values[3, 7] == 3 + 7
+
+
 # ---- item 7: runs sharing their events vector ---------------------------------------------------------
 
 def _shared_vector_etdump(shares: int) -> bytes:

@@ -158,10 +158,12 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
         seen = np.zeros(n_strings, dtype=bool)
         copies = np.zeros(n_runs, dtype=np.int64)
         max_occ = np.full(n_strings, -1, dtype=np.int64)
+        n_events = 0
         for sl in slices:
             run, code, _ = _partition_events(profile, iid, sl)
             if not run.size:
                 continue
+            n_events += run.size
             occ, count = _occurrence_and_count(run, code)
             seen[code] = True
             np.maximum.at(copies, run, count)
@@ -184,11 +186,19 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
         dense = np.full(n_strings, -1, dtype=np.int64)
         dense[node_codes] = np.arange(node_codes.size)
         n_rows = node_codes.size if accumulating else int((max_occ[node_codes] + 1).sum())
-        row_of_key = np.full(max(node_codes.size * span, 1), -1, dtype=np.int64)
+        # Row keys (name, occurrence) are looked up in a sorted array, not an array of names x most
+        # repeats (10k names and one repeated 50k times would be 4 GB).
+        known_keys = np.zeros(0, dtype=np.int64)
+        known_rows = np.zeros(0, dtype=np.int64)
         row_keys: list[int] = []
-        node_rows = np.full((n_rows, n_runs), np.nan)
+        # One value per (row, run): dense when rows recur across runs (the normal case); when names
+        # differ from run to run the matrix would be rows x runs from a file of rows + runs events.
+        skip_nodes = n_rows * n_runs > 16 * n_events + (1 << 22)
+        if skip_nodes:
+            notes.append(f"per-op rows left out: {n_rows} distinct (name, repeat) rows over {n_runs} runs "
+                         "(names differ from run to run) would not fit a per-run table")
+        node_rows = np.full((0 if skip_nodes else n_rows, n_runs), np.nan)
         roots: dict[tuple[str, str], np.ndarray] = {}
-        root_codes = distinct[~is_node[distinct]]
         # pass 2: values
         for sl in slices:
             run, code, value = _partition_events(profile, iid, sl)
@@ -198,22 +208,29 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
             keep_last = occ == count - 1
             del count
             node = is_node[code]
-            rm = ~node & keep_last
-            for c in root_codes:
-                m = rm & (code == c)
-                if m.any():
-                    arr = roots.setdefault(root_key(profile.strings[int(c)]), np.full(n_runs, np.nan))
-                    arr[run[m]] = value[m]
+            rm = np.flatnonzero(~node & keep_last)
+            # Grouped by name with one sort (a scan per root name was names x events).
+            order = rm[np.argsort(code[rm], kind="stable")]
+            cuts = np.flatnonzero(np.diff(code[order])) + 1
+            for grp in np.split(order, cuts) if order.size else []:
+                arr = roots.setdefault(root_key(profile.strings[int(code[grp[0]])]), np.full(n_runs, np.nan))
+                arr[run[grp]] = value[grp]
             nm = node & keep_last if accumulating else node
-            if not nm.any():
+            if skip_nodes or not nm.any():
                 continue
             rowkey = dense[code[nm]] * span + (0 if accumulating else occ[nm])
             new_keys, first_pos = np.unique(rowkey, return_index=True)
-            fresh = row_of_key[new_keys] < 0
-            for k in new_keys[fresh][np.argsort(first_pos[fresh], kind="stable")]:
-                row_of_key[k] = len(row_keys)
-                row_keys.append(int(k))
-            node_rows[row_of_key[rowkey], run[nm]] = value[nm]
+            at = np.searchsorted(known_keys, new_keys)
+            fresh = at >= known_keys.size
+            fresh[~fresh] = known_keys[at[~fresh]] != new_keys[~fresh]
+            add = new_keys[fresh][np.argsort(first_pos[fresh], kind="stable")]
+            if add.size:
+                rows = np.arange(len(row_keys), len(row_keys) + add.size, dtype=np.int64)
+                row_keys.extend(add.tolist())
+                keys_all = np.concatenate([known_keys, add])
+                order = np.argsort(keys_all, kind="stable")
+                known_keys, known_rows = keys_all[order], np.concatenate([known_rows, rows])[order]
+            node_rows[known_rows[np.searchsorted(known_keys, rowkey)], run[nm]] = value[nm]
         node_names, node_unit = [], []
         for k in row_keys:
             nm_str = profile.strings[int(node_codes[k // span])]
