@@ -160,6 +160,13 @@ def etdump_runs(rng: random.Random, shape: str | None = None) -> tuple[list[dict
                 events.append(("P", None, 0, 0, None, f"n{k}:OpId_{k} (cycles)", 0, i))
                 k += 1
             runs.append(dict(name="Execute", events=events))
+    elif shape == "many_partitions":
+        events = [("P", "Method::execute", None, None, None, None, 0, 10 ** 9)]
+        for i in range(rng.choice([2000, 10000])):
+            events += [("P", None, 0, i, None, "QNN (execute) time (us)", 0, 5),
+                       ("P", None, 0, i, None, f"a:OpId_{i} (cycles)", 0, 7),
+                       ("P", "DELEGATE_CALL", 0, i, None, None, 10 * i, 10 * i + 9)]
+        runs = [dict(name="Execute", events=events) for _ in range(2)]
     elif shape == "extreme_timestamps":
         events = [("P", "Method::execute", None, None, None, None, ts(), ts())]
         for i in range(rng.choice([10, 1000, 10000])):
@@ -188,7 +195,7 @@ def etdump_runs(rng: random.Random, shape: str | None = None) -> tuple[list[dict
 
 
 ETDUMP_SHAPES = ("huge_ids", "repeat_one_instruction", "repeat_delegate_events", "many_runs", "many_instructions",
-                 "distinct_names", "names_differ_per_run", "extreme_timestamps", "shared_vectors", "shared_tables", "allocations")
+                 "distinct_names", "names_differ_per_run", "many_partitions", "extreme_timestamps", "shared_vectors", "shared_tables", "allocations")
 
 
 def gen_etdump(rng: random.Random, shape: str | None = None) -> bytes:

@@ -95,6 +95,33 @@ def is_node_name(name: str) -> bool:
 _QNN_ROOT_HINT = re.compile(r"^(QNN|RPC|Accelerator|Number of HVX|Num times yield|Time for )")
 
 
+def _by_instruction(profile: P.Profile, role: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices of the events of ``role``, grouped by instruction id (file order within a group):
+    (indices, the group's instruction ids, group starts + end). Built once per profile: a scan of
+    every event per instruction was instructions x events (20k partitions: minutes)."""
+    key = f"qnn_by_instruction_{role}"
+    got = profile.cache.get(key)
+    if got is None:
+        ev = profile.events
+        idx = np.flatnonzero(ev["role"] == role)
+        instr = ev["instruction_id"][idx]
+        order = np.argsort(instr, kind="stable")
+        idx, instr = idx[order], instr[order]
+        cut = np.flatnonzero(np.diff(instr)) + 1 if instr.size else np.zeros(0, np.int64)
+        starts = np.concatenate([[0], cut, [instr.size]]).astype(np.int64)
+        got = profile.cache[key] = (idx, instr[starts[:-1]] if instr.size else instr, starts)
+    return got
+
+
+def _events_of(profile: P.Profile, role: int, iid: int) -> np.ndarray:
+    """Indices (ascending) of the events of ``role`` with instruction id ``iid``."""
+    idx, ids, starts = _by_instruction(profile, role)
+    g = int(np.searchsorted(ids, iid))
+    if g >= ids.size or ids[g] != iid:
+        return idx[:0]
+    return idx[starts[g]:starts[g + 1]]
+
+
 def qnn_instructions(profile: P.Profile) -> list[int]:
     """Delegate instructions that are QNN partitions: by backend id, or by their event names."""
     ids = []
@@ -106,7 +133,7 @@ def qnn_instructions(profile: P.Profile) -> list[int]:
             ids.append(ins.id)
             continue
         if ins.backend_from == "event names":
-            sel = (ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == ins.id)
+            sel = _events_of(profile, P.ROLE_DELEGATE_INTERNAL, ins.id)
             codes = unique(ev["delegate_id_str"][sel])[:20]
             if any(_QNN_ROOT_HINT.match(profile.strings[c]) or is_node_name(profile.strings[c])
                    for c in codes if c >= 0):
@@ -138,22 +165,30 @@ def _run_slices(profile: P.Profile) -> list[slice]:
 def _partition_events(profile: P.Profile, iid: int, sl: slice):
     """The QNN events of instruction ``iid`` in one slice: (execute, name code, value)."""
     ev = profile.events
-    role = ev["role"][sl]
-    sel = (role == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"][sl] == iid) & (ev["execute"][sl] >= 0)
-    ds = ev["delegate_id_str"][sl][sel]
-    code = np.where(ds >= 0, ds, ev["name"][sl][sel])     # unnamed delegate events: their id string
-    return ev["execute"][sl][sel], code, ev["value"][sl][sel]
+    mine = _events_of(profile, P.ROLE_DELEGATE_INTERNAL, iid)
+    sel = mine[np.searchsorted(mine, sl.start):np.searchsorted(mine, sl.stop)]
+    sel = sel[ev["execute"][sel] >= 0]
+    ds = ev["delegate_id_str"][sel]
+    code = np.where(ds >= 0, ds, ev["name"][sel])     # unnamed delegate events: their id string
+    return ev["execute"][sel], code, ev["value"][sel]
+
+
+# Partitions analysed per ETDump. Models have a handful to a few hundred QNN partitions; each costs
+# about a millisecond, so a file of tens of thousands (a few MB) would take minutes: past this
+# many, the rest are named in a warning, not analysed.
+MAX_QNN_PARTITIONS = 1000
 
 
 def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
     """Per QNN partition, its events per execute. Two passes over run-aligned slices of the events:
     the first finds the names, their repeats per execute and whether executes accumulate; the
-    second fills the per-run arrays. Nothing the size of the whole event list is allocated."""
+    second fills the per-run arrays. Apart from one index of the delegate events grouped by
+    instruction (``_by_instruction``), nothing the size of the whole event list is allocated."""
     n_runs = profile.n_runs
     slices = _run_slices(profile)
     n_strings = len(profile.strings) + 1
     out = []
-    for iid in qnn_instructions(profile):
+    for iid in qnn_instructions(profile)[:MAX_QNN_PARTITIONS]:
         # pass 1: distinct names, copies per run, most repeats per name
         seen = np.zeros(n_strings, dtype=bool)
         copies = np.zeros(n_runs, dtype=np.int64)
@@ -280,7 +315,8 @@ def _is_accumulating(copies: np.ndarray) -> bool:
 
 def _delegate_call_ns(profile: P.Profile, iid: int) -> np.ndarray:
     ev = profile.events
-    m = (ev["role"] == P.ROLE_DELEGATE_CALL) & (ev["instruction_id"] == iid) & (ev["execute"] >= 0)
+    m = _events_of(profile, P.ROLE_DELEGATE_CALL, iid)
+    m = m[ev["execute"][m] >= 0]
     out = np.bincount(ev["execute"][m], weights=ev["value"][m], minlength=profile.n_runs)
     present = np.bincount(ev["execute"][m], minlength=profile.n_runs) > 0
     return np.where(present, out, np.nan)
@@ -711,6 +747,11 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
                             f"graph, e.g. {p['unmatched_ops'][0]}")
     if profile is not None and not series:
         warnings.append("no QNN events in this ETDump (QNN profile level off, or no QnnBackend partition)")
+    if profile is not None:
+        skipped = qnn_instructions(profile)[MAX_QNN_PARTITIONS:]
+        if skipped:
+            warnings.append(f"{len(skipped)} more QNN partitions (instructions {skipped[0]} to {skipped[-1]}) "
+                            f"not analysed: only the first {MAX_QNN_PARTITIONS} are")
     vtcm = soc.get("vtcm_bytes") if soc else None
     return {
         "schema": SCHEMA,
