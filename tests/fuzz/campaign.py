@@ -73,22 +73,23 @@ class Budget:
 
 # Measured (SECURITY.md, "Budgets per command"), on the generator campaign with the fixes of issue
 # 13: the constant is the interpreter plus the command's libraries (rich/numpy ~40 MB, pyarrow for
-# report/trace/export ~70-125 MB, duckdb for sql ~160 MB) and the slope covers the worst case
-# measured with a margin of about 2x. A quadratic path overshoots these by orders of magnitude on
-# the reproducers (test_budgets.py); a linear one stays under them at any size.
-CPU_S0, CPU_PER_MB = 2.0, 2.0
+# report/trace/export ~70-125 MB, duckdb for sql ~160 MB); the slopes are the worst measured,
+# rounded up: CPU ~2 s/MB (QNN profile CSV), memory ~140 bytes per input byte on the densest valid
+# ETDump (16 bytes an event, every event its own op-table row of ~2 kB). A quadratic path
+# overshoots these by orders of magnitude on the reproducers (test_budgets.py).
+CPU_S0, CPU_PER_MB, RSS_PER_BYTE = 2.0, 2.0, 150.0
 BUDGETS: dict[str, Budget] = {
-    "summary": Budget(CPU_S0, CPU_PER_MB, 100.0, 50.0),
-    "ops": Budget(CPU_S0, CPU_PER_MB, 100.0, 50.0),
-    "llm": Budget(CPU_S0, CPU_PER_MB, 100.0, 50.0),
-    "report": Budget(CPU_S0, CPU_PER_MB, 150.0, 50.0),
-    "trace": Budget(CPU_S0, CPU_PER_MB, 150.0, 50.0),
-    "export": Budget(CPU_S0, CPU_PER_MB, 200.0, 50.0),
-    "sql": Budget(CPU_S0, CPU_PER_MB, 250.0, 50.0),
-    "qnn": Budget(CPU_S0, CPU_PER_MB, 100.0, 150.0),    # QNN profile text/CSV: ~110 x measured
-    "diff": Budget(CPU_S0, CPU_PER_MB, 100.0, 50.0),    # memory: issue 13 item 5 (bootstrap), another fix
+    "summary": Budget(CPU_S0, CPU_PER_MB, 100.0, RSS_PER_BYTE),
+    "ops": Budget(CPU_S0, CPU_PER_MB, 100.0, RSS_PER_BYTE),
+    "llm": Budget(CPU_S0, CPU_PER_MB, 100.0, RSS_PER_BYTE),
+    "qnn": Budget(CPU_S0, CPU_PER_MB, 100.0, RSS_PER_BYTE),
+    "diff": Budget(CPU_S0, CPU_PER_MB, 100.0, RSS_PER_BYTE),   # bootstrap memory: issue 13 item 5, fixed apart
+    "report": Budget(CPU_S0, CPU_PER_MB, 150.0, RSS_PER_BYTE),
+    "trace": Budget(CPU_S0, CPU_PER_MB, 150.0, RSS_PER_BYTE),
+    "export": Budget(CPU_S0, CPU_PER_MB, 200.0, RSS_PER_BYTE),
+    "sql": Budget(CPU_S0, CPU_PER_MB, 250.0, RSS_PER_BYTE),
 }
-DEFAULT_BUDGET = Budget(CPU_S0, CPU_PER_MB, 250.0, 50.0)
+DEFAULT_BUDGET = Budget(CPU_S0, CPU_PER_MB, 250.0, RSS_PER_BYTE)
 
 
 def budget_for(argv: list[str]) -> Budget:

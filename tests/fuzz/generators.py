@@ -160,6 +160,13 @@ def etdump_runs(rng: random.Random, shape: str | None = None) -> tuple[list[dict
                 events.append(("P", None, 0, 0, None, f"n{k}:OpId_{k} (cycles)", 0, i))
                 k += 1
             runs.append(dict(name="Execute", events=events))
+    elif shape == "dense_events":
+        # The fewest bytes a valid event takes (16): empty or near-empty ProfileEvent tables.
+        blank = ("P", None, None, None, None, None, None, None)
+        events = [("P", "Method::execute", None, None, None, None, 0, 10 ** 9)]
+        events += [blank if rng.random() < 0.7 else ("P", "OPERATOR_CALL", 0, i % 50, None, None, i, i + 1)
+                   for i in range(rng.choice([10000, 100000]))]
+        runs = [dict(name="Execute", events=events)]
     elif shape == "many_partitions":
         events = [("P", "Method::execute", None, None, None, None, 0, 10 ** 9)]
         for i in range(rng.choice([2000, 10000])):
@@ -195,7 +202,7 @@ def etdump_runs(rng: random.Random, shape: str | None = None) -> tuple[list[dict
 
 
 ETDUMP_SHAPES = ("huge_ids", "repeat_one_instruction", "repeat_delegate_events", "many_runs", "many_instructions",
-                 "distinct_names", "names_differ_per_run", "many_partitions", "extreme_timestamps", "shared_vectors", "shared_tables", "allocations")
+                 "distinct_names", "names_differ_per_run", "many_partitions", "dense_events", "extreme_timestamps", "shared_vectors", "shared_tables", "allocations")
 
 
 def gen_etdump(rng: random.Random, shape: str | None = None) -> bytes:
