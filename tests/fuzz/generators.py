@@ -137,6 +137,11 @@ def etdump_runs(rng: random.Random, shape: str | None = None) -> tuple[list[dict
         runs = [dict(name=rng.choice(["Execute", "Execute", "Default", f"r{i}"]),
                      events=[("P", "Method::execute", None, None, None, None, 100 * i, 100 * i + 50)]
                      + _op_events(rng.randrange(3), "add", 100 * i + 1, 3)) for i in range(n)]
+    elif shape == "new_instruction_per_run":
+        # Every run calls an instruction no other run calls: per-run x per-instruction tables
+        # become runs^2.
+        runs = [dict(name="Execute", events=[("P", "Method::execute", None, None, None, None, 100 * i, 100 * i + 50)]
+                     + _op_events(i, "add", 100 * i + 1, 3)) for i in range(rng.choice([1000, 8000]))]
     elif shape == "many_instructions":
         n = rng.choice([5000, 20000])
         events = [("P", "Method::execute", None, None, None, None, 0, 10 ** 9)]
@@ -182,9 +187,11 @@ def etdump_runs(rng: random.Random, shape: str | None = None) -> tuple[list[dict
         runs = [dict(name="Execute", events=events) for _ in range(rng.randint(1, 3))]
     elif shape == "shared_vectors":
         k = rng.choice([200, 2000])
+        pad = "x" * rng.choice([0, 400])   # long distinct names: sharing then fits the event-count bound
         events = [("P", "Method::execute", None, None, None, None, 0, 10 ** 6)]
         for i in range(k):
             events += _op_events(i % 20, "add", 10 * i, 5)
+            events.append(("P", f"e{i}{pad}", 0, i % 20, None, None, 10 * i, 10 * i + 1))
         runs = [dict(name="Execute", events=events)] + [{"name": "Execute", "events_of": 0}
                                                          for _ in range(rng.randint(1, 30))]
     elif shape == "shared_tables":
@@ -202,7 +209,7 @@ def etdump_runs(rng: random.Random, shape: str | None = None) -> tuple[list[dict
 
 
 ETDUMP_SHAPES = ("huge_ids", "repeat_one_instruction", "repeat_delegate_events", "many_runs", "many_instructions",
-                 "distinct_names", "names_differ_per_run", "many_partitions", "dense_events", "extreme_timestamps", "shared_vectors", "shared_tables", "allocations")
+                 "distinct_names", "names_differ_per_run", "many_partitions", "dense_events", "new_instruction_per_run", "extreme_timestamps", "shared_vectors", "shared_tables", "allocations")
 
 
 def gen_etdump(rng: random.Random, shape: str | None = None) -> bytes:
@@ -460,6 +467,11 @@ def gen_pte(rng: random.Random, shape: str | None = None) -> bytes:
         m["delegates"] = [("QnnBackend", i % 4) for i in range(n // 10)]
         m["inline"] = [b"\x00" * 16] * 4
         m["instructions"] = [(2, i, [0]) for i in range(n // 10)]
+    elif shape == "new_instruction_per_run":
+        # Every run calls an instruction no other run calls: per-run x per-instruction tables
+        # become runs^2.
+        runs = [dict(name="Execute", events=[("P", "Method::execute", None, None, None, None, 100 * i, 100 * i + 50)]
+                     + _op_events(i, "add", 100 * i + 1, 3)) for i in range(rng.choice([1000, 8000]))]
     elif shape == "many_instructions":
         m["operators"] = [(f"aten::op_{i}", "out") for i in range(n)]
         m["instructions"] = [(1, i, [i % 7]) for i in range(n)]

@@ -27,3 +27,19 @@ _C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
 
 def dumps(obj, indent: int | None = 2) -> str:
     return json.dumps(_clean(obj), indent=indent, ensure_ascii=False, allow_nan=False).translate(_C1)
+
+
+def write(obj, file, indent: int | None = 2) -> None:
+    """``dumps(obj)`` written to ``file`` piece by piece, then a newline: the output is never one
+    string in memory (``ops --json`` of a large model is tens of MB, and the string, its escaped
+    copy and its encoding were three copies)."""
+    enc = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False)
+    buf: list[str] = []
+    size = 0
+    for chunk in enc.iterencode(_clean(obj)):
+        buf.append(chunk)
+        size += len(chunk)
+        if size > 1 << 20:
+            file.write("".join(buf).translate(_C1))
+            buf, size = [], 0
+    file.write("".join(buf).translate(_C1) + "\n")
