@@ -88,9 +88,11 @@ def _load(etdump, etrecord, pte, method, announce=True):
 
 
 def _emit_json(obj):
-    from etscope.render.json import dumps
+    import sys
 
-    click.echo(dumps(obj))
+    from etscope.render.json import write
+
+    write(obj, sys.stdout)
 
 
 @main.command()

@@ -83,14 +83,12 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> 
         return None
     n = max(n_runs, 1)
     qparts = {p.get("instruction_id"): p for p in (qnn or {}).get("partitions") or [] if isinstance(p, dict)}
-    by_instr: dict[int, list[dict]] = {}
-    for r in ops:
-        by_instr.setdefault(r["instruction_id"], []).append(r)
+    inside = _inner_rows_by_call(ops)
 
-    def inner_nodes(iid: int) -> list[dict]:
+    def inner_nodes(iid: int, occurrence: int) -> list[dict]:
         out = []
         part = qparts.get(iid)
-        if part and part.get("ops"):
+        if part and part.get("ops") and occurrence == 0:
             for op in part["ops"]:
                 est = op.get("est_us_p50")
                 if isinstance(est, (int, float)) and est > 0:
@@ -99,8 +97,8 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> 
                                 "node": op.get("node")})
             if out:
                 return out
-        for r in by_instr.get(iid, []):
-            if r["level"] == 1 and r["unit"] == "ns" and r["total"]:
+        for r in inside.get((iid, occurrence), []):
+            if r["unit"] == "ns" and r["total"]:
                 out.append({"name": r["name"], "ms": _r(r["total"] / 1e6 / n), "kind": r["role"]})
         return out
 
@@ -114,7 +112,8 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> 
                     iid = r["instruction_id"]
                     node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": _r(r["total_ms"] / n),
                                              "kind": "delegate_call", "backend": b["backend"],
-                                             "op_type": r.get("op_type"), "children": inner_nodes(iid)})
+                                             "op_type": r.get("op_type"),
+                                             "children": inner_nodes(iid, r["occurrence"])})
             root["children"].append(node)
         elif b["kind"] == "cpu_ops":
             node = {"name": "CPU kernels (fallback)", "ms": _r(b["mean_ms"]), "kind": "cpu", "children": []}
@@ -125,11 +124,28 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> 
                         "name": f"{r.get('op_type') or r['name']} (#{iid})", "ms": _r(r["total_ms"] / n),
                         "kind": "operator_call", "source": r.get("source"),
                         "children": [{"name": k["name"], "ms": _r(k["total"] / 1e6 / n), "kind": "kernel"}
-                                     for k in by_instr.get(iid, []) if k["level"] == 1 and k["unit"] == "ns"]})
+                                     for k in inside.get((iid, r["occurrence"]), []) if k["unit"] == "ns"]})
             root["children"].append(node)
         else:
             root["children"].append({"name": "framework overhead", "ms": _r(b["mean_ms"]), "kind": "overhead"})
     return root
+
+
+def _inner_rows_by_call(ops: list[dict]) -> dict[tuple[int, int], list[dict]]:
+    """Level-1 rows (kernels, delegate-internal events) under the level-0 row (instruction id,
+    occurrence) that holds them: the k-th call of an instruction in a run holds the k-th event of
+    each name inside it (occurrences beyond the last call go to the last call). Each row is listed
+    under one call only: an instruction called K times per run gives K calls, not K x K rows."""
+    calls: dict[int, int] = {}
+    for r in ops:
+        if r["level"] == 0:
+            calls[r["instruction_id"]] = max(calls.get(r["instruction_id"], 0), r["occurrence"] + 1)
+    out: dict[tuple[int, int], list[dict]] = {}
+    for r in ops:
+        if r["level"] == 1:
+            iid = r["instruction_id"]
+            out.setdefault((iid, min(r["occurrence"], calls.get(iid, 1) - 1)), []).append(r)
+    return out
 
 
 def category_of(placement: str | None) -> str:
@@ -157,9 +173,7 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
         a["estimated"] = a["estimated"] or estimated
 
     qparts = {p.get("instruction_id"): p for p in (qnn or {}).get("partitions") or [] if isinstance(p, dict)}
-    by_instr: dict[int, list[dict]] = {}
-    for r in ops:
-        by_instr.setdefault(r["instruction_id"], []).append(r)
+    inside = _inner_rows_by_call(ops)
     for r in ops:
         if r["level"] != 0 or r["unit"] != "ns":
             continue
@@ -171,10 +185,13 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
         part = qparts.get(iid)
         qops = [o for o in (part or {}).get("ops") or [] if isinstance(o.get("est_us_p50"), (int, float))]
         if qops:
-            for o in qops:
-                add(cat, pl, str(o.get("op_type") or o.get("qnn_name") or "?"), o["est_us_p50"] / 1e3, True)
+            # The partition's per-op estimates describe the instruction: counted once, with its
+            # first call (as in the hierarchy), not once per call.
+            if r["occurrence"] == 0:
+                for o in qops:
+                    add(cat, pl, str(o.get("op_type") or o.get("qnn_name") or "?"), o["est_us_p50"] / 1e3, True)
             continue
-        inner = [x for x in by_instr.get(iid, []) if x["level"] == 1 and x["unit"] == "ns"]
+        inner = [x for x in inside.get((iid, r["occurrence"]), []) if x["unit"] == "ns"]
         if inner:
             for x in inner:
                 add(cat, pl, _XNN_REPEAT.sub("", x["name"]).rstrip() or "?", x["total"] / 1e6 / n)
