@@ -162,6 +162,25 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, as_json
 
 
 @main.command()
+@click.argument("pte", type=str)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.program/1).")
+def program(pte, as_json):
+    """What a .pte holds (no ETDump needed): methods, delegates, segments, QNN compile spec, checks."""
+    from etscope.analysis.program import program_report
+    from etscope.formats.pte import read_pte
+    from etscope.paths import check_inputs, display
+
+    check_inputs((pte,))
+    r = program_report(read_pte(pte), file=display(pte))
+    if as_json:
+        _emit_json(r.to_json())
+    else:
+        from etscope.render.program_text import render_program
+
+        render_program(r, echo=click.echo)
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--report", "report_path", default="demo-report.html", show_default=True,
               type=str, help="Also write the HTML report here ('-': standard output).")
