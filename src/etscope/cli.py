@@ -227,8 +227,10 @@ def program(pte, as_json):
     from etscope.formats.pte import read_pte
     from etscope.paths import check_inputs, display
 
+    from etscope.formats.pte_constants import constant_method_values
+
     check_inputs((pte,))
-    r = program_report(read_pte(pte), file=display(pte))
+    r = program_report(read_pte(pte), file=display(pte), constants=constant_method_values(pte))
     if as_json:
         _emit_json(r.to_json())
     else:

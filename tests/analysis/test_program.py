@@ -130,3 +130,34 @@ def test_legacy_spec_graph_names_shown():
     m = _method_with("synthetic_compile_spec_legacy_v0_6_sm8550_optrace.bin")
     q = m.delegates[0].qnn
     assert q.graph_names == ("forward",) and q.multiple_graphs is True
+
+
+# Expected values: executorch 1.5.1's own reader (/work/venv-oracle,
+# exir._serialize._program.deserialize_pte_binary, each constant plan's values[outputs[i]].val).
+STORIES_CONSTANTS = {
+    "get_ar_len": [1], "get_max_seq_len": [128], "get_max_context_len": [128], "get_vocab_size": [512],
+    "get_n_layers": [5], "get_use_kv_cache": [True], "get_kv_io_bit_width": [8],
+    "get_logits_scale": [0.0006798750255256891], "get_logits_zero_point": [31143],
+    "get_kv_output_9_quant_attr": [0.14956776797771454, 128, 0, 255, "torch.uint8"],
+}
+
+
+@needs_stories
+def test_stories260k_constant_method_values_match_executorch():
+    from etscope.formats.pte_constants import constant_method_values
+
+    values = constant_method_values(STORIES)
+    assert len(values) == 27
+    for name, expected in STORIES_CONSTANTS.items():
+        assert values[name] == expected, name
+    r = program_report(read_pte(STORIES), constants=values)
+    by_name = {m.name: m for m in r.methods}
+    assert by_name["get_max_seq_len"].values == (128,) and by_name["kv_forward"].values is None
+    assert "get_max_seq_len = 128" in " ".join(" ".join(program_lines(r)).split())
+
+
+@pytest.mark.parametrize("path", REAL_PTES, ids=lambda p: p.name)
+def test_no_constant_methods_in_xnnpack_fixtures(path):
+    from etscope.formats.pte_constants import constant_method_values
+
+    assert constant_method_values(path) == {}

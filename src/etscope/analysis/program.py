@@ -126,6 +126,7 @@ class MethodView:
     planned_buffers: tuple[int, ...]
     inputs: int
     outputs: int
+    values: tuple | None = None     # a constant method's returned values (formats.pte_constants)
 
     @property
     def constant(self) -> bool:
@@ -182,6 +183,7 @@ def _method_json(m: MethodView) -> dict:
     return {"name": m.name, "instructions": m.instructions, "constant": m.constant, "mix": m.mix,
             "operators": m.operators, "planned_bytes": m.planned_bytes,
             "planned_buffers": list(m.planned_buffers), "inputs": m.inputs, "outputs": m.outputs,
+            "values": None if m.values is None else list(m.values),
             "delegates": [_delegate_json(d) for d in m.delegates]}
 
 
@@ -206,8 +208,10 @@ def _delegate_json(d: DelegateView) -> dict:
     return out
 
 
-def program_report(program: PteProgram, file: str | None = None) -> ProgramReport:
-    """Everything ``etscope program`` shows, from the program alone."""
+def program_report(program: PteProgram, file: str | None = None,
+                   constants: dict[str, list] | None = None) -> ProgramReport:
+    """Everything ``etscope program`` shows, from the program alone. ``constants``: the values of
+    the constant methods (``formats.pte_constants.constant_method_values``), when read."""
     users: dict[tuple[str, int], list[str]] = {}
     for m in program.methods:
         for d in m.delegates:
@@ -240,7 +244,8 @@ def program_report(program: PteProgram, file: str | None = None) -> ProgramRepor
             name=m.name, instructions=len(m.instructions), mix=dict(mix.most_common()),
             operators=dict(ops.most_common()), delegates=tuple(delegates),
             planned_bytes=m.planned_memory_bytes, planned_buffers=tuple(m.non_const_buffer_sizes[1:]),
-            inputs=m.inputs, outputs=m.outputs))
+            inputs=m.inputs, outputs=m.outputs,
+            values=None if constants is None or m.name not in constants else tuple(constants[m.name])))
 
     segments = []
     named_per_segment = Counter(program.named_data.values())

@@ -7,7 +7,7 @@ from etscope.analysis.program import DelegateView, MethodView, ProgramReport, Qn
 from etscope.render.safe import clean
 
 WIDTH = 80
-_CONSTANT_NAMES_SHOWN = 6
+_CONSTANT_NAMES_SHOWN = 10
 
 
 def _bytes(n: int | None) -> str:
@@ -27,6 +27,15 @@ def _wrap(text: str, indent: str = "  ", first: str | None = None) -> list[str]:
 
 def _n(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _constant(m: MethodView) -> str:
+    """``get_max_seq_len = 128``; values only when read and all scalar (lists of them shortened)."""
+    if not m.values:
+        return m.name
+    vals = [f"{v:.6g}" if isinstance(v, float) else str(v) for v in m.values]
+    return f"{m.name} = " + (vals[0] if len(vals) == 1 else "(" + ", ".join(vals[:3])
+                             + (", …" if len(vals) > 3 else "") + ")")
 
 
 def _mix(m: MethodView) -> str:
@@ -102,9 +111,10 @@ def program_lines(r: ProgramReport) -> list[str]:
                 else:
                     specs_shown.append((d.qnn, [d.label], bool(d.shared_with)))
     if n_const:
-        names = [m.name for m in r.methods if m.constant]
-        shown = ", ".join(names[:_CONSTANT_NAMES_SHOWN]) + (
-            f", … {len(names) - _CONSTANT_NAMES_SHOWN} more" if len(names) > _CONSTANT_NAMES_SHOWN else "")
+        consts = [m for m in r.methods if m.constant]
+        shown = ", ".join(_constant(m) for m in consts[:_CONSTANT_NAMES_SHOWN]) + (
+            f", … {len(consts) - _CONSTANT_NAMES_SHOWN} more (--json lists all)"
+            if len(consts) > _CONSTANT_NAMES_SHOWN else "")
         out += _wrap(f"{n_const} constant methods (no instructions, return stored values): {shown}", "  ")
 
     shared = [s for s in r.segments if sum(1 for u in s.used_by if "#" in u) > 1]
