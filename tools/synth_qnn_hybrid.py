@@ -24,17 +24,20 @@ Values, and what is assumed:
 * one ``Default`` RunData per method loaded (prefill_forward, then kv_forward), then the runs in the
   order of the schedule: per prompt one prefill run then its decode runs.
 
-The truth (method, phase, prompt, tokens per run) goes into the manifest next to the fixture.
+The ETRecord holds both methods' edge graphs (the same FX nodes) and maps. The truth (method,
+phase, prompt, tokens per run) goes into ``<name>.truth.json`` next to the fixture.
 
-    python tools/synth_qnn_hybrid.py --out tests/fixtures/qnn_etdump
+    python tools/synth_qnn_hybrid.py --out tests/fixtures/qnn_hybrid
 """
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import random
 import re
 import sys
+import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -60,7 +63,7 @@ def build(schedule=DEFAULT_SCHEDULE, seed: int = 2601, data_root=None) -> dict:
     rng = random.Random(seed)
     warm_blocks = list(range(1, len(q.executes)))      # execute 0 is the cold one
     names = [n for n, _ in s._nodes_of(q.executes[1])]
-    (mapping,), _ = s.build_name_map([names])
+    (mapping,), ops = s.build_name_map([names])
     instrs = [("delegate", 0, 0)]
     runs, truth = [], []
     for prompt, n_decode in enumerate(schedule):
@@ -90,21 +93,49 @@ def build(schedule=DEFAULT_SCHEDULE, seed: int = 2601, data_root=None) -> dict:
         sim.default_run({"init_ns": rng.randint(60_000_000, 90_000_000)})
     for run in runs:
         sim.execute(run)
-    return {"etdump": sim.w.get_etdump_data(), "truth": truth,
+    return {"etdump": sim.w.get_etdump_data(), "truth": truth, "etrecord": build_etrecord(ops, instrs),
             "source": {"dataset": "tblock_qdq", "level": "detailed", "csv": rel, "schedule": list(schedule),
                        "seed": seed, "ar_len": AR_LEN, "decode_scale": DECODE_SCALE,
                        "kv_opid_shift": KV_OPID_SHIFT, "default_runs": [PREFILL, KV]}}
 
 
+def build_etrecord(ops, instrs) -> bytes:
+    """One ETRecord for both methods, as ExecuTorch writes one per program: each method's edge graph
+    (the same model code, so the same FX nodes) and its entries in the three maps. Made from
+    ``synth_qnn_etdump.build_etrecord``'s one-method files, merged."""
+    entries: dict[str, bytes] = {}
+    maps: dict[str, dict] = {"debug_handle_map": {}, "delegate_map": {}, "instruction_id_to_num_outs_map": {}}
+    for method in (PREFILL, KV):
+        one = s.build_etrecord(ops, instrs, method=method, model_class="StoriesLlama",
+                               model_file="/home/dev/llama/model.py")
+        with zipfile.ZipFile(io.BytesIO(one)) as z:
+            for name in z.namelist():
+                if name in maps:
+                    maps[name].update(json.loads(z.read(name)))
+                else:
+                    entries.setdefault(name, z.read(name))
+    order = ["ETRECORD_V0", f"edge_dialect_exported_program/{PREFILL}", f"edge_dialect_exported_program/{KV}",
+             *maps, "export_graph_id"]
+    data = {**entries, **{k: json.dumps(v).encode() for k, v in maps.items()}}
+    bio = io.BytesIO()
+    with zipfile.ZipFile(bio, "w", zipfile.ZIP_STORED) as z:
+        for name in order:
+            zi = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            zi.compress_type = zipfile.ZIP_STORED
+            z.writestr(zi, data[name])
+    return bio.getvalue()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="tests/fixtures/qnn_etdump")
+    ap.add_argument("--out", default="tests/fixtures/qnn_hybrid")
     args = ap.parse_args()
     out = Path(args.out)
     fx = build()
     (out / f"{NAME}.etdump").write_bytes(fx["etdump"])
+    (out / f"{NAME}.etrecord").write_bytes(fx["etrecord"])
     truth = {"generator": "tools/synth_qnn_hybrid.py",
-             "regenerate": "python tools/synth_qnn_hybrid.py --out tests/fixtures/qnn_etdump",
+             "regenerate": "python tools/synth_qnn_hybrid.py --out tests/fixtures/qnn_hybrid",
              "program": "shaped like shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte "
                         "(methods prefill_forward, kv_forward: one QnnBackend delegate at instruction 0)",
              "source": fx["source"], "runs": fx["truth"]}

@@ -15,7 +15,7 @@ from etscope.formats.pte import read_pte
 from etscope.profile import load
 
 ROOT = Path(__file__).resolve().parents[2]
-FIX = ROOT / "tests" / "fixtures" / "qnn_etdump"
+FIX = ROOT / "tests" / "fixtures" / "qnn_hybrid"
 ETDUMP = FIX / "synthetic_qnn_hybrid_stories.etdump"
 TRUTH = json.loads((FIX / "synthetic_qnn_hybrid_stories.truth.json").read_text())["runs"]
 STORIES = Path("/work/shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte")
@@ -24,8 +24,12 @@ EMULATOR = Path("/work/shared/data/qnn-htp-emulator/tblock_qdq/detailed/qnn_prof
 needs_stories = pytest.mark.skipif(not STORIES.exists(), reason="shared QNN device data not present")
 
 
-def _report(etdump, pte=None):
-    return llm_report([load(str(etdump), pte=None if pte is None else str(pte))], all_methods=True)
+ETRECORD = FIX / "synthetic_qnn_hybrid_stories.etrecord"
+
+
+def _report(etdump, pte=None, etrecord=None):
+    return llm_report([load(str(etdump), pte=None if pte is None else str(pte),
+                            etrecord=None if etrecord is None else str(etrecord))], all_methods=True)
 
 
 def _check_against_truth(r, truth, named: bool):
@@ -43,6 +47,12 @@ def _check_against_truth(r, truth, named: bool):
 
 def test_fixture_phases_without_pte():
     _check_against_truth(_report(ETDUMP), TRUTH, named=False)
+
+
+def test_fixture_runs_named_after_methods_with_its_etrecord():
+    """The ETRecord's two methods have the same delegate map: the loader alone would name every run
+    after the first of them."""
+    _check_against_truth(_report(ETDUMP, etrecord=ETRECORD), TRUTH, named=True)
 
 
 @needs_stories

@@ -520,7 +520,7 @@ def _name_lookalike_phases(profiles, splits, phase_rows, series, warnings) -> li
     from etscope.analysis.lookalike import name_phases
 
     p = profiles[0]
-    done = name_phases(phase_rows, p.pte, p.method)
+    done = name_phases(phase_rows, p.pte, p.method, p.etrecord)
     if done is None:
         return None
     if "warning" in done:

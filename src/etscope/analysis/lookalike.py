@@ -18,22 +18,32 @@ PREFILL_WORDS = ("prefill", "prompt")
 DECODE_WORDS = ("kv", "decode", "token")
 
 
-def lookalike_methods(pte, method: str | None) -> list[str]:
-    """Methods of ``pte`` whose instruction kinds and backends equal those of ``method`` (itself
-    included); [] when ``method`` is not in the program."""
-    if pte is None or method is None:
+def lookalike_methods(pte, method: str | None, etrecord=None) -> list[str]:
+    """Methods whose instructions equal those of ``method`` (itself included): from the ``.pte``
+    (kind and backend of every instruction), else from the ETRecord (delegate instructions with
+    their backend, CPU instructions from the debug-handle map); [] when ``method`` is unknown."""
+    if method is None:
         return []
-    shape = {m.name: tuple((i.kind, i.backend_id) for i in m.instructions) for m in pte.methods}
-    if method not in shape or not shape[method]:
+    if pte is not None:
+        shape = {m.name: tuple((i.kind, i.backend_id) for i in m.instructions) for m in pte.methods}
+    elif etrecord is not None:
+        shape = {}
+        for m in etrecord.methods:
+            delegates = etrecord.delegate_map.get(m, {})
+            cpu = sorted(int(i) for i in etrecord.debug_handle_map.get(m, {}) if i not in delegates)
+            shape[m] = (tuple(sorted((int(i), d.name) for i, d in delegates.items())), tuple(cpu))
+    else:
+        return []
+    if method not in shape or not any(shape[method]):
         return []
     return [name for name, s in shape.items() if s == shape[method]]
 
 
-def name_phases(phases: list[dict], pte, method: str | None) -> dict | None:
+def name_phases(phases: list[dict], pte, method: str | None, etrecord=None) -> dict | None:
     """Set ``method`` (and ``method_from``) of a prefill and a decode phase whose runs belong to two
     look-alike methods. Returns what was done ({"methods", "assigned", "how"} or
     {"methods", "warning"}), or None when there is nothing to name."""
-    alike = lookalike_methods(pte, method)
+    alike = lookalike_methods(pte, method, etrecord)
     if len(alike) < 2:
         return None
     by_name = {p["name"]: p for p in phases}
