@@ -61,6 +61,35 @@ def _read_runtrace(path):
     return read_runtrace(path)
 
 
+def _qnn_heap_option(f):
+    return click.option("--qnn-heap", "qnn_heap", type=str,
+                        help="QNN HTP DSP heap profile (htp_heap_usage.txt): heap before/after the QNN "
+                             "contexts, shown beside planned CPU memory and VTCM.")(f)
+
+
+def _read_heap(path):
+    """The heap file is read first: a bad one fails before a long ETDump read."""
+    if path is None:
+        return None
+    from etscope.formats.heap import read_heap
+
+    return read_heap(path)
+
+
+def _heap_view(heap, program=None, method=None):
+    from etscope.analysis.heap import heap_view
+
+    return heap_view(heap, program, method)
+
+
+def _echo_heap(view):
+    from etscope.render.heap_text import heap_lines
+
+    click.echo("")
+    for line in heap_lines(view):
+        click.echo(line)
+
+
 def _inputs(f):
     f = click.option("--method", help="Method the runs executed (default: the one that fits; when the ETDump "
                                       "holds runs of several methods, the one with most runs).")(f)
@@ -88,27 +117,36 @@ def _load(etdump, etrecord, pte, method, announce=True):
 
 
 def _emit_json(obj):
-    from etscope.render.json import dumps
+    import sys
 
-    click.echo(dumps(obj))
+    from etscope.render.json import write
+
+    write(obj, sys.stdout)
 
 
 @main.command()
 @_inputs
 @_runtrace_option
+@_qnn_heap_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in README).")
-def summary(etdump, etrecord, pte, method, runtrace, as_json):
+def summary(etdump, etrecord, pte, method, runtrace, qnn_heap, as_json):
     """Reading guide: what contains what, what ran where, in true units."""
     from etscope.analysis.summary import summarize
 
     rt = _read_runtrace(runtrace)
-    s = summarize(_load(etdump, etrecord, pte, method, announce=False), runtrace=rt)
+    heap = _read_heap(qnn_heap)
+    profile = _load(etdump, etrecord, pte, method, announce=False)
+    s = summarize(profile, runtrace=rt)
+    if heap is not None:
+        s["qnn_heap"] = _heap_view(heap, profile.pte, profile.method)
     if as_json:
         _emit_json(s)
     else:
         from etscope.render.text import render_summary
 
         render_summary(s)
+        if heap is not None:
+            _echo_heap(s["qnn_heap"])
 
 
 @main.command()
@@ -142,22 +180,64 @@ def ops(etdump, etrecord, pte, method, as_json, limit):
 @click.option("--qnn-csv", "qnn_csv", type=str,
               help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")
 @_runtrace_option
+@_qnn_heap_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--top", type=click.IntRange(min=0), default=25, show_default=True, help="Per-op rows to print.")
-def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, as_json, top):
+def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, as_json, top):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
     from etscope.api import qnn_from_files
 
-    if not any((etdump, qhas, optrace, qnn_csv)):
-        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv")
-    _require_files(etdump, etrecord, pte, qhas, optrace, qnn_csv, runtrace)
-    report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace)
-    if as_json:
-        _emit_json({"schema": "etscope.qnn/1", "inputs": report.pop("inputs"), "qnn": report})
-    else:
-        from etscope.render.qnn_text import render_qnn
+    if not any((etdump, qhas, optrace, qnn_csv, qnn_heap)):
+        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv / --qnn-heap")
+    _require_files(etdump, etrecord, pte, qhas, optrace, qnn_csv, runtrace, qnn_heap)
+    heap = _read_heap(qnn_heap)
+    report = None
+    if any((etdump, qhas, optrace, qnn_csv)):
+        report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace)
+    heap_view = None
+    if heap is not None:
+        from etscope.formats.pte import read_pte
 
-        render_qnn(report, top=top)
+        heap_view = _heap_view(heap, read_pte(pte) if pte is not None else None, method)
+    if as_json:
+        from etscope.paths import display
+
+        inputs = report.pop("inputs") if report is not None else {
+            k: display(v) for k, v in (("pte", pte), ("qnn_heap", qnn_heap)) if v is not None}
+        if report is not None and qnn_heap is not None:
+            inputs["qnn_heap"] = display(qnn_heap)
+        out = {"schema": "etscope.qnn/1", "inputs": inputs, "qnn": report}
+        if heap_view is not None:
+            out["qnn_heap"] = heap_view
+        _emit_json(out)
+    else:
+        if report is not None:
+            from etscope.render.qnn_text import render_qnn
+
+            render_qnn(report, top=top)
+        if heap_view is not None:
+            _echo_heap(heap_view)
+
+
+@main.command()
+@click.argument("pte", type=str)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.program/1).")
+def program(pte, as_json):
+    """What a .pte holds (no ETDump needed): methods, delegates, segments, QNN compile spec, checks."""
+    from etscope.analysis.program import program_report
+    from etscope.formats.pte import read_pte
+    from etscope.paths import check_inputs, display
+
+    from etscope.formats.pte_constants import constant_method_values
+
+    check_inputs((pte,))
+    r = program_report(read_pte(pte), file=display(pte), constants=constant_method_values(pte))
+    if as_json:
+        _emit_json(r.to_json())
+    else:
+        from etscope.render.program_text import render_program
+
+        render_program(r, echo=click.echo)
 
 
 @main.command()
@@ -235,14 +315,15 @@ def _size(n: int) -> str:
 @main.command()
 @_view_inputs
 @_runtrace_option
+@_qnn_heap_option
 @click.option("-o", "--output", default="report.html", show_default=True, type=str,
               help="HTML file to write (one file, works offline).")
 @click.option("--compare", "compare_etdump", type=str,
               help="Base ETDump: add a 'Compared with base' section (as etscope diff BASE ETDUMP).")
 @click.option("--compare-etrecord", type=str, help="ETRecord of the base run.")
 @click.option("--compare-pte", type=str, help=".pte of the base run.")
-def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, compare_etdump, compare_etrecord,
-           compare_pte):
+def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, qnn_heap, output, compare_etdump,
+           compare_etrecord, compare_pte):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
     import os
 
@@ -252,14 +333,20 @@ def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, compa
 
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
-    out = _output(output, etdump, etrecord, pte, qhas, optrace, runtrace, compare_etdump, compare_etrecord,
-                  compare_pte)
+    out = _output(output, etdump, etrecord, pte, qhas, optrace, runtrace, qnn_heap, compare_etdump,
+                  compare_etrecord, compare_pte)
+    heap = _read_heap(qnn_heap)
     profile = _load(etdump, etrecord, pte, method)
     compare = None
     if compare_etdump is not None:
         compare = api.compare_view(_with_runs(_load(compare_etdump, compare_etrecord, compare_pte, None),
                                               compare_etdump), _with_runs(profile, etdump))
-    w = write_report(out, api.results(profile, qhas, optrace, runtrace).view, compare=compare)
+    r = api.results(profile, qhas, optrace, runtrace)
+    if heap is not None:
+        _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
+        r.summary["qnn_heap"] = _heap_view(heap, profile.pte, profile.method)
+        r.notes += ["DSP heap: " + n for n in r.summary["qnn_heap"]["notes"]]
+    w = write_report(out, r.view, compare=compare)
     _wrote(out, f"({_size(w['bytes'])}): open it in a browser"
                 + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
 

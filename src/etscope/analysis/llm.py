@@ -487,12 +487,13 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
     if any(f.from_split for f in files):
         method_of_part = [f.profile.method for f in files]
         series["method"] = [method_of_part[i] for i in file_of.tolist()]
+    named = _name_lookalike_phases(profiles, splits, phase_rows, series, warnings)
     findings = _findings(phase_rows, tps, ttft, drift, warm_notes, split)
     return {
         "schema": SCHEMA,
         "inputs": [dict(p.sources) for p in profiles],
-        "method": [_methods(p, sp) for p, sp in zip(profiles, splits)] if len(profiles) > 1 else
-        _methods(profiles[0], splits[0]),
+        "method": named or ([_methods(p, sp) for p, sp in zip(profiles, splits)] if len(profiles) > 1 else
+                            _methods(profiles[0], splits[0])),
         "llm": {
             "runs": n_total,
             "warmup_runs": [int(i) for i in np.nonzero(warm)[0]],
@@ -508,6 +509,27 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
         "findings": findings,
         "warnings": warnings,
     }
+
+
+def _name_lookalike_phases(profiles, splits, phase_rows, series, warnings) -> list[str] | None:
+    """One ETDump, one program whose methods execute the same instructions (QNN hybrid
+    prefill/kv): name the prefill and decode phases after them (``analysis.lookalike``); the
+    methods named, in phase order, or None."""
+    if len(profiles) != 1 or splits[0] is not None:
+        return None
+    from etscope.analysis.lookalike import name_phases
+
+    p = profiles[0]
+    done = name_phases(phase_rows, p.pte, p.method, p.etrecord)
+    if done is None:
+        return None
+    if "warning" in done:
+        warnings.append(done["warning"])
+        return None
+    warnings[:] = [w for w in warnings if not w.startswith("several methods fit the ETDump")]
+    method_of = {r["name"]: r["method"] for r in phase_rows}
+    series["method"] = [method_of.get(ph) for ph in series["phase"]]
+    return [r["method"] for r in phase_rows]
 
 
 def _file_name(profile: P.Profile, i: int) -> str:

@@ -224,7 +224,9 @@ def _column_stats(values: np.ndarray) -> dict[str, np.ndarray]:
 def samples(profile: P.Profile, rows: list[dict]) -> np.ndarray:
     """Per-run values of the given event_stats rows: array (rows, runs), NaN where a run lacks it."""
     event_stats(profile)
-    groups = profile.cache["event_groups"]
+    groups = profile.cache.get("event_groups")
+    if groups is None:                  # no profile events at all (e.g. allocations only)
+        return np.full((len(rows), profile.n_runs), np.nan)
     if callable(groups):
         groups = profile.cache["event_groups"] = groups()
     execute, value, inv, n_groups = groups
@@ -259,7 +261,8 @@ def op_table(profile: P.Profile) -> list[dict]:
             # No call wrapper (a build logging only kernel events, or the runtime's own JF_CALL):
             # each kernel event is a call of the instruction, not something inside the first one.
             top = [s for s in group if s["role"] == "kernel"]
-        kernel_rows = [s for s in group if s["role"] == "kernel" and s not in top]
+        in_top = {id(s) for s in top}      # identity, not dict equality: O(1) per row
+        kernel_rows = [s for s in group if s["role"] == "kernel" and id(s) not in in_top]
         inner = [s for s in group if s["role"] == "delegate_internal"]
         for s in top:
             rows.append(_row(s, ins, level=0, total_ns=total_ns))

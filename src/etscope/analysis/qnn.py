@@ -95,6 +95,33 @@ def is_node_name(name: str) -> bool:
 _QNN_ROOT_HINT = re.compile(r"^(QNN|RPC|Accelerator|Number of HVX|Num times yield|Time for )")
 
 
+def _by_instruction(profile: P.Profile, role: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices of the events of ``role``, grouped by instruction id (file order within a group):
+    (indices, the group's instruction ids, group starts + end). Built once per profile: a scan of
+    every event per instruction was instructions x events (20k partitions: minutes)."""
+    key = f"qnn_by_instruction_{role}"
+    got = profile.cache.get(key)
+    if got is None:
+        ev = profile.events
+        idx = np.flatnonzero(ev["role"] == role)
+        instr = ev["instruction_id"][idx]
+        order = np.argsort(instr, kind="stable")
+        idx, instr = idx[order], instr[order]
+        cut = np.flatnonzero(np.diff(instr)) + 1 if instr.size else np.zeros(0, np.int64)
+        starts = np.concatenate([[0], cut, [instr.size]]).astype(np.int64)
+        got = profile.cache[key] = (idx, instr[starts[:-1]] if instr.size else instr, starts)
+    return got
+
+
+def _events_of(profile: P.Profile, role: int, iid: int) -> np.ndarray:
+    """Indices (ascending) of the events of ``role`` with instruction id ``iid``."""
+    idx, ids, starts = _by_instruction(profile, role)
+    g = int(np.searchsorted(ids, iid))
+    if g >= ids.size or ids[g] != iid:
+        return idx[:0]
+    return idx[starts[g]:starts[g + 1]]
+
+
 def qnn_instructions(profile: P.Profile) -> list[int]:
     """Delegate instructions that are QNN partitions: by backend id, or by their event names."""
     ids = []
@@ -106,7 +133,7 @@ def qnn_instructions(profile: P.Profile) -> list[int]:
             ids.append(ins.id)
             continue
         if ins.backend_from == "event names":
-            sel = (ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == ins.id)
+            sel = _events_of(profile, P.ROLE_DELEGATE_INTERNAL, ins.id)
             codes = unique(ev["delegate_id_str"][sel])[:20]
             if any(_QNN_ROOT_HINT.match(profile.strings[c]) or is_node_name(profile.strings[c])
                    for c in codes if c >= 0):
@@ -138,33 +165,43 @@ def _run_slices(profile: P.Profile) -> list[slice]:
 def _partition_events(profile: P.Profile, iid: int, sl: slice):
     """The QNN events of instruction ``iid`` in one slice: (execute, name code, value)."""
     ev = profile.events
-    role = ev["role"][sl]
-    sel = (role == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"][sl] == iid) & (ev["execute"][sl] >= 0)
-    ds = ev["delegate_id_str"][sl][sel]
-    code = np.where(ds >= 0, ds, ev["name"][sl][sel])     # unnamed delegate events: their id string
+    mine = _events_of(profile, P.ROLE_DELEGATE_INTERNAL, iid)
+    sel = mine[np.searchsorted(mine, sl.start):np.searchsorted(mine, sl.stop)]
+    sel = sel[ev["execute"][sel] >= 0]
+    ds = ev["delegate_id_str"][sel]
+    code = np.where(ds >= 0, ds, ev["name"][sel])     # unnamed delegate events: their id string
     # An event with neither a name nor a string id (only an integer debug id) names no QNN event.
     named = code >= 0
-    return ev["execute"][sl][sel][named], code[named], ev["value"][sl][sel][named]
+    return ev["execute"][sel][named], code[named], ev["value"][sel][named]
+
+
+# Partitions analysed per ETDump. Models have a handful to a few hundred QNN partitions; each costs
+# about a millisecond, so a file of tens of thousands (a few MB) would take minutes: past this
+# many, the rest are named in a warning, not analysed.
+MAX_QNN_PARTITIONS = 1000
 
 
 def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
     """Per QNN partition, its events per execute. Two passes over run-aligned slices of the events:
     the first finds the names and their repeats per execute; the second fills the per-run arrays.
-    Nothing the size of the whole event list is allocated. Events that accumulated across executes
+    Apart from one index of the delegate events grouped by instruction (``_by_instruction``),
+    nothing the size of the whole event list is allocated. Events that accumulated across executes
     were de-duplicated when the profile was built (profile.Accumulation)."""
     n_runs = profile.n_runs
     slices = _run_slices(profile)
     n_strings = len(profile.strings) + 1
     out = []
-    for iid in qnn_instructions(profile):
+    for iid in qnn_instructions(profile)[:MAX_QNN_PARTITIONS]:
         # pass 1: distinct names, copies per run, most repeats per name
         seen = np.zeros(n_strings, dtype=bool)
         copies = np.zeros(n_runs, dtype=np.int64)
         max_occ = np.full(n_strings, -1, dtype=np.int64)
+        n_events = 0
         for sl in slices:
             run, code, _ = _partition_events(profile, iid, sl)
             if not run.size:
                 continue
+            n_events += run.size
             occ, count = _occurrence_and_count(run, code)
             seen[code] = True
             np.maximum.at(copies, run, count)
@@ -188,11 +225,19 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
         dense = np.full(n_strings, -1, dtype=np.int64)
         dense[node_codes] = np.arange(node_codes.size)
         n_rows = int((max_occ[node_codes] + 1).sum())
-        row_of_key = np.full(max(node_codes.size * span, 1), -1, dtype=np.int64)
+        # Row keys (name, occurrence) are looked up in a sorted array, not an array of names x most
+        # repeats (10k names and one repeated 50k times would be 4 GB).
+        known_keys = np.zeros(0, dtype=np.int64)
+        known_rows = np.zeros(0, dtype=np.int64)
         row_keys: list[int] = []
-        node_rows = np.full((n_rows, n_runs), np.nan)
+        # One value per (row, run): dense when rows recur across runs (the normal case); when names
+        # differ from run to run the matrix would be rows x runs from a file of rows + runs events.
+        skip_nodes = n_rows * n_runs > 16 * n_events + (1 << 22)
+        if skip_nodes:
+            notes.append(f"per-op rows left out: {n_rows} distinct (name, repeat) rows over {n_runs} runs "
+                         "(names differ from run to run) would not fit a per-run table")
+        node_rows = np.full((0 if skip_nodes else n_rows, n_runs), np.nan)
         roots: dict[tuple[str, str], np.ndarray] = {}
-        root_codes = distinct[~is_node[distinct]]
         # pass 2: values
         for sl in slices:
             run, code, value = _partition_events(profile, iid, sl)
@@ -202,22 +247,29 @@ def series_from_profile(profile: P.Profile) -> list[QnnSeries]:
             keep_last = occ == count - 1
             del count
             node = is_node[code]
-            rm = ~node & keep_last
-            for c in root_codes:
-                m = rm & (code == c)
-                if m.any():
-                    arr = roots.setdefault(root_key(profile.strings[int(c)]), np.full(n_runs, np.nan))
-                    arr[run[m]] = value[m]
-            if not node.any():
+            rm = np.flatnonzero(~node & keep_last)
+            # Grouped by name with one sort (a scan per root name was names x events).
+            order = rm[np.argsort(code[rm], kind="stable")]
+            cuts = np.flatnonzero(np.diff(code[order])) + 1
+            for grp in np.split(order, cuts) if order.size else []:
+                arr = roots.setdefault(root_key(profile.strings[int(code[grp[0]])]), np.full(n_runs, np.nan))
+                arr[run[grp]] = value[grp]
+            if skip_nodes or not node.any():
                 continue
             nm = node
             rowkey = dense[code[nm]] * span + occ[nm]
             new_keys, first_pos = np.unique(rowkey, return_index=True)
-            fresh = row_of_key[new_keys] < 0
-            for k in new_keys[fresh][np.argsort(first_pos[fresh], kind="stable")]:
-                row_of_key[k] = len(row_keys)
-                row_keys.append(int(k))
-            node_rows[row_of_key[rowkey], run[nm]] = value[nm]
+            at = np.searchsorted(known_keys, new_keys)
+            fresh = at >= known_keys.size
+            fresh[~fresh] = known_keys[at[~fresh]] != new_keys[~fresh]
+            add = new_keys[fresh][np.argsort(first_pos[fresh], kind="stable")]
+            if add.size:
+                rows = np.arange(len(row_keys), len(row_keys) + add.size, dtype=np.int64)
+                row_keys.extend(add.tolist())
+                keys_all = np.concatenate([known_keys, add])
+                order = np.argsort(keys_all, kind="stable")
+                known_keys, known_rows = keys_all[order], np.concatenate([known_rows, rows])[order]
+            node_rows[known_rows[np.searchsorted(known_keys, rowkey)], run[nm]] = value[nm]
         node_names, node_unit = [], []
         for k in row_keys:
             nm_str = profile.strings[int(node_codes[k // span])]
@@ -260,7 +312,8 @@ def _occurrence_and_count(run: np.ndarray, code: np.ndarray) -> tuple[np.ndarray
 
 def _delegate_call_ns(profile: P.Profile, iid: int) -> np.ndarray:
     ev = profile.events
-    m = (ev["role"] == P.ROLE_DELEGATE_CALL) & (ev["instruction_id"] == iid) & (ev["execute"] >= 0)
+    m = _events_of(profile, P.ROLE_DELEGATE_CALL, iid)
+    m = m[ev["execute"][m] >= 0]
     out = np.bincount(ev["execute"][m], weights=ev["value"][m], minlength=profile.n_runs)
     present = np.bincount(ev["execute"][m], minlength=profile.n_runs) > 0
     return np.where(present, out, np.nan)
@@ -269,18 +322,20 @@ def _delegate_call_ns(profile: P.Profile, iid: int) -> np.ndarray:
 def series_from_qnn_profile(qp) -> list[QnnSeries]:
     """From a QNN profile CSV / viewer text / viewer JSON (etscope.formats.qnn_csv.QnnProfile)."""
     blocks = [b for b in qp.blocks if b.kind == "execute"]
-    graphs = sorted({b.graph_index if b.graph_index is not None else 0 for b in blocks})
+    by_graph: dict[int, list] = {}
+    for b in blocks:
+        by_graph.setdefault(b.graph_index if b.graph_index is not None else 0, []).append(b)
+    graphs = sorted(by_graph)
     out = []
     for g in graphs:
-        gb = [b for b in blocks if (b.graph_index if b.graph_index is not None else 0) == g]
+        gb = by_graph[g]
         n = len(gb)
         roots: dict[tuple[str, str], np.ndarray] = {}
-        names: list[str] = []
-        for b in gb:
+        row: dict[str, int] = {}          # node name -> row, in order of first appearance (a dict:
+        for b in gb:                      # a list membership test was names x names)
             for nm in b.node_names:
-                if nm not in names:
-                    names.append(nm)
-        row = {nm: i for i, nm in enumerate(names)}
+                row.setdefault(nm, len(row))
+        names = list(row)
         mat = np.full((len(names), n), np.nan)
         for j, b in enumerate(gb):
             for name, (value, unit) in b.roots.items():
@@ -621,6 +676,7 @@ def qhas_op_table(qhas) -> dict[str, dict]:
     """Per QNN op name: cycles, DRAM/VTCM bytes, dominant-path cycles, and HMX/HVX/DMA use of the
     HTP ops it became (from htp_op_instances)."""
     out: dict[str, dict] = {}
+    seen: dict[str, set] = {}
     for r in qhas.qnn_op_instances_nodes:
         name = r.get("qnn_op")
         if not isinstance(name, str):
@@ -643,7 +699,8 @@ def qhas_op_table(qhas) -> dict[str, dict]:
             if isinstance(v, bool):
                 o[flag] = bool(o[flag]) or v
         htp = r.get("htp_op")
-        if isinstance(htp, str) and htp not in o["htp_ops"]:
+        if isinstance(htp, str) and htp not in seen.setdefault(name, set()):   # a set: one QNN op may
+            seen[name].add(htp)                                               # hold 60k HTP ops
             o["htp_ops"].append(htp)
     return out
 
@@ -651,6 +708,7 @@ def qhas_op_table(qhas) -> dict[str, dict]:
 def optrace_op_table(trace) -> dict[str, dict]:
     """Per QNN op name from an optrace: HTP ops it became, their cycles and HMX/HVX/DMA flags."""
     out: dict[str, dict] = {}
+    seen: dict[str, set] = {}
     ev = trace.events
     for i in trace.op_event_indices():
         args = ev.args[i] if isinstance(ev.args[i], dict) else {}
@@ -668,7 +726,8 @@ def optrace_op_table(trace) -> dict[str, dict]:
         o["hvx"] = o["hvx"] or any("hvx" in f for f in flags)
         o["dma"] = o["dma"] or any(f.startswith("dma") for f in flags)
         htp = args.get("HTP Op Type") or ev.name[i]
-        if isinstance(htp, str) and htp not in o["htp_ops"]:
+        if isinstance(htp, str) and htp not in seen.setdefault(name, set()):
+            seen[name].add(htp)
             o["htp_ops"].append(htp)
     return out
 
@@ -721,12 +780,23 @@ def optrace_summary(trace) -> dict:
     ev = trace.events
     idx = trace.op_event_indices() if hasattr(trace, "op_event_indices") else np.arange(len(ev.name))
     tracks = []
+    # Op events grouped by track in one pass (a per-track scan was tracks x events).
+    idx = np.asarray(idx, dtype=np.int64)
+    pids = np.asarray(ev.pid, dtype=np.int64)[idx]
+    tids = np.asarray(ev.tid, dtype=np.int64)[idx]
+    dur = np.asarray(ev.dur_cycles, dtype=np.float64)[idx]
+    keys, inv = (np.unique(np.stack([pids, tids]), axis=1, return_inverse=True) if idx.size
+                 else (np.zeros((2, 0), np.int64), np.zeros(0, np.int64)))
+    inv = inv.reshape(-1)
+    n_ops = np.bincount(inv, minlength=keys.shape[1])
+    busy = np.bincount(inv, weights=np.nan_to_num(dur, nan=0.0), minlength=keys.shape[1])
+    at = {(int(p), int(t)): j for j, (p, t) in enumerate(keys.T.tolist())}
+    ops_of = {k: int(n_ops[j]) for k, j in at.items()}
+    busy_of = {k: float(busy[j]) for k, j in at.items()}
     for (pid, tid), kind in sorted(trace.tracks.items()):
-        m = np.array([ev.pid[i] == pid and ev.tid[i] == tid for i in idx], dtype=bool) if len(idx) else np.zeros(0, bool)
-        busy = float(np.nansum(ev.dur_cycles[idx][m])) if m.any() else 0.0
         tracks.append({"pid": int(pid), "tid": int(tid), "kind": kind,
                        "name": trace.thread_names.get((pid, tid)) if isinstance(trace.thread_names, dict) else None,
-                       "ops": int(m.sum()), "busy_cycles": busy})
+                       "ops": ops_of.get((pid, tid), 0), "busy_cycles": busy_of.get((pid, tid), 0.0)})
     return {"ops": int(len(idx)), "tracks": tracks, "unit": "cycles"}
 
 
@@ -766,6 +836,11 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
     warnings += _clock_warnings(partitions, runtrace, measured)
     if profile is not None and not series:
         warnings.append("no QNN events in this ETDump (QNN profile level off, or no QnnBackend partition)")
+    if profile is not None:
+        skipped = qnn_instructions(profile)[MAX_QNN_PARTITIONS:]
+        if skipped:
+            warnings.append(f"{len(skipped)} more QNN partitions (instructions {skipped[0]} to {skipped[-1]}) "
+                            f"not analysed: only the first {MAX_QNN_PARTITIONS} are")
     vtcm = soc.get("vtcm_bytes") if soc else None
     return {
         "schema": SCHEMA,

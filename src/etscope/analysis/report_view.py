@@ -60,11 +60,21 @@ def _us_to_ms(x) -> float:
     return float(units.to_ms(x, units.US))
 
 
-def _inner_rows(ops: list[dict]) -> dict[int, list[dict]]:
-    by_instr: dict[int, list[dict]] = {}
+def inner_rows_by_call(ops: list[dict]) -> dict[tuple[int, int], list[dict]]:
+    """Level-1 rows (kernels, delegate-internal events) under the level-0 row (instruction id,
+    occurrence) that holds them: the k-th call of an instruction in a run holds the k-th event of
+    each name inside it (occurrences beyond the last call go to the last call). Each row is listed
+    under one call only: an instruction called K times per run gives K calls, not K x K rows."""
+    calls: dict[int, int] = {}
     for r in ops:
-        by_instr.setdefault(r["instruction_id"], []).append(r)
-    return by_instr
+        if r["level"] == 0:
+            calls[r["instruction_id"]] = max(calls.get(r["instruction_id"], 0), r["occurrence"] + 1)
+    out: dict[tuple[int, int], list[dict]] = {}
+    for r in ops:
+        if r["level"] == 1:
+            iid = r["instruction_id"]
+            out.setdefault((iid, min(r["occurrence"], calls.get(iid, 1) - 1)), []).append(r)
+    return out
 
 
 def _qnn_partitions(qnn: dict | None) -> dict:
@@ -79,7 +89,7 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> 
         return None
     n = max(n_runs, 1)
     qparts = _qnn_partitions(qnn)
-    by_instr = _inner_rows(ops)
+    inside = inner_rows_by_call(ops)
     root = {"name": "Method::execute", "ms": lat["mean"], "kind": "method", "children": []}
     for b in summary.get("breakdown") or []:
         if b["kind"] == "delegate":
@@ -91,20 +101,21 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> 
                     node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": r["total_ms"] / n,
                                              "kind": "delegate_call", "backend": b["backend"],
                                              "op_type": r.get("op_type"),
-                                             "children": _inside_call(iid, qparts, by_instr, n)})
+                                             "children": _inside_call(iid, r["occurrence"], qparts, inside, n)})
             root["children"].append(node)
         elif b["kind"] == "cpu_ops":
-            root["children"].append(_cpu_node(b, ops, by_instr, n))
+            root["children"].append(_cpu_node(b, ops, inside, n))
         else:
             root["children"].append({"name": "framework overhead", "ms": b["mean_ms"], "kind": "overhead"})
     return root
 
 
-def _inside_call(iid: int, qparts: dict, by_instr: dict, n: int) -> list[dict]:
-    """The events inside one delegate call: its QNN ops (estimated) when there are, else its own rows."""
+def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int) -> list[dict]:
+    """The events inside one delegate call: its QNN ops (estimated; shown under the instruction's
+    first call) when there are, else its own rows."""
     out = []
     part = qparts.get(iid)
-    if part and part.get("ops"):
+    if part and part.get("ops") and occurrence == 0:
         for op in part["ops"]:
             est = op.get("est_us_p50")
             if isinstance(est, (int, float)) and est > 0:
@@ -113,13 +124,13 @@ def _inside_call(iid: int, qparts: dict, by_instr: dict, n: int) -> list[dict]:
                             "node": op.get("node")})
         if out:
             return out
-    for r in by_instr.get(iid, []):
-        if r["level"] == 1 and r["unit"] == "ns" and r["total"]:
+    for r in inside.get((iid, occurrence), []):
+        if r["unit"] == "ns" and r["total"]:
             out.append({"name": r["name"], "ms": _ns_to_ms(r["total"]) / n, "kind": r["role"]})
     return out
 
 
-def _cpu_node(b: dict, ops: list[dict], by_instr: dict, n: int) -> dict:
+def _cpu_node(b: dict, ops: list[dict], inside: dict, n: int) -> dict:
     node = {"name": "CPU kernels (fallback)", "ms": b["mean_ms"], "kind": "cpu", "children": []}
     for r in ops:
         if r["level"] == 0 and r["role"] in ("operator_call", "kernel") and r["unit"] == "ns":
@@ -128,7 +139,7 @@ def _cpu_node(b: dict, ops: list[dict], by_instr: dict, n: int) -> dict:
                 "name": f"{r.get('op_type') or r['name']} (#{iid})", "ms": r["total_ms"] / n,
                 "kind": "operator_call", "source": r.get("source"),
                 "children": [{"name": k["name"], "ms": _ns_to_ms(k["total"]) / n, "kind": "kernel"}
-                             for k in by_instr.get(iid, []) if k["level"] == 1 and k["unit"] == "ns"]})
+                             for k in inside.get((iid, r["occurrence"]), []) if k["unit"] == "ns"]})
     return node
 
 
@@ -157,7 +168,7 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
         a["estimated"] = a["estimated"] or estimated
 
     qparts = _qnn_partitions(qnn)
-    by_instr = _inner_rows(ops)
+    inside = inner_rows_by_call(ops)
     for r in ops:
         if r["level"] != 0 or r["unit"] != "ns":
             continue
@@ -169,10 +180,13 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
         part = qparts.get(iid)
         qops = [o for o in (part or {}).get("ops") or [] if isinstance(o.get("est_us_p50"), (int, float))]
         if qops:
-            for o in qops:
-                add(cat, pl, str(o.get("op_type") or o.get("qnn_name") or "?"), _us_to_ms(o["est_us_p50"]), True)
+            # The partition's per-op estimates describe the instruction: counted once, with its
+            # first call (as in the hierarchy), not once per call.
+            if r["occurrence"] == 0:
+                for o in qops:
+                    add(cat, pl, str(o.get("op_type") or o.get("qnn_name") or "?"), _us_to_ms(o["est_us_p50"]), True)
             continue
-        inner = [x for x in by_instr.get(iid, []) if x["level"] == 1 and x["unit"] == "ns"]
+        inner = [x for x in inside.get((iid, r["occurrence"]), []) if x["unit"] == "ns"]
         if inner:
             for x in inner:
                 add(cat, pl, _XNN_REPEAT.sub("", x["name"]).rstrip() or "?", _ns_to_ms(x["total"]) / n)

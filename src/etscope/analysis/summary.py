@@ -78,10 +78,14 @@ def delegate_calls(profile: P.Profile, table: list[dict]) -> list[dict]:
     """Each delegate instruction with its wall time and what is logged inside it (``table``: the
     op table)."""
     rows = []
+    inner_of: dict[int, list[dict]] = {}     # grouped once: a scan of the table per call was calls x rows
+    for x in table:
+        if x["level"] == 1:
+            inner_of.setdefault(x["instruction_id"], []).append(x)
     for r in table:
         if r["role"] != "delegate_call":
             continue
-        inner = [x for x in table if x["instruction_id"] == r["instruction_id"] and x["level"] == 1]
+        inner = inner_of.get(r["instruction_id"], [])
         ins = profile.instructions.get(r["instruction_id"])
         rows.append({"instruction_id": r["instruction_id"], "backend": r["placement"],
                      "backend_from": ins.backend_from if ins else None,

@@ -109,23 +109,30 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
     names = effective_names(profile).astype(np.int32) if n else np.zeros(0, np.int32)
     run_names = [r.name for r in profile.etdump.runs]
     uniq_names = sorted(set(run_names))
-    per_run = np.array([uniq_names.index(s) for s in run_names], dtype=np.int32)
+    name_code = {s: i for i, s in enumerate(uniq_names)}
+    per_run = np.array([name_code[s] for s in run_names], dtype=np.int32)
     run_name = _dict_column(per_run[ev["run"]] if n else np.zeros(0, np.int32), uniq_names)
     instr = ev["instruction_id"].astype(np.int64)
     chain = ev["chain"].astype(np.int64)
     attached = (chain >= 0) & (instr >= 0)
-    # Placement and op type per instruction, as dictionary columns.
-    ins_ids = sorted(profile.instructions)
+    # Placement and op type per instruction, as dictionary columns. Looked up by position among the
+    # known ids (searchsorted), not in an array indexed by id: ids come from the file (up to 2**31).
+    ins_ids = np.array(sorted(profile.instructions), dtype=np.int64)
     placements = sorted({i.backend for i in profile.instructions.values()})
     op_types = sorted({i.op_type for i in profile.instructions.values() if i.op_type})
-    pl_code = np.full(max(ins_ids, default=-1) + 2, -1, dtype=np.int32)
-    ot_code = np.full(max(ins_ids, default=-1) + 2, -1, dtype=np.int32)
-    for iid in ins_ids:
+    pl_index = {p: i for i, p in enumerate(placements)}
+    ot_index = {t: i for i, t in enumerate(op_types)}
+    pl_code = np.full(len(ins_ids) + 1, -1, dtype=np.int32)     # last slot: not a known instruction
+    ot_code = np.full(len(ins_ids) + 1, -1, dtype=np.int32)
+    for k, iid in enumerate(ins_ids.tolist()):
         ins = profile.instructions[iid]
-        pl_code[iid] = placements.index(ins.backend)
+        pl_code[k] = pl_index[ins.backend]
         if ins.op_type:
-            ot_code[iid] = op_types.index(ins.op_type)
-    safe_instr = np.where(attached & (instr < len(pl_code) - 1), instr, len(pl_code) - 1)
+            ot_code[k] = ot_index[ins.op_type]
+    pos = np.searchsorted(ins_ids, instr)
+    known = attached & (pos < len(ins_ids))
+    known[known] = ins_ids[pos[known]] == instr[known]
+    safe_instr = np.where(known, pos, len(ins_ids))
     placement = pl_code[safe_instr]
     op_type = ot_code[safe_instr]
     role = ev["role"]
@@ -138,6 +145,7 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
     lookup = qnn_op_lookup(qnn)
     if lookup and inner.any():
         extra_types = list(op_types)
+        type_index = dict(ot_index)
         sel = np.nonzero(inner & (unit == units.CYCLES))[0]
         codes, inv = np.unique(np.stack([instr[sel], names[sel].astype(np.int64)]), axis=1, return_inverse=True)
         inv = inv.reshape(-1)
@@ -147,9 +155,10 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
             op = lookup.get((iid, strings[nm])) or lookup.get((iid, qnn_name_keys(strings[nm])[-1]))
             if op and op.get("op_type"):
                 t = str(op["op_type"])
-                if t not in extra_types:
+                if t not in type_index:
+                    type_index[t] = len(extra_types)
                     extra_types.append(t)
-                per_code_type[j] = extra_types.index(t)
+                per_code_type[j] = type_index[t]
         found = per_code_type[inv] >= 0
         op_type[sel[found]] = per_code_type[inv][found]
         op_types = extra_types

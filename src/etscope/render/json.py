@@ -30,9 +30,32 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dumps(obj, indent: int | None = 2) -> str:
-    text = json.dumps(_clean(obj), indent=indent, ensure_ascii=False, allow_nan=False).translate(_C1)
+    return _safe(json.dumps(_clean(obj), indent=indent, ensure_ascii=False, allow_nan=False))
+
+
+def _safe(text: str) -> str:
+    """C1 controls escaped; lone surrogates (undecodable file-name bytes) shown escaped, so the
+    output is valid UTF-8."""
+    text = text.translate(_C1)
     if _SURROGATE.search(text):
         from etscope.paths import display
 
         text = _SURROGATE.sub(lambda m: display(m.group()).replace("\\", "\\\\"), text)
     return text
+
+
+def write(obj, file, indent: int | None = 2) -> None:
+    """``dumps(obj)`` written to ``file`` piece by piece, then a newline: the output is never one
+    string in memory (``ops --json`` of a large model is tens of MB, and the string, its escaped
+    copy and its encoding were three copies). Each piece ends between JSON tokens, so escaping
+    per piece is escaping the whole."""
+    enc = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False)
+    buf: list[str] = []
+    size = 0
+    for chunk in enc.iterencode(_clean(obj)):
+        buf.append(chunk)
+        size += len(chunk)
+        if size > 1 << 20:
+            file.write(_safe("".join(buf)))
+            buf, size = [], 0
+    file.write(_safe("".join(buf)) + "\n")

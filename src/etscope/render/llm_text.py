@@ -47,6 +47,10 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     if extra:
         c.print(Text(", ".join(extra), style="dim"))
     c.print(_t(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}.", 300))
+    named = [ph for ph in llm["phases"] if ph.get("method_from")]
+    if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.lookalike
+        c.print(_t("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)
+                   + f" ({named[0]['method_from']}).", 2000), soft_wrap=True)
     c.print()
     for line in r["findings"]:
         c.print(_t(line, 2000), soft_wrap=True)

@@ -14,12 +14,20 @@ def _num(x, fmt="{:,.0f}") -> str:
     return "—" if x is None else fmt.format(x)
 
 
+MAX_PARTITIONS_SHOWN = 50
+MAX_WARNINGS_SHOWN = 100
+
+
 def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> None:
     c = _console(console)
     parts = report["partitions"]
     if not parts and not report.get("qhas"):
         c.print("No QNN data found.")
-    for p in parts:
+    # rich lays out each partition's tables in milliseconds: a file with thousands of partitions
+    # is summarised past the first MAX_PARTITIONS_SHOWN (--json has them all).
+    if len(parts) > MAX_PARTITIONS_SHOWN:
+        c.print(_t(f"{len(parts)} QNN partitions: the first {MAX_PARTITIONS_SHOWN} are shown (--json lists all)"))
+    for p in parts[:MAX_PARTITIONS_SHOWN]:
         title = f"QNN partition: {p['key']}"
         if p.get("backend"):
             title += f" ({p['backend']})"
@@ -92,8 +100,11 @@ def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> N
     q = report.get("qhas")
     if q:
         _render_qhas(c, q)
-    for w in report.get("warnings", []):
+    warnings = report.get("warnings", [])
+    for w in warnings[:MAX_WARNINGS_SHOWN]:
         c.print(Text("warning: " + clean(w, 500), style="yellow"))
+    if len(warnings) > MAX_WARNINGS_SHOWN:
+        c.print(Text(f"… {len(warnings) - MAX_WARNINGS_SHOWN} more warnings (--json lists all)", style="yellow"))
 
 
 def _mhz(x) -> str:

@@ -66,23 +66,54 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
         c.print(Text("warning: " + clean(w), style="yellow"))
 
 
+OPS_COLUMNS = ("instr", "name", "op type", "placement", "calls/run", "p50", "mean", "total", "share", "source")
+_RIGHT = {"instr", "calls/run", "p50", "mean", "total", "share"}
+# rich lays out a table at ~1-2 ms a row: past this many rows the table is written as plain
+# fixed-width columns (same cells), so `ops --limit 0` stays linear and fast on huge tables.
+RICH_TABLE_MAX_ROWS = 500
+
+
+def _ops_cells(r: dict) -> list[str]:
+    if r["unit"] == "ns":
+        p50, mean, total = fmt_ms(r["p50_ms"]), fmt_ms(r["mean_ms"]), fmt_ms(r["total_ms"])
+    else:
+        unit = r["unit"]
+        p50, mean, total = f"{r['p50']:,.0f} {unit}", f"{r['mean']:,.0f} {unit}", f"{r['total']:,.0f} {unit}"
+    return [str(r["instruction_id"]), clean("  " * r["level"] + (r["name"] or "")), clean(r["op_type"] or ""),
+            clean(r["placement"] or ""), f"{r['calls_per_run']:g}" if r["calls_per_run"] is not None else "",
+            p50, mean, total, f"{r['share']:.1%}" if r["share"] is not None else "", clean(r["source"] or "")]
+
+
 def render_ops(rows: list[dict], console: Console | None = None, limit: int | None = None) -> None:
     c = _console(console)
-    t = Table(title="Per-op table (every event kept; time in true units)", title_justify="left")
-    for col in ("instr", "name", "op type", "placement", "calls/run", "p50", "mean", "total", "share", "source"):
-        t.add_column(col, justify="right" if col in ("instr", "calls/run", "p50", "mean", "total", "share") else "left")
+    title = "Per-op table (every event kept; time in true units)"
     shown = rows if limit is None else rows[:limit]
+    caption = f"… {len(rows) - limit} more rows (--limit 0 shows all)" if limit is not None and len(rows) > limit \
+        else None
+    if len(shown) > RICH_TABLE_MAX_ROWS:
+        _plain_table(c, title, OPS_COLUMNS, [_ops_cells(r) for r in shown], caption)
+        return
+    t = Table(title=title, title_justify="left")
+    for col in OPS_COLUMNS:
+        t.add_column(col, justify="right" if col in _RIGHT else "left")
     for r in shown:
-        indent = "  " * r["level"]
-        if r["unit"] == "ns":
-            p50, mean, total = fmt_ms(r["p50_ms"]), fmt_ms(r["mean_ms"]), fmt_ms(r["total_ms"])
-        else:
-            unit = r["unit"]
-            p50, mean, total = f"{r['p50']:,.0f} {unit}", f"{r['mean']:,.0f} {unit}", f"{r['total']:,.0f} {unit}"
-        t.add_row(str(r["instruction_id"]), _t(indent + (r["name"] or "")), _t(r["op_type"] or ""),
-                  _t(r["placement"] or ""), f"{r['calls_per_run']:g}" if r["calls_per_run"] is not None else "",
-                  p50, mean, total, f"{r['share']:.1%}" if r["share"] is not None else "",
-                  _t(r["source"] or ""))
-    if limit is not None and len(rows) > limit:
-        t.caption = f"… {len(rows) - limit} more rows (--limit 0 shows all)"
+        t.add_row(*(Text(x) for x in _ops_cells(r)))
+    if caption:
+        t.caption = caption
     c.print(t)
+
+
+def _plain_table(c: Console, title: str, columns, cells: list[list[str]], caption: str | None) -> None:
+    """Fixed-width columns written straight to the console's file (cells are already cleaned)."""
+    widths = [max([len(col)] + [len(row[i]) for row in cells]) for i, col in enumerate(columns)]
+
+    def line(values):
+        return "  ".join(v.rjust(w) if col in _RIGHT else v.ljust(w)
+                         for v, w, col in zip(values, widths, columns)).rstrip()
+
+    out = [title, line(columns), "  ".join("-" * w for w in widths)]
+    out += [line(row) for row in cells]
+    if caption:
+        out.append(caption)
+    c.file.write("\n".join(out) + "\n")
+    c.file.flush()

@@ -238,9 +238,13 @@ def _parents(dcall: np.ndarray, inner: np.ndarray, execute: np.ndarray, instr: n
     if inner.size == 0 or dcall.size == 0:
         return np.full(inner.size, -1, dtype=np.int64)
     n = int(max(dcall.max(), inner.max())) + 1
-    ikey = instr.astype(np.int64) - int(instr.min()) + 1
-    dkey = execute[dcall].astype(np.int64) * (int(ikey.max()) + 1) + ikey[dcall]
-    qkey = execute[inner].astype(np.int64) * (int(ikey.max()) + 1) + ikey[inner]
+    # (execute, instruction) as one dense code: ids from the file go up to 2**31, and packing
+    # them raw with the event index overflowed int64 on large files.
+    both = np.concatenate([dcall, inner])
+    _, pair = np.unique(np.stack([execute[both].astype(np.int64), instr[both].astype(np.int64)]), axis=1,
+                        return_inverse=True)
+    pair = pair.reshape(-1).astype(np.int64)
+    dkey, qkey = pair[:dcall.size], pair[dcall.size:]
     dcomp = dkey * n + dcall
     order = np.argsort(dcomp, kind="stable")
     dsorted, ksorted = dcomp[order], dkey[order]

@@ -18,6 +18,13 @@
     });
     var mem = s.memory || {};
     if (isNum(mem.planned_bytes)) box.appendChild(stat('planned memory (.pte)', fmtBytes(mem.planned_bytes), (mem.planned_buffers || []).length + ' buffer(s)'));
+    var heap = s.qnn_heap;   // --qnn-heap: DSP heap before the first QNN context / after the last was freed
+    if (heap) {
+      box.appendChild(stat('DSP heap (QNN) before → after', fmtBytes(heap.before_bytes) + ' → ' +
+        (isNum(heap.after_bytes) ? fmtBytes(heap.after_bytes) : 'not freed'),
+        (isNum(heap.difference_bytes) ? 'difference ' + (heap.difference_bytes >= 0 ? '+' : '') + heap.difference_bytes + ' B' : 'contexts not freed') +
+        (isNum(heap.vtcm_bytes) ? '; VTCM ' + fmtBytes(heap.vtcm_bytes) : '')));
+    }
     if (DATA.llm && isNum(DATA.llm.decode_tokens_per_s)) box.appendChild(stat('decode', fmtNum(DATA.llm.decode_tokens_per_s) + ' tokens/s', 'from the LLM analysis'));
     (s.load || []).forEach(function (e) { box.appendChild(stat('before the runs: ' + e.name, fmtMs(e.ms))); });
   }
