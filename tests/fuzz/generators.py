@@ -9,9 +9,10 @@ never writes them), every zip compression method. Sizes stay in the tens to hund
 case runs in about a second when the code is linear; a quadratic path shows up as seconds to
 minutes.
 
-``COMMANDS[kind]`` lists the CLI commands that read a kind (argument lists with ``{f}`` for the
-file, ``{o}`` for an output path); ``campaign.py`` runs each (file, command) in a child process
-with a wall-time limit and measures its peak RSS.
+``campaign.COMMANDS[kind]`` lists the CLI commands that read a kind; ``campaign.py`` runs each
+(file, command) in a child process with a wall-time limit and measures its CPU time and peak RSS.
+A generator takes ``rng`` (a ``random.Random``: the same seed gives the same bytes) and optionally
+``shape`` (one of its cases, else drawn).
 """
 from __future__ import annotations
 
