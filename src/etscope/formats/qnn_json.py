@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from etscope.errors import FormatError
-from etscope.formats.qnn_csv import QnnProfile, _Builder
+from etscope.formats.qnn_profile import ProfileBuilder, QnnProfile
 from etscope.formats.qnn_names import head_text, load_json, normalise_unit, read_input_bytes
 
 __all__ = ["parse_qnn_json", "read_qnn_json", "sniff"]
@@ -100,7 +100,7 @@ def _parse(doc, path: str) -> QnnProfile:
     if "messages" not in doc:
         raise FormatError("not a QNN profile JSON: no 'messages' list")
     messages = _events_list(doc.get("messages"), "messages")
-    b = _Builder("qnn_json", path)
+    b = ProfileBuilder("qnn_json", path)
     if kind is None:
         b.warnings.append("no header.artifact_type; read as QNN_PROFILE")
     metadata: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""qnn-profile-viewer text output (``profile.txt``) -> :class:`~etscope.formats.qnn_csv.QnnProfile`.
+"""qnn-profile-viewer text output (``profile.txt``) -> :class:`~etscope.formats.qnn_profile.QnnProfile`.
 
 The file (QNN 2.45, real sample ``chain8_sm8650.profile.txt``)::
 
@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 
 from etscope.errors import FormatError
-from etscope.formats.qnn_csv import QnnProfile, _Builder, parse_number
+from etscope.formats.qnn_profile import ProfileBuilder, QnnProfile, parse_number
 from etscope.formats.qnn_names import (decode_text, head_text, normalise_unit, parse_qnn_event_name,
                                        read_input_bytes)
 
@@ -144,7 +144,7 @@ def _looks_numeric(s: str) -> bool:
 
 def _parse(data, path: str, max_bytes) -> QnnProfile:
     text = decode_text(data, path, "qnn-profile-viewer text", max_bytes)
-    b = _Builder("qnn_text", path)
+    b = ProfileBuilder("qnn_text", path)
     metadata: dict[str, str] = {}
     app_stats: list[tuple[str, str, float, str]] = []
     phase = "header"            # header -> summary -> backend
@@ -206,14 +206,14 @@ def _parse(data, path: str, max_bytes) -> QnnProfile:
     return b.build(metadata=metadata, app_stats=app_stats)
 
 
-def _open_section(b: _Builder, label: str) -> None:
+def _open_section(b: ProfileBuilder, label: str) -> None:
     """A heading in the backend part starts a block (``Execute Stats`` only groups the next ones)."""
     if label.lower() == "execute stats":
         return
     b.section(_section_kind(label), label)
 
 
-def _add_event(b: _Builder, name: str, value: float, unit: str, indented: bool, lineno: int) -> None:
+def _add_event(b: ProfileBuilder, name: str, value: float, unit: str, indented: bool, lineno: int) -> None:
     level = "SUB-EVENT" if indented else "ROOT"
     type_ = ""
     if indented and (parse_qnn_event_name(name).op_id is not None or unit == "cycles"):
