@@ -21,7 +21,13 @@ def _layers() -> list[str]:
 
 
 def test_this_tree_is_the_one_checked():
-    assert Path(etscope.__file__).resolve().parent == ROOT / "src" / "etscope"
+    """lint-imports checks the importable etscope: this tree's (editable) or installed from it
+    (CI installs non-editable), so its modules must be this tree's modules, byte for byte."""
+    installed = Path(etscope.__file__).resolve().parent
+    tree = ROOT / "src" / "etscope"
+    mods = sorted(p.relative_to(tree) for p in tree.rglob("*.py"))
+    assert mods == sorted(p.relative_to(installed) for p in installed.rglob("*.py"))
+    assert all((tree / m).read_bytes() == (installed / m).read_bytes() for m in mods)
 
 
 def test_every_module_is_in_a_layer():

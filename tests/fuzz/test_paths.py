@@ -134,9 +134,9 @@ def test_export_into_folder_holding_other_inputs_is_fine(d):
 
 
 def test_demo_never_writes_its_sample(tmp_path):
-    from etscope.demo import sample_paths
-
-    sample = sample_paths()["etdump"]
+    # The subprocess runs the tree's code (PYTHONPATH=src), so its sample is the tree's copy, not
+    # the one of an installed etscope this test process may have imported.
+    sample = SRC / "etscope" / "data" / "sample_cnn.etdump"
     before = Path(sample).read_bytes()
     one_line_error(cli("demo", "--report", sample, cwd=tmp_path))
     assert Path(sample).read_bytes() == before
