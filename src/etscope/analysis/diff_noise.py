@@ -119,7 +119,7 @@ def program_identity(base, new, samples_base: dict, samples_new: dict) -> dict:
     in_ = [(i.kind, i.operator, i.backend_id) for i in mn.instructions]
     if ib != in_:
         return {"identical": False, "basis": f".pte method {mb.name!r}: instructions differ"}
-    db, dn = delegate_blob_digests(pb), delegate_blob_digests(pn)
+    db, dn = delegate_blob_digests(pb, base.pte), delegate_blob_digests(pn, new.pte)
     blobs_b = [db.get((mb.name, d.index)) for d in mb.delegates]
     blobs_n = [dn.get((mn.name, d.index)) for d in mn.delegates]
     if blobs_b != blobs_n:

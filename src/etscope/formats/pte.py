@@ -18,11 +18,13 @@ Nothing here imports torch or executorch, and nothing runs flatc.
 """
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import string
 import struct
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import numpy as np
 
@@ -216,8 +218,10 @@ class _Budget:
         return bytes(self.buf.u8[start:start + count])
 
 
-def read_pte(path: str | os.PathLike) -> PteProgram:
-    """Read a ``.pte`` file (memory-mapped read-only; the file is never modified)."""
+@contextlib.contextmanager
+def mapped_pte(path: str | os.PathLike) -> Iterator[tuple[mmap.mmap, str]]:
+    """``(mapping, name)`` of a ``.pte`` file, memory-mapped read-only (the file is never
+    modified): the one way every reader of the file opens it."""
     name = os.fspath(path)
     try:
         f = open_input(name, ".pte")
@@ -235,12 +239,18 @@ def read_pte(path: str | os.PathLike) -> PteProgram:
         except (OSError, ValueError) as e:
             raise FormatError(f"cannot map .pte file: {e}", file=name) from None
         try:
-            return parse_pte(mm, name)
+            yield mm, name
         finally:
             try:
                 mm.close()
             except BufferError:  # a view is still referenced somewhere; the GC will unmap it
                 pass
+
+
+def read_pte(path: str | os.PathLike) -> PteProgram:
+    """Read a ``.pte`` file (memory-mapped read-only; the file is never modified)."""
+    with mapped_pte(path) as (mm, name):
+        return parse_pte(mm, name)
 
 
 def parse_pte(data, name: str = "<pte>") -> PteProgram:
@@ -267,7 +277,7 @@ def _parse(data, name: str) -> PteProgram:
             _fail(f"unsupported .pte schema {ident.decode()} (this reader knows {FILE_IDENTIFIER.decode()})", 4)
         _fail(f"not a .pte program (identifier {ident!r} where {FILE_IDENTIFIER!r} expected)", 4)
 
-    program_size, seg_base, seg_data_size, has_eh = _extended_header(whole)
+    program_size, seg_base, seg_data_size, has_eh = extended_header(whole)
     buf, root = root_table(Buffer(whole.u8[:program_size], "flatbuffer"), FILE_IDENTIFIER)
     budget = _Budget(buf)
 
@@ -295,7 +305,7 @@ def _parse(data, name: str) -> PteProgram:
     )
 
 
-def _extended_header(buf: Buffer) -> tuple[int, int, int, bool]:
+def extended_header(buf: Buffer) -> tuple[int, int, int, bool]:
     """(program size, segment base offset, segment data size, present?)."""
     size = buf.size
     if size < 12 or bytes(buf.u8[8:12]) != EXTENDED_HEADER_MAGIC:
@@ -519,26 +529,23 @@ def _stacktraces(budget: _Budget, chain: int, n: int) -> list[tuple[PteFrame, ..
     return out
 
 
-def delegate_blob_digests(path: str | os.PathLike) -> dict[tuple[str, int], str]:
+def delegate_blob_digests(path: str | os.PathLike, program: PteProgram | None = None) -> dict[tuple[str, int], str]:
     """SHA-256 of every delegate's processed blob, keyed by (method name, delegate index): whether
-    two programs hold the same lowered partitions (``etscope diff``). Reads the file again,
-    memory-mapped, hashing each blob in place."""
+    two programs hold the same lowered partitions (``etscope diff``). ``program``: the file as
+    already read (else it is parsed from the same mapping); each blob is hashed in place."""
     import hashlib
 
-    program = read_pte(path)
-    name = os.fspath(path)
     out: dict[tuple[str, int], str] = {}
-    try:
-        with open_input(name, ".pte") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            view = memoryview(mm)
-            try:
-                for m in program.methods:
-                    for d in m.delegates:
-                        end = d.blob_offset + d.blob_size
-                        if 0 <= d.blob_offset <= end <= len(mm):
-                            out[(m.name, d.index)] = hashlib.sha256(view[d.blob_offset:end]).hexdigest()
-            finally:
-                view.release()
-    except (OSError, ValueError) as e:
-        raise FormatError(f"cannot read .pte file: {e}", file=name) from None
+    with mapped_pte(path) as (mm, name):
+        if program is None:
+            program = parse_pte(mm, name)
+        view = memoryview(mm)
+        try:
+            for m in program.methods:
+                for d in m.delegates:
+                    end = d.blob_offset + d.blob_size
+                    if 0 <= d.blob_offset <= end <= len(mm):
+                        out[(m.name, d.index)] = hashlib.sha256(view[d.blob_offset:end]).hexdigest()
+        finally:
+            view.release()
     return out

@@ -9,13 +9,11 @@ read-only.
 """
 from __future__ import annotations
 
-import mmap
 import os
 
 from etscope.errors import FormatError
 from etscope.formats.flatbuf import Buffer, root_table
-from etscope.formats.pte import FILE_IDENTIFIER, _extended_header
-from etscope.paths import open_input
+from etscope.formats.pte import FILE_IDENTIFIER, extended_header, mapped_pte
 
 # A flatbuffers union's type 0 is NONE, so the members count from 1 (as INSTRUCTION_KINDS in pte.py).
 KERNEL_TYPES = {0: "none", 1: "null", 2: "int", 3: "bool", 4: "double", 5: "tensor", 6: "string",
@@ -30,31 +28,17 @@ MAX_STRING = 256
 def constant_method_values(path: str | os.PathLike) -> dict[str, list]:
     """``{method: [value, ...]}`` for every method without instructions: ints, floats, bools and
     strings as such, other values as ``"<tensor>"``-style type names."""
-    name = os.fspath(path)
-    try:
-        f = open_input(name, ".pte")
-    except OSError as e:
-        raise FormatError(f"cannot open .pte file: {e.strerror or e}", file=name) from None
-    with f:
-        try:
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError) as e:
-            raise FormatError(f"cannot map .pte file: {e}", file=name) from None
+    with mapped_pte(path) as (mm, name):
         try:
             return _values(Buffer(mm, "flatbuffer"), name)
         except FormatError as e:
             raise e.with_file(name) from None
         except (IndexError, ValueError, TypeError, OverflowError, UnicodeError) as e:
             raise FormatError(f"malformed .pte program ({type(e).__name__}: {e})", file=name) from None
-        finally:
-            try:
-                mm.close()
-            except BufferError:
-                pass
 
 
 def _values(whole: Buffer, name: str) -> dict[str, list]:
-    program_size, _, _, _ = _extended_header(whole)
+    program_size, _, _, _ = extended_header(whole)
     buf, root = root_table(Buffer(whole.u8[:program_size], "flatbuffer"), FILE_IDENTIFIER)
     out: dict[str, list] = {}
     for plan in buf.tables(root, _PROGRAM_PLANS).tolist():
