@@ -592,6 +592,28 @@ def mutate(reader: str, data: bytes, rng: random.Random) -> bytes:
 
 # ---- a valid ETDump from plain data (flatbuffers Builder) --------------------------------------------
 
+_PREPEND_SLOT = {"u8": "PrependUint8Slot", "i8": "PrependInt8Slot", "i32": "PrependInt32Slot",
+                 "u32": "PrependUint32Slot", "u64": "PrependUint64Slot", "i64": "PrependInt64Slot",
+                 "off": "PrependUOffsetTRelativeSlot"}
+
+
+def fb_offsets(b, offs) -> int:
+    """A vector of table/string offsets (flatbuffers Builder ``b``)."""
+    b.StartVector(4, len(offs), 4)
+    for o in reversed(offs):
+        b.PrependUOffsetTRelative(o)
+    return b.EndVector()
+
+
+def fb_table(b, fields, n_slots: int = 8) -> int:
+    """A table from ``[(slot, kind, value)]`` (kind: a key of ``_PREPEND_SLOT``); ``None`` values are
+    left out (the reader's default)."""
+    b.StartObject(n_slots)
+    for slot, kind, val in fields:
+        if val is not None:
+            getattr(b, _PREPEND_SLOT[kind])(slot, val, 0)
+    return b.EndObject()
+
 def build_etdump(runs, *, version: int = 0, size_prefixed: bool = True) -> bytes:
     """ETDump bytes from ``runs = [dict(name, bundled=-1, allocators=[str], events=[event])]``.
 
@@ -609,20 +631,10 @@ def build_etdump(runs, *, version: int = 0, size_prefixed: bool = True) -> bytes
         return b.CreateString(s) if s is not None else None
 
     def vec_offsets(offs):
-        b.StartVector(4, len(offs), 4)
-        for o in reversed(offs):
-            b.PrependUOffsetTRelative(o)
-        return b.EndVector()
+        return fb_offsets(b, offs)
 
     def table(fields):
-        b.StartObject(8)
-        for slot, kind, val in fields:
-            if val is None:
-                continue
-            getattr(b, {"u8": "PrependUint8Slot", "i8": "PrependInt8Slot", "i32": "PrependInt32Slot",
-                        "u32": "PrependUint32Slot", "u64": "PrependUint64Slot", "i64": "PrependInt64Slot",
-                        "off": "PrependUOffsetTRelativeSlot"}[kind])(slot, val, 0)
-        return b.EndObject()
+        return fb_table(b, fields)
 
     def tensor(stype, sizes):
         sv = None

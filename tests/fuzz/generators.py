@@ -50,19 +50,10 @@ def build_etdump_shared(runs, *, share_tables: bool = False, version: int = 0) -
         return strings[s]
 
     def vec_offsets(offs):
-        b.StartVector(4, len(offs), 4)
-        for o in reversed(offs):
-            b.PrependUOffsetTRelative(o)
-        return b.EndVector()
+        return H.fb_offsets(b, offs)
 
     def table(fields):
-        b.StartObject(8)
-        for slot, kind, val in fields:
-            if val is None:
-                continue
-            getattr(b, {"i32": "PrependInt32Slot", "u32": "PrependUint32Slot", "u64": "PrependUint64Slot",
-                        "off": "PrependUOffsetTRelativeSlot"}[kind])(slot, val, 0)
-        return b.EndObject()
+        return H.fb_table(b, fields)
 
     cache: dict[tuple, int] = {}
 
@@ -396,10 +387,7 @@ def build_pte(methods, *, version: int = 0) -> bytes:
         return strings[x]
 
     def vec(offs):
-        b.StartVector(4, len(offs), 4)
-        for o in reversed(offs):
-            b.PrependUOffsetTRelative(o)
-        return b.EndVector()
+        return H.fb_offsets(b, offs)
 
     def ivec(xs):
         b.StartVector(4, len(xs), 4)
@@ -408,11 +396,7 @@ def build_pte(methods, *, version: int = 0) -> bytes:
         return b.EndVector()
 
     def table(n, fields):
-        b.StartObject(n)
-        for slot, kind, val in fields:
-            getattr(b, {"u8": "PrependUint8Slot", "i8": "PrependInt8Slot", "i32": "PrependInt32Slot",
-                        "u32": "PrependUint32Slot", "off": "PrependUOffsetTRelativeSlot"}[kind])(slot, val, 0)
-        return b.EndObject()
+        return H.fb_table(b, fields, n)
 
     inline_all = []
     plans = []
