@@ -466,13 +466,13 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
 
         import pyarrow.csv as pacsv
 
-        from etscope.render.export import _plain, no_formulas
+        from etscope.render.table_cells import no_formulas, plain_strings as _plain
 
         buf = io.BytesIO()
         pacsv.write_csv(no_formulas(_plain(result)), buf)
         click.echo(buf.getvalue().decode("utf-8"), nl=False)
     else:
-        from etscope.render.export import _plain
+        from etscope.render.table_cells import plain_strings as _plain
         from etscope.render.json import dumps
 
         click.echo(dumps(_plain(result).to_pylist(), indent=None))
