@@ -100,10 +100,6 @@ class Buffer:
             return None
         return bytes(self.u8[start:start + count]).decode("utf-8", "replace")
 
-    def bytes_field(self, table: int, slot: int) -> bytes | None:
-        start, count = self.vector(table, slot, 1)
-        return bytes(self.u8[start:start + count]) if start else None
-
     def tables(self, table: int, slot: int) -> np.ndarray:
         """Positions of the tables in a vector-of-tables field (int64 array)."""
         start, count = self.vector(table, slot, 4)
