@@ -18,19 +18,68 @@ def unit_from_suffix(name: str) -> int:
     return UNKNOWN
 
 
+# Conversions of numbers and numpy arrays alike (the type is kept): each is the one operation an
+# inline conversion would do, so results are bit-identical to it.
+def ns_to_ms(x):
+    return x / 1e6
+
+
+def ns_to_us(x):
+    return x / 1e3
+
+
+def us_to_ms(x):
+    return x / 1e3
+
+
+def us_to_ns(x):
+    return x * 1e3
+
+
+def ms_to_us(x):
+    return x * 1e3
+
+
+def ms_to_ns(x):
+    return x * 1e6
+
+
+def clock_mhz(cycles, us):
+    """The clock that runs ``cycles`` in ``us`` microseconds, in MHz (cycles per µs)."""
+    return cycles / us
+
+
+def mhz_to_ghz(x):
+    return x / 1e3
+
+
+def ghz_to_mhz(x):
+    return x * 1e3
+
+
+def bytes_to_kb(n):
+    """Decimal kilobytes, as file sizes are shown (``fmt_bytes`` shows memory in KiB/MiB)."""
+    return n / 1e3
+
+
+def bytes_to_mb(n):
+    """Decimal megabytes, as file sizes are shown."""
+    return n / 1e6
+
+
 def to_ms(values: np.ndarray | float, unit: int):
     """Time values to milliseconds. Only ns and us are time; anything else is refused."""
     if unit == NS:
-        return np.asarray(values, dtype=np.float64) / 1e6
+        return ns_to_ms(np.asarray(values, dtype=np.float64))
     if unit == US:
-        return np.asarray(values, dtype=np.float64) / 1e3
+        return us_to_ms(np.asarray(values, dtype=np.float64))
     raise ValueError(f"{NAMES[unit]} is not a time unit; convert through an explicit clock estimate")
 
 
 def to_us(values: np.ndarray | float, unit: int):
     """Time values to microseconds. Only ns and us are time; anything else is refused."""
     if unit == NS:
-        return np.asarray(values, dtype=np.float64) / 1e3
+        return ns_to_us(np.asarray(values, dtype=np.float64))
     if unit == US:
         return np.asarray(values, dtype=np.float64)
     raise ValueError(f"{NAMES[unit]} is not a time unit; convert through an explicit clock estimate")
@@ -41,9 +90,9 @@ def fmt_value(value: float, unit: int) -> str:
     if value != value:  # NaN
         return "n/a"
     if unit == NS:
-        return fmt_ms(value / 1e6)
+        return fmt_ms(ns_to_ms(value))
     if unit == US:
-        return fmt_ms(value / 1e3)
+        return fmt_ms(us_to_ms(value))
     if unit == CYCLES:
         return f"{value:,.0f} cycles"
     if unit == BYTES:

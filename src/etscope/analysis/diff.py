@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from etscope import profile as P
+from etscope import units
 from etscope.analysis import diff_noise, diff_placement
 from etscope.analysis import ops as ops_analysis
 from etscope.analysis import placement
@@ -110,7 +111,7 @@ def session_interval(base: list[np.ndarray], new: list[np.ndarray], prior_sd: fl
 
 def steady_latency_ms(profile: P.Profile) -> tuple[np.ndarray, int]:
     """Per-run Method::execute in ms without the leading warm-up runs, and how many were dropped."""
-    lat = profile.runs["latency_ns"] / 1e6
+    lat = units.ns_to_ms(profile.runs["latency_ns"])
     n = leading_warmup(lat)
     return lat[n:], n
 
@@ -372,7 +373,7 @@ def _breakdown_change(bases: list[P.Profile], news: list[P.Profile], drop_b: lis
 
 
 def _ms(ns: float) -> float:
-    return float(ns) / 1e6
+    return units.ns_to_ms(float(ns))
 
 
 def _op_changes(a: dict, b: dict, min_effect_pct: float) -> list[dict]:

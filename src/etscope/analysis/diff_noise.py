@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from etscope import units
+
 # Two sessions of one program: the ratio of their p50 latencies stayed within x(1 + this/100) in
 # 99% of the calibration pairs (BENCHMARKS.md).
 SESSION_ALLOWANCE_PCT = 160.0
@@ -52,7 +54,7 @@ def op_shifts(samples_base: dict, samples_new: dict, base_latency_ms: float, p_v
         if a.size == 0 or b.size == 0:
             continue
         pa, pb = float(np.median(a)), float(np.median(b))
-        share = pa / (base_latency_ms * 1e6) if base_latency_ms else 0.0
+        share = pa / units.ms_to_ns(base_latency_ms) if base_latency_ms else 0.0
         if pa <= 0 or pb <= 0 or share < SUBSTANTIAL_SHARE:
             continue
         rows.append({"name": x["name"], "placement": x["placement"], "base_p50_ns": pa, "new_p50_ns": pb,

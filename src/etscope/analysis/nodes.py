@@ -13,6 +13,7 @@ Time per node (mean per run, µs):
 from __future__ import annotations
 
 from etscope import profile as P
+from etscope import units
 
 
 def graph_for_views(profile: P.Profile):
@@ -70,7 +71,7 @@ def node_table(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> 
     instr_us: dict[int, float] = {}
     for r in ops:
         if r.get("level") == 0 and r.get("unit") == "ns" and r.get("instruction_id") is not None:
-            instr_us[r["instruction_id"]] = instr_us.get(r["instruction_id"], 0.0) + (r["total"] or 0.0) / 1e3 / n_runs
+            instr_us[r["instruction_id"]] = instr_us.get(r["instruction_id"], 0.0) + units.ns_to_us(r["total"] or 0.0) / n_runs
     placement: dict[str, str] = {}
     instr_of: dict[str, int] = {}
     time_us: dict[str, float] = {}

@@ -119,7 +119,7 @@ def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> dict:
         row[k] = float(st[k][j])
     if un == units.NS:
         for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
-            row[f"{k}_ms"] = row[k] / 1e6
+            row[f"{k}_ms"] = units.ns_to_ms(row[k])
     return row
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from etscope import profile as P
+from etscope import units
 from etscope.analysis.stats import describe, grouped
 from etscope.arrays import unique
 
@@ -106,7 +107,7 @@ def latency_summary(profile: P.Profile) -> dict:
     lat = lat[~np.isnan(lat)]
     if lat.size == 0:
         return {"count": profile.n_runs, "latency_ms": None}
-    s = describe(lat / 1e6)
+    s = describe(units.ns_to_ms(lat))
     return {"count": profile.n_runs,
             "latency_ms": {k: s[k] for k in ("p10", "p50", "p90", "p99", "mean", "min", "max", "total")}}
 
@@ -124,9 +125,9 @@ def fallback_ops(profile: P.Profile) -> list[dict]:
     kuniq, kinv = np.unique(key, return_inverse=True)
     per_run = np.bincount(kinv.reshape(-1), weights=it["ns"][cpu])
     group = kuniq // profile.n_runs
-    st = grouped(group, per_run / 1e6, len(uniq))
+    st = grouped(group, units.ns_to_ms(per_run), len(uniq))
     calls = np.bincount(inv.reshape(-1), minlength=len(uniq))
-    total_latency_ms = float(np.nansum(profile.runs["latency_ns"])) / 1e6
+    total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"])))
     rows = []
     for j, i in enumerate(uniq):
         ins = profile.instructions.get(int(i))
@@ -160,4 +161,4 @@ def _op_type_origin(ins) -> str | None:
 
 
 def _ms(ns) -> float:
-    return float(ns) / 1e6
+    return units.ns_to_ms(float(ns))

@@ -239,7 +239,7 @@ def checks(summary: dict, profile: P.Profile, qnn: dict | None, tree: dict | Non
     """Warnings about units and failed invariants, in plain words (shown in the report)."""
     out: list[str] = []
     parts = per_run_parts(profile)
-    neg = int((parts["framework_overhead"] < -1e3).sum())   # more than 1 µs below zero
+    neg = int((parts["framework_overhead"] < -units.us_to_ns(1.0)).sum())   # more than 1 µs below zero
     if neg:
         out.append(f"In {neg} run(s) the delegate calls and CPU kernels add up to more than Method::execute "
                    "(overhead below zero): events overlap or the clock is not monotonic.")

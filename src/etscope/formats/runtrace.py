@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from etscope import units
 from etscope.errors import FormatError
 from etscope.formats.qnn_names import head_text, load_json, read_input_bytes
 
@@ -171,7 +172,7 @@ def _parse(doc, path: str) -> RunTrace:
         if ghz is not None and not 0 < ghz < _MAX_GHZ:
             raise FormatError(f"{where}.args.summary_htp_frequency_ghz {ghz!r} is not an HTP clock "
                               f"(0-{_MAX_GHZ:g} GHz)", file=path)
-        derived = cyc / t_us / 1e3 if t_us and cyc == cyc else None    # GHz
+        derived = units.mhz_to_ghz(units.clock_mhz(cyc, t_us)) if t_us and cyc == cyc else None
         if ghz is not None and derived is not None and abs(derived - ghz) > _TOLERANCE * ghz:
             warnings.append(f"{where} ({nm}): summary_htp_frequency_ghz {ghz:g} differs from "
                             f"cycles ÷ summary_time_us = {derived:.6g} GHz; the file's value is used")
@@ -184,7 +185,7 @@ def _parse(doc, path: str) -> RunTrace:
         cycles.append(cyc)
         ticks.append(tk)
         time_us.append(math.nan if t_us is None else t_us)
-        mhz.append(math.nan if f is None else f * 1e3)
+        mhz.append(math.nan if f is None else units.ghz_to_mhz(f))
     if GRAPH_EXECUTE not in names:
         warnings.append(f"no '{GRAPH_EXECUTE}' span: no measured graph clock")
     return RunTrace(path=path, version=version, name=np.array(names, dtype=object),

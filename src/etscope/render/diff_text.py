@@ -7,13 +7,13 @@ from rich.text import Text
 
 from etscope.render.safe import clean
 from etscope.render.text import console_or_default, safe_text
-from etscope.units import fmt_ms
+from etscope.units import fmt_ms, ms_to_us, ns_to_ms
 
 
 def _fmt(v, unit):
     if v is None:
         return "—"
-    return fmt_ms(v / 1e6) if unit == "ns" else f"{v:,.0f} {unit}"
+    return fmt_ms(ns_to_ms(v)) if unit == "ns" else f"{v:,.0f} {unit}"
 
 
 def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
@@ -52,7 +52,7 @@ def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
     for b in d["breakdown"]:
         label = f"delegate: {b['backend']}" if b["kind"] == "delegate" else b["kind"].replace("_", " ")
         t.add_row(safe_text(label), fmt_ms(b["base_p50_ms"]) if b["base_p50_ms"] is not None else "—",
-                  fmt_ms(b["new_p50_ms"]) if b["new_p50_ms"] is not None else "—", f"{b['change_ms'] * 1000:+,.1f} µs")
+                  fmt_ms(b["new_p50_ms"]) if b["new_p50_ms"] is not None else "—", f"{ms_to_us(b['change_ms']):+,.1f} µs")
     c.print(t)
     changed = [o for o in d["ops"] if o["status"] != "same"]
     if changed:

@@ -1,7 +1,7 @@
 """Plain-language reading guide built from a summary dict (shared by the text and HTML views)."""
 from __future__ import annotations
 
-from etscope.units import fmt_ms
+from etscope.units import fmt_ms, us_to_ms
 
 
 def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, in reading order
@@ -44,9 +44,9 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
     for q in s.get("qnn") or []:
         bits = [f"QNN partition at instruction {q['instruction_id']}: DELEGATE_CALL {fmt_ms(q['delegate_call_ms'])} p50"]
         if q.get("qnn_execute_us") is not None:
-            bits.append(f"contains QNN (execute) {fmt_ms(q['qnn_execute_us'] / 1e3)}")
+            bits.append(f"contains QNN (execute) {fmt_ms(us_to_ms(q['qnn_execute_us']))}")
         if q.get("accel_us") is not None:
-            bits.append(f"which contains the HTP accelerator {fmt_ms(q['accel_us'] / 1e3)} (waits included)")
+            bits.append(f"which contains the HTP accelerator {fmt_ms(us_to_ms(q['accel_us']))} (waits included)")
         if q.get("accel_cycles") is not None:
             bits.append(f"= {q['accel_cycles']:,.0f} cycles, the sum of its {q['ops']} per-op rows")
         line = ", ".join(bits) + "."
@@ -84,7 +84,7 @@ def _clock_words(q: dict) -> str:
     basis = q.get("clock_basis") or "?"
     lo, hi = q.get("clock_mhz_bounds") or (None, None)
     excl = q.get("accel_excl_wait_us")
-    excl_txt = fmt_ms(excl / 1e3) if excl is not None else "?"
+    excl_txt = fmt_ms(us_to_ms(excl)) if excl is not None else "?"
     if q.get("clock_bound") == "between":
         words = (f"≈{est:,.0f} MHz estimated = p50 of cycles ÷ '{basis}' ({excl_txt} p50), an upper "
                  f"bound; cycles ÷ the time with waits is the lower bound: the clock lies in "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import textwrap
 
+from etscope import units
 from etscope.analysis.program import DelegateView, MethodView, ProgramReport, QnnSpecView
 from etscope.render.safe import clean
 
@@ -14,9 +15,9 @@ def _bytes(n: int | None) -> str:
     if n is None:
         return "?"
     if n >= 1e6:
-        return f"{n / 1e6:.2f} MB"
+        return f"{units.bytes_to_mb(n):.2f} MB"
     if n >= 1e3:
-        return f"{n / 1e3:.1f} kB"
+        return f"{units.bytes_to_kb(n):.1f} kB"
     return f"{n} B"
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+from etscope import units
+
 THRESHOLD_BYTES = 50 * 1024 * 1024
 
 
@@ -41,7 +43,7 @@ def reading(*paths):
                   TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
                   TimeRemainingColumn(), console=console, transient=True, redirect_stdout=False,
                   redirect_stderr=False) as bar:
-        task = bar.add_task(f"{names} ({size / 1e6:,.0f} MB)", total=None, counts="")
+        task = bar.add_task(f"{names} ({units.bytes_to_mb(size):,.0f} MB)", total=None, counts="")
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total, counts=f"{done:,}/{total:,} events")
