@@ -6,10 +6,14 @@ with the same name in one run are two rows, never one overwriting the other.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 
 from etscope import profile as P
 from etscope import units
+from etscope.analysis.memo import per_profile
 from etscope.analysis.stats import grouped
 from etscope.formats import etdump as etdump_format
 
@@ -60,19 +64,34 @@ def unique_columns(keys: np.ndarray):
     return uniq, first, inv.reshape(-1)
 
 
+@dataclass
+class EventTable:
+    """What ``event_stats`` computes: its rows, and for ``samples`` each profile event's (execute
+    run, value, row group) and the number of groups, built on first use (the fast path needs them
+    only when per-run samples are asked for)."""
+
+    rows: list[dict]
+    _build_groups: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray, int]]
+    _groups: tuple[np.ndarray, np.ndarray, np.ndarray, int] | None = None
+
+    def groups(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        if self._groups is None:
+            self._groups = self._build_groups()
+        return self._groups
+
+
 def event_stats(profile: P.Profile, execute_only: bool = False) -> list[dict]:
     """Statistics of every profile event signature over the runs holding it.
 
     Values are in their true unit; time values (ns) are also given in ms. Rows come in order of
-    first appearance. Computed once per profile (the result is cached on it).
+    first appearance. Computed once per profile (``event_table`` is memoised).
     """
-    rows = profile.cache.get("event_stats")
-    if rows is None:
-        rows = profile.cache["event_stats"] = _event_stats(profile)
+    rows = event_table(profile).rows
     return [r for r in rows if r["block"] == "Execute"] if execute_only else rows
 
 
-def _event_stats(profile: P.Profile) -> list[dict]:
+@per_profile
+def event_table(profile: P.Profile) -> EventTable:
     fast = _template_event_stats(profile)
     if fast is not None:
         return fast
@@ -80,14 +99,14 @@ def _event_stats(profile: P.Profile) -> list[dict]:
     sel = ev["kind"] == etdump_format.PROFILE
     idx = np.nonzero(sel)[0]
     if idx.size == 0:   # no profiling event at all: samples() finds no groups
-        profile.cache["event_groups"] = (ev["execute"][idx], ev["value"][idx], np.zeros(0, np.int64), 0)
-        return []
+        groups = (ev["execute"][idx], ev["value"][idx], np.zeros(0, np.int64), 0)
+        return EventTable([], lambda: groups)
     uniq, first, inv, st = _signature_stats(profile, idx)
-    profile.cache["event_groups"] = (ev["execute"][idx], ev["value"][idx], inv, uniq.shape[1])
+    groups = (ev["execute"][idx], ev["value"][idx], inv, uniq.shape[1])
     rows = []
     for j in np.argsort(first, kind="stable"):
         rows.append(_stats_row(profile, uniq[:, j], st, j, int(j)))
-    return rows
+    return EventTable(rows, lambda: groups)
 
 
 def _signature_stats(profile: P.Profile, idx: np.ndarray):
@@ -123,8 +142,8 @@ def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> dict:
     return row
 
 
-def _template_event_stats(profile: P.Profile) -> list[dict] | None:
-    """Fast path of ``_event_stats`` when every Execute run logged the same event sequence (a
+def _template_event_stats(profile: P.Profile) -> EventTable | None:
+    """Fast path of ``event_table`` when every Execute run logged the same event sequence (a
     static graph: the common case). Each position of the first run is then one signature and its
     values over the runs are one column of a (runs x events) matrix: no sorting of signature
     keys, memory of one value per event. Same rows as the general path; None when it does not apply.
@@ -183,25 +202,26 @@ def _template_event_stats(profile: P.Profile) -> list[dict] | None:
     other = np.nonzero((ev["kind"] == etdump_format.PROFILE) & (ev["execute"] < 0))[0]
     entries = [(int(t[j]), keys[:, j], st, j, j) for j in range(kp)]
     n_groups = kp
+    other_inv = None
     if other.size:
-        uniq, first, inv, st2 = _signature_stats(profile, other)
+        uniq, first, other_inv, st2 = _signature_stats(profile, other)
         entries += [(int(other[first[j]]), uniq[:, j], st2, j, kp + j) for j in range(uniq.shape[1])]
         n_groups += uniq.shape[1]
 
     def groups():
         # (execute, value, signature) of every profile event, for samples(); built on demand.
+        # Holds the event columns, not the profile (memoised results must not: see analysis.memo).
         idx = np.nonzero(ev["kind"] == etdump_format.PROFILE)[0]
         inv = np.full(idx.size, -1, dtype=np.int64)
         run_firsts = np.concatenate([firsts[b[0]] + k * np.arange(len(b), dtype=np.int64) for b in blocks])
         pos = np.searchsorted(idx, (run_firsts[:, None] + at[None, :]).reshape(-1))
         inv[pos] = np.tile(np.arange(kp, dtype=np.int64), n_runs)
         if other.size:
-            inv[np.searchsorted(idx, other)] = kp + _signature_stats(profile, other)[2]
+            inv[np.searchsorted(idx, other)] = kp + other_inv
         return ev["execute"][idx], ev["value"][idx], inv, n_groups
 
-    profile.cache["event_groups"] = groups
     entries.sort(key=lambda e: e[0])
-    return [_stats_row(profile, key, s, j, g) for _, key, s, j, g in entries]
+    return EventTable([_stats_row(profile, key, s, j, g) for _, key, s, j, g in entries], groups)
 
 
 def _column_stats(values: np.ndarray) -> dict[str, np.ndarray]:
@@ -223,13 +243,7 @@ def _column_stats(values: np.ndarray) -> dict[str, np.ndarray]:
 
 def samples(profile: P.Profile, rows: list[dict]) -> np.ndarray:
     """Per-run values of the given event_stats rows: array (rows, runs), NaN where a run lacks it."""
-    event_stats(profile)
-    groups = profile.cache.get("event_groups")
-    if groups is None:                  # no profile events at all (e.g. allocations only)
-        return np.full((len(rows), profile.n_runs), np.nan)
-    if callable(groups):
-        groups = profile.cache["event_groups"] = groups()
-    execute, value, inv, n_groups = groups
+    execute, value, inv, n_groups = event_table(profile).groups()
     out = np.full((len(rows), profile.n_runs), np.nan)
     want = np.full(n_groups, -1, dtype=np.int64)
     for i, r in enumerate(rows):

@@ -12,6 +12,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
+from etscope.analysis.memo import per_profile
 from etscope.analysis.stats import describe, grouped
 from etscope.arrays import unique
 
@@ -20,11 +21,13 @@ def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
     """Per (run, instruction): wall time in ns of its instruction-level events and their count.
 
     For CPU instructions the OPERATOR_CALL event is the instruction's time; when a build logs only
-    the kernel event, that is used instead.
+    the kernel event, that is used instead. Computed once per profile (a copy of the dict each call).
     """
-    cached = profile.cache.get("instruction_times")
-    if cached is not None:
-        return dict(cached)
+    return dict(_instruction_times(profile))
+
+
+@per_profile
+def _instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
     ev = profile.events
     ex = ev["execute"]
     role = ev["role"]
@@ -39,22 +42,17 @@ def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
     if kern.size:
         sel[kern[~np.isin(instr[kern], with_op_call)]] = True
     idx = np.nonzero(sel)[0]
-    out = {"execute": ex[idx].astype(np.int32), "instruction_id": instr[idx].astype(np.int32),
-           "ns": ev["value"][idx], "is_delegate": dcall[idx]}
-    profile.cache["instruction_times"] = out
-    return dict(out)
+    return {"execute": ex[idx].astype(np.int32), "instruction_id": instr[idx].astype(np.int32),
+            "ns": ev["value"][idx], "is_delegate": dcall[idx]}
 
 
 def per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
-    """Per-run ns: latency, one column per delegate backend, CPU ops, overhead, and call counts."""
-    cached = profile.cache.get("per_run_parts")
-    if cached is not None:
-        return dict(cached)
-    parts = _per_run_parts(profile)
-    profile.cache["per_run_parts"] = parts
-    return dict(parts)
+    """Per-run ns: latency, one column per delegate backend, CPU ops, overhead, and call counts.
+    Computed once per profile (a copy of the dict each call)."""
+    return dict(_per_run_parts(profile))
 
 
+@per_profile
 def _per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
     n = profile.n_runs
     it = instruction_times(profile)

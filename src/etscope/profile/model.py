@@ -54,7 +54,7 @@ class Instruction:
         return None
 
 
-@dataclass
+@dataclass(eq=False)   # one profile is one object: equal means the same (analysis memoises per profile)
 class Profile:
     etdump: etdump_format.EtdumpData
     strings: list[str]
@@ -66,7 +66,9 @@ class Profile:
     pte: object | None = None
     sources: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    cache: dict = field(default_factory=dict, repr=False)   # analysis results computed once
+    # String-keyed results of analysis/qnn.py (its owner moves them to analysis.memo.per_profile,
+    # as ops and placement did; then this goes).
+    cache: dict = field(default_factory=dict, repr=False)
     # Set when the ETDump holds runs of several methods with different instructions: this profile
     # then holds only its method's runs (see MethodSplit).
     method_split: "MethodSplit | None" = field(default=None, repr=False)

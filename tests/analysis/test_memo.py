@@ -1,0 +1,73 @@
+"""Explicit memoisation (analysis.memo.per_profile): each memoised analysis runs once per profile,
+again when the profile's events are replaced, and keeps no profile alive."""
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from etscope.analysis import ops, placement
+from etscope.analysis.memo import per_profile
+from etscope.profile import load
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+
+def test_computed_once_per_profile_and_again_when_events_change():
+    calls = []
+
+    @per_profile
+    def n_events(profile):
+        calls.append(profile)
+        return len(profile.events["run"])
+
+    a, b = load(REAL / "cnn.etdump"), load(REAL / "cnn.etdump")
+    assert n_events(a) == n_events(a) == n_events(b)
+    assert len(calls) == 2                                 # once for a, once for b
+    a.events = {k: v[:10] for k, v in a.events.items()}    # replaced, as removing accumulated copies does
+    assert n_events(a) == 10 and len(calls) == 3
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_event_stats_and_samples_share_one_computation(monkeypatch, fast):
+    if not fast:
+        monkeypatch.setattr(ops, "_template_event_stats", lambda p: None)
+    seen = []
+    signature_stats = ops._signature_stats
+    monkeypatch.setattr(ops, "_signature_stats", lambda p, idx: seen.append(idx.size) or signature_stats(p, idx))
+    p = load(REAL / "gen_llama.etdump")
+    rows = ops.event_stats(p, execute_only=True)
+    assert ops.event_stats(p) is ops.event_stats(p)
+    n = len(seen)
+    values = ops.samples(p, rows)
+    ops.op_table(p)
+    assert len(seen) == n                                  # samples and op_table recompute nothing
+    assert values.shape == (len(rows), p.n_runs)
+    # Each row's statistics are those of its samples.
+    for i in (0, len(rows) // 2, len(rows) - 1):
+        v = values[i][~np.isnan(values[i])]
+        assert v.size == rows[i]["runs"] and np.median(v) == pytest.approx(rows[i]["p50"])
+
+
+def test_placement_tables_are_copies_of_one_computation():
+    p = load(REAL / "gen_llama.etdump")
+    a, b = placement.per_run_parts(p), placement.per_run_parts(p)
+    assert a is not b and all(a[k] is b[k] for k in a)     # the caller's dict is its own; the columns shared
+    a.clear()
+    assert placement.per_run_parts(p).keys() == b.keys()
+    t = placement.instruction_times(p)
+    assert placement.instruction_times(p)["ns"] is t["ns"]
+
+
+def test_memoised_results_keep_no_profile_alive():
+    p = load(REAL / "gen_llama.etdump")
+    ops.samples(p, ops.event_stats(p))
+    ops.op_table(p)
+    placement.per_run_parts(p)
+    gone = weakref.ref(p)
+    del p
+    gc.collect()
+    assert gone() is None
