@@ -1,0 +1,69 @@
+"""profile/build.py: each ETDump event's role, value and unit; the Execute runs; load = build of
+what was read."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from etscope import units
+from etscope.formats import etdump as etdump_format
+from etscope.formats.etdump import read_etdump
+from etscope.profile import (ROLE_DEBUG, ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL, ROLE_METHOD,
+                             ROLE_OPERATOR_CALL, ROLE_OTHER, build, load)
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+CNN = FIX / "real" / "cnn.etdump"
+QNN = FIX / "qnn_etdump" / "synthetic_qnn_cnn.etdump"
+
+
+def test_roles_follow_the_runtime_s_event_names():
+    p = load(CNN)
+    ev, names = p.events, np.array(p.names(p.events["name"]), dtype=object)
+    role = ev["role"]
+    assert set(names[role == ROLE_METHOD]) == {"Method::execute"}
+    assert set(names[role == ROLE_DELEGATE_CALL]) == {"DELEGATE_CALL"}
+    assert set(names[role == ROLE_OPERATOR_CALL]) == {"OPERATOR_CALL"}
+    assert set(names[role == ROLE_KERNEL]) == {"native_call_cumsum.out"}       # nested in OPERATOR_CALL
+    assert set(names[role == ROLE_OTHER]) == {"Program::load_method", "Method::init"}
+    assert (ev["kind"][role == ROLE_DEBUG] == etdump_format.DEBUG).all() and (role == ROLE_DEBUG).sum() == 40
+    inner = role == ROLE_DELEGATE_INTERNAL                                    # XNNPACK's per-op events
+    assert inner.sum() == 80 and ((ev["delegate_id_str"][inner] >= 0) | (ev["delegate_id_int"][inner] >= 0)).all()
+
+
+def test_interval_values_are_durations_in_ns_and_debug_values_are_not_numbers():
+    p = load(CNN)
+    ev = p.events
+    prof = ev["kind"] == etdump_format.PROFILE
+    assert (ev["unit"][prof] == units.NS).all()
+    assert np.array_equal(ev["value"][prof], (ev["end"][prof].astype(np.int64) - ev["start"][prof].astype(np.int64)))
+    assert np.isnan(ev["value"][~prof]).all() and (ev["unit"][~prof] == units.UNKNOWN).all()
+
+
+def test_value_events_take_their_value_from_end_and_their_unit_from_the_name():
+    p = load(QNN)
+    ev = p.events
+    vs = (ev["role"] == ROLE_DELEGATE_INTERNAL) & (ev["start"] == 0)
+    assert vs.sum() > 0 and np.array_equal(ev["value"][vs], ev["end"][vs].astype(np.float64))
+    for code, unit in zip(ev["delegate_id_str"][vs], ev["unit"][vs]):
+        assert unit == units.unit_from_suffix(p.strings[code])
+    assert {units.NAMES[u] for u in np.unique(ev["unit"][vs])} >= {"us", "cycles", "count"}
+
+
+def test_runs_are_the_execute_run_data_and_latency_is_method_execute():
+    p = load(CNN)
+    assert p.n_runs == 10 and [p.etdump.runs[r].name for r in p.runs["etdump_run"]] == ["Execute"] * 10
+    m = p.events["role"] == ROLE_METHOD
+    assert np.array_equal(p.runs["latency_ns"], p.events["value"][m])
+    assert np.array_equal(p.runs["start_ns"], p.events["start"][m].astype(np.int64))
+    assert (p.events["execute"][p.events["role"] == ROLE_OTHER] == -1).all()   # load and init: before the runs
+    assert np.array_equal(np.bincount(p.events["execute"][p.events["execute"] >= 0]), p.runs["event_count"])
+
+
+def test_load_is_build_of_what_was_read():
+    a = load(CNN)
+    b = build(read_etdump(CNN))
+    assert a.sources == {"etdump": str(CNN)} and b.sources == {}
+    for k in a.events:
+        assert np.array_equal(a.events[k], b.events[k], equal_nan=True), k
+    assert a.instructions == b.instructions and a.warnings == b.warnings

@@ -1,0 +1,39 @@
+"""profile/instructions.py: which instructions ran, where (backend from event names, else from
+the .pte / ETRecord), and which method."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from etscope.errors import MismatchError
+from etscope.profile import load
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+REAL = FIX / "real"
+
+
+def test_without_program_the_backend_is_told_from_event_names():
+    p = load(REAL / "cnn.etdump")
+    d, c = p.instructions[0], p.instructions[1]
+    assert (d.kind, d.backend, d.backend_from) == ("delegate", "XnnpackBackend", "event names")
+    assert (c.kind, c.backend, c.kernel) == ("cpu", "cpu", "native_call_cumsum.out")
+    assert p.method is None
+    q = load(FIX / "qnn_etdump" / "synthetic_qnn_cnn.etdump")
+    assert [(i.kind, i.backend) for i in q.instructions.values()] == [("delegate", "QnnBackend")]
+
+
+def test_the_program_names_backend_operator_and_method():
+    p = load(REAL / "cnn.etdump", REAL / "cnn.etrecord", REAL / "cnn.pte")
+    d, c = p.instructions[0], p.instructions[1]
+    assert p.method == "forward"
+    assert (d.backend, d.backend_from) == ("XnnpackBackend", "ETRecord")
+    assert c.operator == "aten::cumsum.out" and c.op_types == ["aten.cumsum.default"]
+    assert c.source == "make_artifacts.py:49" and d.source == "make_artifacts.py:46"
+    only_pte = load(REAL / "cnn.etdump", pte=REAL / "cnn.pte")
+    assert only_pte.instructions[0].backend_from == ".pte" and only_pte.instructions[1].source is None
+
+
+def test_an_unknown_method_is_a_mismatch_naming_the_available_ones():
+    with pytest.raises(MismatchError, match=r"method 'nope' not found \(available: forward\)"):
+        load(REAL / "cnn.etdump", pte=REAL / "cnn.pte", method="nope")

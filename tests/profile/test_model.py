@@ -1,0 +1,52 @@
+"""profile/model.py: the Profile and its parts (what an instruction's op type is, what removing
+accumulated copies reports, which runs a method holds)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from etscope.profile import Accumulation, Instruction, MethodSplit, guess_op_from_kernel, load
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+
+def test_op_from_kernel_name_is_a_guess_in_the_aten_namespace():
+    assert guess_op_from_kernel("native_call_cumsum.out") == "aten.cumsum.out"
+    assert guess_op_from_kernel("native_call_index_put") == "aten.index_put"
+    assert guess_op_from_kernel("native_call_add.Scalar_out") == "aten.add.Scalar_out"
+    assert guess_op_from_kernel("my_ns::my_op") == "my_ns.my_op"      # not a kernel name: as written
+
+
+def test_op_type_prefers_the_graph_then_the_pte_then_the_kernel():
+    assert Instruction(0, "cpu", "cpu", kernel="native_call_cumsum.out").op_type == "aten.cumsum.out"
+    assert Instruction(0, "cpu", "cpu", kernel="native_call_cumsum.out",
+                       operator="aten::cumsum.out").op_type == "aten.cumsum.out"
+    assert Instruction(0, "cpu", "cpu", operator="aten::mm.out", op_types=["aten.mm.default"]).op_type == \
+        "aten.mm.default"
+    five = [f"aten.op{i}.default" for i in range(5)]
+    assert Instruction(0, "delegate", "QnnBackend", op_types=five).op_type == \
+        "aten.op0.default, aten.op1.default, aten.op2.default (+2)"
+    assert Instruction(0, "delegate", "QnnBackend", op_types=five[:3]).op_type == ", ".join(five[:3])
+    assert Instruction(0, "delegate", "XnnpackBackend").op_type is None
+
+
+def test_accumulation_reports_what_was_removed():
+    a = Accumulation(events_removed={3: 40, 1: 10}, file_events=1000)
+    assert a.total_removed == 50
+    w = a.warning()
+    assert w.startswith("delegate instruction(s) 1, 3:") and "50 older copies of 1,000 events removed" in w
+    assert len(w) <= 200                     # one line of the summary's warnings
+
+
+def test_method_split_lists_each_method_s_runs():
+    split = MethodSplit(names=["prefill", "decode"], of_run=np.array([0, 1, 1, 0, 1]), profiles={})
+    assert split.runs_of("prefill").tolist() == [0, 3]
+    assert split.runs_of("decode").tolist() == [1, 2, 4]
+
+
+def test_a_profile_is_equal_only_to_itself():
+    a, b = load(REAL / "cnn.etdump"), load(REAL / "cnn.etdump")
+    assert a == a and a != b and len({a, b}) == 2     # hashable by identity (analysis memoises per profile)
+    assert a.n_runs == 10 and a.name_of(-1) == "" and a.names(np.array([-1])) == [""]
+    assert a.backends() == ["XnnpackBackend"]
