@@ -56,6 +56,10 @@ LONE_RUN_EVIDENCE_LOG2 = 20.0  # a group of one run: its pattern summed over ins
 PREFILL_MAX_SHARE = 0.6      # a group of costlier runs must be fewer than this share of the runs
 DECODE_MAX_SHARE = 0.75      # a group of cheaper runs likewise
 CLOCK_NONE, CLOCK_CPU, CLOCK_DELEGATE = 0, 1, 2   # cost_split's column classes (see there)
+# The (runs x instructions) tables hold at most this many cells per event of the file, plus a base
+# (8 MB of float64); past that the least-called instructions are left out of them (and said so).
+MAX_TABLE_CELLS_PER_EVENT = 16
+MAX_TABLE_CELLS_BASE = 1 << 20
 MAX_GROUPS = 8               # more distinct run structures than this: structure is not a phase
 # A finding is stated only when the data carry it (issue: three values once made a "fact"):
 FIRST_DECODE_MIN_INSTANCES = 5   # prefill->decode transitions needed to judge the first decode
@@ -77,17 +81,20 @@ class _FileRuns:
         self.latency_ns = np.asarray(profile.runs["latency_ns"], dtype=np.float64)
         self.etdump_run = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
         it = placement.instruction_times(profile)
+        self.call_run, self.call_instr = it["execute"], it["instruction_id"]   # every call, sparse
         ids, inv = np.unique(it["instruction_id"], return_inverse=True)
-        inv = inv.reshape(-1)
-        self.instr_ids = ids
-        k = len(ids)
-        flat = it["execute"] * max(k, 1) + inv
+        kept, inv = _columns_within_budget(np.bincount(inv.reshape(-1), minlength=len(ids)), inv.reshape(-1),
+                                           self.n, len(profile.events["run"]))
+        self.instructions_total = len(ids)
+        self.instr_ids = ids[kept]
+        k = len(self.instr_ids)
+        on = inv >= 0
+        flat = it["execute"][on].astype(np.int64) * max(k, 1) + inv[on]
         size = self.n * k
-        self.T = np.bincount(flat, weights=it["ns"], minlength=size).reshape(self.n, k) if size else \
+        self.T = np.bincount(flat, weights=it["ns"][on], minlength=size).reshape(self.n, k) if size else \
             np.zeros((self.n, k))
         counts = np.bincount(flat, minlength=size).reshape(self.n, k) if size else np.zeros((self.n, k))
         self.T[counts == 0] = np.nan
-        self.calls = counts
         self.sig_full, self.sig_instr = _run_signatures(profile)
         self.tokens, self.token_evidence = _tokens_from_debug(profile)
         self.parts = placement.per_run_parts(profile)
@@ -103,6 +110,26 @@ class _FileRuns:
                     "source": None}
         return {"instruction_id": int(iid), "placement": ins.backend, "op_type": ins.op_type,
                 "kernel": ins.kernel, "source": ins.source}
+
+
+def _columns_within_budget(calls: np.ndarray, column_of_call: np.ndarray, n_runs: int,
+                           n_events: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which instructions get a column in the (runs x instructions) tables: all of them while the
+    table fits MAX_TABLE_CELLS_PER_EVENT cells per event of the file plus MAX_TABLE_CELLS_BASE, else
+    the most-called ones (a valid file can give every run instructions of its own: runs x
+    instructions from runs + instructions events). In an honest profile every run calls every
+    instruction, so the table holds fewer cells than the file has events and nothing is left out.
+
+    Returns the kept instructions' indices (ascending, so columns stay in instruction order) and
+    each call's column among them (-1 for a call of an instruction left out)."""
+    k = len(calls)
+    cap = (MAX_TABLE_CELLS_PER_EVENT * n_events + MAX_TABLE_CELLS_BASE) // max(n_runs, 1)
+    if k <= cap:
+        return np.arange(k), column_of_call
+    kept = np.sort(np.argsort(-calls, kind="stable")[:cap])
+    column = np.full(k, -1, dtype=np.int64)
+    column[kept] = np.arange(len(kept))
+    return kept, column[column_of_call]
 
 
 def label_text(lab: dict) -> str:
@@ -180,12 +207,16 @@ def _tokens_from_debug(profile: P.Profile) -> tuple[np.ndarray, str | None]:
             dims[int(c)] = tuple(int(x) for x in s.split("x")) if s and s != "scalar" else ()
         except ValueError:
             dims[int(c)] = None
-    # Matrix of shape codes: signature x run.
+    # Matrix of shape codes: signature x run, for the signatures logged in every run (only those
+    # can give a token count per run; the others would make it signatures x runs from as many events).
     key = instr * (int(occ.max()) + 1 if occ.size else 1) + occ
     sig, sinv = np.unique(key, return_inverse=True)
     sinv = sinv.reshape(-1)
-    M = np.full((len(sig), n), -2, dtype=np.int64)
-    M[sinv, run] = shape
+    everywhere = np.bincount(sinv, minlength=len(sig)) == n
+    row_of = np.cumsum(everywhere) - 1
+    in_all = everywhere[sinv]
+    M = np.full((int(row_of[-1]) + 1, n), -2, dtype=np.int64)
+    M[row_of[sinv[in_all]], run[in_all]] = shape[in_all]
     votes: dict[tuple, int] = {}
     for row in M:
         if (row < 0).any():
@@ -434,6 +465,7 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
     parts = _parts(profiles, splits)
     files = [_FileRuns(p, i, source, splits[source] is not None) for i, (source, p, _) in enumerate(parts)]
     warnings = _warnings(profiles, splits, parts)
+    left_out = _columns_left_out(files, profiles, warnings)
     n_total = sum(f.n for f in files)
     # Parts (files, or the methods of one file) are stacked; perm puts their runs in the order they ran.
     perm = np.argsort(np.concatenate([g for _, _, g in parts]), kind="stable") if parts else np.zeros(0, np.int64)
@@ -505,6 +537,7 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
             "ttft_first_ms": ttft_first,
             "drift": drift,
             "series": series,
+            **({"instructions_left_out": left_out} if left_out else {}),
         },
         "findings": findings,
         "warnings": warnings,
@@ -579,6 +612,26 @@ def _warnings(profiles, splits, parts) -> list[str]:
     return out
 
 
+def _columns_left_out(files, profiles, warnings) -> dict | None:
+    """Instructions left out of the per-instruction tables (``_columns_within_budget``), counted
+    over all parts, each part's left-out count said in a warning; None when nothing was left out."""
+    total = left = 0
+    for f in files:
+        total += f.instructions_total
+        out = f.instructions_total - len(f.instr_ids)
+        if not out:
+            continue
+        left += out
+        where = "" if len(profiles) == 1 else f"{_file_name(profiles[f.source], f.source)}: "
+        where += f"method {f.profile.method}: " if f.from_split else ""
+        warnings.append(f"{where}{out:,} of {f.instructions_total:,} instructions, those called least often, "
+                        f"are left out of the per-instruction tables (top instructions, cost-profile phase "
+                        f"split): {f.n:,} runs x {f.instructions_total:,} instructions would exceed "
+                        f"the table budget ({MAX_TABLE_CELLS_PER_EVENT} cells per event of the file + "
+                        f"{MAX_TABLE_CELLS_BASE:,})")
+    return {"instructions": total, "left_out": left} if left else None
+
+
 def _stack(arrays: list[np.ndarray], perm: np.ndarray) -> np.ndarray:
     """Per-part arrays (one value per run) as one array over all runs, in the order they ran."""
     return np.concatenate(arrays)[perm] if arrays else np.zeros(0, np.int64)
@@ -613,14 +666,12 @@ def _phases(files, n_total, file_of, local, perm, latency, tokens, token_evidenc
     # Cost split inside each group.
     labels = np.zeros(n_total, dtype=np.int64)   # 0 = whole group / decode-like, 1 = prefill-like
     split_info = []
-    T_all = None
     for g in range(n_groups):
         runs = np.nonzero(groups == g)[0]
         if len(runs) < 3:
             continue
-        T_all = T_all if T_all is not None else _global_T(files, perm)
-        T, cols = T_all
-        res = cost_split(T[runs], timed=_clock_classes(files, cols))
+        T, cols = _group_costs(files, file_of, local, runs)
+        res = cost_split(T, timed=_clock_classes(files, cols))
         if res is None:
             continue
         labels[runs[res["prefill"]]] = 1
@@ -783,8 +834,9 @@ def _fitting_method(files, file_of, local, runs) -> str | None:
     pte = f.profile.pte
     if pte is None or len(getattr(pte, "methods", [])) < 2:
         return f.profile.method if pte is not None else None
-    rows = local[runs]
-    used = f.instr_ids[(f.calls[rows] > 0).any(axis=0)] if f.calls.size else np.zeros(0, np.int64)
+    in_rows = np.zeros(f.n, dtype=bool)
+    in_rows[local[runs]] = True
+    used = np.unique(f.call_instr[in_rows[f.call_run]])
     fits = []
     for m in pte.methods:
         by_index = {ins.index: ins for ins in m.instructions}
@@ -800,29 +852,27 @@ def _fitting_method(files, file_of, local, runs) -> str | None:
     return fits[0] if len(fits) == 1 else None
 
 
-def _global_T(files, perm):
-    """One (runs x columns) cost matrix over all parts, rows in the order the runs ran: each
-    instruction's wall time (ns), then the per-op values logged inside delegates (ns, or cycles
-    for QNN per-op rows). Columns are (part, instruction id) or (part, name of the delegate's own
-    event)."""
-    cols = [(f.file_index, int(i)) for f in files for i in f.instr_ids]
-    cols += [(f.file_index, name) for f in files for name in f.inner_names]
-    n = sum(f.n for f in files)
-    T = np.full((n, len(cols)), np.nan)
-    r0 = c0 = 0
-    for f in files:
-        k = len(f.instr_ids)
-        T[r0:r0 + f.n, c0:c0 + k] = f.T
-        r0 += f.n
-        c0 += k
-    r0 = 0
-    for f in files:
-        k = len(f.inner_names)
-        if k:
-            T[r0:r0 + f.n, c0:c0 + k] = f.inner_T
-        r0 += f.n
-        c0 += k
-    return T[perm], cols
+def _group_costs(files, file_of, local, runs) -> tuple[np.ndarray, list[tuple]]:
+    """The cost matrix of a group of runs (rows in the order they ran): each instruction's wall time
+    (ns), then the per-op values logged inside delegates (ns, or cycles for QNN per-op rows).
+    Columns are (part, instruction id) or (part, name of the delegate's own event).
+
+    Only the part holding at least 90% of the group's runs gives columns: a column must be logged
+    in that share of the runs to take part in a cost split (``_log_costs``), and each part's
+    columns are logged only in its own runs. Groups are found inside one part anyway (their key
+    holds the part), unless there are too many groups and all runs form one."""
+    part, count = np.unique(file_of[runs], return_counts=True)
+    if not part.size or count.max() / len(runs) < 0.9:
+        return np.zeros((len(runs), 0)), []
+    f = files[int(part[np.argmax(count)])]
+    mine = file_of[runs] == f.file_index
+    cols = [(f.file_index, int(i)) for i in f.instr_ids] + [(f.file_index, name) for name in f.inner_names]
+    T = np.full((len(runs), len(cols)), np.nan)
+    rows = local[runs[mine]]
+    T[mine, :len(f.instr_ids)] = f.T[rows]
+    if f.inner_names:
+        T[mine, len(f.instr_ids):] = f.inner_T[rows]
+    return T, cols
 
 
 def _inner_matrix(profile: P.Profile, sig_full: np.ndarray) -> tuple[np.ndarray, list[str]]:
