@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from etscope.analysis import llm, stats
+from etscope.analysis.llm import drift as llm_drift
 from etscope.analysis.stats import describe
 from etscope.formats.pte import read_pte
 from etscope.profile import load, select_runs
@@ -413,8 +414,8 @@ def test_drift_slope_per_100_tokens():
     n = 200
     assign = np.array([0] + [1] * (n - 1))
     latency = np.concatenate([[5.0], 1.0 + 0.002 * np.arange(1, n)])
-    steps, pos = llm._positions(assign, ["prefill", "decode"], np.full(n, -1))
-    d = llm._drift(assign, ["prefill", "decode"], np.zeros(n, bool), latency, steps, pos, {"name": "decode"})
+    steps, pos = llm_drift.positions(assign, ["prefill", "decode"], np.full(n, -1))
+    d = llm_drift.decode_drift(assign, ["prefill", "decode"], np.zeros(n, bool), latency, steps, pos, {"name": "decode"})
     assert d["slope_ms_per_100_tokens"] == pytest.approx(0.2)
     assert d["by_position"]["rows"][0][0] == 2          # the first decode after a prefill is reported apart
 
