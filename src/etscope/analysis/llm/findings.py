@@ -6,6 +6,7 @@ past the tests in ``drift.first_decode`` / ``drift.decode_drift``; causes are of
 from __future__ import annotations
 
 from etscope.analysis.llm.drift import DRIFT_MIN_POSITIONS, FIRST_DECODE_HINT_RATIO, FIRST_DECODE_MIN_INSTANCES
+from etscope.analysis.llm.qnn_shards import overhead_finding
 from etscope.analysis.stats import WARMUP_FACTOR
 
 
@@ -23,8 +24,11 @@ def plain_findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
         out.append(f"Time to first token (prefill latency, p50): {ttft:.3f} ms"
                    + _basis(by_name.get("prefill")) + ".")
     if tps is not None:
+        dec = by_name.get("decode") or {}
+        given = (f"; {dec['tokens_per_run']:g} token(s) per run from {dec['tokens_from']}" if dec.get("tokens_from")
+                 else "")
         out.append(f"Decode: {tps:,.1f} tokens/s (1000 / p50 ms per token" + _basis(by_name.get("decode"), ", ")
-                   + ").")
+                   + given + ").")
     for ph in phases:
         bd = {(b["kind"], b.get("backend")): b for b in ph["breakdown"]}
         cpu = bd.get(("cpu_ops", None))
@@ -41,6 +45,7 @@ def plain_findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
             if kv:
                 msg += " (index_put in an LLM is most likely the KV-cache update, here on the CPU)"
             out.append(msg + ".")
+    out.extend(m for m in map(overhead_finding, phases) if m)
     first = drift.get("first_decode_after_prefill") if drift else None
     if first:
         out.extend(_first_decode_finding(first))

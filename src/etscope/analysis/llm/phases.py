@@ -212,7 +212,7 @@ def _group_names(files, file_of, local, latency, uniq, inv, labels, groups) -> l
             names = ["prefill" if i == pre[0] else "decode" for i in range(2)]
         else:
             hi = int(np.argmax(lat))
-            if lat[hi] >= 2 * lat[1 - hi] and cnt[hi] <= cnt[1 - hi]:
+            if _costlier(hi, lat, _cycles_p50(files, file_of, local, inv)) and cnt[hi] <= cnt[1 - hi]:
                 names = ["prefill" if i == hi else "decode" for i in range(2)]
     # Unique names.
     seen: dict[str, int] = {}
@@ -221,6 +221,20 @@ def _group_names(files, file_of, local, latency, uniq, inv, labels, groups) -> l
         seen[n] = seen.get(n, 0) + 1
         out.append(n if seen[n] == 1 else f"{n} #{seen[n]}")
     return out
+
+
+def _costlier(hi: int, lat: list[float], cycles: list[float]) -> bool:
+    """Group ``hi`` (the slower) costs several times the other: 2x its latency, or 2x its HTP
+    cycles when both log them (a per-call overhead of milliseconds, e.g. FastRPC on a sharded
+    model, can keep the latency ratio of prefill to decode under 2 while the work is 9x)."""
+    lo = 1 - hi
+    return lat[hi] >= 2 * lat[lo] or (cycles[lo] > 0 and cycles[hi] >= 2 * cycles[lo])
+
+
+def _cycles_p50(files, file_of, local, inv) -> list[float]:
+    """Per group (0, 1): median over its runs of the cycles logged inside delegate calls per run."""
+    per_run = np.array([files[int(f)].delegate_cycles[int(r)] for f, r in zip(file_of, local)], dtype=np.float64)
+    return [float(np.median(per_run[inv == i])) if (inv == i).any() else 0.0 for i in range(2)]
 
 
 def _fitting_method(files, file_of, local, runs) -> str | None:

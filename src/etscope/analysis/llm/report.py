@@ -10,10 +10,12 @@ from etscope import profile as P
 from etscope.analysis.llm.drift import decode_drift, positions, warmup_runs
 from etscope.analysis.llm.findings import plain_findings
 from etscope.analysis.llm.phases import find_phases
+from etscope.analysis.llm.qnn_shards import phase_shards, qnn_series_by_part
 from etscope.analysis.llm.runs import MAX_TABLE_CELLS_BASE, MAX_TABLE_CELLS_PER_EVENT, FileRuns, stack
 from etscope.analysis.llm.tables import phase_row
 
 SCHEMA = "etscope.llm/1"
+AR_LEN_METHOD = "get_ar_len"     # a static LLM's constant method: tokens its decode method takes per run
 
 
 @dataclass
@@ -28,12 +30,18 @@ class _Stacked:
 
 
 def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "auto", top: int = 8,
-               all_methods: bool = False) -> dict:
+               all_methods: bool = False, prompt_tokens: int | None = None,
+               program_constants: dict | None = None) -> dict:
     """The ``etscope llm`` result as plain data (schema ``etscope.llm/1``).
 
     A profile of an ETDump holding runs of several methods (see ``profile.MethodSplit``) holds
     one method's runs; with ``all_methods`` the runs of every method are read, in the order they
-    ran (unless --method picked that method)."""
+    ran (unless --method picked that method).
+
+    Tokens per run, when the logged tensors do not give them: ``prompt_tokens`` for each prefill
+    run (the user's), the program's ``get_ar_len`` constant method (``program_constants``, as
+    ``formats.pte_constants`` reads them) for each decode run: a static QNN LLM's decode method
+    processes that many tokens per run."""
     if isinstance(profiles, P.Profile):
         profiles = [profiles]
     splits = [_analysed_split(p, all_methods) for p in profiles]
@@ -46,8 +54,10 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
                                              s.token_evidence, prompt_runs, phases, warnings)
     warm, warm_notes = _warm_runs(assign, phase_names, s.latency)
     steps, pos = positions(assign, phase_names, s.tokens)
-    phase_rows = [phase_row(files, j, name, assign, warm, s.latency, s.tokens, s.file_of, s.local, top)
+    given = _given_tokens(prompt_tokens, program_constants)
+    phase_rows = [phase_row(files, j, name, assign, warm, s.latency, s.tokens, s.file_of, s.local, top, given)
                   for j, name in enumerate(phase_names)]
+    _add_qnn_shards(phase_rows, files, warm, s)
     decode = next((r for r in phase_rows if r["name"] == "decode"), None)
     tps, ttft, ttft_first = _rates(phase_rows, s.latency)
     drift = decode_drift(assign, phase_names, warm, s.latency, steps, pos, decode)
@@ -90,6 +100,33 @@ def _stack_runs(files, parts) -> _Stacked:
                     local=stack([np.arange(f.n, dtype=np.int64) for f in files], perm),
                     latency=stack([f.latency_ns for f in files], perm) / 1e6,
                     tokens=tokens, token_evidence=token_evidence)
+
+
+def _given_tokens(prompt_tokens, program_constants) -> dict[str, tuple[int, str]]:
+    """Tokens per run by phase name, and where each count comes from, from the user or the program."""
+    given = {}
+    if prompt_tokens is not None:
+        given["prefill"] = (int(prompt_tokens), "--prompt-tokens")
+    ar_len = (program_constants or {}).get(AR_LEN_METHOD)
+    if isinstance(ar_len, list) and len(ar_len) == 1 and type(ar_len[0]) is int and ar_len[0] >= 1:
+        given["decode"] = (ar_len[0], f"the program's {AR_LEN_METHOD} = {ar_len[0]}")
+    return given
+
+
+def _add_qnn_shards(phase_rows, files, warm, s: _Stacked) -> None:
+    """Each phase's QNN shards (``qnn_shards``) as its ``qnn`` entry, when its runs have any."""
+    series = qnn_series_by_part(files)
+    if not series:
+        return
+    for row in phase_rows:
+        runs = np.asarray(row["runs"], dtype=np.int64)
+        steady = runs[~warm[runs]] if (~warm[runs]).any() else runs
+        by_part: dict[int, list[int]] = {}
+        for r in steady.tolist():
+            by_part.setdefault(int(s.file_of[r]), []).append(int(s.local[r]))
+        shards = phase_shards(series, by_part, row["tokens_per_run"])
+        if shards is not None:
+            row["qnn"] = shards
 
 
 def _warm_runs(assign, phase_names, latency) -> tuple[np.ndarray, list[dict]]:

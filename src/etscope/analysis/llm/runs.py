@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from etscope import profile as P
+from etscope import units
 from etscope.analysis import placement
 from etscope.analysis.llm.tokens import tokens_from_debug
 from etscope.formats import etdump as etdump_format
@@ -47,6 +48,7 @@ class FileRuns:
         self.tokens, self.token_evidence = tokens_from_debug(profile)
         self.parts = placement.per_run_parts(profile)
         self.inner_T, self.inner_names = _inner_matrix(profile, self.sig_full)
+        self.delegate_cycles = _delegate_cycles(profile)
 
     def label_text(self, iid: int) -> str:
         return label_text(self.label(iid))
@@ -58,6 +60,14 @@ class FileRuns:
                     "source": None}
         return {"instruction_id": int(iid), "placement": ins.backend, "op_type": ins.op_type,
                 "kernel": ins.kernel, "source": ins.source}
+
+
+def _delegate_cycles(profile: P.Profile) -> np.ndarray:
+    """Per run, the sum of the cycle counts logged inside delegate calls (QNN's accelerator cycles
+    and per-op rows: twice the HTP's cycles, a measure for comparing runs, not a count of them)."""
+    ev = profile.events
+    sel = (ev["execute"] >= 0) & (ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["unit"] == units.CYCLES)
+    return np.bincount(ev["execute"][sel], weights=ev["value"][sel].astype(np.float64), minlength=profile.n_runs)
 
 
 def _columns_within_budget(calls: np.ndarray, column_of_call: np.ndarray, n_runs: int,
@@ -128,8 +138,6 @@ def _run_signatures(profile: P.Profile, chunk: int = 1 << 20) -> tuple[np.ndarra
 def _inner_matrix(profile: P.Profile, sig_full: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """Per run, the values of the events logged inside delegate calls (XNNPACK per-op times, QNN
     per-op cycles), when every run logged the same event sequence: (runs x events) and names."""
-    from etscope import units
-
     n = profile.n_runs
     empty = (np.zeros((n, 0)), [])
     if n < 3 or len(np.unique(sig_full)) != 1:

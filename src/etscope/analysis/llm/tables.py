@@ -9,7 +9,9 @@ from etscope.analysis.llm.runs import label_text
 from etscope.analysis.stats import describe
 
 
-def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top) -> dict:
+def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top, given=None) -> dict:
+    """Phase ``j``'s row. Tokens per run: from the logged tensors, else ``given`` (phase name ->
+    (count, where from)), else 1 for a decode."""
     runs = np.nonzero(assign == j)[0]
     steady = runs[~warm[runs]]
     if steady.size == 0:
@@ -21,10 +23,12 @@ def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top
         s = describe(lat)
         lat_ms = {k: s[k] for k in ("p50", "p90", "p99", "max", "min", "mean")}
     tok = tokens[steady]
-    tpr = None
+    tpr = tokens_from = None
     if tok.size and (tok > 0).all():
         u = np.unique(tok)
         tpr = int(u[0]) if len(u) == 1 else float(tok.mean())
+    elif name in (given or {}):
+        tpr, tokens_from = given[name]
     elif name == "decode":
         tpr = 1
     by_file = {}
@@ -39,6 +43,7 @@ def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top
         "warmup_runs": [int(r) for r in runs if warm[r]],
         "method": methods[0] if len(methods) == 1 else (methods or None),
         "tokens_per_run": tpr,
+        **({"tokens_from": tokens_from} if tokens_from else {}),
         "latency_ms": lat_ms,
         "ms_per_token": (lat_ms["p50"] / tpr) if lat_ms and tpr else None,
         "breakdown": _breakdown(files, by_file, lat),
