@@ -22,8 +22,12 @@ Where each number comes from:
   after it (at most 10% of the phase, at least one; phases of 4+ runs; ``stats.leading_warmup``,
   the rule ``diff`` uses too). They are listed and left out of the steady-state
   statistics; all runs stay in the series.
+* **Tokens per run**: the logged tensors' token dimension, else ``--prompt-tokens`` for prefill runs
+  and the program's ``get_ar_len`` for decode runs, else 1 per decode run.
 * **Tokens/s**: 1000 / (decode p50 ms per token). **TTFT**: the prefill latency (p50 over steady
   prefill runs; the first prefill is also given).
+* **QNN shards**: per phase and QNN partition, DELEGATE_CALL, accelerator time, HTP cycles and the
+  overhead between them per run (``qnn_shards``).
 * **Drift**: decode latency against the position in the generation (token index when the prompt
   length is known, else decode steps since the last prefill), with a least-squares slope on the
   median latency per position (weighted by runs) and its 95% interval. Stated as a drift only when
@@ -35,10 +39,11 @@ Where each number comes from:
   its median exceeds theirs by more than their IQR. Causes are offered as possibilities.
 
 Every finding (``findings[]``) states its basis: how many runs or instances, and their spread.
+
 The package, by responsibility: ``runs`` (per-part run data and the bounded per-instruction
 table), ``tokens`` (token counts from tensor shapes), ``cost_profile`` (``cost_split``), ``phases``
 (the rules above), ``drift`` (warm-up, positions, drift), ``tables`` (per-phase tables),
-``findings`` (sentences), ``report`` (``llm_report``, the result).
+``qnn_shards`` (per-shard QNN numbers), ``findings`` (sentences), ``report`` (``llm_report``).
 """
 from __future__ import annotations
 
