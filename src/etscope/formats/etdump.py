@@ -6,7 +6,6 @@ name in one run are all kept, in file order.
 """
 from __future__ import annotations
 
-import math
 import mmap
 import os
 from dataclasses import dataclass, field
