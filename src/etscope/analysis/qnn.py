@@ -17,6 +17,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
+from etscope.analysis.htp_timeline import htp_timeline
 from etscope.analysis.nesting import METHOD as METHOD_EXECUTE
 from etscope.analysis.nesting import nesting as nesting_of
 from etscope.analysis.stats import describe
@@ -870,6 +871,9 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         "partitions": partitions,
         "qhas": qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None) if qhas is not None else None,
         "optrace": optrace_summary(optrace) if optrace is not None else None,
+        "htp_timeline": None if optrace is None else htp_timeline(
+            optrace, qhas, runtrace, next((p["clock_mhz_used"] for p in partitions if p["clock_mhz_used"]), None)
+        ).to_dict(),
         "soc": soc,
         "runtrace": None if runtrace is None else {
             "path": runtrace.path, "graphs": runtrace.graphs,
