@@ -110,3 +110,18 @@ def test_fmt_us(us, text):
 
 def test_every_rule_is_described():
     assert set(N.RULES) == {"no_qnn_times", "no_accelerator_time", "overhead_dominates", "compute_dominates"}
+
+
+def test_effective_rate_is_named_so_and_has_no_bounds():
+    """resnet50 (ORT QNN EP, 4 HVX threads): cycles ÷ µs = 3.6 GHz, above any HTP core clock."""
+    from etscope.formats.qnn_csv import read_qnn_csv
+
+    r = qnn.qnn_report(qnn_profile=read_qnn_csv(FIX / "qnn" / "resnet50_ortqnn.profile.csv"))
+    n = r["partitions"][0]["nesting"]
+    assert n["clock_source"] == "effective" and n["clock_bounds_mhz"] is None and n["clock_mhz"] > 2500
+    assert [b["name"] for b in n["bands"]][0] == "QNN (execute) time"      # no ETDump: no Method::execute
+
+
+def test_share_near_100_percent_is_not_rounded_up():
+    n = _nest(**{"QNN (execute) time": [20749.0], "Accelerator (execute) time": [20716.0]})
+    assert "(99.8%)" in n.headline

@@ -69,7 +69,8 @@ class Nesting:
     scale: str                         # "log" | "linear": how a picture should draw the bands
     cycles_p50: float | None           # Accelerator (execute) time (cycles), p50
     clock_mhz: float | None            # the clock used for cycles -> µs
-    clock_source: str | None           # "runtrace" (measured) | "estimate" | None
+    clock_source: str | None           # "runtrace" (measured) | "estimate" | "effective" (an
+                                       # effective rate above any core clock) | None
     clock_bounds_mhz: tuple[float | None, float | None] | None
     cycles_us: float | None            # cycles_p50 ÷ clock_mhz
     headline: str
@@ -141,7 +142,8 @@ def headline(bands: list[Band] | tuple[Band, ...]) -> tuple[str, str]:
             part = largest.adds_us_p50 / outer.us_p50
             text += f"; {fmt_us(largest.adds_us_p50)} ({part:.0%}) is {largest.adds}"
         return text + ".", "overhead_dominates"
-    text = f"The NPU computes for {what} of {call} ({share:.0%})"
+    pct = f"{share:.1%}" if 0.995 <= share < 1 else f"{share:.0%}"   # 99.8 %, not a rounded 100 %
+    text = f"The NPU computes for {what} of {call} ({pct})"
     if largest is not None and largest.adds_us_p50 > 0:
         text += f"; the largest overhead is {largest.adds}: {fmt_us(largest.adds_us_p50)}"
     return text + ".", "compute_dominates"

@@ -571,8 +571,11 @@ def _nesting(s: QnnSeries, method_us, accel, clock_fields: dict):
         else:
             levels.append((key[0], s.roots.get(key)))
     lo, hi = clock_fields["clock_mhz_bounds"]
-    return nesting_of(levels, accel, clock_fields["clock_mhz_used"], clock_fields["clock_source"],
-                      (lo, hi) if lo is not None or hi is not None else None)
+    # Above any core clock (cycles summed over parallel threads): an effective rate, which no time bounds.
+    effective = clock_fields["clock_source"] == "estimate" and clock_fields["clock_bound"] == "effective"
+    return nesting_of(levels, accel, clock_fields["clock_mhz_used"],
+                      "effective" if effective else clock_fields["clock_source"],
+                      (lo, hi) if (lo is not None or hi is not None) and not effective else None)
 
 
 def _list(a):

@@ -39,7 +39,8 @@ def nesting_lines(n: dict) -> list[str]:
     if cyc is not None:
         line = f"  HTP cycles p50: {cyc:,.0f}"
         if n.get("clock_mhz"):
-            how = "measured (runtrace)" if n.get("clock_source") == "runtrace" else "estimated"
+            how = {"runtrace": "measured (runtrace)", "effective": "effective rate (cycles summed over parallel "
+                   "threads, not a core clock)"}.get(n.get("clock_source"), "estimated")
             line += f" ÷ {n['clock_mhz']:,.0f} MHz {how} = {fmt_us(n['cycles_us'])}"
         lo, hi = n.get("clock_bounds_mhz") or (None, None)
         if lo is not None or hi is not None:

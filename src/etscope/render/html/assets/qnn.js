@@ -11,7 +11,9 @@
   var BAND_COLORS = ['#455a64', '#607d8b', '#8d6e63', '#ef6c00', '#5c6bc0', '#43a047', '#1b5e20'];
 
   function fmtMhz(x) { return isNum(x) ? fmtInt(x) + ' MHz' : '?'; }
-  function clockWords(src) { return src === 'runtrace' ? 'measured (runtrace)' : 'estimated'; }
+  function clockWords(src) {
+    return src === 'runtrace' ? 'measured (runtrace)' : src === 'effective' ? 'effective rate (cycles summed over parallel threads, not a core clock)' : 'estimated';
+  }
 
   // Axis position of a value in [lo, hi]: log or linear as analysis chose (nesting.scale).
   function bandScale(bands, scale, x0, x1) {
