@@ -115,6 +115,13 @@ def fmt_ms(ms: float) -> str:
     return f"{ms * 1e6:.0f} ns"
 
 
+def fmt_us(us: float) -> str:
+    """Like fmt_ms from µs, but whole µs from 10 µs to 1 ms (QNN's µs values are whole): 46 µs."""
+    if us == us and 10 <= abs(us) < 1000:
+        return f"{us:,.0f} µs"
+    return fmt_ms(us / 1000)
+
+
 def fmt_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(n) < 1024 or unit == "GiB":

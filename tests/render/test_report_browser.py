@@ -9,7 +9,7 @@ from etscope.analysis.diff import compare
 from etscope.analysis.diff_view import diff_view
 from etscope.api import compare_view
 from etscope.render.html import write_diff_page
-from views_helpers import QNN_FILES, REAL, XSS, diff_pairs, qnn_fixture, xss_etdump
+from views_helpers import QNN_FILES, REAL, XSS, diff_pairs, open_report, qnn_fixture, xss_etdump
 
 CASES = {
     "cnn": lambda: (REAL / "cnn.etdump", dict(etrecord=REAL / "cnn.etrecord", pte=REAL / "cnn.pte")),
@@ -21,17 +21,6 @@ CASES = {
                                   qhas=QNN_FILES / "chain8_sm8650.qhas.json",
                                   optrace=QNN_FILES / "chain8_sm8650.optrace.json")),
 }
-
-
-def open_report(browser, path, messages, dialogs):
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    page.on("console", lambda m: messages.append((m.type, m.text)))
-    page.on("pageerror", lambda e: messages.append(("pageerror", str(e))))
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.on("request", lambda r: messages.append(("request", r.url)) if not r.url.startswith(("file:", "data:")) else None)
-    page.goto(path.as_uri())
-    page.wait_for_selector("body[data-rendered=true]", timeout=15000)
-    return page
 
 
 def make_report(tmp_path, name):

@@ -72,3 +72,16 @@ def diff_pairs() -> dict:
         for new in news:
             pairs[f"{base.stem}_vs_{new.stem}"] = (base, _companions(base), new, _companions(new))
     return pairs
+
+
+def open_report(browser, path, messages, dialogs):
+    """A page on ``path`` once its script has drawn everything; console messages, page errors and
+    any network request go to ``messages``, dialogs (dismissed) to ``dialogs``."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.on("console", lambda m: messages.append((m.type, m.text)))
+    page.on("pageerror", lambda e: messages.append(("pageerror", str(e))))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: messages.append(("request", r.url)) if not r.url.startswith(("file:", "data:")) else None)
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-rendered=true]", timeout=15000)
+    return page

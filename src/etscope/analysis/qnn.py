@@ -17,6 +17,9 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
+from etscope.analysis.htp_timeline import htp_timeline
+from etscope.analysis.nesting import METHOD as METHOD_EXECUTE
+from etscope.analysis.nesting import nesting as nesting_of
 from etscope.analysis.stats import describe
 from etscope.arrays import unique
 from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
@@ -493,7 +496,10 @@ def cold_runs(s: QnnSeries) -> list[int]:
     return [int(s.runs[i]) for i in cold]
 
 
-def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measured: dict | None = None) -> dict:
+def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measured: dict | None = None,
+                   method_us: np.ndarray | None = None) -> dict:
+    """One partition analysed. ``method_us``: Method::execute per run (µs), aligned on ``s.runs``
+    (ETDump only), the outermost band of the nesting."""
     clock = clock_estimate(s)
     clock_fields, clock_used = _clock_fields(s, clock, measured)
     n = len(s.runs)
@@ -550,7 +556,26 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measu
         "checks": checks,
         "notes": list(s.notes),
     }
+    nest = _nesting(s, method_us, accel, clock_fields)
+    part["nesting"] = nest.to_dict()
+    part["headline"] = nest.headline
     return part
+
+
+def _nesting(s: QnnSeries, method_us, accel, clock_fields: dict):
+    """The partition's nesting picture (analysis.nesting) from its per-run levels."""
+    levels = [(METHOD_EXECUTE, None if method_us is None else np.asarray(method_us, dtype=np.float64)[s.runs])]
+    for key, _, _ in LEVELS:
+        if key == "DELEGATE_CALL":
+            levels.append(("DELEGATE_CALL", None if s.delegate_call_ns is None else s.delegate_call_ns / 1e3))
+        else:
+            levels.append((key[0], s.roots.get(key)))
+    lo, hi = clock_fields["clock_mhz_bounds"]
+    # Above any core clock (cycles summed over parallel threads): an effective rate, which no time bounds.
+    effective = clock_fields["clock_source"] == "estimate" and clock_fields["clock_bound"] == "effective"
+    return nesting_of(levels, accel, clock_fields["clock_mhz_used"],
+                      "effective" if effective else clock_fields["clock_source"],
+                      (lo, hi) if (lo is not None or hi is not None) and not effective else None)
 
 
 def _list(a):
@@ -815,7 +840,9 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
     if qnn_profile is not None:
         series += series_from_qnn_profile(qnn_profile)
     measured = measured_clock(runtrace)
-    partitions = [analyse_series(s, graph, qhas_ops, measured) for s in series]
+    method_us = _method_execute_us(profile) if profile is not None else None
+    partitions = [analyse_series(s, graph, qhas_ops, measured, method_us if s.source == "etdump" else None)
+                  for s in series]
     if profile is not None:
         for p in partitions:
             ins = profile.instructions.get(p["instruction_id"]) if p["instruction_id"] is not None else None
@@ -847,6 +874,9 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         "partitions": partitions,
         "qhas": qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None) if qhas is not None else None,
         "optrace": optrace_summary(optrace) if optrace is not None else None,
+        "htp_timeline": None if optrace is None else htp_timeline(
+            optrace, qhas, runtrace, next((p["clock_mhz_used"] for p in partitions if p["clock_mhz_used"]), None)
+        ).to_dict(),
         "soc": soc,
         "runtrace": None if runtrace is None else {
             "path": runtrace.path, "graphs": runtrace.graphs,
@@ -854,6 +884,12 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
             "clock_mhz_per_execute": measured["per_execute"] if measured else None},
         "warnings": warnings,
     }
+
+
+def _method_execute_us(profile: P.Profile) -> np.ndarray:
+    """Method::execute per run in µs (NaN for a run without one)."""
+    lat = profile.runs["latency_ns"].astype(np.float64)
+    return np.where(lat > 0, lat / 1e3, np.nan)
 
 
 def _clock_warnings(partitions: list[dict], runtrace, measured) -> list[str]:

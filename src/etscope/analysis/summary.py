@@ -57,6 +57,8 @@ def qnn_brief(report: dict | None) -> list[dict] | None:
         row = {k: p.get(k) for k in keys}
         row["checks_failed"] = [c["check"] for c in p["checks"] if not c["ok"]]
         row["ops"] = len(p["ops"])
+        row["headline"] = p.get("headline")
+        row["nesting"] = p.get("nesting")
         out.append(row)
     return out
 

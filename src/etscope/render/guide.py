@@ -4,7 +4,9 @@ from __future__ import annotations
 from etscope.units import fmt_ms, us_to_ms
 
 
-def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, in reading order
+def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 - one sentence per fact
+    """``qnn``: the QNN report when the view has one (the report): the guide then says which QNN
+    files were given instead of asking for them."""
     lines: list[str] = []
     runs = s["runs"]
     lat = runs.get("latency_ms")
@@ -65,8 +67,7 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
                      f"QNN profile level '{qc.get('profile_level')}' (per-op rows need 'detailed' or 'optrace').")
     if s.get("qnn"):
         lines.append("These QNN levels are nested, not added: Method::execute ⊇ DELEGATE_CALL ⊇ QNN (execute) "
-                     "⊇ Accelerator (execute) time; cycles are cycles, not ms. HMX/HVX use, VTCM and NPU "
-                     "utilisation come from QHAS/optrace: `etscope qnn RUN.etdump --qhas ... --optrace ...`.")
+                     "⊇ Accelerator (execute) time; cycles are cycles, not ms. " + qnn_files_sentence(qnn))
     mem = s.get("memory") or {}
     if mem.get("planned_bytes") is not None:
         from etscope.units import fmt_bytes
@@ -74,6 +75,22 @@ def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, 
         lines.append(f"Planned activation memory (from the .pte): {fmt_bytes(mem['planned_bytes'])} "
                      f"in {len(mem['planned_buffers'])} buffer(s).")
     return lines
+
+
+def qnn_files_sentence(qnn: dict | None) -> str:
+    """Where HMX/HVX use, VTCM and utilisation come from, naming the QNN files given and asking only
+    for the missing ones."""
+    given = [k for k in ("qhas", "optrace", "runtrace") if (qnn or {}).get(k)]
+    missing = [k for k in ("qhas", "optrace") if k not in given]
+    words = {"qhas": "QHAS", "optrace": "optrace", "runtrace": "runtrace"}
+    text = "HMX/HVX use, VTCM and NPU utilisation come from QHAS/optrace"
+    if given:
+        text += "; given here: " + ", ".join(words[k] for k in given) + " (see the QNN section)"
+    if missing:
+        flags = " ".join(f"--{k} ..." for k in missing)
+        text += ("; not given: " if given else ": ") + f"add `{flags}` (to `etscope qnn` or `report`) for "
+        text += "per-op HMX/HVX and VTCM" if "qhas" in missing else "the HMX/HVX timeline"
+    return text + "."
 
 
 def _clock_words(q: dict) -> str:

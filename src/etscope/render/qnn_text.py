@@ -5,6 +5,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from etscope.render.nesting_text import nesting_lines
 from etscope.render.safe import clean
 from etscope.render.text import console_or_default, safe_text
 from etscope.units import fmt_bytes
@@ -35,7 +36,11 @@ def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> N
         c.print(safe_text(f"{p['runs']} execute(s) from {p['source']}" + (
             "; QNN events accumulate across executes and were de-duplicated" if p["accumulating"] else ""),
             limit=500))
-        t = Table(title="What contains what (p50 over runs, true units)", title_justify="left")
+        if p.get("headline"):
+            c.print(Text(clean(p["headline"], 500), style="bold cyan"), soft_wrap=True)
+        for ln in nesting_lines(p.get("nesting") or {}):
+            c.print(safe_text(ln, 500), soft_wrap=True)
+        t = Table(title="The levels in detail (p50 over runs, true units)", title_justify="left")
         for col in ("level", "p50", "adds over the next level", "meaning"):
             t.add_column(col, justify="right" if col == "p50" else "left", overflow="fold")
         for lv in p["levels"]:

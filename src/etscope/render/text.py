@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from etscope.render.guide import reading_guide
+from etscope.render.nesting_text import nesting_lines
 from etscope.render.safe import clean
 from etscope.units import fmt_ms
 
@@ -49,6 +50,13 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
     for line in reading_guide(s):
         c.print(safe_text(line, limit=4000), soft_wrap=True)
         c.print()
+    for q in s.get("qnn") or []:
+        if q.get("nesting"):
+            c.print(Text(clean(f"QNN partition at instruction {q['instruction_id']}: {q.get('headline') or ''}", 600),
+                         style="bold"), soft_wrap=True)
+            for ln in nesting_lines(q["nesting"]):
+                c.print(safe_text(ln, 500), soft_wrap=True)
+            c.print()
     if s["runs"].get("latency_ms"):
         c.print(breakdown_table(s["breakdown"], "Where Method::execute's time goes (mean per run)"))
     fb = s["fallback_ops"]

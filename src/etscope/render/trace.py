@@ -24,6 +24,7 @@ from etscope.arrays import unique
 from etscope.formats import etdump as etdump_format
 from etscope.analysis.qnn_lookup import clock_mhz, qnn_op_lookup, qnn_partitions
 from etscope.analysis.timeline import first_timed_ns, since_origin
+from etscope.render.trace_units import htp_unit_events
 
 MAIN_TID = 1
 PID = 1
@@ -221,6 +222,7 @@ def build_trace(profile: P.Profile, qnn: dict | None = None, runs: list[int] | N
                      "args": {"name": f"partition: DELEGATE_CALL #{iid} ({ins.backend if ins else 'delegate'})"}})
         meta.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": tid, "args": {"sort_index": tid}})
     out.sort(key=lambda x: (x["tid"], x["ts"], -x["dur"]))
+    out += htp_unit_events(qnn, notes)   # optrace HMX/HVX/DMA tracks: render/trace_units.py
     return {"traceEvents": meta + out, "displayTimeUnit": "ms",
             "otherData": {"schema": SCHEMA, "generator": "etscope", "inputs": dict(profile.sources),
                           "time_unit": "us", "time_origin": "first timed event of the ETDump",

@@ -30,6 +30,7 @@ from etscope.analysis.report_view import ReportView
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
 from etscope.render.safe import without_controls
+from etscope.units import fmt_us
 from etscope.version import __version__
 
 SCHEMA = "etscope.report/1"
@@ -120,7 +121,9 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
         "title": title or ("etscope report: " + (profile.sources.get("etdump") or "ETDump")),
         "generator": f"etscope {__version__}",
         "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
-        "guide": reading_guide(summary),
+        "guide": reading_guide(summary, view.qnn),
+        "findings": [dict(f.to_dict(), at_stake=fmt_us(f.us_per_run) if f.us_per_run else None)
+                     for f in view.findings],
         "summary": summary_small,
         "hierarchy": _rounded_tree(view.hierarchy),
         "placement": [dict(a, ms=_r(a["ms"])) for a in view.placement],
@@ -168,18 +171,18 @@ def json_for_script(data: dict) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _script(page: str) -> str:
-    """The page's script: common.js, diff.js and ``page`` in one function scope, after ``DATA`` is
+def _script(*pages: str) -> str:
+    """The page's script: common.js, diff.js and ``pages`` in one function scope, after ``DATA`` is
     parsed from the JSON blob (our own files, shipped with the package)."""
     text = "\n".join(["(function () {", "  'use strict';",
                       "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
-                      _asset("common.js"), _asset("diff.js"), _asset(page), "})();"])
+                      _asset("common.js"), _asset("diff.js"), *(_asset(p) for p in pages), "})();"])
     if "</" in text:    # cannot end the <script> element early
-        raise ValueError(f"inlined script for {page} contains '</'")
+        raise ValueError(f"inlined script for {pages} contains '</'")
     return text
 
 
-def _render(template_name: str, page_js: str, data: dict) -> str:
+def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
     import jinja2
     from markupsafe import Markup
 
@@ -191,16 +194,16 @@ def _render(template_name: str, page_js: str, data: dict) -> str:
         data=data,
         data_json=Markup(json_for_script(data)),   # escaped above; JSON, not markup
         css=Markup(_asset("report.css")),           # our own files, shipped with the package
-        js=Markup(_script(page_js)),
+        js=Markup(_script(*page_js)),
     )
 
 
 def render_report(data: dict) -> str:
-    return _render("report.html.j2", "report.js", data)
+    return _render("report.html.j2", ("qnn.js", "report.js"), data)   # qnn.js: the QNN / HTP section
 
 
 def render_diff_page(data: dict) -> str:
-    return _render("diff.html.j2", "diff_page.js", data)
+    return _render("diff.html.j2", ("diff_page.js",), data)
 
 
 def write_report(path: str, view: ReportView, title: str | None = None, compare: DiffView | None = None) -> dict:

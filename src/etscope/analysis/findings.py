@@ -1,0 +1,191 @@
+"""What the report says first: ranked findings, each with its evidence and the report section that
+shows it.
+
+Each rule below is one kind of finding, tested on its own (``tests/analysis/test_findings.py``):
+
+- ``overhead_level``: in a QNN partition, a nesting level (transport, host work, waits ...) that
+  adds at least ``OVERHEAD_SHARE`` of the call; the partition's headline.
+- ``cpu_fallback``: an op type that ran on the CPU, by share of Method::execute, with its source.
+- ``no_hmx``: QNN ops that did not use HMX (QHAS/optrace flags), by their share of HTP cycles.
+- ``vtcm``: peak VTCM (QHAS) against the SoC's VTCM (the .pte's compile spec), or unknown.
+- ``cold_runs``: runs that paid HTP power-up.
+- ``clock``: the HTP clock varying across runs, an effective rate above any core clock, or a
+  runtrace clock outside the profile's bounds.
+
+Ranked by severity (high, medium, info), then by time at stake per run (µs, when the finding has
+one). Inputs are the analyses' plain results (summary, QNN report); nothing is re-measured here.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from etscope.units import fmt_bytes, fmt_us
+
+OVERHEAD_SHARE = 0.10          # a level adding less than this share of its call is not a finding
+FALLBACK_SHARE = 0.01          # CPU op types below this share of Method::execute are not listed
+MAX_FALLBACKS = 5
+VTCM_FULL = 0.90               # peak VTCM above this share of the SoC's VTCM: little headroom
+CLOCK_SPREAD = 1.5             # max / min clock over runs above this: the clock changed between runs
+SEVERITY = ("high", "medium", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str                  # overhead_level | cpu_fallback | no_hmx | vtcm | cold_runs | clock
+    severity: str              # high | medium | info
+    text: str                  # the finding in one sentence
+    evidence: str              # the numbers it rests on and where they come from
+    section: str               # id of the report section that shows it
+    us_per_run: float | None = None   # time at stake per run, the rank within a severity
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def partition_anchor(i: int) -> str:
+    return f"qnn-p{i}"
+
+
+def findings(summary: dict | None, qnn: dict | None) -> list[Finding]:
+    out: list[Finding] = []
+    parts = (qnn or {}).get("partitions") or []
+    for i, p in enumerate(parts):
+        out += _overhead(i, p) + _no_hmx(i, p) + _cold(i, p, len(parts)) + _clock(i, p)
+    out += _fallbacks(summary or {})
+    out += _vtcm((qnn or {}).get("qhas"))
+    return sorted(out, key=lambda f: (SEVERITY.index(f.severity), -(f.us_per_run or 0.0)))
+
+
+def _name(p: dict) -> str:
+    iid = p.get("instruction_id")
+    return f"DELEGATE_CALL #{iid}" if iid is not None else str(p.get("key"))
+
+
+def _overhead(i: int, p: dict) -> list[Finding]:
+    n = p.get("nesting") or {}
+    bands = n.get("bands") or []
+    outer = next((b for b in bands if b["name"] != "Method::execute"), None)
+    levels = [b for b in bands if b["name"] != "Method::execute" and b["adds_us_p50"] is not None]
+    if outer is None or not levels or not outer["us_p50"]:
+        return []
+    top = max(levels, key=lambda b: b["adds_us_p50"])
+    share = top["adds_us_p50"] / outer["us_p50"]
+    if share < OVERHEAD_SHARE:
+        return []
+    return [Finding(
+        kind="overhead_level", severity="high" if share >= 0.5 else "medium",
+        text=f"{_name(p)}: {n.get('headline') or ''}".strip(),
+        evidence=(f"{top['label']} {fmt_us(top['us_p50'])} minus the level inside it = "
+                  f"{fmt_us(top['adds_us_p50'])} p50 over {p.get('runs')} run(s), {share:.0%} of "
+                  f"{outer['label']} {fmt_us(outer['us_p50'])}"),
+        section=partition_anchor(i), us_per_run=top["adds_us_p50"])]
+
+
+def _no_hmx(i: int, p: dict) -> list[Finding]:
+    ops = [o for o in p.get("ops") or [] if o.get("hmx") is False and (o.get("cycles_p50") or 0) > 0]
+    if not ops:
+        return []
+    total = sum(o.get("cycles_p50") or 0 for o in p.get("ops") or [])
+    cyc = sum(o["cycles_p50"] for o in ops)
+    share = cyc / total if total else 0.0
+    us = sum(o.get("est_us_at_clock") or 0.0 for o in ops) or None
+    ops.sort(key=lambda o: -o["cycles_p50"])
+    names = ", ".join(f"{o.get('base') or o['qnn_name']} ({_units(o)})" for o in ops[:4])
+    more = f" and {len(ops) - 4} more" if len(ops) > 4 else ""
+    return [Finding(
+        kind="no_hmx", severity="medium" if share >= 0.25 else "info",
+        text=(f"{_name(p)}: {len(ops)} QNN op(s) ran without HMX, the matrix unit: {share:.0%} of the "
+              f"partition's HTP cycles"),
+        evidence=f"{names}{more}; flags from QHAS/optrace, cycles p50 {cyc:,.0f} of {total:,.0f}",
+        section=f"qnn-ops-p{i}", us_per_run=us)]
+
+
+def _units(o: dict) -> str:
+    used = [u for u in ("hvx", "dma") if o.get(u)]
+    return " + ".join(u.upper() for u in used) if used else "no unit flagged"
+
+
+def _cold(i: int, p: dict, n_parts: int) -> list[Finding]:
+    cold = p.get("cold_runs") or []
+    power = np.array([np.nan if v is None else v for v in (p.get("per_run") or {}).get("power_on_us") or []],
+                     dtype=np.float64)
+    if not cold or power.size == 0:
+        return []
+    warm = float(np.nanmedian(np.delete(power, cold))) if power.size > len(cold) else float("nan")
+    worst = float(np.nanmax(power[cold]))
+    runs = ", ".join(str(r) for r in cold[:8]) + (" …" if len(cold) > 8 else "")
+    return [Finding(
+        kind="cold_runs", severity="medium",
+        text=(f"{_name(p)}: run(s) {runs} were cold: HVX + HMX power-on took up to {fmt_us(worst)}"
+              + (f" against {fmt_us(warm)} warm" if warm == warm else "") + "; leave them out of steady-state numbers"),
+        evidence="QNN's 'Time for HVX + HMX power on and acquire' per run",
+        section=partition_anchor(i), us_per_run=(worst - warm) / max(p.get("runs") or 1, 1) if warm == warm else None)]
+
+
+def _clock(i: int, p: dict) -> list[Finding]:
+    out = []
+    anchor = f"qnn-clock-p{i}"
+    if p.get("clock_warning"):
+        out.append(Finding(kind="clock", severity="medium", text=f"{_name(p)}: {p['clock_warning']}",
+                           evidence="accelerator cycles ÷ accelerator µs", section=anchor))
+    if p.get("clock_measured_within_bounds") is False:
+        lo, hi = p.get("clock_mhz_bounds") or (None, None)
+        out.append(Finding(
+            kind="clock", severity="medium",
+            text=(f"{_name(p)}: the runtrace's clock ({p['clock_mhz_measured']:,.0f} MHz) lies outside what this "
+                  "profile allows: the runtrace may come from another session"),
+            evidence=f"profile bounds {_mhz(lo)}–{_mhz(hi)} MHz (cycles ÷ µs with and without waits)",
+            section=anchor))
+    per = [x for x in (p.get("clock_mhz_measured_per_execute") or []) if x]
+    what = "measured by the runtrace"
+    if len(per) < 2:
+        rng = p.get("clock_mhz_est_per_run_range")
+        per = list(rng) if rng else []
+        what = "estimated per run (cycles ÷ µs)"
+    if len(per) >= 2 and min(per) > 0 and max(per) / min(per) > CLOCK_SPREAD:
+        out.append(Finding(
+            kind="clock", severity="info",
+            text=(f"{_name(p)}: the HTP clock changed between runs, {min(per):,.0f}–{max(per):,.0f} MHz "
+                  "(power state / DCVS): compare runs by cycles, not µs"),
+            evidence=f"clock {what}", section=anchor))
+    return out
+
+
+def _mhz(x) -> str:
+    return "?" if x is None else f"{x:,.0f}"
+
+
+def _fallbacks(s: dict) -> list[Finding]:
+    out = []
+    for t in (s.get("top_fallback_op_types") or [])[:MAX_FALLBACKS]:
+        if (t.get("share") or 0) < FALLBACK_SHARE:
+            continue
+        srcs = [x for x in t.get("sources") or [] if x]
+        where = (srcs[0] + (f" (+{len(srcs) - 1} more)" if len(srcs) > 1 else "")) if srcs else "source unknown (no ETRecord)"
+        out.append(Finding(
+            kind="cpu_fallback", severity="high" if t["share"] >= 0.2 else "medium",
+            text=(f"CPU fallback: {t['op_type']} ×{t['instructions']} takes {fmt_us(t['mean_ms'] * 1e3)} per run, "
+                  f"{t['share']:.0%} of Method::execute"),
+            evidence=f"not delegated (OPERATOR_CALL rows); source: {where}", section="placement",
+            us_per_run=t["mean_ms"] * 1e3))
+    return out
+
+
+def _vtcm(q: dict | None) -> list[Finding]:
+    if not q or q.get("peak_vtcm_alloc") is None:
+        return []
+    peak, size = q["peak_vtcm_alloc"], q.get("vtcm_bytes")
+    if not size:
+        return [Finding(kind="vtcm", severity="info",
+                        text=f"Peak VTCM {fmt_bytes(peak)} (QHAS); the SoC's VTCM size is unknown (give the .pte)",
+                        evidence="QHAS peak VTCM allocation, first inference of the optrace run", section="qnn-qhas")]
+    share = peak / size
+    full = share >= VTCM_FULL
+    return [Finding(
+        kind="vtcm", severity="high" if full else "info",
+        text=(f"Peak VTCM {fmt_bytes(peak)} of {fmt_bytes(size)} on {q.get('soc') or 'this SoC'} ({share:.0%}): "
+              + ("little headroom, larger tiles would spill to DRAM" if full else
+                 f"{fmt_bytes(size - peak)} headroom")),
+        evidence="QHAS peak VTCM allocation against the VTCM size in the .pte's compile spec", section="qnn-qhas")]

@@ -1,0 +1,102 @@
+"""Findings first (analysis.findings): each rule on its own, the ranking, and the real SM8650 chain8
+case (ETDump of the device profile + its QHAS, optrace and runtrace)."""
+from pathlib import Path
+
+import etscope
+from etscope.analysis import findings as F
+from etscope.api import results
+from etscope.render.guide import reading_guide
+
+FIX = Path(__file__).parents[1] / "fixtures"
+ETD = FIX / "qnn_etdump" / "synthetic_qnn_chain8_device.etdump"
+Q = FIX / "qnn"
+
+
+def _chain8(**kw):
+    return results(etscope.load(ETD), **kw)
+
+
+def test_chain8_findings_ranked_with_sections():
+    r = _chain8(qhas=Q / "chain8_sm8650.qhas.json", optrace=Q / "chain8_sm8650.optrace.json",
+                runtrace=Q / "chain8_sm8650.runtrace.json")
+    got = r.view.findings
+    assert [f.kind for f in got] == ["overhead_level", "cold_runs", "no_hmx", "clock", "vtcm"]
+    top = got[0]
+    assert top.severity == "high" and "FastRPC transport" in top.text and top.section == "qnn-p0"
+    assert top.us_per_run == 2191
+    assert "Output (HVX + DMA), Input (DMA)" in got[2].evidence and got[2].section == "qnn-ops-p0"
+    assert "806–1,894 MHz" in got[3].text                     # the runtrace's executes
+    assert "unknown (give the .pte)" in got[4].text            # no .pte: VTCM size not known
+
+
+def _part(**over):
+    bands = [{"name": "DELEGATE_CALL", "label": "DELEGATE_CALL", "us_p50": 1000.0, "adds_us_p50": 50.0},
+             {"name": "QNN (execute) time", "label": "QNN execute", "us_p50": 950.0, "adds_us_p50": 900.0},
+             {"name": "Accelerator (execute) time", "label": "Accelerator", "us_p50": 50.0, "adds_us_p50": None}]
+    p = {"instruction_id": 4, "runs": 3, "nesting": {"bands": bands, "headline": "H."}, "ops": [],
+         "cold_runs": [], "per_run": {}, "clock_warning": None, "clock_measured_within_bounds": None}
+    p.update(over)
+    return p
+
+
+def test_overhead_level_threshold_and_severity():
+    (f,) = F.findings(None, {"partitions": [_part()]})
+    assert (f.kind, f.severity, f.us_per_run, f.section) == ("overhead_level", "high", 900.0, "qnn-p0")
+    small = _part()
+    small["nesting"]["bands"][1]["adds_us_p50"] = 0.05 * 1000
+    assert F.findings(None, {"partitions": [small]}) == []     # 5 % < OVERHEAD_SHARE
+
+
+def test_cpu_fallback_by_share_with_source():
+    s = {"top_fallback_op_types": [
+        {"op_type": "aten.pow.Tensor_Scalar", "instructions": 2, "mean_ms": 0.5, "share": 0.25,
+         "sources": ["model.py:12", "model.py:30"]},
+        {"op_type": "aten.sum.dim_IntList", "instructions": 1, "mean_ms": 0.05, "share": 0.025, "sources": []},
+        {"op_type": "aten.tiny", "instructions": 1, "mean_ms": 0.001, "share": 0.0005, "sources": []}]}
+    got = F.findings(s, None)
+    assert [f.text.split(":")[1].split("×")[0].strip() for f in got] == ["aten.pow.Tensor_Scalar", "aten.sum.dim_IntList"]
+    assert got[0].severity == "high" and "model.py:12 (+1 more)" in got[0].evidence
+    assert got[1].severity == "medium" and "no ETRecord" in got[1].evidence
+    assert all(f.section == "placement" for f in got)
+
+
+def test_no_hmx_counts_only_ops_flagged_without_hmx():
+    ops = [{"qnn_name": "a", "base": "conv", "hmx": True, "hvx": False, "dma": True, "cycles_p50": 600, "est_us_at_clock": 6},
+           {"qnn_name": "b", "base": "softmax", "hmx": False, "hvx": True, "dma": False, "cycles_p50": 400, "est_us_at_clock": 4},
+           {"qnn_name": "c", "base": "x", "hmx": None, "hvx": None, "dma": None, "cycles_p50": 100},
+           {"qnn_name": "d", "base": "reshape", "hmx": False, "hvx": False, "dma": False, "cycles_p50": 0}]
+    got = [f for f in F.findings(None, {"partitions": [_part(ops=ops, nesting={})]})]
+    (f,) = got
+    assert f.kind == "no_hmx" and "1 QNN op(s)" in f.text and "36%" in f.text   # 400 / 1100
+    assert f.severity == "medium" and f.us_per_run == 4 and "softmax (HVX)" in f.evidence
+
+
+def test_vtcm_gauge_rules():
+    assert F.findings(None, {"partitions": [], "qhas": {"peak_vtcm_alloc": None}}) == []
+    (f,) = F.findings(None, {"partitions": [], "qhas": {"peak_vtcm_alloc": 7.5 * 2**20, "vtcm_bytes": 8 * 2**20,
+                                                          "soc": "SM8650"}})
+    assert f.severity == "high" and "94%" in f.text and "little headroom" in f.text
+    (f,) = F.findings(None, {"partitions": [], "qhas": {"peak_vtcm_alloc": 2**20, "vtcm_bytes": 8 * 2**20}})
+    assert f.severity == "info" and "7.0 MiB headroom" in f.text
+
+
+def test_cold_runs_and_clock_rules():
+    p = _part(nesting={}, cold_runs=[0], per_run={"power_on_us": [12000.0, 20.0, 22.0]},
+              clock_mhz_measured_per_execute=[800.0, 1900.0, 1890.0], clock_measured_within_bounds=False,
+              clock_mhz_measured=1868.0, clock_mhz_bounds=[1000.0, 1500.0])
+    kinds = [(f.kind, f.severity) for f in F.findings(None, {"partitions": [p]})]
+    assert kinds == [("cold_runs", "medium"), ("clock", "medium"), ("clock", "info")]
+    steady = _part(nesting={}, clock_mhz_est_per_run_range=[1800.0, 1900.0])
+    assert F.findings(None, {"partitions": [steady]}) == []    # 1.06× spread: not a finding
+
+
+def test_guide_names_the_qnn_files_given():
+    bare = _chain8()
+    line = reading_guide(bare.summary, bare.qnn)[-1]
+    assert "add `--qhas ... --optrace ...`" in line
+    full = _chain8(qhas=Q / "chain8_sm8650.qhas.json", optrace=Q / "chain8_sm8650.optrace.json")
+    line = reading_guide(full.summary, full.qnn)[-1]
+    assert "given here: QHAS, optrace" in line and "--qhas" not in line and "--optrace" not in line
+    half = _chain8(qhas=Q / "chain8_sm8650.qhas.json")
+    line = reading_guide(half.summary, half.qnn)[-1]
+    assert "given here: QHAS" in line and "--optrace" in line and "--qhas" not in line
