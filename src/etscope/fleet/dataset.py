@@ -29,6 +29,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 
+import numpy as np
 import pyarrow as pa
 
 from etscope.errors import FormatError
@@ -209,3 +210,35 @@ class Dataset:
         for stmt in self.views_sql():
             con.execute(stmt)
         return con
+
+
+TREND_RUNS = ("file_hash", "order_key", "model", "soc", "build", "execute", "latency_ms")
+TREND_OPS = ("file_hash", "order_key", "model", "soc", "build", "level", "name", "instruction_id", "occurrence",
+             "placement", "unit", "p50")
+
+
+def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None) -> tuple[dict, dict | None]:
+    """The runs and (level-0) ops columns ``analysis.trend`` reads, as numpy arrays, for one model
+    and/or SoC (partition filters: DuckDB reads only those folders)."""
+    where, params = [], []
+    for col, val in (("model", model), ("soc", soc)):
+        if val is not None:
+            where.append(f"{col} = ?")
+            params.append(str(val))
+    con = ds.connect()
+    try:
+        if ds.glob("runs") is None:
+            return {c: np.array([]) for c in TREND_RUNS}, None
+        cond = (" WHERE " + " AND ".join(where)) if where else ""
+        runs = con.execute(f"SELECT {', '.join(TREND_RUNS)} FROM runs{cond}", params).fetch_arrow_table()
+        ops = None
+        if ds.glob("ops") is not None:
+            ocond = " WHERE level = 0" + ("".join(" AND " + w for w in where))
+            ops = con.execute(f"SELECT {', '.join(TREND_OPS)} FROM ops{ocond}", params).fetch_arrow_table()
+    finally:
+        con.close()
+    return _numpy(runs), (_numpy(ops) if ops is not None else None)
+
+
+def _numpy(table: pa.Table) -> dict:
+    return {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
