@@ -306,7 +306,7 @@ def run_dask(jobs: list[Job], root: str, scheduler, on_done=None) -> list[Outcom
         raise FormatError("--engine dask needs Dask: pip install 'etscope[fleet]'") from None
     own = not isinstance(scheduler, Client)
     try:
-        client = Client(scheduler, set_as_default=False) if own else scheduler
+        client = Client(scheduler) if own else scheduler
     except (OSError, TimeoutError, ValueError) as e:
         raise FormatError(f"{scheduler}: cannot reach the Dask scheduler ({e})") from None
     try:

@@ -220,6 +220,8 @@ TREND_OPS = ("file_hash", "order_key", "model", "soc", "build", "level", "name",
 def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None) -> tuple[dict, dict | None]:
     """The runs and (level-0) ops columns ``analysis.trend`` reads, as numpy arrays, for one model
     and/or SoC (partition filters: DuckDB reads only those folders)."""
+    from etscope.render.sql import run
+
     where, params = [], []
     for col, val in (("model", model), ("soc", soc)):
         if val is not None:
@@ -230,11 +232,11 @@ def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None) 
         if ds.glob("runs") is None:
             return {c: np.array([]) for c in TREND_RUNS}, None
         cond = (" WHERE " + " AND ".join(where)) if where else ""
-        runs = con.execute(f"SELECT {', '.join(TREND_RUNS)} FROM runs{cond}", params).fetch_arrow_table()
+        runs = run(con, f"SELECT {', '.join(TREND_RUNS)} FROM runs{cond}", params)
         ops = None
         if ds.glob("ops") is not None:
             ocond = " WHERE level = 0" + ("".join(" AND " + w for w in where))
-            ops = con.execute(f"SELECT {', '.join(TREND_OPS)} FROM ops{ocond}", params).fetch_arrow_table()
+            ops = run(con, f"SELECT {', '.join(TREND_OPS)} FROM ops{ocond}", params)
     finally:
         con.close()
     return _numpy(runs), (_numpy(ops) if ops is not None else None)
@@ -242,3 +244,14 @@ def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None) 
 
 def _numpy(table: pa.Table) -> dict:
     return {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+
+
+def query_dataset(ds: Dataset, sql: str) -> pa.Table:
+    """``etscope sql --dataset``: DuckDB over the dataset's views; an Arrow table."""
+    from etscope.render.sql import run
+
+    con = ds.connect()
+    try:
+        return run(con, sql)
+    finally:
+        con.close()
