@@ -225,3 +225,14 @@ def test_cli_errors_are_one_line_exit_2(tmp_path):
     assert r.returncode == 2 and "not empty" in r.stderr
     r = cli("collect", tmp_path / "a.etdump", "--to", tmp_path / "ds", "--engine", "dask")
     assert r.returncode == 2 and "--scheduler" in r.stderr
+
+
+def test_copies_in_one_batch_are_collected_once(tmp_path):
+    """Two workers holding the same content at once: one commits it, the other skips it (no part
+    in a second partition)."""
+    for i in range(4):
+        shutil.copy(REAL / "gen_cnn.etdump", tmp_path / f"c{i}.etdump")
+        (tmp_path / f"c{i}.meta.json").write_text(json.dumps({"build": f"b{i}"}))
+    out = collect([tmp_path], tmp_path / "ds", workers=2)
+    assert counts(out) == {"added": 1, "skipped": 3, "rejected": 0}
+    assert len(D.Dataset(tmp_path / "ds").parts("runs")) == 1

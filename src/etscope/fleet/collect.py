@@ -242,7 +242,7 @@ def collect_one(job: Job, root: str) -> Outcome:
     except OSError as e:
         file_hash = hashlib.sha256(("path:" + job.etdump).encode("utf-8", "surrogateescape")).hexdigest()
         return _reject(ds, job, file_hash, f"{shown}: cannot read ({e.strerror or e})", t0)
-    if ds.is_collected(file_hash):
+    if ds.is_collected(file_hash) or not ds.claim(file_hash):     # in the dataset, or a copy in this batch
         return Outcome(shown, "skipped", file_hash, seconds=time.perf_counter() - t0, max_rss_bytes=_max_rss())
     try:
         meta, tables = file_tables(job, file_hash)

@@ -121,6 +121,15 @@ class Dataset:
     def is_collected(self, file_hash: str) -> bool:
         return os.path.exists(self.marker_path(file_hash))
 
+    def claim(self, file_hash: str) -> bool:
+        """Take the file for this collect (False: another worker has the same content in hand).
+        Claims live in ``_tmp``, which every collect clears before it starts."""
+        try:
+            os.close(os.open(os.path.join(self.root, TMP, file_hash + ".claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            return True
+        except FileExistsError:
+            return False
+
     def collected(self) -> set[str]:
         d = os.path.join(self.root, COLLECTED)
         return {n for n in os.listdir(d) if _HASH.match(n)} if os.path.isdir(d) else set()
