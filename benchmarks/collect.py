@@ -16,6 +16,8 @@ Measured:
     process (no pool);
   * the whole batch with a pool of ``--workers`` processes: files/s against workers x single;
   * peak RSS of each worker process (``ru_maxrss``, reported by the worker with each file);
+  * CPU seconds per file, single and pooled (workers + driver): on a machine shared with other
+    work the wall-time ratio depends on their load, the CPU ratio does not;
   * a re-run over the same files: must add nothing;
   * a DuckDB query over the dataset (etscope sql --dataset) and etscope trend on it.
 """
@@ -90,17 +92,23 @@ def main(argv=None) -> int:
         assert counts(one)["added"] == a.single, counts(one)
         res["single"] = {"files": a.single, "wall_s": round(single_s, 2), "files_per_s": a.single / single_s,
                          "mb_per_s": sum(p.stat().st_size for p in files[:a.single]) / 1e6 / single_s,
-                         "per_file_s_median": sorted(o.seconds for o in one)[len(one) // 2]}
+                         "per_file_s_median": sorted(o.seconds for o in one)[len(one) // 2],
+                         "cpu_s_per_file": sum(o.cpu_seconds for o in one) / a.single}
         print(f"single: {res['single']}", file=sys.stderr)
 
-        t = time.perf_counter()
+        t, cpu0 = time.perf_counter(), time.process_time()
         out = collect(files, tmp / "ds", workers=a.workers)
-        wall = time.perf_counter() - t
+        wall, driver_cpu = time.perf_counter() - t, time.process_time() - cpu0
         rss = [o.max_rss_bytes for o in out]
         res["pool"] = {"wall_s": round(wall, 1), "files_per_s": a.files / wall,
                        "mb_per_s": res["input_bytes"] / 1e6 / wall, "counts": counts(out),
                        "worker_peak_rss_mb_max": max(rss) / 2**20,
-                       "worker_peak_rss_mb_median": sorted(rss)[len(rss) // 2] / 2**20}
+                       "worker_peak_rss_mb_median": sorted(rss)[len(rss) // 2] / 2**20,
+                       "cpu_s_per_file": (sum(o.cpu_seconds for o in out) + driver_cpu) / a.files,
+                       "driver_cpu_s": driver_cpu}
+        # On a shared machine wall time depends on the others' load; CPU time per file does not:
+        # the pool's efficiency is the single process's CPU per file over the pool's (workers + driver).
+        res["pool"]["cpu_efficiency"] = res["single"]["cpu_s_per_file"] / res["pool"]["cpu_s_per_file"]
         res["pool"]["vs_workers_x_single"] = res["pool"]["files_per_s"] / (a.workers * res["single"]["files_per_s"])
         print(f"pool: {res['pool']}", file=sys.stderr)
 

@@ -11,16 +11,19 @@ differ; a series can: the sessions of the builds before a change are repeated me
 one program (or of builds that did not change its speed), so their spread *is* the
 between-session (and between-build) noise. Detection walks the builds in order: build b is
 compared with the baseline (the builds since the last change) by a t test on the sessions' log
-p50s whose variance is the baseline's own (Welch-free: the baseline's spread stands for both
-sides, since build b alone may have one session). A change is called when p < alpha / m with m
-the number of builds that could be tested in the series (Bonferroni: the chance of any false
-alarm in a series of unchanged builds stays below alpha, whatever its length) and the change is
-at least ``min_effect_pct``; the baseline then restarts at that build. Ops: the same test on each
+p50s whose variance is the baseline's alone (build b may have a single session, so its own
+spread is unknown; under no change both sides share it). A change is called when p < alpha / m
+with m the number of builds that could be tested in the series (Bonferroni: the chance of any
+false alarm in a series of unchanged builds stays below alpha, whatever its length) and the
+change is at least ``min_effect_pct``; it is then placed at the best two-level split since the
+baseline began (``detect``) and the baseline restarts there. Ops: the same test on each
 substantial op's per-session p50 (m counts ops x builds). Placement: the backend of each op in
 consecutive builds.
 
 The false-alarm rate and the power are measured on generated series (tests/analysis/test_trend.py;
-numbers in BENCHMARKS.md, "trend: false alarms and detection").
+benchmarks/trend_false_alarms.py; numbers in BENCHMARKS.md, "trend: false alarms and detection").
+Assumes sessions of unchanged builds are exchangeable: a slow drift over many builds, or a
+device whose spread changes, is not modelled.
 """
 from __future__ import annotations
 

@@ -52,6 +52,7 @@ class Outcome:
     reason: str = ""
     rows: dict = field(default_factory=dict)
     seconds: float = 0.0
+    cpu_seconds: float = 0.0              # CPU time of the worker on this file
     max_rss_bytes: int = 0
 
 
@@ -234,7 +235,7 @@ def collect_one(job: Job, root: str) -> Outcome:
     else its tables committed, else (any error) one row in ``rejects``. Never raises for a bad file."""
     from etscope.paths import display
 
-    t0 = time.perf_counter()
+    t0 = (time.perf_counter(), time.process_time())
     ds = Dataset(root)
     shown = display(job.etdump)
     try:
@@ -243,7 +244,7 @@ def collect_one(job: Job, root: str) -> Outcome:
         file_hash = hashlib.sha256(("path:" + job.etdump).encode("utf-8", "surrogateescape")).hexdigest()
         return _reject(ds, job, file_hash, f"{shown}: cannot read ({e.strerror or e})", t0)
     if ds.is_collected(file_hash) or not ds.claim(file_hash):     # in the dataset, or a copy in this batch
-        return Outcome(shown, "skipped", file_hash, seconds=time.perf_counter() - t0, max_rss_bytes=_max_rss())
+        return Outcome(shown, "skipped", file_hash, **_costs(t0))
     try:
         meta, tables = file_tables(job, file_hash)
     except MemoryError:
@@ -252,11 +253,10 @@ def collect_one(job: Job, root: str) -> Outcome:
         reason = str(e) if isinstance(e, FormatError) else f"{shown}: {type(e).__name__}: {e}"
         return _reject(ds, job, file_hash, reason, t0)
     ds.commit(file_hash, meta, tables)
-    return Outcome(shown, "added", file_hash, rows={k: t.num_rows for k, t in tables.items()},
-                   seconds=time.perf_counter() - t0, max_rss_bytes=_max_rss())
+    return Outcome(shown, "added", file_hash, rows={k: t.num_rows for k, t in tables.items()}, **_costs(t0))
 
 
-def _reject(ds: Dataset, job: Job, file_hash: str, reason: str, t0: float) -> Outcome:
+def _reject(ds: Dataset, job: Job, file_hash: str, reason: str, t0: tuple) -> Outcome:
     from etscope.paths import display
     from etscope.render.safe import clean
 
@@ -264,13 +264,14 @@ def _reject(ds: Dataset, job: Job, file_hash: str, reason: str, t0: float) -> Ou
     row = pa.table({"file_hash": [file_hash], "path": [display(job.etdump)], "reason": [reason],
                     "meta_json": [json.dumps(job.meta_dict(), sort_keys=True)]})
     ds.commit(file_hash, {}, {"rejects": row}, reject=True)
-    return Outcome(display(job.etdump), "rejected", file_hash, reason, seconds=time.perf_counter() - t0,
-                   max_rss_bytes=_max_rss())
+    return Outcome(display(job.etdump), "rejected", file_hash, reason, **_costs(t0))
 
 
-def _max_rss() -> int:
-    """Peak resident memory of this (worker) process, bytes (Linux reports kB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def _costs(t0: tuple) -> dict:
+    """Wall and CPU seconds since ``t0`` and the peak resident memory of this (worker) process
+    (bytes; Linux reports kB)."""
+    return {"seconds": time.perf_counter() - t0[0], "cpu_seconds": time.process_time() - t0[1],
+            "max_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
 # ---- engines ---------------------------------------------------------------------------------------
