@@ -184,6 +184,9 @@ def test_trend_end_to_end_finds_the_planted_commit(tmp_path):
     assert [(o["op"], o["build"]) for o in s["op_changes"]] == [("native_call_add.out", "9aab")]
     page = (tmp_path / "t.html").read_text()
     assert page.count("<svg") == 1 and "9aab" in page
+    # what one session per side cannot tell: diff across the same commits is inconclusive
+    r = cli("diff", tmp_path / "in" / "run_04_0.etdump", tmp_path / "in" / "run_05_0.etdump", "--json")
+    assert json.loads(r.stdout)["verdict"] == "inconclusive"
     r = cli("sql", "--dataset", tmp_path / "ds", "SELECT build, count(*) n FROM files WHERE soc = 'sm8650' "
             "GROUP BY build ORDER BY min(order_key::INT)", "--format", "json")
     assert r.returncode == 0, r.stderr
