@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from etscope.analysis.trend import Trend
-from etscope.render.text import _console, _t
+from etscope.render.text import console_or_default, safe_text
 from etscope.units import fmt_ms
 
 VERDICT_STYLE = {"regression": "bold red", "improvement": "bold green", "no change": "", "not tested": "dim"}
@@ -21,20 +21,20 @@ def _p(v) -> str:
 
 
 def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) -> None:
-    c = _console(console)
+    c = console_or_default(console)
     if not t.series:
         c.print("No runs in the dataset for this selection.")
         return
     for s in t.series:
         c.print(Text(f"{s.model} on {s.soc}", style="bold"))
         sd = "unknown (too few sessions)" if s.session_sd_pct is None else f"{s.session_sd_pct:.1f}%"
-        c.print(_t(f"{len(s.builds)} builds; between-session spread from the series: {sd} "
+        c.print(safe_text(f"{len(s.builds)} builds; between-session spread from the series: {sd} "
                    f"({s.session_sd_df} df); a change needs p < {t.alpha:g}/{s.tests} (Bonferroni over the "
                    f"series) and at least {t.min_effect_pct:g}%", 500))
         if s.changes:
             for ch in s.changes:
                 late = "" if ch["significant_at"] == ch["build"] else f" (significant from {ch['significant_at']})"
-                c.print(_t(f"• {ch['verdict']} at {ch['build']} (after {ch['previous_build']}): "
+                c.print(safe_text(f"• {ch['verdict']} at {ch['build']} (after {ch['previous_build']}): "
                            f"{_pct(ch['change_pct'])}, p = {_p(ch['p_value'])}{late}", 500),
                         style=VERDICT_STYLE[ch["verdict"]])
         else:
@@ -43,7 +43,7 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
         for col in ("build", "order", "sessions", "p50", "95% interval", "vs baseline", "p", "verdict"):
             table.add_column(col, justify="right" if col in ("sessions", "p50", "vs baseline", "p") else "left")
         for p in s.builds:
-            table.add_row(_t(p.build, 40), _t(p.order_key, 32), str(p.sessions), fmt_ms(p.p50_ms),
+            table.add_row(safe_text(p.build, 40), safe_text(p.order_key, 32), str(p.sessions), fmt_ms(p.p50_ms),
                           "—" if p.lo_ms != p.lo_ms else f"{fmt_ms(p.lo_ms)} … {fmt_ms(p.hi_ms)}",
                           _pct(p.change_pct), _p(p.p_value), Text(p.verdict, style=VERDICT_STYLE.get(p.verdict, "")))
         c.print(table)
@@ -52,16 +52,16 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
             for col in ("build", "op", "placement", "change", "p", "verdict"):
                 ops.add_column(col)
             for o in s.op_changes[:top_ops]:
-                ops.add_row(_t(o.build, 40), _t(o.op, 80), _t(o.placement or "—", 30), _pct(o.change_pct), _p(o.p_value),
+                ops.add_row(safe_text(o.build, 40), safe_text(o.op, 80), safe_text(o.placement or "—", 30), _pct(o.change_pct), _p(o.p_value),
                             Text(o.verdict, style=VERDICT_STYLE[o.verdict]))
             c.print(ops)
             if len(s.op_changes) > top_ops:
                 c.print(f"({len(s.op_changes) - top_ops} more op changes in --json)")
         for pc in s.placement_changes:
-            c.print(_t(f"Placement changed at {pc.build} (after {pc.previous_build}): ops per backend "
+            c.print(safe_text(f"Placement changed at {pc.build} (after {pc.previous_build}): ops per backend "
                        f"{pc.counts_before} → {pc.counts_after}", 500))
             for m in pc.moved[:top_ops]:
-                c.print(_t(f"  {m['op']}: {m['before'] or '(absent)'} → {m['after'] or '(absent)'}", 300))
+                c.print(safe_text(f"  {m['op']}: {m['before'] or '(absent)'} → {m['after'] or '(absent)'}", 300))
         for n in s.notes:
-            c.print(_t("note: " + n, 500), style="dim")
+            c.print(safe_text("note: " + n, 500), style="dim")
         c.print("")
