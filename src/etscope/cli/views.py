@@ -142,22 +142,39 @@ def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
 
 @click.command()
 @view_inputs
-@click.argument("query")
+@click.argument("query", required=False)
+@click.option("--dataset", type=str,
+              help="Query a dataset made by etscope collect instead of one ETDump: etscope sql --dataset D \"SQL\" "
+                   "(tables runs, ops, events, qnn, files, rejects; partition columns model, soc, build, date).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--limit", type=click.IntRange(min=0), default=100, show_default=True, help="Rows to print as a table (0: all).")
-def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
-    """DuckDB SQL over the tables events, ops, runs (columns: README / `etscope export`)."""
+def sql(etdump, etrecord, pte, method, qhas, optrace, query, dataset, fmt, limit):
+    """DuckDB SQL over the tables events, ops, runs (columns: README / `etscope export`), or over a
+    collected dataset (--dataset)."""
     from etscope import api
     from etscope.render.sql import SqlError, format_table
     from etscope.render.sql import query as run_query
 
-    require_files(qhas, optrace)
-    profile = load_profile(etdump, etrecord, pte, method)
-    try:
-        result = run_query(profile, query, tables=api.tables_of(api.results(profile, qhas, optrace)))
-    except SqlError as err:
-        click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+    if dataset is not None:
+        if query is not None or etrecord or pte or method or qhas or optrace:
+            raise click.UsageError("with --dataset give only the query: etscope sql --dataset DATASET \"SQL\"")
+        from etscope.fleet.dataset import Dataset, query_dataset
+
+        try:
+            result = query_dataset(Dataset(dataset), etdump)
+        except SqlError as err:
+            click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+    else:
+        if query is None:
+            raise click.UsageError("Missing argument 'QUERY' (etscope sql ETDUMP \"SQL\", or --dataset DATASET \"SQL\")")
+        require_files(qhas, optrace)
+        profile = load_profile(etdump, etrecord, pte, method)
+        try:
+            result = run_query(profile, query, tables=api.tables_of(api.results(profile, qhas, optrace)))
+        except SqlError as err:
+            click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
     if fmt == "table":
         click.echo(format_table(result, max_rows=limit or None))
     elif fmt == "csv":

@@ -49,3 +49,32 @@ def reading(*paths):
             bar.update(task, completed=done, total=total, counts=f"{done:,}/{total:,} events")
 
         yield progress
+
+
+@contextlib.contextmanager
+def batch(label: str = "collecting"):
+    """Context giving ``(set_total(n), advance(status))`` callbacks for a batch of files: a bar on
+    stderr with the counts per status when stderr is a terminal (``ETSCOPE_PROGRESS=0``: never),
+    else callbacks that do nothing."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if os.environ.get("ETSCOPE_PROGRESS") == "0" or not console.is_terminal:
+        yield (lambda n: None), (lambda status: None)
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    counts: dict[str, int] = {}
+    with Progress(TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[counts]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, redirect_stdout=False,
+                  redirect_stderr=False) as bar:
+        task = bar.add_task(label, total=None, counts="")
+
+        def set_total(n: int) -> None:
+            bar.update(task, total=n)
+
+        def advance(status: str) -> None:
+            counts[status] = counts.get(status, 0) + 1
+            bar.update(task, advance=1, counts=", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+
+        yield set_total, advance

@@ -25,22 +25,29 @@ def connect(tables: dict[str, pa.Table]):
 def query(profile: P.Profile | None, sql: str, tables: dict[str, pa.Table] | None = None,
           qnn: dict | None = None, llm: dict | None = None) -> pa.Table:
     """Run ``sql`` and return the result as an Arrow table."""
-    import duckdb
-
     if tables is None:
         from etscope.render.export import tables as build_tables
 
         tables = build_tables(profile, qnn=qnn, llm=llm)
     con = connect(tables)
     try:
-        rel = con.sql(sql)
+        return run(con, sql)
+    finally:
+        con.close()
+
+
+def run(con, sql: str, params: list | None = None) -> pa.Table:
+    """Run ``sql`` (with ``?`` ``params``) on a DuckDB connection; the result as an Arrow table
+    (SqlError: one line)."""
+    import duckdb
+
+    try:
+        rel = con.sql(sql, params=params) if params else con.sql(sql)
         if rel is None:  # a statement without a result (e.g. SET)
             return pa.table({})
         return rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
     except duckdb.Error as e:
         raise SqlError(_one_line(str(e))) from None
-    finally:
-        con.close()
 
 
 def _one_line(s: str) -> str:

@@ -1,0 +1,367 @@
+"""Trend over a series of builds: which commit made the model (or an op) slower, on which SoC.
+
+Input: the ``runs`` and ``ops`` tables of a dataset (``etscope collect``), each row tagged with
+its file (``file_hash``, one profiling session), ``model``, ``soc``, ``build`` and ``order_key``.
+One series per model x SoC; its builds are ordered by their smallest order key (numerically when
+every key is a number, else as text: commit hashes do not sort, dates and counters do).
+
+Statistic: each session's p50 latency over its steady runs (leading warm-up dropped, as in
+``diff``), on a log scale. A one-session ``diff`` cannot know how far two sessions of one program
+differ; a series can: the sessions of the builds before a change are repeated measurements of
+one program (or of builds that did not change its speed), so their spread *is* the
+between-session (and between-build) noise. Detection walks the builds in order: build b is
+compared with the baseline (the builds since the last change) by a t test on the sessions' log
+p50s whose variance is the baseline's alone (build b may have a single session, so its own
+spread is unknown; under no change both sides share it). A change is called when p < alpha / m
+with m the number of builds that could be tested in the series (Bonferroni: the chance of any
+false alarm in a series of unchanged builds stays below alpha, whatever its length) and the
+change is at least ``min_effect_pct``; it is then placed at the best two-level split since the
+baseline began (``detect``) and the baseline restarts there. Ops: the same test on each
+substantial op's per-session p50 (m counts ops x builds). Placement: the backend of each op in
+consecutive builds.
+
+The false-alarm rate and the power are measured on generated series (tests/analysis/test_trend.py;
+benchmarks/trend_false_alarms.py; numbers in BENCHMARKS.md, "trend: false alarms and detection").
+Assumes sessions of unchanged builds are exchangeable: a slow drift over many builds, or a
+device whose spread changes, is not modelled.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from etscope.analysis.diff import t975
+from etscope.analysis.diff_noise import SUBSTANTIAL_SHARE
+from etscope.analysis.stats import leading_warmup, t_two_sided_p
+
+SCHEMA = "etscope.trend/1"
+ALPHA = 0.05                 # family-wise false-alarm rate per series (latency), likewise for its ops
+MIN_EFFECT_PCT = 2.0
+MIN_BASELINE_BUILDS = 2      # a baseline of one build knows only its sessions' spread, not builds'
+MIN_BASELINE_SESSIONS = 3
+
+
+@dataclass
+class BuildPoint:
+    """One build of a series: its p50 latency with a 95% interval and its test against the baseline."""
+    build: str
+    order_key: str
+    sessions: int
+    runs: int
+    p50_ms: float
+    lo_ms: float
+    hi_ms: float
+    change_pct: float | None = None      # vs the baseline (builds since the last change); None: not tested
+    p_value: float | None = None
+    verdict: str = "not tested"          # not tested / no change / regression / improvement
+
+
+@dataclass
+class OpChange:
+    """An op whose p50 changed significantly at ``build`` (first build of the change)."""
+    op: str
+    placement: str | None
+    build: str
+    previous_build: str
+    change_pct: float
+    p_value: float
+    verdict: str
+    significant_at: str                  # the build whose test first crossed the threshold
+
+
+@dataclass
+class PlacementChange:
+    """Ops whose backend differs between two consecutive builds."""
+    build: str
+    previous_build: str
+    moved: list[dict]                    # {op, before, after}; None = absent in that build
+    counts_before: dict
+    counts_after: dict
+
+
+@dataclass
+class Series:
+    model: str
+    soc: str
+    builds: list[BuildPoint]
+    session_sd_pct: float | None         # between-session spread measured from the series (log SD as %)
+    session_sd_df: int
+    tests: int                           # m of the Bonferroni correction (latency)
+    changes: list[dict] = field(default_factory=list)   # {build, previous_build, change_pct, p_value, verdict}
+    op_changes: list[OpChange] = field(default_factory=list)
+    placement_changes: list[PlacementChange] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Trend:
+    series: list[Series]
+    alpha: float
+    min_effect_pct: float
+    schema: str = SCHEMA
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# ---- sessions --------------------------------------------------------------------------------------
+def session_p50s(file_hash: np.ndarray, execute: np.ndarray, latency_ms: np.ndarray) -> dict[str, tuple[float, int]]:
+    """{file: (p50 ms over its steady runs, runs used)}: each file's runs in execute order, leading
+    warm-up runs dropped (``stats.leading_warmup``, the rule of ``diff`` and ``llm``)."""
+    out = {}
+    order = np.lexsort((execute, file_hash))
+    fh, lat = file_hash[order], latency_ms[order]
+    if fh.size == 0:
+        return out
+    cuts = np.flatnonzero(fh[1:] != fh[:-1]) + 1
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, fh.size]):
+        x = lat[lo:hi]
+        x = x[np.isfinite(x)]
+        x = x[leading_warmup(x):]
+        if x.size and np.median(x) > 0:
+            out[str(fh[lo])] = (float(np.median(x)), int(x.size))
+    return out
+
+
+def build_order(keys_by_build: dict[str, list[str]]) -> list[str]:
+    """Builds ordered by their smallest order key: numerically when every key is a number."""
+    def num(s):
+        try:
+            v = float(s)
+            return v if math.isfinite(v) else None
+        except (TypeError, ValueError):
+            return None
+
+    numeric = all(num(k) is not None for ks in keys_by_build.values() for k in ks)
+    first = {b: min(ks, key=num) if numeric else min(ks) for b, ks in keys_by_build.items()}
+    return sorted(first, key=lambda b: ((num(first[b]) if numeric else first[b]), b))
+
+
+# ---- the change test ---------------------------------------------------------------------------------
+def detect(build_of_session: np.ndarray, y: np.ndarray, n_builds: int, alpha_per_test: float,
+           min_effect_pct: float) -> tuple[list[dict], list[int]]:
+    """Sequential test over builds 0..n_builds-1 of log values ``y`` (one per session, build index
+    in ``build_of_session``). Returns per build {change_pct, p_value, verdict, significant_at} and
+    the segment start of each build.
+
+    A build whose sessions alone are not enough (one session, a small step) is often found one or
+    two builds later, against a baseline it now belongs to: once build d is significant, the
+    change is placed at the split of the builds since the baseline began that fits two levels
+    best (least squares), and the baseline restarts there. ``significant_at`` names d."""
+    results = [{"change_pct": None, "p_value": None, "verdict": "not tested", "significant_at": None}
+               for _ in range(n_builds)]
+    seg_of = [0] * n_builds
+    start = 0
+    for b in range(n_builds):
+        cur = y[build_of_session == b]
+        base_mask = (build_of_session >= start) & (build_of_session < b)
+        base = y[base_mask]
+        n_base_builds = len(np.unique(build_of_session[base_mask]))
+        seg_of[b] = start
+        if not (cur.size and n_base_builds >= MIN_BASELINE_BUILDS and base.size >= MIN_BASELINE_SESSIONS):
+            continue
+        diff, p = _t_test(base, cur)
+        change = (math.exp(diff) - 1) * 100
+        results[b].update(change_pct=change, p_value=p, verdict="no change")
+        if not (p < alpha_per_test and abs(change) >= min_effect_pct):
+            continue
+        k = _best_split(build_of_session, y, start, b)
+        before = y[(build_of_session >= start) & (build_of_session < k)]
+        after = y[(build_of_session >= k) & (build_of_session <= b)]
+        diff_k, p_k = _t_test(before, after)
+        for j in range(k, b + 1):      # builds after k: now the new baseline, their old tests void
+            seg_of[j] = k
+            results[j].update(change_pct=None, p_value=None, verdict="not tested", significant_at=None)
+        results[k].update(change_pct=(math.exp(diff_k) - 1) * 100, p_value=p_k,
+                          verdict="regression" if diff > 0 else "improvement", significant_at=b)
+        start = k
+    return results, seg_of
+
+
+def _t_test(base: np.ndarray, cur: np.ndarray) -> tuple[float, float]:
+    """(difference of means, two-sided p) with the variance of ``base`` alone (df = its size - 1)."""
+    sd = float(np.std(base, ddof=1))
+    diff = float(cur.mean() - base.mean())
+    se = sd * math.sqrt(1 / cur.size + 1 / base.size)
+    if se > 0:
+        return diff, t_two_sided_p(diff / se, base.size - 1)
+    return diff, (1.0 if diff == 0 else 0.0)
+
+
+def _best_split(build_of_session: np.ndarray, y: np.ndarray, start: int, end: int) -> int:
+    """The build k in (start, end] where two levels ([start, k) and [k, end]) fit best."""
+    best, best_k = math.inf, end
+    for k in range(start + 1, end + 1):
+        a = y[(build_of_session >= start) & (build_of_session < k)]
+        c = y[(build_of_session >= k) & (build_of_session <= end)]
+        if a.size == 0 or c.size == 0:
+            continue
+        sse = float(((a - a.mean()) ** 2).sum() + ((c - c.mean()) ** 2).sum())
+        if sse < best - 1e-15:
+            best, best_k = sse, k
+    return best_k
+
+
+def possible_tests(n_builds: int) -> int:
+    """How many builds of a series can be tested (the m of the Bonferroni correction)."""
+    return max(1, n_builds - MIN_BASELINE_BUILDS)
+
+
+# ---- one series --------------------------------------------------------------------------------------
+def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: float = ALPHA,
+                 min_effect_pct: float = MIN_EFFECT_PCT) -> Series:
+    """The trend of one model x SoC. ``runs``/``ops``: column dicts (numpy arrays) of that series'
+    rows of the dataset's runs (file_hash, build, order_key, execute, latency_ms) and ops
+    (file_hash, level, name, instruction_id, placement, unit, p50) tables."""
+    fh = np.asarray(runs["file_hash"]).astype(str)
+    model, soc = str(model), str(soc)
+    sessions = session_p50s(fh, np.asarray(runs["execute"], np.int64), np.asarray(runs["latency_ms"], np.float64))
+    build_of_file, key_of_file = {}, {}
+    for f, b, k in zip(fh.tolist(), np.asarray(runs["build"]).astype(str).tolist(),
+                       np.asarray(runs["order_key"]).astype(str).tolist()):
+        build_of_file.setdefault(f, b)
+        key_of_file.setdefault(f, k)
+    notes = []
+    keys_by_build: dict[str, list[str]] = {}
+    for f in sessions:
+        keys_by_build.setdefault(build_of_file[f], []).append(key_of_file[f])
+    builds = build_order(keys_by_build)
+    if len(sessions) < len(set(fh)):
+        notes.append(f"{len(set(fh)) - len(sessions)} file(s) without a timed Method::execute run are left out")
+    bidx = {b: i for i, b in enumerate(builds)}
+    files = sorted(sessions, key=lambda f: (bidx[build_of_file[f]], key_of_file[f], f))
+    b_of = np.array([bidx[build_of_file[f]] for f in files], np.int64)
+    y = np.log(np.array([sessions[f][0] for f in files], np.float64))
+    m = possible_tests(len(builds))
+    res, seg = detect(b_of, y, len(builds), alpha / m, min_effect_pct)
+
+    # The session spread of the series: residuals around each segment's mean (segments = runs of
+    # builds between detected changes), pooled.
+    seg_of_session = np.array([seg[b] for b in b_of], np.int64)
+    resid = y.copy()
+    for s in np.unique(seg_of_session):
+        sel = seg_of_session == s
+        resid[sel] -= y[sel].mean()
+    df = int(y.size - np.unique(seg_of_session).size)
+    sd = float(math.sqrt((resid ** 2).sum() / df)) if df > 0 else None
+
+    points = []
+    for i, b in enumerate(builds):
+        sel = b_of == i
+        fs = [f for f, keep in zip(files, sel) if keep]
+        p50 = float(np.exp(y[sel].mean()))
+        if sd is not None:
+            half = t975(df) * sd / math.sqrt(sel.sum())
+            lo, hi = p50 * math.exp(-half), p50 * math.exp(half)
+        else:
+            lo = hi = float("nan")
+        points.append(BuildPoint(b, min(keys_by_build[b]), int(sel.sum()), sum(sessions[f][1] for f in fs),
+                                 p50, lo, hi, **{k: v for k, v in res[i].items() if k != "significant_at"}))
+    changes = [{"build": builds[i], "previous_build": builds[i - 1], "change_pct": r["change_pct"],
+                "p_value": r["p_value"], "verdict": r["verdict"], "significant_at": builds[r["significant_at"]]}
+               for i, r in enumerate(res) if r["verdict"] in ("regression", "improvement")]
+    out = Series(model, soc, points, None if sd is None else (math.exp(sd) - 1) * 100, df, m, changes, notes=notes)
+    if ops is not None and len(ops.get("file_hash", ())):
+        out.op_changes = op_changes(ops, files, b_of, builds, sessions, alpha, min_effect_pct)
+        out.placement_changes = placement_changes(ops, files, b_of, builds)
+    if len(builds) < MIN_BASELINE_BUILDS + 1:
+        out.notes.append(f"{len(builds)} build(s): a change is judged from the {MIN_BASELINE_BUILDS + 1}rd build on "
+                         f"(the baseline needs {MIN_BASELINE_BUILDS} builds and {MIN_BASELINE_SESSIONS} sessions)")
+    return out
+
+
+def _level0(ops: dict, files: list[str]) -> tuple:
+    """Level-0 op rows of the given files with an identity that survives re-numbering: the name
+    and its rank among same-named instructions of the file (``DELEGATE_CALL (XnnpackBackend) #2``)."""
+    fh = np.asarray(ops["file_hash"]).astype(str)
+    keep = (np.asarray(ops["level"]) == 0) & np.isin(fh, files)
+    idx = np.flatnonzero(keep)
+    iid = np.asarray(ops["instruction_id"], np.int64)[idx]
+    names = np.asarray(ops["name"]).astype(str)[idx]
+    occ = np.asarray(ops["occurrence"], np.int64)[idx] if "occurrence" in ops else np.zeros(idx.size, np.int64)
+    order = np.lexsort((occ, iid, names, fh[idx]))
+    idx = idx[order]
+    rank = np.zeros(idx.size, np.int64)
+    f_s, n_s = fh[idx], np.asarray(ops["name"]).astype(str)[idx]
+    for i in range(1, idx.size):
+        rank[i] = rank[i - 1] + 1 if (f_s[i] == f_s[i - 1] and n_s[i] == n_s[i - 1]) else 0
+    label = np.array([n if r == 0 else f"{n} #{r + 1}" for n, r in zip(n_s, rank)], dtype=object)
+    return idx, f_s, label
+
+
+def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str], sessions: dict,
+               alpha: float, min_effect_pct: float) -> list[OpChange]:
+    """Ops (level 0, time units, at least SUBSTANTIAL_SHARE of the latency in the first build)
+    whose per-session p50 changed significantly; Bonferroni over ops x builds."""
+    idx, f_s, label = _level0(ops, files)
+    unit = np.asarray(ops["unit"]).astype(str)[idx]
+    p50 = np.asarray(ops["p50"], np.float64)[idx]
+    placement = np.asarray(ops["placement"]).astype(object)[idx]
+    scale = np.where(unit == "ns", 1e-6, np.where(unit == "us", 1e-3, np.nan))     # -> ms
+    ms = p50 * scale
+    ok = np.isfinite(ms) & (ms > 0)
+    build_of_file = {f: int(b) for f, b in zip(files, b_of)}
+    candidates = {}
+    for lab in np.unique(label[ok]):
+        sel = ok & (label == lab)
+        fs, vals = f_s[sel], ms[sel]
+        first = [v / sessions[f][0] for f, v in zip(fs, vals) if build_of_file[f] == 0]
+        if first and float(np.median(first)) >= SUBSTANTIAL_SHARE:
+            candidates[lab] = (np.array([build_of_file[f] for f in fs]), np.log(vals), placement[sel][0])
+    m = possible_tests(len(builds)) * max(1, len(candidates))
+    out = []
+    for lab, (bo, yy, place) in candidates.items():
+        res, _ = detect(bo, yy, len(builds), alpha / m, min_effect_pct)
+        for i, r in enumerate(res):
+            if r["verdict"] in ("regression", "improvement"):
+                out.append(OpChange(str(lab), None if place is None else str(place), builds[i], builds[i - 1],
+                                    r["change_pct"], r["p_value"], r["verdict"], builds[r["significant_at"]]))
+    return sorted(out, key=lambda c: (builds.index(c.build), -abs(c.change_pct)))
+
+
+def placement_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str]) -> list[PlacementChange]:
+    """Between consecutive builds (each as its first session), the ops whose backend changed,
+    appeared or vanished, and the op count per backend."""
+    idx, f_s, label = _level0(ops, files)
+    placement = np.asarray(ops["placement"]).astype(object)[idx]
+    first_file = {}
+    for f, b in zip(files, b_of):
+        first_file.setdefault(int(b), f)
+    per_build = []
+    for i in range(len(builds)):
+        sel = f_s == first_file.get(i)
+        per_build.append({str(lab): (None if p is None else str(p)) for lab, p in zip(label[sel], placement[sel])})
+    out = []
+    for i in range(1, len(builds)):
+        a, b = per_build[i - 1], per_build[i]
+        moved = [{"op": k, "before": a.get(k, None), "after": b.get(k, None)}
+                 for k in sorted(set(a) | set(b)) if a.get(k, "<absent>") != b.get(k, "<absent>")]
+        if moved:
+            out.append(PlacementChange(builds[i], builds[i - 1], moved, _counts(a), _counts(b)))
+    return out
+
+
+def _counts(placements: dict) -> dict:
+    out: dict = {}
+    for p in placements.values():
+        out[p or "none"] = out.get(p or "none", 0) + 1
+    return dict(sorted(out.items()))
+
+
+def trend(runs: dict, ops: dict | None = None, alpha: float = ALPHA, min_effect_pct: float = MIN_EFFECT_PCT) -> Trend:
+    """One :class:`Series` per model x SoC found in ``runs`` (column dicts of numpy arrays; see
+    :func:`series_trend`), sorted by model then SoC."""
+    model = np.asarray(runs["model"]).astype(str)
+    soc = np.asarray(runs["soc"]).astype(str)
+    out = []
+    for mo, so in sorted(set(zip(model, soc))):
+        sel = (model == mo) & (soc == so)
+        r = {k: np.asarray(v)[sel] for k, v in runs.items()}
+        o = None
+        if ops is not None:
+            osel = (np.asarray(ops["model"]).astype(str) == mo) & (np.asarray(ops["soc"]).astype(str) == so)
+            o = {k: np.asarray(v)[osel] for k, v in ops.items()}
+        out.append(series_trend(mo, so, r, o, alpha, min_effect_pct))
+    return Trend(out, alpha, min_effect_pct)
