@@ -24,6 +24,7 @@ def test_chain8_findings_ranked_with_sections():
     top = got[0]
     assert top.severity == "high" and "FastRPC transport" in top.text and top.section == "qnn-p0"
     assert top.us_per_run == 2191
+    assert top.evidence.startswith("RPC 2.35 ms contains QNN accelerator 157 µs; the difference, p50 over 3 run(s): 2.19 ms")
     assert "Output (HVX + DMA), Input (DMA)" in got[2].evidence and got[2].section == "qnn-ops-p0"
     assert "806–1,894 MHz" in got[3].text                     # the runtrace's executes
     assert "unknown (give the .pte)" in got[4].text            # no .pte: VTCM size not known

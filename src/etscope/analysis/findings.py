@@ -71,14 +71,15 @@ def _overhead(i: int, p: dict) -> list[Finding]:
     if outer is None or not levels or not outer["us_p50"]:
         return []
     top = max(levels, key=lambda b: b["adds_us_p50"])
+    inner = bands[bands.index(top) + 1]
     share = top["adds_us_p50"] / outer["us_p50"]
     if share < OVERHEAD_SHARE:
         return []
     return [Finding(
         kind="overhead_level", severity="high" if share >= 0.5 else "medium",
         text=f"{_name(p)}: {n.get('headline') or ''}".strip(),
-        evidence=(f"{top['label']} {fmt_us(top['us_p50'])} minus the level inside it = "
-                  f"{fmt_us(top['adds_us_p50'])} p50 over {p.get('runs')} run(s), {share:.0%} of "
+        evidence=(f"{top['label']} {fmt_us(top['us_p50'])} contains {inner['label']} {fmt_us(inner['us_p50'])}; "
+                  f"the difference, p50 over {p.get('runs')} run(s): {fmt_us(top['adds_us_p50'])}, {share:.0%} of "
                   f"{outer['label']} {fmt_us(outer['us_p50'])}"),
         section=partition_anchor(i), us_per_run=top["adds_us_p50"])]
 
