@@ -42,6 +42,11 @@ BFLOAT16 = 15
 _MAX_BYTES = 1 << 62
 
 
+def decodable(scalar_type: int) -> bool:
+    """numpy can hold the type's values (bfloat16 as raw uint16)."""
+    return SCALAR_TYPES.get(int(scalar_type), ("", None))[1] is not None
+
+
 def dtype_name(scalar_type: int) -> str:
     return SCALAR_TYPES.get(int(scalar_type), (f"scalar_type_{int(scalar_type)}", None))[0]
 
@@ -178,17 +183,13 @@ def _dense(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
 
 def chunks(view: np.ndarray, max_elems: int) -> Iterator[np.ndarray]:
     """``view``'s elements in logical (C) order, in 1-D pieces of at most ``max_elems`` elements
-    (each piece copied only when the view is not contiguous)."""
+    (each piece copied only when the view is not contiguous). The pieces depend on the shape only,
+    so two tensors of one shape in different layouts are cut alike (compared piece by piece)."""
     if view.ndim == 0:
         yield view.reshape(1)
         return
     if view.size <= max_elems:
         yield view.reshape(-1)
-        return
-    if view.flags.c_contiguous:
-        flat = view.reshape(-1)
-        for a in range(0, flat.size, max_elems):
-            yield flat[a:a + max_elems]
         return
     row = view.size // view.shape[0]
     if row <= max_elems:
