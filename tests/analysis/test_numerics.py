@@ -1,0 +1,147 @@
+"""Numerics on the real fixtures (tests/fixtures/numerics, tools/make_numerics_fixtures.py):
+statistics and comparison metrics against plain numpy on the Inspector-decoded tensors (the
+oracle npz), CPU vs CPU all equal, the quantized first divergence against a brute-force scan."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from etscope.analysis.numerics import numerics, tensor_ids
+from etscope.analysis.numerics_compare import compare
+from etscope.formats.debug_buffer import DebugBuffer
+from etscope.profile import load
+
+NUM = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "numerics"
+
+
+def _load(name, program=None):
+    program = program or name
+    return load(NUM / f"{name}.etdump", NUM / f"{program}.etrecord", NUM / f"{program}.pte")
+
+
+def _oracle_of(p, name):
+    """TensorId -> the Inspector's decoded array (from the npz), by RunData/event/item."""
+    o = np.load(NUM / f"{name}.oracle.npz")
+    data = p.etdump
+    firsts = [r.first_event for r in data.runs]
+
+    def get(tid):
+        e = int(data.tensors.columns["event"][tid.index])
+        r = int(data.events["run"][e])
+        return o[f"r{r}_e{e - firsts[r]}_t{int(data.tensors.columns['item'][tid.index])}"]
+    return get
+
+
+def _close(a, b, rel=1e-9):
+    if a is None or b is None:
+        return a is b
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
+
+
+@pytest.mark.parametrize("name", ["num_cpu", "num_xnn", "num_q8"])
+def test_stats_match_numpy(name):
+    p = _load(name)
+    oracle = _oracle_of(p, name)
+    with DebugBuffer(NUM / f"{name}.debugbuf") as buf:
+        r = numerics(p, buf, chunk=7)           # tiny chunks: the combination is exercised
+    assert r.runs == 3 and len(r.rows) == len(p.etdump.tensors)
+    for row in r.rows:
+        x = oracle(row.id).astype(np.float64).reshape(-1)
+        s = row.stats
+        assert s.numel == x.size and s.nan == 0 and s.inf == 0
+        assert _close(s.min, float(x.min())) and _close(s.max, float(x.max()))
+        assert _close(s.mean, float(x.mean())) or abs(s.mean - x.mean()) < 1e-12
+        assert _close(s.std, float(x.std())) or abs(s.std - x.std()) < 1e-12
+        if row.id.dtype == "int8":
+            assert _close(s.at_limits, float(np.mean((x == -128) | (x == 127))))
+
+
+def test_roles_and_graph_nodes_of_the_delegated_program():
+    p = _load("num_xnn")
+    ids, notes = tensor_ids(p)
+    run0 = [t for t in ids if t.run == 0]
+    outs = [(t.instruction, t.role, t.node) for t in run0 if t.role != "delegate_input"]
+    assert outs == [(0, "delegate_output", "aten_relu_default"), (1, "kernel_output", "aten_cumsum_default"),
+                    (2, "delegate_output", "aten_tanh_default"), (3, "kernel_output", "aten_cumsum_default_1"),
+                    (4, "delegate_output", "aten_linear_default_2"), (0, "program_output", None)]
+    assert sum(t.role == "delegate_input" for t in run0) == 4    # x; relu+cumsum; cumsum_1 and the 0.25
+
+
+def _compare(cand, ref, cand_program=None, thresholds=None, chunk=1 << 20):
+    pc, pr = _load(cand, cand_program), _load(ref)
+    with DebugBuffer(NUM / f"{cand}.debugbuf") as bc, DebugBuffer(NUM / f"{ref}.debugbuf") as br:
+        return pc, pr, compare(pc, bc, pr, br, thresholds, chunk=chunk)
+
+
+def test_cpu_vs_cpu_every_tensor_equal():
+    pc, pr, c = _compare("num_cpu_b", "num_cpu", cand_program="num_cpu")
+    assert len(c.runs) == 3 and not c.unmatched_cand and not c.unmatched_ref
+    for rc in c.runs:
+        assert len(rc.tensors) == 12
+        for t in rc.tensors:
+            m = t.metrics
+            assert m.equal and m.cosine == 1.0 and m.snr_db == math.inf and m.mse == 0 and m.max_abs == 0
+        assert rc.first_divergence is None and rc.largest_drop is None
+
+
+@pytest.mark.parametrize("cand", ["num_xnn", "num_q8"])
+def test_metrics_match_numpy(cand):
+    pc, pr, c = _compare(cand, "num_cpu", chunk=5)
+    oc, orf = _oracle_of(pc, cand), _oracle_of(pr, "num_cpu")
+    n = 0
+    for rc in c.runs:
+        for t in rc.tensors:
+            a = oc(t.cand).astype(np.float64).reshape(-1)
+            b = orf(t.ref).astype(np.float64).reshape(-1)
+            d = a - b
+            m = t.metrics
+            assert _close(m.cosine, float(np.dot(a, b) / np.sqrt(np.dot(a, a) * np.dot(b, b))))
+            assert _close(m.snr_db, float(10 * np.log10(np.dot(b, b) / np.dot(d, d))))
+            assert _close(m.mse, float(np.mean(d * d)))
+            assert _close(m.max_abs, float(np.abs(d).max()))
+            assert _close(m.rel_err, float(np.linalg.norm(d) / np.linalg.norm(b)))
+            n += 1
+    assert n >= 18
+
+
+def test_delegated_vs_cpu_matched_through_debug_handles():
+    _, _, c = _compare("num_xnn", "num_cpu")
+    assert c.match_by == "node+handle"
+    names = [(t.cand.name, t.ref.name) for t in c.runs[0].tensors]
+    assert ("aten_linear_default_2", "aten_addmm_default_2") in names   # linear == permute + addmm
+    assert all(t.metrics.snr_db > 100 for rc in c.runs for t in rc.tensors)   # float rounding only
+    assert c.first_divergence is None
+
+
+@pytest.mark.parametrize("thresholds", [None, {"snr": 40.0}, {"cosine": 0.99995}, {"snr": 45.0, "cosine": 0.9},
+                                        {"snr": 20.0}])
+def test_quantized_first_divergence_is_the_brute_force_one(thresholds):
+    pc, pr, c = _compare("num_q8", "num_cpu", thresholds=thresholds)
+    oc, orf = _oracle_of(pc, "num_q8"), _oracle_of(pr, "num_cpu")
+    th = thresholds or {"cosine": 0.999, "snr": 30.0}
+    # brute force: every candidate tensor with a node, its reference partner by node name, graph order
+    ref_ids, _ = tensor_ids(pr)
+    cand_ids, _ = tensor_ids(pc)
+    for run in range(3):
+        ref_by_node = {t.node: t for t in ref_ids if t.run == run and t.node}
+        pairs = sorted(((ref_by_node[t.node], t) for t in cand_ids if t.run == run and t.node in ref_by_node),
+                       key=lambda rt: rt[0].graph_pos)
+        want = None
+        for r, t in pairs:
+            a, b = oc(t).astype(np.float64).ravel(), orf(r).astype(np.float64).ravel()
+            cos = np.dot(a, b) / np.sqrt(np.dot(a, a) * np.dot(b, b))
+            snr = 10 * np.log10(np.dot(b, b) / np.dot(a - b, a - b))
+            if cos < th.get("cosine", -np.inf) or snr < th.get("snr", -np.inf):
+                want = r.node
+                break
+        rc = next(x for x in c.runs if x.run == run)
+        got = rc.tensors[rc.first_divergence].name if rc.first_divergence is not None else None
+        if want is None:   # no node diverges: then only the program output may
+            assert got in (None, "output[0]")
+        else:
+            assert got == want
