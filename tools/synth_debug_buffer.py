@@ -4,8 +4,9 @@ and the 1 GB numerics benchmark. Files made with it are named ``synthetic_*``.
 
 ``build_etdump(runs)`` writes the ETDump schema's debug events with full Tensor tables (scalar type,
 sizes, strides, offset) exactly as ``devtools/etdump/etdump_flatcc.cpp`` lays them out; each run is
-``[(name, instruction_id, [tensor, ...], program_output), ...]`` with ``tensor = (scalar_type,
-sizes, strides, offset)``; one tensor is logged as a ``Tensor`` value, several as a ``TensorList``.
+a list of debug events ``(name, instruction_id, [tensor, ...], program_output[, delegate_debug_id_str])``
+with ``tensor = (scalar_type, sizes, strides, offset)`` (one tensor is logged as a ``Tensor`` value,
+several as a ``TensorList``) and profile events ``("P", name, instruction_id, start, end)``.
 ``pack(arrays)`` places numpy arrays 64-byte aligned (as the runtime's buffer data sink does) and
 returns (buffer bytes, tensor tuples).
 
@@ -58,7 +59,16 @@ def build_etdump(runs) -> bytes:
     run_offs = []
     for events in runs:
         ev_offs = []
-        for name, instr, tensors, program_output in events:
+        for event in events:
+            if event[0] == "P":
+                _, name, instr, start, end = event
+                n = b.CreateString(name)
+                pe = _table(b, [(0, "off", n), (1, "i32", 0), (2, "i32", instr), (3, "i32", -1),
+                                (6, "u64", start), (7, "u64", end)])
+                ev_offs.append(_table(b, [(0, "off", pe)]))
+                continue
+            name, instr, tensors, program_output = event[:4]
+            did = b.CreateString(event[4]) if len(event) > 4 and event[4] is not None else None
             touts = []
             for stype, sizes, strides, offset in tensors:
                 sv, tv = _longs(b, sizes), _longs(b, strides)
@@ -70,7 +80,8 @@ def build_etdump(runs) -> bytes:
                 tl = _table(b, [(0, "off", _offsets(b, touts))])
                 vo = _table(b, [(0, "i8", 6), (2, "off", tl), (7, "off", out)])
             n = b.CreateString(name) if name is not None else None
-            de = _table(b, [(0, "u64", 0), (1, "i32", instr), (2, "off", vo), (3, "i32", -1), (5, "off", n)])
+            de = _table(b, [(0, "u64", 0), (1, "i32", instr), (2, "off", vo), (3, "i32", -1), (4, "off", did),
+                            (5, "off", n)])
             ev_offs.append(_table(b, [(2, "off", de)]))
         events_v = _offsets(b, ev_offs)
         rn = b.CreateString("Execute")

@@ -145,3 +145,85 @@ def test_quantized_first_divergence_is_the_brute_force_one(thresholds):
             assert got in (None, "output[0]")
         else:
             assert got == want
+
+
+# ---- QNN-shaped (tools/synth_qnn_numerics.py: uint8 tensors and parameters from the real num_q8 run)
+def test_qnn_tensor_names_to_fx_nodes():
+    from etscope.analysis.numerics import qnn_tensor_node
+
+    assert qnn_tensor_node("aten_relu_default@0") == "aten_relu_default"
+    assert qnn_tensor_node("output_aten_addmm_default_2@0") == "aten_addmm_default_2"
+    assert qnn_tensor_node("input_0_x@0") == "x"
+    assert qnn_tensor_node("input_1_mutbuf_0_b_k_cache@0") == "b_k_cache"
+    assert qnn_tensor_node("output_mutbuf_1_aten_index_put_default@0") == "aten_index_put_default"
+    assert qnn_tensor_node("aten_mul_tensor") == "aten_mul_tensor"
+
+
+def test_qnn_uint8_dequantized_equals_the_real_dequantize_kernel():
+    import json
+
+    truth = json.loads((NUM / "synthetic_qnn_q8.truth.json").read_text())
+    p = load(NUM / "synthetic_qnn_q8.etdump", NUM / "synthetic_qnn_q8.etrecord")
+    ids, _ = tensor_ids(p)
+    from etscope.analysis.numerics import Quantization
+    quant = Quantization(p.etrecord.graph("forward"))
+    q8 = _load("num_q8")
+    ids8, _ = tensor_ids(q8)
+    oracle8 = _oracle_of(q8, "num_q8")
+    g8 = q8.etrecord.graph("forward")
+    with DebugBuffer(NUM / "synthetic_qnn_q8.debugbuf") as buf:
+        buf.check(p.etdump.tensors)
+        n = 0
+        for t in truth["tensors"]:
+            qp = quant.of(t["node"])
+            assert (qp.scale, qp.zero_point, qp.node) == (t["scale"], t["zero_point"], t["quantize_node"])
+            deq = next(u.name for u in g8.nodes if t["quantize_node"] in u.inputs)   # its dequantize
+            for run in range(3):
+                cand = next(x for x in ids if x.run == run and x.name == t["qnn_name"])
+                assert cand.role == "delegate_intermediate" and cand.node == t["node"] and cand.dtype == "uint8"
+                u8 = np.array(buf.array(p.etdump.tensors, cand.index)).astype(np.float64)
+                want = oracle8(next(x for x in ids8 if x.run == run and x.node == deq))
+                got = (u8 - qp.zero_point) * qp.scale
+                assert np.allclose(got, want.astype(np.float64), rtol=1e-6, atol=1e-7)
+                n += 1
+    assert n == 3 * len(truth["tensors"]) >= 15
+
+
+def test_qnn_vs_cpu_metrics_on_dequantized_values():
+    pc = load(NUM / "synthetic_qnn_q8.etdump", NUM / "synthetic_qnn_q8.etrecord")
+    pr = _load("num_cpu")
+    with DebugBuffer(NUM / "synthetic_qnn_q8.debugbuf") as bc, DebugBuffer(NUM / "num_cpu.debugbuf") as br:
+        c = compare(pc, bc, pr, br, {"snr": 35.0})
+        orf = _oracle_of(pr, "num_cpu")
+        n = 0
+        for rc in c.runs:
+            for t in rc.tensors:
+                if t.role != "delegate_intermediate":
+                    continue
+                assert t.metrics is not None and "dequantized" in t.note
+                from etscope.analysis.numerics import Quantization
+                qp = Quantization(pc.etrecord.graph("forward")).of(t.cand.node)
+                a = (np.array(bc.array(pc.etdump.tensors, t.cand.index)).astype(np.float64) - qp.zero_point) * qp.scale
+                a = a.ravel()
+                b = orf(t.ref).astype(np.float64).ravel()
+                d = a - b
+                assert _close(t.metrics.cosine, float(np.dot(a, b) / np.sqrt(np.dot(a, a) * np.dot(b, b))))
+                assert _close(t.metrics.snr_db, float(10 * np.log10(np.dot(b, b) / np.dot(d, d))))
+                assert _close(t.metrics.max_abs, float(np.abs(d).max()))
+                n += 1
+        assert n == 18
+    assert c.first_divergence[0].name == "aten_cumsum_default_1"      # 32.97 dB < 35 in run 0
+
+
+def test_per_channel_parameters_are_reported_unavailable():
+    from etscope.analysis.numerics import Quantization
+    from etscope.formats.etrecord import Graph, GraphNode
+
+    g = Graph("g", "forward", [
+        GraphNode("conv", "call_function", "aten.convolution.default"),
+        GraphNode("q", "call_function", "quantized_decomposed.quantize_per_channel.default", inputs=("conv",)),
+        GraphNode("relu", "call_function", "aten.relu.default"),
+    ])
+    q = Quantization(g)
+    assert "per-channel" in q.of("conv") and "unavailable" in q.of("conv")
+    assert "no quantize_per_tensor" in q.of("relu")

@@ -24,6 +24,7 @@ are counted apart); ``at_limits`` is the share of values equal to the integer dt
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -214,7 +215,69 @@ class _NodeMap:
         return name, (self.pos.get(name) if name else None)
 
     def by_name(self, name: str) -> tuple[str | None, int | None]:
-        return (name, self.pos[name]) if name in self.pos else (None, None)
+        """A backend's tensor name -> graph node: the name itself, else QNN's tensor naming
+        (``backends/qualcomm/builders/node_visitor.py``: ``<node>@<k>``, graph inputs prefixed
+        ``input_<id>_`` (``mutbuf_<n>_``), graph outputs ``output_`` (``mutbuf_<n>_``)) stripped."""
+        for cand in (name, qnn_tensor_node(name)):
+            if cand in self.pos:
+                return cand, self.pos[cand]
+        return None, None
+
+
+_QNN_TENSOR = re.compile(r"^(?:input_\d+_(?:mutbuf_\d+_)?|output_(?:mutbuf_\d+_)?)?(?P<node>.+?)(?:@\d+)?$")
+
+
+def qnn_tensor_node(name: str) -> str:
+    """The FX node name inside a QNN tensor name (``output_aten_add_tensor@0`` -> ``aten_add_tensor``)."""
+    m = _QNN_TENSOR.match(name)
+    return m.group("node") if m else name
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """Per-tensor affine quantization: real = (q - zero_point) * scale."""
+
+    scale: float
+    zero_point: int
+    quant_min: int | None
+    quant_max: int | None
+    node: str          # the quantize node the parameters come from
+
+
+_QUANTIZE_PER_TENSOR = "quantized_decomposed.quantize_per_tensor.default"
+
+
+class Quantization:
+    """Quantization of each node's output from the edge graph (users indexed once): its own
+    arguments when it is a ``quantize_per_tensor``, else those of the ``quantize_per_tensor``
+    consuming it. Per-channel parameters (and ``.tensor`` variants) are constant tensors, torch
+    pickles in the ETRecord: never read, reported unavailable (``of`` returns why, as a string)."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.users: dict[str, list] = {}
+        for u in (graph.nodes if graph is not None else ()):
+            if u.target and "quantize" in u.target and "dequantize" not in u.target:
+                for src in u.inputs:
+                    self.users.setdefault(src, []).append(u)
+
+    def of(self, node: str) -> QuantParams | str:
+        n = self.graph.by_name.get(node) if self.graph is not None else None
+        if n is None:
+            return "no edge graph node to take quantization parameters from"
+        users = self.users.get(node, [])
+        for q in ([n] if n.target == _QUANTIZE_PER_TENSOR else []) + users:
+            if q.target == _QUANTIZE_PER_TENSOR:
+                lit = dict(q.literals)
+                if isinstance(lit.get("scale"), (int, float)) and isinstance(lit.get("zero_point"), int):
+                    return QuantParams(float(lit["scale"]), int(lit["zero_point"]), lit.get("quant_min"),
+                                       lit.get("quant_max"), q.name)
+        if any("per_channel" in (u.target or "") for u in users):
+            return ("per-channel quantization: its scales and zero points are constant tensors (torch pickles "
+                    "in the ETRecord), not read: unavailable")
+        if users:
+            return f"quantized by {users[0].target} whose parameters are tensors (not read): unavailable"
+        return "no quantize_per_tensor node after it in the edge graph: scale/offset unknown"
 
 
 # ---- statistics ----------------------------------------------------------------------------------

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from etscope.analysis.numerics import CHUNK_ELEMS, TensorId, as_float, check_buffer, tensor_ids
+from etscope.analysis.numerics import (
+    CHUNK_ELEMS, Quantization, QuantParams, TensorId, as_float, check_buffer, tensor_ids,
+)
 from etscope.formats.debug_buffer import DebugBuffer, chunks
 from etscope.profile import Profile
 
@@ -121,7 +123,7 @@ def _keys(ids: list[TensorId], mode: str, handle_key: dict[str, int]) -> dict[tu
             continue
         if t.role == "program_output":
             key = ("output", t.item)
-        elif t.role == "delegate_intermediate":
+        elif t.role == "delegate_intermediate" and (mode == "instruction" or t.node is None):
             key = ("delegate", t.name)
         elif mode == "instruction":
             key = ("instruction", t.instruction, t.item)
@@ -175,25 +177,52 @@ def _permutation(cand: tuple[int, ...], ref: tuple[int, ...]) -> tuple[int, ...]
     return perms[0] if len(perms) == 1 else None
 
 
+def dequantization(c: TensorId, qc: Quantization, r: TensorId, qr: Quantization):
+    """(candidate params, reference params, why not comparable or None): an integer tensor facing a
+    float one is dequantized with its node's per-tensor scale/offset (edge graph); two integer
+    tensors are dequantized when both have them, else compared as raw integers."""
+    ic, ir = c.dtype in _INTS, r.dtype in _INTS
+    if not (ic or ir):
+        return None, None, None
+    got = []
+    for t, q, is_int in ((c, qc, ic), (r, qr, ir)):
+        if not is_int:
+            got.append(None)
+            continue
+        p = q.of(t.node) if t.node else f"{t.name}: no graph node, scale/offset unknown"
+        got.append(p)
+    pc_, pr_ = got
+    if ic and ir:
+        if isinstance(pc_, QuantParams) and isinstance(pr_, QuantParams):
+            return pc_, pr_, None
+        return None, None, None
+    bad = pc_ if ic else pr_
+    if isinstance(bad, str):
+        return None, None, f"{c.dtype} vs {r.dtype}: {bad}"
+    return pc_, pr_, None
+
+
 def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffer, pr: Profile, r: TensorId,
-                 chunk: int = CHUNK_ELEMS) -> tuple[PairMetrics | None, str | None]:
-    """Metrics of candidate ``c`` against reference ``r`` (None and why when not comparable)."""
+                 chunk: int = CHUNK_ELEMS, deq_c: QuantParams | None = None,
+                 deq_r: QuantParams | None = None) -> tuple[PairMetrics | None, str | None]:
+    """Metrics of candidate ``c`` against reference ``r`` (None and why when not comparable);
+    ``deq_*``: dequantize that side first, (q - zero_point) * scale in float64."""
     from etscope.formats.debug_buffer import decodable
 
     tc, tr = pc.etdump.tensors, pr.etdump.tensors
     stc, str_ = int(tc.columns["scalar_type"][c.index]), int(tr.columns["scalar_type"][r.index])
     if not (decodable(stc) and decodable(str_)):
         return None, "dtype not decodable"
-    if (c.dtype in _INTS) != (r.dtype in _INTS):
-        return None, f"{c.dtype} vs {r.dtype}: a quantized tensor needs its scale/offset (not known here)"
     vc, vr = buf_c.array(tc, c.index), buf_r.array(tr, r.index)
-    note = None
+    notes = [f"{side} dequantized: scale {q.scale:.6g}, zero point {q.zero_point} ({q.node})"
+             for side, q in (("candidate", deq_c), ("reference", deq_r)) if q is not None]
     if vc.shape != vr.shape:
         perm = _permutation(vc.shape, vr.shape)
         if perm is None:
             return None, f"shapes differ: {list(vc.shape)} vs {list(vr.shape)}"
         vc = vc.transpose(perm)
-        note = f"candidate permuted {list(perm)} to the reference's layout"
+        notes.append(f"candidate permuted {list(perm)} to the reference's layout")
+    note = "; ".join(notes) or None
     n = int(vc.size)
     dot = cc = rr = dd = 0.0
     mx = 0.0
@@ -201,6 +230,10 @@ def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffe
     equal = True
     for xc, xr in zip(chunks(vc, chunk), chunks(vr, chunk)):
         a, b = as_float(xc, stc), as_float(xr, str_)
+        if deq_c is not None:
+            a = (a - deq_c.zero_point) * deq_c.scale
+        if deq_r is not None:
+            b = (b - deq_r.zero_point) * deq_r.scale
         fin = np.isfinite(a) & np.isfinite(b)
         if not fin.all():
             bad += int(fin.size - np.count_nonzero(fin))
@@ -271,8 +304,13 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
         notes.append(f"the candidate has {pc.n_runs} execute run(s), the reference {pr.n_runs}: "
                      f"runs paired in order, the first {min(pc.n_runs, pr.n_runs)} compared")
     by_run: dict[int, list[ComparedTensor]] = {}
+    qc, qr = Quantization(_graph(pc)), Quantization(_graph(pr))
     for c, r in pairs:
-        m, note = pair_metrics(buf_c, pc, c, buf_r, pr, r, chunk)
+        dc, dr, why = dequantization(c, qc, r, qr)
+        if why is not None:
+            m, note = None, why
+        else:
+            m, note = pair_metrics(buf_c, pc, c, buf_r, pr, r, chunk, dc, dr)
         ct = ComparedTensor(run=c.run, name=r.name if r.node else c.name, role=c.role, cand=c, ref=r,
                             metrics=m, note=note, diverged=m is not None and crosses(m, thresholds))
         by_run.setdefault(c.run, []).append(ct)
