@@ -78,3 +78,25 @@ def test_usage_errors():
     r = run("numerics", *_inputs("num_cpu"), "--reference", NUM / "num_cpu.etdump", "--reference-buffer",
             NUM / "num_cpu.debugbuf", "--threshold", "psnr=3")
     assert r.exit_code == 2
+
+
+def test_export_csv_and_parquet(tmp_path):
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    args = ["numerics", *_inputs("num_q8"), "--reference", NUM / "num_cpu.etdump", "--reference-buffer",
+            NUM / "num_cpu.debugbuf", "--reference-etrecord", NUM / "num_cpu.etrecord", "--threshold", "snr=40"]
+    r = CliRunner().invoke(main, [str(a) for a in [*args, "--export", tmp_path / "cmp.csv", "--json"]])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)                          # the "wrote" line went to stderr
+    t = pacsv.read_csv(tmp_path / "cmp.csv").to_pylist()
+    want = [(run["run"], x["name"], x["snr_db"]) for run in d["runs"] for x in run["tensors"]]
+    assert [(x["run"], x["name"], x["snr_db"]) for x in t] == want
+    assert [x["name"] for x in t if x["first_divergence"]] == ["aten_tanh_default"] * 3
+    r = run("numerics", *_inputs("num_q8"), "--export", tmp_path / "stats.parquet")
+    assert r.exit_code == 0
+    assert pq.read_table(tmp_path / "stats.parquet").num_rows == 90
+    r = run("numerics", *_inputs("num_q8"), "--export", tmp_path / "stats.txt")
+    assert r.exit_code == 2 and not (tmp_path / "stats.txt").exists()
+    r = run("numerics", *_inputs("num_q8"), "--export", NUM / "num_q8.etdump")     # never an input
+    assert r.exit_code == 2

@@ -43,10 +43,12 @@ def _thresholds(ctx, param, values):
 @click.option("--run", "run", type=click.IntRange(min=0), help="Show this execute run's table (default: the first).")
 @click.option("--limit", type=click.IntRange(min=0), default=60, show_default=True,
               help="Tensors listed by the statistics table (0: all).")
+@click.option("--export", "export_path", type=str,
+              help="Also write the per-tensor table (statistics, or the comparison) to FILE.csv or FILE.parquet.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object (schema etscope.numerics/1, or etscope.numerics.compare/1 with --reference).")
 def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_buffer, reference_etrecord,
-             reference_pte, thresholds, run, limit, as_json):
+             reference_pte, thresholds, run, limit, export_path, as_json):
     """Per-tensor statistics of the logged intermediate outputs (shape, dtype, min/max/mean/std,
     NaN/Inf, share at the int limits), per run; with --reference, per-tensor cosine/SNR/MSE/max
     abs/relative error against a reference run, the first divergence and the largest SNR drop.
@@ -57,13 +59,16 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
         raise click.UsageError("--reference and --reference-buffer go together")
     if reference is None and (reference_etrecord or reference_pte or thresholds):
         raise click.UsageError("--reference-etrecord, --reference-pte and --threshold need --reference")
-    require_files(etdump, debug_buffer, etrecord, pte, reference, reference_buffer, reference_etrecord, reference_pte)
+    inputs = (etdump, debug_buffer, etrecord, pte, reference, reference_buffer, reference_etrecord, reference_pte)
+    require_files(*inputs)
+    export = _export_target(export_path, inputs)
     profile = load_profile(etdump, etrecord, pte, method)
     with DebugBuffer(debug_buffer) as buf:
         if reference is None:
             from etscope.analysis.numerics import numerics as stats, numerics_dict
 
             d = numerics_dict(stats(profile, buf))
+            _export(d, export)
             if as_json:
                 emit_json(d)
             else:
@@ -77,6 +82,7 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
         ref = load_profile(reference, reference_etrecord, reference_pte, method)
         with DebugBuffer(reference_buffer) as rbuf:
             d = comparison_dict(compare(profile, buf, ref, rbuf, thresholds))
+    _export(d, export)
     if as_json:
         emit_json(d)
     else:
@@ -84,3 +90,28 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
 
         for line in compare_lines(d, run=run):
             click.echo(line)
+
+
+def _export_target(path, inputs):
+    if path is None:
+        return None
+    fmt = "csv" if path.lower().endswith(".csv") else "parquet" if path.lower().endswith(".parquet") else None
+    if fmt is None:
+        raise click.BadParameter("the file name must end in .csv or .parquet", param_hint="--export")
+    from etscope.cli.common import output_target
+
+    return output_target(path, *[i for i in inputs if i], what="--export"), fmt
+
+
+def _export(d: dict, target) -> None:
+    if target is None:
+        return
+    from etscope.paths import atomic_paths
+    from etscope.render.numerics_export import write
+
+    out, fmt = target
+    if out.kind != "file":
+        raise click.BadParameter("write the table to a file", param_hint="--export")
+    with atomic_paths([out]) as (tmp,):
+        write(d, tmp, fmt)
+    click.echo(f"wrote {out.shown} ({fmt})", err=True)   # stderr: standard output may be the JSON

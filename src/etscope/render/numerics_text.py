@@ -89,11 +89,12 @@ def compare_lines(d: dict, run: int | None = None) -> list[str]:
     if len(runs) > 1:
         out.append("per run (first divergence / largest drop / lowest SNR):")
         for r in runs[:50]:
-            snrs = [t["snr_db"] for t in r["tensors"] if t["compared"] and t["snr_db"] is not None]
+            snrs = [t["snr_db"] for t in r["tensors"]
+                    if t["compared"] and not t["equal"] and t["snr_db"] is not None and math.isfinite(t["snr_db"])]
             ld = r["largest_drop"]
             out.append(f"  run {r['run']}: {clean(r['first_divergence'] or 'none', 60)} / "
                        + (f"{ld['snr_drop_db']:.1f} dB at {clean(ld['to'], 60)}" if ld else "none") + " / "
-                       + (f"{min(snrs):.1f} dB" if snrs else "exact"))
+                       + (f"{min(snrs):.1f} dB" if snrs else "all exact"))
         if len(runs) > 50:
             out.append(f"  … {len(runs) - 50} more runs (--json)")
     if d["unmatched_candidate"]:
