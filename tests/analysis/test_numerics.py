@@ -227,3 +227,24 @@ def test_per_channel_parameters_are_reported_unavailable():
     q = Quantization(g)
     assert "per-channel" in q.of("conv") and "unavailable" in q.of("conv")
     assert "no quantize_per_tensor" in q.of("relu")
+
+
+def test_instructions_sharing_a_handle_get_their_own_op_node():
+    """tiny Llama (tests/fixtures/real): SDPA's decomposition shares handle 79 among 29 nodes; the
+    hoisted scalar_tensor instructions 0 and 1 carry it. Each kernel output is named after a node of
+    its own operator (the .pte's), never the group's last node."""
+    real = NUM.parent / "real"
+    p = load(real / "llama.etdump", real / "llama.etrecord", real / "llama.pte")
+    ids, _ = tensor_ids(p)
+    first = {t.instruction: t.node for t in ids if t.run == 0 and t.role == "kernel_output"}
+    assert (first[0], first[1]) == ("scalar_tensor_1", "scalar_tensor_2")
+    g = p.etrecord.graph("forward")
+    checked = 0
+    for t in ids:
+        if t.role != "kernel_output" or t.node is None:
+            continue
+        op = p.instructions[t.instruction].operator              # e.g. aten::embedding.out
+        target = g.by_name[t.node].target                         # e.g. aten.embedding.default
+        assert target.split(".")[1] == op.split("::")[1].split(".")[0], (t.instruction, t.node, op)
+        checked += 1
+    assert checked > 1500

@@ -117,6 +117,9 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
     nodes = _NodeMap(p, method)
     if er is not None and nodes.graph is None:
         notes.append(f"the ETRecord has no readable edge graph for {method!r}: tensors named by instruction")
+    if nodes.ambiguous:
+        notes.append(f"{nodes.ambiguous} kernel instruction(s) share debug handles with more graph nodes than "
+                     "instructions (ops the .pte or kernel names do not tell apart): named by instruction")
 
     # position of each tensor within its (run, instruction) group of non-output arguments
     out: list[TensorId] = []
@@ -154,7 +157,10 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
         else:
             r_, k = role[i], item[i]
             node, pos = nodes.of(ins, r_, k)
-            name = node or f"instruction {ins}" + (f" output {k}" if r_ == "delegate_output" and k else "")
+            known = p.instructions.get(ins)
+            op = known.op_type if known is not None and known.kind == "cpu" else None
+            name = node or (f"instruction {ins}" + (f" ({op})" if op else "")
+                            + (f" output {k}" if r_ == "delegate_output" and k else ""))
         out.append(TensorId(index=i, run=int(runs[i]), instruction=ins, item=k, role=r_, name=name,
                             node=node, graph_pos=pos, dtype=dtype_name(int(cols["scalar_type"][i])),
                             shape=t.sizes(i), strides=t.strides(i)))
@@ -170,6 +176,7 @@ class _NodeMap:
         self.pos: dict[str, int] = {}
         self.kernel: dict[int, str] = {}
         self.delegate: dict[int, list[str]] = {}
+        self.ambiguous = 0      # kernel instructions whose node cannot be told (left unnamed)
         if er is None:
             return
         g = er.graphs.get(method)
@@ -184,19 +191,26 @@ class _NodeMap:
         for n in g.nodes:
             for src in n.inputs:
                 users.setdefault(src, set()).add(n.name)
-        # kernel calls sharing a handle tuple take that tuple's nodes in graph order
-        shared: dict[tuple[int, ...], list[int]] = {}
+        # A kernel call's candidates: the nodes of its handles whose op is its kernel's (the profile's
+        # join, from the .pte operator or kernel event name), else all its handles' call nodes.
+        # Instructions with the same candidates take them in graph order (a decomposed op's
+        # permute_copy + addmm without op names); a count mismatch leaves them unnamed, never guessed.
+        shared: dict[tuple[str, ...], list[int]] = {}
         for ins in sorted(hmap):
-            if ins not in delegates:
-                shared.setdefault(tuple(dict.fromkeys(hmap[ins])), []).append(ins)
-        for key, instrs in shared.items():
-            cand = [n.name for n in g.nodes_of_handles(key) if n.op == "call_function"]
-            cand.sort(key=self.pos.__getitem__)
+            if ins in delegates:
+                continue
+            known = p.instructions.get(ins)
+            cand = [n for n in (known.nodes if known is not None else []) if n in self.pos]
+            if not cand:
+                cand = [n.name for n in g.nodes_of_handles(tuple(dict.fromkeys(hmap[ins]))) if n.op == "call_function"]
+            shared.setdefault(tuple(sorted(dict.fromkeys(cand), key=self.pos.__getitem__)), []).append(ins)
+        for cand, instrs in shared.items():
             if len(cand) == len(instrs):
                 self.kernel.update(zip(instrs, cand))
+            elif len(cand) == 1:
+                self.kernel.update((ins, cand[0]) for ins in instrs)
             elif cand:
-                for ins in instrs:
-                    self.kernel[ins] = cand[-1]
+                self.ambiguous += len(instrs)
         for ins in delegates:
             if ins not in hmap:
                 continue
