@@ -248,3 +248,39 @@ def test_instructions_sharing_a_handle_get_their_own_op_node():
         assert target.split(".")[1] == op.split("::")[1].split(".")[0], (t.instruction, t.node, op)
         checked += 1
     assert checked > 1500
+
+
+def _synthetic_profile(tmp_path, name, arrays):
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("synth_debug_buffer", root / "tools" / "synth_debug_buffer.py")
+    synth = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(synth)
+    raw, tensors = synth.pack(arrays)
+    events = [("P", "Method::execute", -1, 0, 100)] + [(f"op{k}", k, [t], False) for k, t in enumerate(tensors)]
+    (tmp_path / f"{name}.etdump").write_bytes(synth.build_etdump([events]))
+    (tmp_path / f"{name}.bin").write_bytes(raw)
+    return load(tmp_path / f"{name}.etdump"), tmp_path / f"{name}.bin"
+
+
+def test_layout_permutation_nans_and_no_etrecord(tmp_path):
+    rng = np.random.default_rng(3)
+    nchw = rng.standard_normal((1, 3, 4, 5)).astype(np.float32)
+    bad = rng.standard_normal(6).astype(np.float32)
+    cand_bad = bad.copy()
+    cand_bad[2] = np.nan
+    pc, bc = _synthetic_profile(tmp_path, "cand", [np.ascontiguousarray(nchw.transpose(0, 2, 3, 1)), cand_bad,
+                                                   np.ones((2, 2), np.float32)])
+    pr, br = _synthetic_profile(tmp_path, "ref", [nchw, bad, np.ones((2, 3), np.float32)])
+    with DebugBuffer(bc) as b1, DebugBuffer(br) as b2:
+        c = compare(pc, b1, pr, b2)
+        s = numerics(pc, b1)
+    assert c.match_by == "instruction" and any("same program" in n for n in c.notes)
+    t0, t1, t2 = c.runs[0].tensors
+    assert t0.metrics.equal and "permuted [0, 3, 1, 2]" in t0.note          # NHWC -> NCHW, said so
+    assert t1.metrics.nonfinite == 1 and t1.diverged and math.isnan(t1.metrics.snr_db)
+    assert t2.metrics is None and "shapes differ" in t2.note
+    assert c.runs[0].first_divergence == 1
+    assert s.rows[1].stats.nan == 1 and s.rows[1].flags == ["NaN x1"]
+    assert _close(s.rows[1].stats.mean, float(np.nanmean(cand_bad.astype(np.float64))))
