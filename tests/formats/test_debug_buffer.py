@@ -118,3 +118,29 @@ def test_chunks_cover_logical_order():
 def test_reading_the_etdump_without_debug_events_has_no_tensors():
     data = read_etdump(ROOT / "tests" / "fixtures" / "real" / "llama_nodebug.etdump")
     assert data.tensors is None
+
+
+def test_shared_tensor_list_cannot_multiply_tensors(monkeypatch):
+    """Many debug events pointing at one TensorList of scalar tensors (no dims to charge): refused
+    instead of listing events x list tensors rows, counted over the whole file (small chunks here:
+    each one alone stays under the per-chunk bound)."""
+    import flatbuffers
+
+    from etscope.formats import etdump
+
+    monkeypatch.setattr(etdump, "CHUNK_EVENTS", 100)
+    b = flatbuffers.Builder(1024)
+    b.ForceDefaults(True)
+    scal = [synth._table(b, [(0, "i8", 6), (3, "i64", 0)]) for _ in range(20)]
+    tl = synth._table(b, [(0, "off", synth._offsets(b, scal))])
+    evs = []
+    for k in range(3000):
+        vo = synth._table(b, [(0, "i8", 6), (2, "off", tl)])
+        de = synth._table(b, [(1, "i32", k), (2, "off", vo)])
+        evs.append(synth._table(b, [(2, "off", de)]))
+    run = synth._table(b, [(3, "off", synth._offsets(b, evs))])
+    root = synth._table(b, [(1, "off", synth._offsets(b, [run]))])
+    b.FinishSizePrefixed(root, file_identifier=b"ED00")
+    data = bytes(b.Output())
+    with pytest.raises(FormatError, match="tensor lists claim"):
+        parse_etdump(data)

@@ -501,6 +501,7 @@ class _TensorRows:
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in TENSOR_COLUMNS}
         self.dims: list[np.ndarray] = []
         self.n_dims = 0
+        self.n_listed = 0
 
     def add(self, buf: Buffer, values: np.ndarray, events: np.ndarray, budget: list[int]) -> None:
         """``values``: Value table positions (0: none) of the debug events ``events``."""
@@ -517,6 +518,12 @@ class _TensorRows:
         one = single > 0
         in_list = (~one) & (lists > 0)
         pos_l, owner = buf.v_table_vectors(lists[in_list], 0)
+        # Over the whole file, as for allocators: events sharing one TensorList (FlatBuffers allow it)
+        # would otherwise multiply its tensors (scalars cost no dims, so the dims budget misses them).
+        self.n_listed += len(pos_l)
+        if self.n_listed > buf.size // 4 + 64:
+            buf.fail(f"tensor lists claim {self.n_listed} tensors, more than a {buf.size}-byte file can hold "
+                     "(shared or overlapping tables)")
         # rows: the Tensor values, then the list elements; sorted back into (event, item) order
         ev = np.concatenate([events[one], events[in_list][owner]])
         first = np.cumsum(np.bincount(owner, minlength=int(in_list.sum()))) - np.bincount(owner, minlength=int(in_list.sum()))
