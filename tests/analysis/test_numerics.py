@@ -284,3 +284,21 @@ def test_layout_permutation_nans_and_no_etrecord(tmp_path):
     assert c.runs[0].first_divergence == 1
     assert s.rows[1].stats.nan == 1 and s.rows[1].flags == ["NaN x1"]
     assert _close(s.rows[1].stats.mean, float(np.nanmean(cand_bad.astype(np.float64))))
+
+
+def test_a_profile_cut_to_some_runs_keeps_its_tensors():
+    """select_runs / method splits subset the events: the debug tensors follow (their event index
+    renumbered), so the kept run's tensors are the same bytes as before the cut."""
+    from etscope.profile import select_runs
+
+    p = _load("num_xnn")
+    sub = select_runs(p, [False, True, False])
+    ids, _ = tensor_ids(p)
+    sub_ids, _ = tensor_ids(sub)
+    assert sub.n_runs == 1 and {t.run for t in sub_ids} == {0}
+    want = [t for t in ids if t.run == 1]
+    assert [(t.role, t.name, t.shape) for t in sub_ids] == [(t.role, t.name, t.shape) for t in want]
+    assert all(sub.etdump.events["kind"][sub.etdump.tensors.columns["event"]] == 2)
+    with DebugBuffer(NUM / "num_xnn.debugbuf") as buf:
+        for a, b in zip(sub_ids, want):
+            assert buf.array(sub.etdump.tensors, a.index).tobytes() == buf.array(p.etdump.tensors, b.index).tobytes()

@@ -144,3 +144,33 @@ def test_shared_tensor_list_cannot_multiply_tensors(monkeypatch):
     data = bytes(b.Output())
     with pytest.raises(FormatError, match="tensor lists claim"):
         parse_etdump(data)
+
+
+def test_mutated_inputs_give_a_result_or_one_format_error(tmp_path):
+    """Random byte changes in a real ETDump (tensor tables included) and random buffer lengths: the
+    statistics either come out or the error is a FormatError, never another exception."""
+    import random
+
+    from etscope.analysis.numerics import numerics
+    from etscope.profile import load
+
+    rng = random.Random(17)
+    etd = (NUM / "num_xnn.etdump").read_bytes()
+    buf = (NUM / "num_xnn.debugbuf").read_bytes()
+    outcomes = {"ok": 0, "error": 0}
+    for k in range(150):
+        data = bytearray(etd)
+        for _ in range(rng.randint(1, 6)):
+            data[rng.randrange(8, len(data))] = rng.randrange(256)
+        e, b = tmp_path / f"m{k}.etdump", tmp_path / f"m{k}.bin"
+        e.write_bytes(bytes(data))
+        b.write_bytes(buf[:rng.choice([len(buf), rng.randrange(len(buf) + 1)])])
+        try:
+            p = load(e)
+            with DebugBuffer(b) as db:
+                numerics(p, db, chunk=64)
+            outcomes["ok"] += 1
+        except FormatError as err:
+            assert "\n" not in str(err)
+            outcomes["error"] += 1
+    assert outcomes["ok"] and outcomes["error"]

@@ -111,6 +111,18 @@ class DebugTensors:
         a, n = int(self.columns["strides_start"][i]), int(self.columns["nstrides"][i])
         return tuple(int(v) for v in self.dims[a:a + n])
 
+    def subset(self, keep_event: np.ndarray) -> "DebugTensors | None":
+        """The tensors of the events where ``keep_event`` (bool per event), their ``event`` column
+        renumbered to the kept events' positions (a profile cut to some runs keeps its tensors)."""
+        ev = self.columns["event"]
+        rows = keep_event[ev]
+        if not rows.any():
+            return None
+        new_pos = np.cumsum(keep_event) - 1
+        cols = {k: v[rows] for k, v in self.columns.items()}
+        cols["event"] = new_pos[cols["event"]].astype(np.int64)
+        return DebugTensors(cols, self.dims)
+
 
 @dataclass
 class EtdumpData:
