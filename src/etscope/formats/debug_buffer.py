@@ -164,7 +164,8 @@ class DebugBuffer:
             return
         base = int(self._u8.__array_interface__["data"][0])
         lo = int(view.__array_interface__["data"][0]) - base
-        self._release(lo, lo + view.size * view.itemsize)
+        if 0 <= lo < self.size:      # a copy (a non-contiguous piece) lives elsewhere: nothing to drop
+            self._release(lo, lo + view.size * view.itemsize)
 
 
 def _dense(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:
