@@ -43,10 +43,10 @@ def main():
 
 def _register() -> None:
     """One module per command group, each defining plain click commands; a new command is one line here."""
-    from etscope.cli import collect, demo, diff, inspect, llm, trend, views
+    from etscope.cli import collect, demo, diff, inspect, llm, numerics, trend, views
 
     for command in (inspect.summary, inspect.ops, inspect.qnn, inspect.program, demo.demo, views.report,
-                    views.trace, views.export, views.sql, diff.diff, llm.llm,
+                    views.trace, views.export, views.sql, diff.diff, llm.llm, numerics.numerics,
                     collect.collect, trend.trend):
         main.add_command(command)
 

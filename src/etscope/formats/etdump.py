@@ -29,7 +29,7 @@ _EV_PROFILE, _EV_ALLOCATION, _EV_DEBUG = 0, 1, 2
 _PE_NAME, _PE_CHAIN, _PE_INSTR, _PE_DID_INT, _PE_DID_STR, _PE_META, _PE_START, _PE_END = range(8)
 _AE_ALLOCATOR, _AE_SIZE = 0, 1
 _DE_CHAIN, _DE_INSTR, _DE_VALUE, _DE_DID_INT, _DE_DID_STR, _DE_NAME = range(6)
-_VAL_TYPE, _VAL_TENSOR, _VAL_TENSOR_LIST = 0, 1, 2
+_VAL_TYPE, _VAL_TENSOR, _VAL_TENSOR_LIST, _VAL_OUTPUT = 0, 1, 2, 7
 _T_SCALAR_TYPE, _T_SIZES, _T_STRIDES, _T_OFFSET = 0, 1, 2, 3
 
 VALUE_TYPES = ("Null", "Int", "Bool", "Float", "Double", "Tensor", "TensorList", "String")
@@ -77,6 +77,52 @@ class RunData:
     event_count: int
 
 
+# Every tensor of every debug event (a Tensor value: one row; a TensorList: one row per element),
+# in file order. ``dims``/``strides`` index into the flat ``tensor_dims`` array.
+TENSOR_COLUMNS = {
+    "event": np.int64,          # index into the event columns
+    "item": np.int32,           # position in the event's TensorList (0 for a Tensor value)
+    "scalar_type": np.int8,     # executorch_flatbuffer.ScalarType
+    "offset": np.int64,         # byte offset into the debug buffer (-1: empty tensor, nothing written)
+    "dims_start": np.int64,     # sizes: tensor_dims[dims_start : dims_start + ndim]
+    "ndim": np.int32,
+    "strides_start": np.int64,  # strides (elements): tensor_dims[strides_start : + nstrides]
+    "nstrides": np.int32,
+    "program_output": np.bool_,  # Value.output set: the method's output, logged after the last instruction
+}
+
+
+@dataclass
+class DebugTensors:
+    """Tensor metadata of the debug events (columns of ``TENSOR_COLUMNS``) + the flat dims array."""
+
+    columns: dict[str, np.ndarray]
+    dims: np.ndarray            # int64: sizes and strides of all tensors
+
+    def __len__(self) -> int:
+        return int(self.columns["event"].shape[0])
+
+    def sizes(self, i: int) -> tuple[int, ...]:
+        a, n = int(self.columns["dims_start"][i]), int(self.columns["ndim"][i])
+        return tuple(int(v) for v in self.dims[a:a + n])
+
+    def strides(self, i: int) -> tuple[int, ...]:
+        a, n = int(self.columns["strides_start"][i]), int(self.columns["nstrides"][i])
+        return tuple(int(v) for v in self.dims[a:a + n])
+
+    def subset(self, keep_event: np.ndarray) -> "DebugTensors | None":
+        """The tensors of the events where ``keep_event`` (bool per event), their ``event`` column
+        renumbered to the kept events' positions (a profile cut to some runs keeps its tensors)."""
+        ev = self.columns["event"]
+        rows = keep_event[ev]
+        if not rows.any():
+            return None
+        new_pos = np.cumsum(keep_event) - 1
+        cols = {k: v[rows] for k, v in self.columns.items()}
+        cols["event"] = new_pos[cols["event"]].astype(np.int64)
+        return DebugTensors(cols, self.dims)
+
+
 @dataclass
 class EtdumpData:
     """Plain data read from one ETDump file. ``events`` columns are aligned numpy arrays."""
@@ -87,6 +133,7 @@ class EtdumpData:
     runs: list[RunData]
     strings: list[str]
     events: dict[str, np.ndarray] = field(default_factory=dict)
+    tensors: DebugTensors | None = None   # debug events' tensors (None: the file has no debug event)
 
     @property
     def event_count(self) -> int:
@@ -108,9 +155,9 @@ def read_etdump(path: str | os.PathLike,
                 raise FormatError("empty file (0 bytes), not an ETDump", path)
             mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             try:
-                return parse_etdump(mm, path, progress=progress, release=_releaser(mm))
+                return parse_etdump(mm, path, progress=progress, release=page_releaser(mm))
             finally:
-                _close_quietly(mm)
+                close_map(mm)
     except FormatError as err:
         raise err.with_file(path) from None
     except FileNotFoundError:
@@ -123,7 +170,7 @@ def read_etdump(path: str | os.PathLike,
         raise FormatError(f"cannot read ETDump: {err}", path) from None
 
 
-def _releaser(mm: mmap.mmap):
+def page_releaser(mm: mmap.mmap):
     """A function dropping the mapped pages of a byte range (they are re-read if touched again)."""
     advice = getattr(mmap, "MADV_DONTNEED", None)
     if advice is None or not hasattr(mm, "madvise"):
@@ -142,7 +189,7 @@ def _releaser(mm: mmap.mmap):
     return release
 
 
-def _close_quietly(mm: mmap.mmap) -> None:
+def close_map(mm: mmap.mmap) -> None:
     # A traceback may still hold numpy views of the map; it is then closed when collected.
     try:
         mm.close()
@@ -166,9 +213,10 @@ def parse_etdump(data, path: str = "<etdump>", progress: Callable[[int, int], No
     shifted = None if release is None else (lambda lo, hi: release(lo + base, hi + base))
     runs, ev_start, counts = _read_runs(buf, run_pos, shifted)
     table = _StringTable()
-    events = _read_events(buf, ev_start, counts, table, progress, shifted)
+    tensors = _TensorRows()
+    events = _read_events(buf, ev_start, counts, table, progress, shifted, tensors)
     return EtdumpData(path=path, version=version, size_bytes=buf.size, runs=runs,
-                      strings=table.strings, events=events)
+                      strings=table.strings, events=events, tensors=tensors.finish())
 
 
 # The fewest bytes one event takes in a file: its 4-byte slot in the events vector, the Event
@@ -309,7 +357,7 @@ class _Columns:
 
 
 def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "_StringTable",
-                 progress=None, release=None) -> dict[str, np.ndarray]:
+                 progress=None, release=None, tensors: "_TensorRows | None" = None) -> dict[str, np.ndarray]:
     n = int(counts.sum())
     if progress is not None:
         progress(0, n)
@@ -323,7 +371,7 @@ def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "
         r = run[a:b]
         elems = ev_start[r] + 4 * (np.arange(a, b, dtype=np.int64) - firsts[r])
         ev_pos = buf.v_indirect(elems)
-        lo, hi = _read_chunk(buf, ev_pos, a, cols, table, budget)
+        lo, hi = _read_chunk(buf, ev_pos, a, cols, table, budget, tensors)
         if release is not None:
             release(min(lo, int(elems.min())), max(hi, int(elems.max())))
         if progress is not None:
@@ -332,7 +380,7 @@ def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "
 
 
 def _read_chunk(buf: Buffer, ev_pos: np.ndarray, a: int, cols: _Columns, table: "_StringTable",
-                budget: list[int]) -> tuple[int, int]:
+                budget: list[int], tensors: "_TensorRows | None" = None) -> tuple[int, int]:
     """Read events ``a .. a + len(ev_pos)``; returns the byte range the chunk's tables lie in."""
     m = len(ev_pos)
     events = TableSet(buf, ev_pos)
@@ -389,9 +437,12 @@ def _read_chunk(buf: Buffer, ev_pos: np.ndarray, a: int, cols: _Columns, table: 
         put("delegate_id_int", is_debug, ts.scalar(_DE_DID_INT, "i32", -1))
         dcols = {k: np.empty(len(d), dtype=EVENT_COLUMNS[k])
                  for k in ("value_type", "tensor_shape", "tensor_numel", "tensor_nbytes")}
-        _read_debug_values(buf, ts.table(_DE_VALUE), np.ones(len(d), dtype=bool), dcols, table, budget)
+        values = ts.table(_DE_VALUE)
+        _read_debug_values(buf, values, np.ones(len(d), dtype=bool), dcols, table, budget)
         for k, v in dcols.items():
             put(k, is_debug, v)
+        if tensors is not None:
+            tensors.add(buf, values, a + np.flatnonzero(is_debug), budget)
     return lo, hi + 64
 
 
@@ -452,6 +503,72 @@ def _read_debug_values(buf, values, is_debug, cols, table, budget=None):
     cols["tensor_shape"][is_debug] = shape_codes
     cols["tensor_numel"][is_debug] = numel
     cols["tensor_nbytes"][is_debug] = nbytes
+
+
+class _TensorRows:
+    """Collects every tensor of the debug events, chunk by chunk (columns, no object per tensor)."""
+
+    def __init__(self):
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in TENSOR_COLUMNS}
+        self.dims: list[np.ndarray] = []
+        self.n_dims = 0
+        self.n_listed = 0
+
+    def add(self, buf: Buffer, values: np.ndarray, events: np.ndarray, budget: list[int]) -> None:
+        """``values``: Value table positions (0: none) of the debug events ``events``."""
+        has = values > 0
+        values, events = values[has], events[has]
+        if values.size == 0:
+            return
+        output = np.zeros(values.shape, dtype=bool)
+        out_tab = buf.v_table(values, _VAL_OUTPUT)
+        if (out_tab > 0).any():
+            output[out_tab > 0] = buf.v_scalar(out_tab[out_tab > 0], 0, "u8", 0) != 0
+        single = buf.v_table(values, _VAL_TENSOR)
+        lists = buf.v_table(values, _VAL_TENSOR_LIST)
+        one = single > 0
+        in_list = (~one) & (lists > 0)
+        pos_l, owner = buf.v_table_vectors(lists[in_list], 0)
+        # Over the whole file, as for allocators: events sharing one TensorList (FlatBuffers allow it)
+        # would otherwise multiply its tensors (scalars cost no dims, so the dims budget misses them).
+        self.n_listed += len(pos_l)
+        if self.n_listed > buf.size // 4 + 64:
+            buf.fail(f"tensor lists claim {self.n_listed} tensors, more than a {buf.size}-byte file can hold "
+                     "(shared or overlapping tables)")
+        # rows: the Tensor values, then the list elements; sorted back into (event, item) order
+        ev = np.concatenate([events[one], events[in_list][owner]])
+        first = np.cumsum(np.bincount(owner, minlength=int(in_list.sum()))) - np.bincount(owner, minlength=int(in_list.sum()))
+        item = np.concatenate([np.zeros(int(one.sum()), np.int32),
+                               (np.arange(len(owner)) - first[owner]).astype(np.int32)])
+        pos = np.concatenate([single[one], pos_l])
+        out = np.concatenate([output[one], output[in_list][owner]])
+        order = np.lexsort((item, ev))
+        ev, item, pos, out = ev[order], item[order], pos[order], out[order]
+        if pos.size == 0:
+            return
+        stype = buf.v_scalar(pos, _T_SCALAR_TYPE, "i8", 0)
+        offset = buf.v_scalar(pos, _T_OFFSET, "i64", 0)
+        cols = {"event": ev, "item": item, "scalar_type": stype, "offset": offset, "program_output": out}
+        for slot, start_col, n_col in ((_T_SIZES, "dims_start", "ndim"), (_T_STRIDES, "strides_start", "nstrides")):
+            start, count = buf.v_vector(pos, slot, 8)
+            total = int(count.sum())
+            budget[1] -= 8 * total     # shared or overlapping vectors cannot multiply the work
+            if budget[1] < 0:
+                buf.fail("tensor shapes larger than the file allows (overlapping sizes vectors)")
+            firsts = np.cumsum(count) - count
+            idx = np.repeat(start, count) + 8 * (np.arange(total, dtype=np.int64) - np.repeat(firsts, count))
+            self.dims.append(buf.v_read("i64", idx).astype(np.int64))
+            cols[start_col] = self.n_dims + firsts
+            cols[n_col] = count.astype(np.int32)
+            self.n_dims += total
+        for k, dt in TENSOR_COLUMNS.items():
+            self.parts[k].append(np.asarray(cols[k], dtype=dt))
+
+    def finish(self) -> DebugTensors | None:
+        if not self.parts["event"]:
+            return None
+        return DebugTensors({k: np.concatenate(v) for k, v in self.parts.items()},
+                            np.concatenate(self.dims) if self.dims else np.zeros(0, np.int64))
 
 
 _MAX_DECODED_FACTOR = 4

@@ -54,6 +54,9 @@ class GraphNode:
     input_kind: str | None = None   # placeholders: "parameter", "buffer", "user_input", ...
     is_delegate_call: bool = False
     lowered: LoweredModule | None = None
+    # Literal arguments (name, value): as_float / as_int / as_bool / as_string / as_scalar_type
+    # (torch.export's ScalarType code), e.g. a quantize_per_tensor's scale and zero_point.
+    literals: tuple[tuple[str, object], ...] = ()
 
     @property
     def debug_handle(self) -> int | None:
@@ -371,15 +374,18 @@ def _node(entry: str, name: str, raw: dict, producer: dict[str, str], depth: int
     is_delegate = bool(raw_target) and raw_target.rsplit(".", 1)[-1] == _DELEGATE_TARGET
     lowered = None
     used: list[str] = []
+    literals: list[tuple[str, object]] = []
     for j, na in enumerate(inputs_raw):
         if not isinstance(na, dict):
             continue
         arg = na.get("arg")
+        kind, val = _arg_union(arg)
         if is_delegate and j == 0:
-            kind, val = _arg_union(arg)
             if kind == "as_string" and isinstance(val, str):
                 lowered = _lowered(entry, str(na.get("name") or ""), val, depth)
                 continue
+        if kind in _LITERALS and isinstance(val, _LITERALS[kind]) and not (kind == "as_string" and len(val) > 200):
+            literals.append((str(na.get("name") or j), val))
         _value_names(arg, used)
     outs: list[str] = []
     for arg in _lst(raw.get("outputs"), f"entry {entry!r}: outputs of {name}"):
@@ -394,8 +400,12 @@ def _node(entry: str, name: str, raw: dict, producer: dict[str, str], depth: int
         nn_module_stack=parse_nn_module_stack(meta.get("nn_module_stack")),
         source=src, source_file=src_file, source_line=src_line,
         inputs=tuple(dict.fromkeys(producer[v] for v in used if v in producer)),
-        outputs=tuple(outs), is_delegate_call=is_delegate, lowered=lowered,
+        outputs=tuple(outs), is_delegate_call=is_delegate, lowered=lowered, literals=tuple(literals),
     )
+
+
+_LITERALS = {"as_float": (float, int), "as_int": int, "as_bool": bool, "as_string": str, "as_scalar_type": int}
+
 _HANDLE_LIST = re.compile(r"[\[(]?\s*(?:-?\d{1,18}(?:\s*,\s*-?\d{1,18})*)?\s*,?\s*[\])]?")
 
 

@@ -1,0 +1,374 @@
+"""Compare the intermediate outputs of two runs of a model (candidate vs reference).
+
+Matching (by identity, never by position alone):
+
+1. graph node name, when both sides have an ETRecord: the edge graphs of two exports of one model
+   name their ops alike (``aten_relu_default``...), also across quantization (the q/dq nodes have
+   their own names and simply find no partner);
+2. then debug handle, for nodes still unmatched, when the two graphs number their handles alike (every
+   node name both graphs hold carries the same handles): the last node of a handle's group stands
+   for the source op's value (``linear`` on XNNPACK vs its ``permute_copy`` + ``addmm`` on the CPU);
+3. program outputs by position, backend-logged tensors (QNN tensor names) by name;
+4. without ETRecords: by instruction and output position, which only holds for one program run
+   twice (said in the notes).
+
+Runs are paired in order (execute k with execute k). Metrics per matched tensor, in float64,
+chunk by chunk (bounded memory): cosine similarity, SNR in dB (10 log10 of reference power over
+error power), MSE, max abs error, relative error (L2 norm of the error over the reference's).
+The curve is each run's compared tensors in graph order; the first divergence is the first tensor
+crossing a threshold (default cosine < 0.999 or SNR < 30 dB); the largest single-step drop is the
+biggest SNR fall between consecutive compared tensors (SNR above ``SNR_CAP_DB`` counted as the cap,
+so a step from bit-exact to nearly exact is not infinite).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from etscope.analysis.numerics import (
+    CHUNK_ELEMS, Quantization, QuantParams, TensorId, as_float, check_buffer, tensor_ids,
+)
+from etscope.formats.debug_buffer import DebugBuffer, chunks
+from etscope.profile import Profile
+
+DEFAULT_THRESHOLDS = {"cosine": 0.999, "snr": 30.0}
+SNR_CAP_DB = 150.0
+
+
+@dataclass(frozen=True)
+class PairMetrics:
+    numel: int
+    cosine: float
+    snr_db: float
+    mse: float
+    max_abs: float
+    rel_err: float
+    nonfinite: int        # elements NaN/Inf on either side (metrics are then NaN)
+    equal: bool           # bit-for-bit equal values
+
+
+@dataclass
+class ComparedTensor:
+    run: int
+    name: str
+    role: str
+    cand: TensorId
+    ref: TensorId
+    metrics: PairMetrics | None
+    note: str | None = None      # why not compared, or a layout permutation applied
+    diverged: bool = False
+
+
+@dataclass
+class RunComparison:
+    run: int
+    tensors: list[ComparedTensor]          # graph order
+    first_divergence: int | None           # index into tensors
+    largest_drop: tuple[int, int, float] | None  # (index before, index after the drop, dB)
+
+
+@dataclass
+class Comparison:
+    thresholds: dict[str, float]
+    match_by: str
+    runs: list[RunComparison]
+    cand_runs: int
+    ref_runs: int
+    unmatched_cand: list[str]
+    unmatched_ref: list[str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def first_divergence(self) -> tuple[ComparedTensor, list[int]] | None:
+        """The earliest tensor (graph order) where any run diverges, and the runs diverging there."""
+        best = None
+        for rc in self.runs:
+            if rc.first_divergence is None:
+                continue
+            t = rc.tensors[rc.first_divergence]
+            if best is None or t.ref.order < best[0].ref.order:
+                best = (t, [rc.run])
+            elif t.ref.order == best[0].ref.order:
+                best[1].append(rc.run)
+        return best
+
+
+# ---- matching -------------------------------------------------------------------------------------
+def _graph(p: Profile):
+    er = p.etrecord
+    return er.graphs.get(p.method or "forward") if er is not None else None
+
+
+def _handles_agree(gc, gr) -> bool:
+    common = set(gc.by_name) & set(gr.by_name)
+    return bool(common) and all(gc.by_name[n].debug_handles == gr.by_name[n].debug_handles for n in common)
+
+
+def _last_of_handle(g) -> dict[str, int]:
+    """node name -> its handle, for the last call node (graph order) of each handle's group."""
+    last: dict[int, str] = {}
+    for n in g.nodes:
+        if n.op == "call_function" and n.debug_handles:
+            last[n.debug_handles[0]] = n.name
+    return {name: h for h, name in last.items()}
+
+
+def _keys(ids: list[TensorId], mode: str, handle_key: dict[str, int]) -> dict[tuple, TensorId]:
+    out: dict[tuple, TensorId] = {}
+    for t in ids:
+        if t.role == "delegate_input":
+            continue
+        if t.role == "program_output":
+            key = ("output", t.item)
+        elif t.role == "delegate_intermediate" and (mode == "instruction" or t.node is None):
+            key = ("delegate", t.name)
+        elif mode == "instruction":
+            key = ("instruction", t.instruction, t.item)
+        elif t.node is not None:
+            key = ("node", t.node)
+        else:
+            continue
+        out.setdefault((t.run, *key), t)
+    return out
+
+
+def match(pc: Profile, ids_c: list[TensorId], pr: Profile, ids_r: list[TensorId]):
+    """Pairs (candidate, reference) per run, the matching rule used, unmatched names, notes."""
+    gc, gr = _graph(pc), _graph(pr)
+    notes = []
+    if gc is None or gr is None:
+        mode = "instruction"
+        notes.append("matched by instruction and output position (an ETRecord on each side matches by graph "
+                     "node instead): valid only when both ETDumps come from the same program")
+    else:
+        mode = "node"
+    kc, kr = _keys(ids_c, mode, {}), _keys(ids_r, mode, {})
+    pairs = {k: (kc[k], kr[k]) for k in kc if k in kr}
+    if mode == "node" and _handles_agree(gc, gr):
+        hc, hr = _last_of_handle(gc), _last_of_handle(gr)
+        by_h_ref: dict[tuple, TensorId] = {}
+        used_ref = {(k[0], k[2]) for k in pairs if k[1] == "node"}
+        for k, t in kr.items():
+            if k[1] == "node" and (k[0], k[2]) not in used_ref and k[2] in hr:
+                by_h_ref[(k[0], hr[k[2]])] = t
+        for k, t in kc.items():
+            if k in pairs or k[1] != "node" or k[2] not in hc:
+                continue
+            r = by_h_ref.pop((k[0], hc[k[2]]), None)
+            if r is not None:
+                pairs[k] = (t, r)
+        mode = "node+handle"
+    matched_c = {id(v[0]) for v in pairs.values()}
+    matched_r = {id(v[1]) for v in pairs.values()}
+    un_c = list(dict.fromkeys(t.name for t in kc.values() if id(t) not in matched_c))
+    un_r = list(dict.fromkeys(t.name for t in kr.values() if id(t) not in matched_r))
+    return list(pairs.values()), mode, un_c, un_r, notes
+
+
+# ---- metrics --------------------------------------------------------------------------------------
+def _permutation(cand: tuple[int, ...], ref: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The one axis order taking ``cand``'s shape to ``ref``'s (a layout change, e.g. NHWC/NCHW)."""
+    if len(cand) != len(ref) or sorted(cand) != sorted(ref) or len(cand) > 6:
+        return None
+    perms = [pm for pm in itertools.permutations(range(len(cand))) if tuple(cand[i] for i in pm) == tuple(ref)]
+    return perms[0] if len(perms) == 1 else None
+
+
+def dequantization(c: TensorId, qc: Quantization, r: TensorId, qr: Quantization):
+    """(candidate params, reference params, why not comparable or None): an integer tensor facing a
+    float one is dequantized with its node's per-tensor scale/offset (edge graph); two integer
+    tensors are dequantized when both have them, else compared as raw integers."""
+    ic, ir = c.dtype in _INTS, r.dtype in _INTS
+    if not (ic or ir):
+        return None, None, None
+    got = []
+    for t, q, is_int in ((c, qc, ic), (r, qr, ir)):
+        if not is_int:
+            got.append(None)
+            continue
+        p = q.of(t.node) if t.node else f"{t.name}: no graph node, scale/offset unknown"
+        got.append(p)
+    pc_, pr_ = got
+    if ic and ir:
+        if isinstance(pc_, QuantParams) and isinstance(pr_, QuantParams):
+            return pc_, pr_, None
+        return None, None, None
+    bad = pc_ if ic else pr_
+    if isinstance(bad, str):
+        return None, None, f"{c.dtype} vs {r.dtype}: {bad}"
+    return pc_, pr_, None
+
+
+def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffer, pr: Profile, r: TensorId,
+                 chunk: int = CHUNK_ELEMS, deq_c: QuantParams | None = None,
+                 deq_r: QuantParams | None = None) -> tuple[PairMetrics | None, str | None]:
+    """Metrics of candidate ``c`` against reference ``r`` (None and why when not comparable);
+    ``deq_*``: dequantize that side first, (q - zero_point) * scale in float64."""
+    from etscope.formats.debug_buffer import decodable
+
+    tc, tr = pc.etdump.tensors, pr.etdump.tensors
+    stc, str_ = int(tc.columns["scalar_type"][c.index]), int(tr.columns["scalar_type"][r.index])
+    if not (decodable(stc) and decodable(str_)):
+        return None, "dtype not decodable"
+    vc, vr = buf_c.array(tc, c.index), buf_r.array(tr, r.index)
+    notes = [f"{side} dequantized: scale {q.scale:.6g}, zero point {q.zero_point} ({q.node})"
+             for side, q in (("candidate", deq_c), ("reference", deq_r)) if q is not None]
+    if vc.shape != vr.shape:
+        perm = _permutation(vc.shape, vr.shape)
+        if perm is None:
+            return None, f"shapes differ: {list(vc.shape)} vs {list(vr.shape)}"
+        vc = vc.transpose(perm)
+        notes.append(f"candidate permuted {list(perm)} to the reference's layout")
+    note = "; ".join(notes) or None
+    n = int(vc.size)
+    dot = cc = rr = dd = 0.0
+    mx = 0.0
+    bad = 0
+    equal = True
+    for xc, xr in zip(chunks(vc, chunk), chunks(vr, chunk)):
+        a, b = as_float(xc, stc), as_float(xr, str_)
+        if deq_c is not None:
+            a = (a - deq_c.zero_point) * deq_c.scale
+        if deq_r is not None:
+            b = (b - deq_r.zero_point) * deq_r.scale
+        fin = np.isfinite(a) & np.isfinite(b)
+        if not fin.all():
+            bad += int(fin.size - np.count_nonzero(fin))
+            equal = equal and bool(np.array_equal(a, b, equal_nan=True))
+            a, b = a[fin], b[fin]
+        d = a - b
+        equal = equal and not d.any()
+        dot += float(np.dot(a, b))
+        cc += float(np.dot(a, a))
+        rr += float(np.dot(b, b))
+        dd += float(np.dot(d, d))
+        if d.size:
+            mx = max(mx, float(np.abs(d).max()))
+        buf_c.release(xc)
+        buf_r.release(xr)
+    buf_c.release(buf_c.memory(tc, c.index))
+    buf_r.release(buf_r.memory(tr, r.index))
+    if bad:
+        nan = float("nan")
+        return PairMetrics(n, nan, nan, nan, nan, nan, bad, equal), note
+    return PairMetrics(numel=n, cosine=cosine(dot, cc, rr, dd), snr_db=snr_db(rr, dd), mse=dd / n if n else 0.0,
+                       max_abs=mx, rel_err=rel_err(rr, dd), nonfinite=0, equal=equal), note
+
+
+_INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool", "bits16")
+
+
+def cosine(dot: float, cc: float, rr: float, dd: float) -> float:
+    if cc == 0.0 and rr == 0.0:
+        return 1.0
+    if cc == 0.0 or rr == 0.0:
+        return 0.0
+    return dot / math.sqrt(cc * rr)
+
+
+def snr_db(rr: float, dd: float) -> float:
+    if dd == 0.0:
+        return math.inf
+    if rr == 0.0:
+        return -math.inf
+    return 10.0 * math.log10(rr / dd)
+
+
+def rel_err(rr: float, dd: float) -> float:
+    if dd == 0.0:
+        return 0.0
+    return math.inf if rr == 0.0 else math.sqrt(dd / rr)
+
+
+def crosses(m: PairMetrics, thresholds: dict[str, float]) -> bool:
+    """Below the cosine or SNR threshold (NaN/Inf values count as crossing)."""
+    if m.nonfinite:
+        return True
+    return m.cosine < thresholds.get("cosine", -math.inf) or m.snr_db < thresholds.get("snr", -math.inf)
+
+
+def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
+            thresholds: dict[str, float] | None = None, chunk: int = CHUNK_ELEMS) -> Comparison:
+    thresholds = dict(DEFAULT_THRESHOLDS if thresholds is None else thresholds)
+    for p, b in ((pc, buf_c), (pr, buf_r)):
+        if p.etdump.tensors is not None:
+            check_buffer(p, b)
+    ids_c, notes_c = tensor_ids(pc)
+    ids_r, notes_r = tensor_ids(pr)
+    pairs, mode, un_c, un_r, notes = match(pc, ids_c, pr, ids_r)
+    notes = [*(f"candidate: {n}" for n in notes_c), *(f"reference: {n}" for n in notes_r), *notes]
+    if pc.n_runs != pr.n_runs:
+        notes.append(f"the candidate has {pc.n_runs} execute run(s), the reference {pr.n_runs}: "
+                     f"runs paired in order, the first {min(pc.n_runs, pr.n_runs)} compared")
+    by_run: dict[int, list[ComparedTensor]] = {}
+    qc, qr = Quantization(_graph(pc)), Quantization(_graph(pr))
+    for c, r in pairs:
+        dc, dr, why = dequantization(c, qc, r, qr)
+        if why is not None:
+            m, note = None, why
+        else:
+            m, note = pair_metrics(buf_c, pc, c, buf_r, pr, r, chunk, dc, dr)
+        ct = ComparedTensor(run=c.run, name=r.name if r.node else c.name, role=c.role, cand=c, ref=r,
+                            metrics=m, note=note, diverged=m is not None and crosses(m, thresholds))
+        by_run.setdefault(c.run, []).append(ct)
+    runs = []
+    for run in sorted(by_run):
+        ts = sorted(by_run[run], key=lambda t: (t.ref.role == "program_output", t.ref.order, t.cand.order))
+        first = next((i for i, t in enumerate(ts) if t.diverged), None)
+        runs.append(RunComparison(run, ts, first, largest_drop(ts)))
+    return Comparison(thresholds=thresholds, match_by=mode, runs=runs, cand_runs=pc.n_runs, ref_runs=pr.n_runs,
+                      unmatched_cand=un_c, unmatched_ref=un_r, notes=notes)
+
+
+def largest_drop(ts: list[ComparedTensor]) -> tuple[int, int, float] | None:
+    """Biggest SNR fall between consecutive compared tensors (SNR capped at SNR_CAP_DB)."""
+    best = None
+    prev = None
+    for i, t in enumerate(ts):
+        if t.metrics is None or t.metrics.nonfinite:
+            continue
+        s = min(t.metrics.snr_db, SNR_CAP_DB)
+        if prev is not None:
+            drop = prev[1] - s
+            if drop > 0 and (best is None or drop > best[2]):
+                best = (prev[0], i, drop)
+        prev = (i, s)
+    return best
+
+
+SCHEMA = "etscope.numerics.compare/1"
+
+
+def comparison_dict(c: Comparison) -> dict:
+    """The comparison as plain data (schema ``etscope.numerics.compare/1``). An infinite SNR (the
+    tensors are equal) is written as null with ``equal: true``."""
+    from etscope.analysis.numerics import tensor_id_dict
+
+    def tensor(t: ComparedTensor) -> dict:
+        m = t.metrics
+        return {"name": t.name, "role": t.role, "candidate": tensor_id_dict(t.cand),
+                "reference": tensor_id_dict(t.ref), "compared": m is not None, "note": t.note,
+                "numel": m.numel if m else None, "equal": m.equal if m else None,
+                "cosine": m.cosine if m else None, "snr_db": m.snr_db if m else None,
+                "mse": m.mse if m else None, "max_abs_error": m.max_abs if m else None,
+                "relative_error": m.rel_err if m else None, "nonfinite": m.nonfinite if m else None,
+                "diverged": t.diverged}
+
+    runs = []
+    for rc in c.runs:
+        drop = rc.largest_drop
+        runs.append({"run": rc.run, "tensors": [tensor(t) for t in rc.tensors],
+                     "first_divergence": rc.tensors[rc.first_divergence].name if rc.first_divergence is not None else None,
+                     "largest_drop": ({"from": rc.tensors[drop[0]].name, "to": rc.tensors[drop[1]].name,
+                                       "snr_drop_db": drop[2]} if drop else None)})
+    fd = c.first_divergence
+    return {"schema": SCHEMA, "thresholds": {"cosine_below": c.thresholds.get("cosine"),
+                                             "snr_db_below": c.thresholds.get("snr")},
+            "snr_cap_db_for_drops": SNR_CAP_DB, "match_by": c.match_by,
+            "candidate_runs": c.cand_runs, "reference_runs": c.ref_runs,
+            "first_divergence": ({"name": fd[0].name, "runs": fd[1]} if fd else None),
+            "runs": runs, "unmatched_candidate": c.unmatched_cand, "unmatched_reference": c.unmatched_ref,
+            "notes": list(c.notes)}

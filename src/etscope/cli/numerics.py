@@ -1,0 +1,117 @@
+"""`etscope numerics`: intermediate-output statistics from the debug buffer, and their comparison."""
+from __future__ import annotations
+
+import click
+
+from etscope.cli.common import emit_json, etdump_inputs, load_profile, require_files
+
+
+def _thresholds(ctx, param, values):
+    """Defaults changed per metric; ``off`` drops a metric from the divergence test."""
+    if not values:
+        return None
+    from etscope.analysis.numerics_compare import DEFAULT_THRESHOLDS
+
+    out = dict(DEFAULT_THRESHOLDS)
+    for v in values:
+        key, _, num = v.replace(" ", "").partition("=")
+        if key not in ("cosine", "snr") or not num:
+            raise click.BadParameter("use cosine=VALUE, snr=VALUE (dB) or METRIC=off, e.g. --threshold snr=40")
+        if num == "off":
+            out.pop(key, None)
+            continue
+        try:
+            out[key] = float(num)
+        except ValueError:
+            raise click.BadParameter(f"{num!r} is not a number") from None
+        if out[key] != out[key]:
+            raise click.BadParameter("NaN is not a threshold")
+    return out
+
+
+@click.command()
+@etdump_inputs
+@click.option("--debug-buffer", "debug_buffer", required=True, type=str,
+              help="The debug buffer file written with the ETDump (its tensors' bytes).")
+@click.option("--reference", type=str, help="Reference ETDump to compare with (e.g. the CPU-only export).")
+@click.option("--reference-buffer", type=str, help="The reference's debug buffer.")
+@click.option("--reference-etrecord", type=str, help="The reference's ETRecord (matching by graph node).")
+@click.option("--reference-pte", type=str, help="The reference's .pte.")
+@click.option("--threshold", "thresholds", multiple=True, callback=_thresholds,
+              help="Divergence threshold, cosine=V or snr=DB, or METRIC=off (repeatable; default cosine=0.999 "
+                   "and snr=30: a tensor diverges below either).")
+@click.option("--run", "run", type=click.IntRange(min=0), help="Show this execute run's table (default: the first).")
+@click.option("--limit", type=click.IntRange(min=0), default=60, show_default=True,
+              help="Tensors listed by the statistics table (0: all).")
+@click.option("--export", "export_path", type=str,
+              help="Also write the per-tensor table (statistics, or the comparison) to FILE.csv or FILE.parquet.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object (schema etscope.numerics/1, or etscope.numerics.compare/1 with --reference).")
+def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_buffer, reference_etrecord,
+             reference_pte, thresholds, run, limit, export_path, as_json):
+    """Per-tensor statistics of the logged intermediate outputs (shape, dtype, min/max/mean/std,
+    NaN/Inf, share at the int limits), per run; with --reference, per-tensor cosine/SNR/MSE/max
+    abs/relative error against a reference run, the first divergence and the largest SNR drop.
+    """
+    from etscope.formats.debug_buffer import DebugBuffer
+
+    if (reference is None) != (reference_buffer is None):
+        raise click.UsageError("--reference and --reference-buffer go together")
+    if reference is None and (reference_etrecord or reference_pte or thresholds):
+        raise click.UsageError("--reference-etrecord, --reference-pte and --threshold need --reference")
+    inputs = (etdump, debug_buffer, etrecord, pte, reference, reference_buffer, reference_etrecord, reference_pte)
+    require_files(*inputs)
+    export = _export_target(export_path, inputs)
+    profile = load_profile(etdump, etrecord, pte, method)
+    with DebugBuffer(debug_buffer) as buf:
+        if reference is None:
+            from etscope.analysis.numerics import numerics as stats, numerics_dict
+
+            d = numerics_dict(stats(profile, buf))
+            _export(d, export)
+            if as_json:
+                emit_json(d)
+            else:
+                from etscope.render.numerics_text import stats_lines
+
+                for line in stats_lines(d, limit=limit, run=run):
+                    click.echo(line)
+            return
+        from etscope.analysis.numerics_compare import compare, comparison_dict
+
+        ref = load_profile(reference, reference_etrecord, reference_pte, method)
+        with DebugBuffer(reference_buffer) as rbuf:
+            d = comparison_dict(compare(profile, buf, ref, rbuf, thresholds))
+    _export(d, export)
+    if as_json:
+        emit_json(d)
+    else:
+        from etscope.render.numerics_text import compare_lines
+
+        for line in compare_lines(d, run=run):
+            click.echo(line)
+
+
+def _export_target(path, inputs):
+    if path is None:
+        return None
+    fmt = "csv" if path.lower().endswith(".csv") else "parquet" if path.lower().endswith(".parquet") else None
+    if fmt is None:
+        raise click.BadParameter("the file name must end in .csv or .parquet", param_hint="--export")
+    from etscope.cli.common import output_target
+
+    return output_target(path, *[i for i in inputs if i], what="--export"), fmt
+
+
+def _export(d: dict, target) -> None:
+    if target is None:
+        return
+    from etscope.paths import atomic_paths
+    from etscope.render.numerics_export import write
+
+    out, fmt = target
+    if out.kind != "file":
+        raise click.BadParameter("write the table to a file", param_hint="--export")
+    with atomic_paths([out]) as (tmp,):
+        write(d, tmp, fmt)
+    click.echo(f"wrote {out.shown} ({fmt})", err=True)   # stderr: standard output may be the JSON

@@ -1,0 +1,102 @@
+"""`etscope numerics`: text/JSON on the real fixtures, exit 2 with one line on bad buffers."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from etscope.cli import main
+
+NUM = Path(__file__).resolve().parents[1] / "fixtures" / "numerics"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _inputs(name, program=None):
+    program = program or name
+    return [NUM / f"{name}.etdump", "--debug-buffer", NUM / f"{name}.debugbuf",
+            "--etrecord", NUM / f"{program}.etrecord", "--pte", NUM / f"{program}.pte"]
+
+
+def test_stats_json_and_text():
+    r = run("numerics", *_inputs("num_q8"), "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["schema"] == "etscope.numerics/1" and d["runs"] == 3 and len(d["tensors"]) == 90
+    int8 = [t for t in d["tensors"] if t["dtype"] == "int8"]
+    assert int8 and all(t["at_limits_share"] is not None for t in int8)
+    assert d["flagged"] == sum(1 for t in d["tensors"] if t["flags"])
+    r = run("numerics", *_inputs("num_q8"), "--limit", "8")
+    assert r.exit_code == 0 and "aten_" in r.output and "more (--limit 0" in r.output
+
+
+def test_compare_json_and_text():
+    args = ["numerics", *_inputs("num_q8"), "--reference", NUM / "num_cpu.etdump", "--reference-buffer",
+            NUM / "num_cpu.debugbuf", "--reference-etrecord", NUM / "num_cpu.etrecord"]
+    r = run(*args, "--threshold", "snr=40", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["schema"] == "etscope.numerics.compare/1"
+    assert d["thresholds"] == {"cosine_below": 0.999, "snr_db_below": 40.0}
+    assert d["first_divergence"] == {"name": "aten_tanh_default", "runs": [0, 1, 2]}
+    r = run(*args, "--threshold", "snr=40", "--threshold", "cosine=off")
+    assert r.exit_code == 0 and "<- first divergence" in r.output and "SNR < 40.0 dB" in r.output
+    assert "cosine <" not in r.output
+
+
+def test_cpu_vs_cpu_text_says_exact():
+    r = run("numerics", *_inputs("num_cpu_b", "num_cpu"), "--reference", NUM / "num_cpu.etdump",
+            "--reference-buffer", NUM / "num_cpu.debugbuf", "--reference-etrecord", NUM / "num_cpu.etrecord")
+    assert r.exit_code == 0, r.output
+    assert "first divergence: none" in r.output and "exact" in r.output
+
+
+@pytest.mark.parametrize("cut", [0, 100, 33039])   # the last tensor ends at byte 33040
+def test_truncated_buffer_exit_2_one_line(tmp_path, cut):
+    b = tmp_path / "cut.debugbuf"
+    b.write_bytes((NUM / "num_cpu.debugbuf").read_bytes()[:cut])
+    r = run("numerics", NUM / "num_cpu.etdump", "--debug-buffer", b)
+    assert r.exit_code == 2
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and "cut.debugbuf" in lines[0] and "run past the end" in lines[0], r.output
+
+
+def test_another_programs_buffer_is_refused(tmp_path):
+    # num_q8's ETDump points past the end of num_xnn's (smaller) buffer
+    r = run("numerics", NUM / "num_q8.etdump", "--debug-buffer", NUM / "num_xnn.debugbuf")
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1 and "not this ETDump's buffer" in r.output
+
+
+def test_usage_errors():
+    assert run("numerics", NUM / "num_cpu.etdump").exit_code == 2        # --debug-buffer required
+    r = run("numerics", *_inputs("num_cpu"), "--reference", NUM / "num_cpu.etdump")
+    assert r.exit_code == 2 and "go together" in r.output
+    r = run("numerics", *_inputs("num_cpu"), "--reference", NUM / "num_cpu.etdump", "--reference-buffer",
+            NUM / "num_cpu.debugbuf", "--threshold", "psnr=3")
+    assert r.exit_code == 2
+
+
+def test_export_csv_and_parquet(tmp_path):
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    args = ["numerics", *_inputs("num_q8"), "--reference", NUM / "num_cpu.etdump", "--reference-buffer",
+            NUM / "num_cpu.debugbuf", "--reference-etrecord", NUM / "num_cpu.etrecord", "--threshold", "snr=40"]
+    r = CliRunner().invoke(main, [str(a) for a in [*args, "--export", tmp_path / "cmp.csv", "--json"]])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)                          # the "wrote" line went to stderr
+    t = pacsv.read_csv(tmp_path / "cmp.csv").to_pylist()
+    want = [(run["run"], x["name"], x["snr_db"]) for run in d["runs"] for x in run["tensors"]]
+    assert [(x["run"], x["name"], x["snr_db"]) for x in t] == want
+    assert [x["name"] for x in t if x["first_divergence"]] == ["aten_tanh_default"] * 3
+    r = run("numerics", *_inputs("num_q8"), "--export", tmp_path / "stats.parquet")
+    assert r.exit_code == 0
+    assert pq.read_table(tmp_path / "stats.parquet").num_rows == 90
+    r = run("numerics", *_inputs("num_q8"), "--export", tmp_path / "stats.txt")
+    assert r.exit_code == 2 and not (tmp_path / "stats.txt").exists()
+    r = run("numerics", *_inputs("num_q8"), "--export", NUM / "num_q8.etdump")     # never an input
+    assert r.exit_code == 2
