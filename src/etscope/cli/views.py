@@ -144,11 +144,12 @@ def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
 @view_inputs
 @click.argument("query")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--limit", type=click.IntRange(min=0), default=100, show_default=True, help="Rows to print as a table (0: all).")
+@click.option("--limit", type=click.IntRange(min=0),
+              help="Rows to print as a table (0: all; default: 100 on a terminal, all when piped).")
 def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
     """DuckDB SQL over the tables events, ops, runs (columns: README / `etscope export`)."""
     from etscope import api
-    from etscope.render.sql import SqlError, format_table
+    from etscope.render.sql import SqlError
     from etscope.render.sql import query as run_query
 
     require_files(qhas, optrace)
@@ -159,7 +160,9 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
         click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
         sys.exit(EXIT_BAD_INPUT)
     if fmt == "table":
-        click.echo(format_table(result, max_rows=limit or None))
+        from etscope.render.sql import print_table
+
+        print_table(result, limit)
     elif fmt == "csv":
         import io
 

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from etscope.analysis.llm import label_text
-from etscope.render.safe import clean
-from etscope.render.text import _console, _t, breakdown_table
+from etscope.render.text import Table, _console, _t, breakdown_table
+from etscope.render.text import shown
 from etscope.units import fmt_ms
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
@@ -41,27 +40,29 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     c = _console(console)
     llm = r["llm"]
     inputs = r["inputs"]
-    names = ", ".join(clean(i.get("etdump", "?")) for i in inputs)
+    names = ", ".join(shown(i.get("etdump", "?")) for i in inputs)
     c.print(Text(f"etscope llm — {names}", style="bold"))
-    extra = sorted({f"{k}: {clean(v)}" for i in inputs for k, v in i.items() if k != "etdump"})
+    extra = sorted({f"{k}: {shown(v)}" for i in inputs for k, v in i.items() if k != "etdump"})
     if extra:
         c.print(Text(", ".join(extra), style="dim"))
-    c.print(_t(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}.", 300))
+    c.print(_t(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}."))
     named = [ph for ph in llm["phases"] if ph.get("method_from")]
     if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.lookalike
         c.print(_t("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)
-                   + f" ({named[0]['method_from']}).", 2000), soft_wrap=True)
+                   + f" ({named[0]['method_from']})."))
     c.print()
     for line in r["findings"]:
-        c.print(_t(line, 2000), soft_wrap=True)
+        c.print(_t(line))
     c.print()
 
-    t = Table(title="Phases (steady-state runs; warm-up left out)", title_justify="left")
+    t = Table(title="Phases (steady-state runs; warm-up left out)")
     for col in ("phase", "runs", "warm-up", "tokens/run", "p50", "p90", "p99", "max", "per token"):
-        t.add_column(col, justify="left" if col == "phase" else "right")
+        t.add_column(col, justify="left" if col == "phase" else "right",
+                     detail={"warm-up": 3, "p99": 2, "max": 1}.get(col, 0))
     for ph in llm["phases"]:
         lat = ph["latency_ms"] or {}
-        t.add_row(_t(ph["name"]), str(len(ph["runs"])), _runs_text(ph["warmup_runs"]) or "—",
+        t.add_row(_t(ph["name"]), str(len(ph["runs"])),
+                  _runs_text(ph["warmup_runs"], None if c.complete else 6) or "—",
                   "?" if ph["tokens_per_run"] is None else f"{ph['tokens_per_run']:g}",
                   *(fmt_ms(lat[k]) if lat else "n/a" for k in ("p50", "p90", "p99", "max")),
                   fmt_ms(ph["ms_per_token"]) if ph["ms_per_token"] else "—")
@@ -74,12 +75,13 @@ def render_llm(r: dict, console: Console | None = None) -> None:
 
     for ph in llm["phases"]:
         c.print(breakdown_table(ph["breakdown"],
-                                f"{clean(ph['name'])}: where Method::execute's time goes (mean per run)"))
-        t = Table(title=f"{clean(ph['name'])}: top instructions", title_justify="left")
+                                f"{shown(ph['name'])}: where Method::execute's time goes (mean per run)"))
+        t = Table(title=f"{shown(ph['name'])}: top instructions")
         for col in ("instr", "op", "placement", "mean", "p50", "share", "source"):
-            t.add_column(col, justify="right" if col in ("instr", "mean", "p50", "share") else "left")
+            t.add_column(col, justify="right" if col in ("instr", "mean", "p50", "share") else "left",
+                         detail=col == "source")
         for o in ph["top_ops"]:
-            t.add_row(str(o["instruction_id"]), _t(label_text(o), 60), _t(o["placement"] or ""),
+            t.add_row(str(o["instruction_id"]), _t(label_text(o)), _t(o["placement"] or ""),
                       fmt_ms(o["mean_ms"]), fmt_ms(o["p50_ms"]),
                       f"{o['share']:.1%}" if o["share"] is not None else "", _t(o["source"] or ""))
         c.print(t)
@@ -101,7 +103,7 @@ def render_llm(r: dict, console: Console | None = None) -> None:
                      + ("" if drift.get("drift_shown") else "; no drift shown (see findings)"), style="bold"))
         c.print(Text(sparkline([row[2] for row in rows], width=min(96, max(8, c.width - 4)))))
     for w in r.get("warnings", []):
-        c.print(Text("warning: " + clean(w), style="yellow"))
+        c.print(Text("warning: " + shown(w), style="yellow"))
 
 
 def _phase_mark(name: str) -> str:
@@ -119,8 +121,9 @@ def _squeeze_marks(marks: str, width: int) -> str:
     return "".join(out)
 
 
-def _runs_text(runs: list[int], limit: int = 6) -> str:
+def _runs_text(runs: list[int], limit: int | None = 6) -> str:
+    """Run indices; past ``limit`` (None: no limit) the count of the others."""
     if not runs:
         return ""
     s = ", ".join(str(r) for r in runs[:limit])
-    return s + (f" (+{len(runs) - limit})" if len(runs) > limit else "")
+    return s + (f" (+{len(runs) - limit})" if limit is not None and len(runs) > limit else "")
