@@ -5,7 +5,7 @@ from rich.console import Console
 from rich.text import Text
 
 from etscope.analysis.llm import label_text
-from etscope.render.text import Table, _console, _t, breakdown_table
+from etscope.render.text import Table, breakdown_table, console_or_default, safe_text
 from etscope.render.text import shown
 from etscope.units import fmt_ms
 
@@ -37,7 +37,7 @@ def sparkline(values, width: int = 72, marks=None) -> str:
 
 
 def render_llm(r: dict, console: Console | None = None) -> None:
-    c = _console(console)
+    c = console_or_default(console)
     llm = r["llm"]
     inputs = r["inputs"]
     names = ", ".join(shown(i.get("etdump", "?")) for i in inputs)
@@ -45,14 +45,14 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     extra = sorted({f"{k}: {shown(v)}" for i in inputs for k, v in i.items() if k != "etdump"})
     if extra:
         c.print(Text(", ".join(extra), style="dim"))
-    c.print(_t(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}."))
+    c.print(safe_text(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}."))
     named = [ph for ph in llm["phases"] if ph.get("method_from")]
     if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.lookalike
-        c.print(_t("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)
+        c.print(safe_text("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)
                    + f" ({named[0]['method_from']})."))
     c.print()
     for line in r["findings"]:
-        c.print(_t(line))
+        c.print(safe_text(line))
     c.print()
 
     t = Table(title="Phases (steady-state runs; warm-up left out)")
@@ -61,7 +61,7 @@ def render_llm(r: dict, console: Console | None = None) -> None:
                      detail={"warm-up": 3, "p99": 2, "max": 1}.get(col, 0))
     for ph in llm["phases"]:
         lat = ph["latency_ms"] or {}
-        t.add_row(_t(ph["name"]), str(len(ph["runs"])),
+        t.add_row(safe_text(ph["name"]), str(len(ph["runs"])),
                   _runs_text(ph["warmup_runs"], None if c.complete else 6) or "—",
                   "?" if ph["tokens_per_run"] is None else f"{ph['tokens_per_run']:g}",
                   *(fmt_ms(lat[k]) if lat else "n/a" for k in ("p50", "p90", "p99", "max")),
@@ -70,7 +70,7 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     for k, label in (("ttft_ms", "Time to first token (prefill p50)"), ("decode_tokens_per_s", "Decode tokens/s")):
         v = llm.get(k)
         if v is not None:
-            c.print(_t(f"{label}: " + (fmt_ms(v) if k.endswith("_ms") else f"{v:,.1f}")))
+            c.print(safe_text(f"{label}: " + (fmt_ms(v) if k.endswith("_ms") else f"{v:,.1f}")))
     c.print()
 
     for ph in llm["phases"]:
@@ -81,9 +81,9 @@ def render_llm(r: dict, console: Console | None = None) -> None:
             t.add_column(col, justify="right" if col in ("instr", "mean", "p50", "share") else "left",
                          detail=col == "source")
         for o in ph["top_ops"]:
-            t.add_row(str(o["instruction_id"]), _t(label_text(o)), _t(o["placement"] or ""),
+            t.add_row(str(o["instruction_id"]), safe_text(label_text(o)), safe_text(o["placement"] or ""),
                       fmt_ms(o["mean_ms"]), fmt_ms(o["p50_ms"]),
-                      f"{o['share']:.1%}" if o["share"] is not None else "", _t(o["source"] or ""))
+                      f"{o['share']:.1%}" if o["share"] is not None else "", safe_text(o["source"] or ""))
         c.print(t)
         c.print()
 

@@ -5,7 +5,7 @@ from rich.console import Console
 from rich.text import Text
 
 from etscope.analysis.ordering import QNN_SORT_TITLE, order_qnn_ops
-from etscope.render.text import Table, _console, _t, shown
+from etscope.render.text import Table, console_or_default, safe_text, shown
 from etscope.units import fmt_bytes
 
 
@@ -22,7 +22,7 @@ TOP = 25
 def render_qnn(report: dict, console: Console | None = None, top: int | None = None, sort: str = "cycles") -> None:
     """``top``: per-op rows per partition (0: all; None: all when piped, TOP on a terminal);
     ``sort``: the per-op order (analysis.ordering.QNN_SORT_KEYS)."""
-    c = _console(console)
+    c = console_or_default(console)
     if top is None:
         top = 0 if c.complete else TOP
     parts = report["partitions"]
@@ -30,13 +30,13 @@ def render_qnn(report: dict, console: Console | None = None, top: int | None = N
         c.print("No QNN data found.")
     n_parts = len(parts) if c.complete else MAX_PARTITIONS_SHOWN
     if len(parts) > n_parts:
-        c.print(_t(f"{len(parts)} QNN partitions: the first {n_parts} are shown (--json lists all)"))
+        c.print(safe_text(f"{len(parts)} QNN partitions: the first {n_parts} are shown (--json lists all)"))
     for p in parts[:n_parts]:
         title = f"QNN partition: {p['key']}"
         if p.get("backend"):
             title += f" ({p['backend']})"
         c.print(Text(shown(title), style="bold"))
-        c.print(_t(f"{p['runs']} execute(s) from {p['source']}" + (
+        c.print(safe_text(f"{p['runs']} execute(s) from {p['source']}" + (
             "; QNN events accumulate across executes and were de-duplicated" if p["accumulating"] else "")))
         t = Table(title="What contains what (p50 over runs, true units)")
         for col in ("level", "p50", "adds over the next level", "meaning"):
@@ -48,20 +48,20 @@ def render_qnn(report: dict, console: Console | None = None, top: int | None = N
             else:
                 val = f"{_num(lv['p50_us'], '{:,.1f}')} µs"
             adds = "" if lv["adds_us_p50"] is None else f"+{lv['adds_us_p50']:,.1f} µs: {lv['adds_over_next']}"
-            t.add_row(_t(lv["name"]), val, _t(adds), _t(lv["what"]))
+            t.add_row(safe_text(lv["name"]), val, safe_text(adds), safe_text(lv["what"]))
         c.print(t)
         line = clock_sentence(p)
         if line:
-            c.print(_t(line))
+            c.print(safe_text(line))
         if p["clock_warning"]:
             c.print(Text(shown(p["clock_warning"]), style="yellow"))
         if p["cold_runs"]:
-            c.print(_t(f"Cold run(s) {p['cold_runs']}: HVX/HMX power-on and VTCM acquire inflate them; "
+            c.print(safe_text(f"Cold run(s) {p['cold_runs']}: HVX/HMX power-on and VTCM acquire inflate them; "
                        "exclude them from steady-state numbers."))
         if p["counts"]:
-            c.print(_t("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items())))
+            c.print(safe_text("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items())))
         if p["bytes"]:
-            c.print(_t("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items() if v is not None)))
+            c.print(safe_text("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items() if v is not None)))
         # Ordered by the statistic the table shows (--sort; ties keep the graph order).
         ops = order_qnn_ops(p["ops"], sort)
         if ops:
@@ -80,14 +80,14 @@ def render_qnn(report: dict, console: Console | None = None, top: int | None = N
                              kind="num" if col in stats or col in ("HMX", "HVX", "DMA") else None,
                              detail=col in ("op type", "source", "DRAM r/w", "VTCM r/w"))
             for o in ops[:top or None]:
-                row = [_t(o["qnn_name"])] + ([_t(o["node"] or "—"), _t(o["op_type"] or "—")] if have_graph else []) + [
+                row = [safe_text(o["qnn_name"])] + ([safe_text(o["node"] or "—"), safe_text(o["op_type"] or "—")] if have_graph else []) + [
                        _num(o["cycles_p50"])] + ([_num(o["cycles_mean"])] if sort == "mean" else []) + [
                        _num(o.get("est_us_at_clock"), "{:,.2f}"), "—" if o["share"] is None else f"{o['share']:.1%}"]
                 if have_qhas:
                     row += [_yn(o["hmx"]), _yn(o["hvx"]), _yn(o["dma"]),
                             _rw(o["dram_read"], o["dram_write"]), _rw(o["vtcm_read"], o["vtcm_write"])]
                 if have_graph:
-                    row += [_t(o["source"] or "")]
+                    row += [safe_text(o["source"] or "")]
                 t.add_row(*row)
             if top and len(ops) > top:
                 t.caption = f"… {len(ops) - top} more (--top 0 or --json has all)"
@@ -183,13 +183,13 @@ def _render_qhas(c, q: dict) -> None:
                      f"written; VTCM {fmt_bytes(q['total_vtcm_read'] or 0)} read / "
                      f"{fmt_bytes(q['total_vtcm_write'] or 0)} written")
     for ln in lines:
-        c.print(_t(ln))
+        c.print(safe_text(ln))
     if q["resources"]:
         t = Table(title="HTP units")
         for col in ("unit", "tid", "utilisation", "cycles used", "timeline cycles"):
             t.add_column(col, justify="left" if col == "unit" else "right")
         for r in q["resources"]:
-            t.add_row(_t(r.get("type")), _t(r.get("tid")),
+            t.add_row(safe_text(r.get("type")), safe_text(r.get("tid")),
                       "—" if r.get("utilization") is None else f"{r['utilization']:.1f}%",
                       _num(r.get("cycles_used")), _num(r.get("timeline_cycles")))
         c.print(t)

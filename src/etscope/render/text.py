@@ -17,13 +17,13 @@ def shown(s) -> str:
     return "" if s is None else without_controls(str(s))
 
 
-def _t(s, limit: int | None = None) -> Text:
+def safe_text(s, limit: int | None = None) -> Text:
     """``shown(s)`` as rich Text. ``limit`` is ignored: text views no longer cut strings, the Screen
     wraps them or, on a terminal, shortens names in the middle."""
     return Text(shown(s))
 
 
-def _console(console: Console | Screen | None) -> Screen:
+def console_or_default(console: Console | Screen | None) -> Screen:
     """The Screen every text view prints to (render.screen: width policy, tables)."""
     return screen(console)
 
@@ -37,7 +37,7 @@ def breakdown_table(breakdown: list[dict], title: str) -> Table:
         label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
                  "framework_overhead": "framework overhead"}[b["kind"]]
         calls = b.get("calls_per_run")
-        t.add_row(_t(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
+        t.add_row(safe_text(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
                   fmt_ms(b["p50_ms"]), f"{b['share']:.1%}")
     return t
 
@@ -46,14 +46,14 @@ FALLBACK_SHOWN = 15     # on a terminal; piped output lists every fallback kerne
 
 
 def render_summary(s: dict, console: Console | None = None, title: str | None = None) -> None:
-    c = _console(console)
+    c = console_or_default(console)
     if title:
         c.print(Text(shown(title), style="bold"))
     inputs = ", ".join(f"{k}: {shown(v)}" for k, v in s["inputs"].items())
     if inputs:
         c.print(Text(inputs, style="dim"))
     for line in reading_guide(s):
-        c.print(_t(line))
+        c.print(safe_text(line))
         c.print()
     if s["runs"].get("latency_ms"):
         c.print(breakdown_table(s["breakdown"], "Where Method::execute's time goes (mean per run)"))
@@ -65,13 +65,13 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
                          detail=col == "source")
         top = len(fb) if c.complete else FALLBACK_SHOWN
         for f in sorted(fb, key=lambda f: -f["share"])[:top]:
-            t.add_row(str(f["instruction_id"]), _t(f["op_type"]), _t(f["kernel"]), fmt_ms(f["mean_ms"]),
-                      f"{f['share']:.1%}", _t(f["source"] or "—"))
+            t.add_row(str(f["instruction_id"]), safe_text(f["op_type"]), safe_text(f["kernel"]), fmt_ms(f["mean_ms"]),
+                      f"{f['share']:.1%}", safe_text(f["source"] or "—"))
         if len(fb) > top:
             t.caption = f"… {len(fb) - top} more: `etscope ops` lists all"
         c.print(t)
     if s.get("load"):
-        c.print(_t("Before the runs: " + ", ".join(f"{shown(e['name'])} {fmt_ms(e['ms'])}" for e in s["load"])))
+        c.print(safe_text("Before the runs: " + ", ".join(f"{shown(e['name'])} {fmt_ms(e['ms'])}" for e in s["load"])))
     for w in s.get("warnings", []):
         c.print(Text("warning: " + shown(w), style="yellow"))
 
@@ -101,7 +101,7 @@ def render_ops(rows: list[dict], console: Console | Screen | None = None, limit:
     """The per-op table. ``limit``: rows shown (0: all; None: all when piped, OPS_SHOWN on a
     terminal); ``order``: how the rows were sorted, said in the title; ``sort``: the column sorted
     by (it stays in the row when the terminal is narrow)."""
-    c = _console(console)
+    c = console_or_default(console)
     if limit is None:
         limit = None if c.complete else OPS_SHOWN
     limit = limit or None
