@@ -9,7 +9,8 @@ from etscope.render.safe import without_controls
 from etscope.render.screen import Screen, Table, screen
 from etscope.units import fmt_ms
 
-__all__ = ["Screen", "Table", "render_ops", "render_summary", "shown"]
+__all__ = ["Screen", "Table", "breakdown_table", "console_or_default", "render_ops", "render_summary", "safe_text",
+           "screen", "shown"]
 
 
 def shown(s) -> str:
