@@ -76,6 +76,8 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     for ph in llm["phases"]:
         c.print(breakdown_table(ph["breakdown"],
                                 f"{shown(ph['name'])}: where Method::execute's time goes (mean per run)"))
+        if ph.get("qnn"):
+            c.print(_qnn_shards_table(ph))
         t = Table(title=f"{shown(ph['name'])}: top instructions")
         for col in ("instr", "op", "placement", "mean", "p50", "share", "source"):
             t.add_column(col, justify="right" if col in ("instr", "mean", "p50", "share") else "left",
@@ -104,6 +106,24 @@ def render_llm(r: dict, console: Console | None = None) -> None:
         c.print(Text(sparkline([row[2] for row in rows], width=min(96, max(8, c.width - 4)))))
     for w in r.get("warnings", []):
         c.print(Text("warning: " + shown(w), style="yellow"))
+
+
+def _qnn_shards_table(ph: dict) -> Table:
+    """The phase's QNN shards (analysis.llm.qnn_shards): means per steady run, and their total."""
+    q = ph["qnn"]
+    t = Table(title=f"{shown(ph['name'])}: QNN shards (mean per run; overhead = DELEGATE_CALL minus "
+                    f"{shown(q['accel_basis'] or 'accelerator time')})")
+    for col in ("instr", "runs", "delegate call", "accelerator", "overhead", "overhead share", "HTP cycles",
+                "cycles/token", "share"):
+        t.add_column(col, justify="right", detail={"runs": 1, "cycles/token": 2, "overhead share": 3}.get(col, 0))
+    for name, row in [(str(s["instruction_id"]), s) for s in q["shards"]] + [("total", q["totals"])]:
+        t.add_row(name, str(row["delegate_call_ms"]["runs"]) if name == "total" else str(row["runs_called"]),
+                  *(fmt_ms(row[k]["mean"]) if row[k] else "n/a" for k in ("delegate_call_ms", "accel_ms", "overhead_ms")),
+                  f"{row['overhead_share']:.0%}" if row["overhead_share"] is not None else "n/a",
+                  f"{row['accel_cycles']['mean']:,.0f}" if row["accel_cycles"] else "n/a",
+                  f"{row['cycles_per_token']:,.0f}" if row["cycles_per_token"] is not None else "—",
+                  f"{row['share']:.0%}" if row.get("share") is not None else "")
+    return t
 
 
 def _phase_mark(name: str) -> str:
