@@ -40,6 +40,8 @@ VIEWS = {
                   str(QF / "chain8_sm8650.runtrace.json"), "--sort", "mean"],
     "llm": ["llm", str(REAL / "llama.etdump"), "--etrecord", str(REAL / "llama.etrecord"), "--pte",
             str(REAL / "llama.pte")],
+    "llm-qnn": ["llm", str(FIX / "qnn_hybrid" / "synthetic_qnn_4shard.etdump"), "--etrecord",
+                str(FIX / "qnn_hybrid" / "synthetic_qnn_4shard.etrecord")],
     "diff": ["diff", str(D / "diff_same_00.etdump"), str(D / "diff_slower.etdump")],
     "diff-placement": ["diff", str(D / "diff_conv_xnnpack.etdump"), str(D / "diff_conv_cpu.etdump"),
                        "--etrecord-base", str(D / "diff_conv_xnnpack.etrecord"),
