@@ -50,7 +50,7 @@ ALL = sorted(p for d in DIRS for p in (FIXTURES / d).glob("*.etdump"))
 
 
 def _run(args: list[str], runner=CliRunner()) -> str:
-    res = runner.invoke(main, [str(a) for a in args])
+    res = runner.invoke(main, [str(a) for a in args], env={"COLUMNS": None})   # no width limit: one row a line
     assert res.exit_code == 0, f"etscope {' '.join(map(str, args))}: exit {res.exit_code}\n{res.output}{res.exception!r}"
     return res.stdout
 
@@ -349,7 +349,8 @@ def test_qnn_files_text_shows_the_json_numbers(path):
         for lv in p["levels"]:
             shown = f"{lv['p50_cycles']:,.0f} cycles" if lv["unit"] == "cycles" else f"{lv['p50_us']:,.1f} µs"
             assert shown in block, lv["name"]
-        rows = re.findall(r"│ (\S[^│]*?) +│ +([\d,—]+) │ +([\d,.—]+) │ +([\d.%—]+) │", block)
+        # piped, COLUMNS unset: one row per line, columns two spaces apart (render.screen)
+        rows = re.findall(r"(?m)^(\S.*?\S)  +([\d,—]+)  +([\d,.—]+)  +([\d.%—]+)(?:  |$)", block)
         by_name = {o["qnn_name"]: o for o in p["ops"]}
         shown_ops = [r for r in rows if r[0] in by_name]
         assert len(shown_ops) == len(p["ops"])

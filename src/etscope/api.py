@@ -5,8 +5,16 @@
     >>> p                      # in Jupyter: the reading guide and the time split as HTML
     >>> p.ops()                # pandas DataFrames (Arrow-backed), true units (see render.export.COLUMNS)
     >>> p.runs(); p.events()
+    >>> p.qnn(); p.llm(); p.diff(new)   # typed results with DataFrame accessors (etscope.frames)
     >>> p.sql("SELECT op_type, sum(dur_us) FROM events GROUP BY 1")
     >>> p.report("report.html"); p.trace("trace.json")
+
+Summing ``ops()`` without double counting: rows with ``level == 0`` are the instructions (each
+DELEGATE_CALL and CPU kernel call); they do not overlap, and per placement they add up to the
+summary's split of Method::execute (``ops(level=0).groupby("placement").total_ms.sum()`` =
+mean ms per run x runs). Rows with ``level == 1`` are logged inside their instruction (backend
+per-op events, kernel events, QNN's nested levels and cycles): they are contained in the level-0
+row above them, and QNN's levels contain each other, so never add them to level 0 or to each other.
 
 ``etscope.load`` returns a :class:`NotebookProfile`: it holds the loaded :class:`Profile` (the model,
 which knows nothing of analysis or rendering) and offers the notebook methods. Everything here is
@@ -76,9 +84,46 @@ class NotebookProfile:
             raise AttributeError(name)
         return getattr(self.profile, name)
 
-    def ops(self):
-        """The per-op table as a pandas DataFrame (``.events()`` and ``.runs()`` likewise)."""
-        return ops_df(self)
+    def ops(self, level: int | None = None):
+        """The per-op table as a pandas DataFrame (``.events()`` and ``.runs()`` likewise).
+        ``level=0``: only the instructions, the rows to sum (see the module doc); ``level=1``:
+        only what is logged inside them."""
+        d = ops_df(self)
+        return d if level is None else d[d.level == level].reset_index(drop=True)
+
+    def qnn(self, qhas=None, optrace=None, runtrace=None):
+        """The QNN analysis (:class:`etscope.frames.QnnResult`: ``.partitions()``, ``.ops()``,
+        ``.levels()``), or None without QNN partition or file. QHAS / optrace / runtrace: paths
+        or already-read objects."""
+        from etscope.frames import QnnResult
+
+        r = qnn(self, qhas, optrace, runtrace=runtrace)
+        return None if r is None else QnnResult(r)
+
+    def llm(self):
+        """The LLM analysis (:class:`etscope.frames.LlmResult`: ``.phases()``, ``.runs()``,
+        ``.findings``), or None when the runs show no LLM phases."""
+        from etscope.frames import LlmResult
+
+        r = llm(self)
+        return None if r is None else LlmResult(r)
+
+    def diff(self, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
+             fail_on_fallback: bool = False):
+        """This profile (the base) compared with ``new`` (a loaded profile or an ETDump path), as
+        ``etscope diff THIS NEW``: :class:`etscope.frames.DiffResult` (``.verdict``, ``.ops()``,
+        ``.breakdown()``, ``.html(path)``)."""
+        from etscope.analysis.diff import compare
+        from etscope.frames import DiffResult
+
+        other = profile_of(new) if isinstance(new, (NotebookProfile, P.Profile)) else P.load(new)
+        base = self.profile
+        d = compare(base, other, min_effect_pct=min_effect_pct, fail_on_regression_pct=fail_on_regression_pct,
+                    fail_on_fallback=fail_on_fallback)
+        options = {"min_effect_pct": min_effect_pct, "fail_on_regression_pct": fail_on_regression_pct,
+                   "fail_on_fallback": fail_on_fallback}
+        inputs = tuple(base.sources.values()) + tuple(other.sources.values())
+        return DiffResult(d, view=diff_view(d, base, other, options=options), inputs=inputs)
 
     def sql(self, query: str):
         """DuckDB SQL over the ``events``, ``ops`` and ``runs`` tables; a pandas DataFrame."""
@@ -91,6 +136,23 @@ class NotebookProfile:
     def trace(self, path="trace.json", qhas=None, optrace=None) -> str:
         """Write the Perfetto / chrome://tracing JSON; returns its path."""
         return trace(self, path, qhas=qhas, optrace=optrace)
+
+    def __repr__(self) -> str:
+        """One line: file, method, runs, instructions by placement, p50 latency."""
+        import numpy as np
+
+        from etscope.units import fmt_ms
+
+        p = self.profile
+        kinds: dict[str, int] = {}
+        for ins in p.instructions.values():
+            kinds[ins.backend] = kinds.get(ins.backend, 0) + 1
+        lat = np.asarray(p.runs["latency_ns"], dtype=float)
+        lat = lat[np.isfinite(lat)]
+        p50 = f"; Method::execute p50 {fmt_ms(float(np.median(lat)) / 1e6)}" if lat.size else ""
+        return (f"<etscope profile {p.sources.get('etdump') or 'ETDump'}: method {p.method}, {p.n_runs} run(s), "
+                f"{len(p.instructions)} instruction(s) ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})"
+                f"{p50}; .ops() .qnn() .llm() .diff(new) .report(path)>")
 
     def _repr_html_(self) -> str:
         return repr_html(self)
@@ -262,6 +324,7 @@ def _output(profile: P.Profile, path, *more_inputs):
 
 
 # ---- notebook display ----------------------------------------------------------------------------------
+HTML_WARNINGS = 5      # the notebook cell stays small; p.warnings has them all
 def repr_html(p) -> str:
     """Compact HTML for Jupyter: the reading guide and the split of Method::execute. Every string
     from the inputs is escaped."""
@@ -284,8 +347,12 @@ def repr_html(p) -> str:
                         f"<td style='text-align:right'>{b['share']:.1%}</td></tr>")
         parts.append("<table><tr><th>part of Method::execute</th><th>mean per run</th><th>share</th></tr>"
                      + "".join(rows) + "</table>")
-    parts.append("<small>.ops(), .runs(), .events() give DataFrames; .report('report.html') the full report.</small>")
+    parts.append("<small>.ops(), .runs(), .events() give DataFrames; .qnn(), .llm(), .diff(new) typed results; "
+                 ".report('report.html') the full report.</small>")
     if profile.warnings:
-        parts.append("<ul>" + "".join(f"<li>warning: {e(w)}</li>" for w in profile.warnings) + "</ul>")
+        shown = profile.warnings[:HTML_WARNINGS]
+        more = len(profile.warnings) - len(shown)
+        parts.append("<ul>" + "".join(f"<li>warning: {e(w)}</li>" for w in shown)
+                     + (f"<li>{more} more warning(s): print(p.warnings)</li>" if more else "") + "</ul>")
     parts.append("</div>")
     return "\n".join(parts)

@@ -16,7 +16,7 @@ from etscope.cli import main
 from etscope.analysis.diff_view import diff_view
 from etscope.api import compare_view, results
 from etscope.render.html import diff_page_data, render_diff_page, render_report, report_data, write_diff_page
-from views_helpers import REAL, XSS, diff_pairs, xss_etdump
+from views_helpers import DIFF_FIXTURES, REAL, XSS, diff_pairs, xss_etdump
 
 BLOB = re.compile(r'<script type="application/json" id="etscope-data">(.*?)</script>', re.S)
 PAIRS = diff_pairs()
@@ -157,6 +157,28 @@ def test_cli_diff_html_dash_writes_nothing(tmp_path):
                            str(REAL / "gen_cnn_b.etdump"), "--html", "-"], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert list(tmp_path.iterdir()) == [] and "wrote" not in proc.stderr
+
+
+def test_cli_diff_page_is_titled_by_file_names(tmp_path):
+    """Issue 21 item 5: the title named the inputs as Python list reprs (['a.etdump'] → ['b.etdump'])."""
+    out = tmp_path / "d.html"
+    sessions = sorted(DIFF_FIXTURES.glob("diff_same_*.etdump"))[:3]
+    if len(sessions) < 3:
+        pytest.skip("tests/fixtures/diff sessions not present")
+    proc = subprocess.run([sys.executable, "-m", "etscope.cli", "diff", str(REAL / "gen_cnn.etdump"),
+                           str(REAL / "gen_cnn_b.etdump"), "--html", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    html = out.read_text()
+    assert "<title>etscope diff: gen_cnn.etdump → gen_cnn_b.etdump</title>" in html
+    page = blob(html)
+    assert page["inputs"]["base"] == str(REAL / "gen_cnn.etdump")      # a path, not "['...']"
+    assert not any(v.startswith("[") for v in page["inputs"].values())
+    proc = subprocess.run([sys.executable, "-m", "etscope.cli", "diff", str(sessions[0]), str(sessions[1]),
+                           "--base-also", str(sessions[2]), "--html", str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    page = blob(out.read_text())
+    assert page["title"] == f"etscope diff: {sessions[0].name} + 1 more session → {sessions[1].name}"
+    assert page["inputs"]["base"] == f"{sessions[0]}, {sessions[2]}"
 
 
 def test_cli_gate_failure_still_writes_the_page(tmp_path):

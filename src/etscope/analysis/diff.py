@@ -291,7 +291,7 @@ def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: floa
 
 
 def _latency_reasons(verdict, change, lo, hi, allowance, noise, shifts, program) -> list[str]:
-    ci = f"p50 {change:+.1f}% (95% CI {lo:+.1f}% … {hi:+.1f}%)"
+    ci = f"p50 {change:+.1f}% (95% CI {lo:+.1f}% to {hi:+.1f}%)"
     band = 1 + allowance / 100
     if verdict == "no_change" and not (np.isfinite(lo) and np.isfinite(hi)):
         return [f"no interval for the whole-run change (p50 {change:+.1f}%): too few runs or sessions"]
@@ -300,7 +300,7 @@ def _latency_reasons(verdict, change, lo, hi, allowance, noise, shifts, program)
     if noise is None:
         return [f"whole-run {ci}, the interval including the spread between sessions"]
     if noise["beyond_allowance"]:
-        return [f"whole-run {ci}: beyond the ×{1 / band:.2f}…×{band:.2f} two sessions of one unchanged "
+        return [f"whole-run {ci}: beyond the ×{1 / band:.2f} to ×{band:.2f} two sessions of one unchanged "
                 "program can differ by (one session per side)"]
     if noise["localised"]:
         return [f"whole-run {ci}, localised: {', '.join(noise['localised_ops'])} changed far more than the "
@@ -330,7 +330,7 @@ def _gate(verdict, change, lo, hi, fail_on_regression_pct, fail_on_fallback, mov
             gate["why"].append(f"p50 change {change:+.1f}% is within what two sessions of one program differ "
                                "by; not gated (give more sessions per side to decide)")
         else:
-            gate["why"].append(f"p50 change {change:+.1f}% (95% CI {lo:+.1f}% … {hi:+.1f}%) is not significantly "
+            gate["why"].append(f"p50 change {change:+.1f}% (95% CI {lo:+.1f}% to {hi:+.1f}%) is not significantly "
                                f"worse than the {fail_on_regression_pct:g}% threshold")
     if fail_on_fallback and moved_off:
         gate["fail"] = True

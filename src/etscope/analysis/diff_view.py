@@ -3,6 +3,7 @@ the result of ``analysis.diff.compare`` with the per-run ``Method::execute`` lat
 (the diff result has only their p50), the options used and the input paths."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from etscope import units
@@ -14,6 +15,20 @@ class DiffView:
     series: dict | None        # base / new: ms per run; sessions: runs per session; warmup: indices
     inputs: dict[str, str]
     options: dict = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)   # base / new: file name(s), for titles
+
+
+def _label(paths: list[str]) -> str:
+    """``a.etdump``, or ``a.etdump + 2 more sessions``: the file names a title shows."""
+    names = [os.path.basename(p) or p for p in paths]
+    if not names:
+        return ""
+    more = len(names) - 1
+    return names[0] + (f" + {more} more session{'s' if more > 1 else ''}" if more else "")
+
+
+def _paths(v) -> list[str]:
+    return [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
 
 
 def _sessions(p) -> list:
@@ -41,11 +56,16 @@ def diff_view(diff: dict, base=None, new=None, options: dict | None = None) -> D
                 vals += [float(x) for x in units.to_ms(lat, units.NS)]
                 lens.append(len(lat))
             series[side], series["sessions"][side], series["warmup"][side] = vals, lens, warm
-    inputs = {str(k): str(v) for k, v in (diff.get("inputs") or {}).items()}
+    # The CLI gives each side's ETDumps as a list (one per session): shown as the paths, not a repr.
+    given = {str(k): _paths(v) for k, v in (diff.get("inputs") or {}).items()}
+    inputs = {k: ", ".join(v) for k, v in given.items()}
+    labels = {}
     for side, p in (("base", base), ("new", new)):
         sess = _sessions(p)
         for k, v in (sess[0].sources.items() if sess else ()):
             inputs.setdefault(side if k == "etdump" else f"{side} {k}", str(v))
         if len(sess) > 1:
             inputs.setdefault(f"{side} sessions", str(len(sess)))
-    return DiffView(diff=diff, series=series, inputs=inputs, options=dict(options or {}))
+        files = given.get(side) or [q.sources["etdump"] for q in sess if q.sources.get("etdump")]
+        labels[side] = _label(files) or side
+    return DiffView(diff=diff, series=series, inputs=inputs, options=dict(options or {}), labels=labels)

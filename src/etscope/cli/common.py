@@ -52,10 +52,18 @@ def heap_view_of(heap, program=None, method=None):
 
 def echo_heap(view):
     from etscope.render.heap_text import heap_lines
+    from etscope.render.text import screen
 
-    click.echo("")
-    for line in heap_lines(view):
-        click.echo(line)
+    out = screen()
+    out.print()
+    out.lines(heap_lines(view))
+
+
+def sort_option(default: str, help: str):
+    """``--sort`` of the per-op tables (analysis.ordering.SORT_KEYS)."""
+    from etscope.analysis.ordering import SORT_KEYS
+
+    return click.option("--sort", type=click.Choice(SORT_KEYS), default=default, show_default=True, help=help)
 
 
 def etdump_inputs(f):

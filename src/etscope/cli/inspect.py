@@ -5,7 +5,7 @@ import click
 
 from etscope.cli.common import (
     echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, read_heap_file,
-    read_runtrace_file, require_files, runtrace_option,
+    read_runtrace_file, require_files, runtrace_option, sort_option,
 )
 
 
@@ -37,8 +37,11 @@ def summary(etdump, etrecord, pte, method, runtrace, qnn_heap, as_json):
 @click.command()
 @etdump_inputs
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in README).")
-@click.option("--limit", type=click.IntRange(min=0), default=60, show_default=True, help="Rows to print (0: all).")
-def ops(etdump, etrecord, pte, method, as_json, limit):
+@click.option("--limit", type=click.IntRange(min=0),
+              help="Rows to print (0: all; default: 60 on a terminal, all when piped).")
+@sort_option("total", "Order of the table, largest first; an instruction's nested rows stay under it "
+                      "(--json keeps instruction order).")
+def ops(etdump, etrecord, pte, method, as_json, limit, sort):
     """Per-op table: every instruction and what ran inside it, with placement and source."""
     from etscope.analysis.results import Results
 
@@ -50,9 +53,10 @@ def ops(etdump, etrecord, pte, method, as_json, limit):
         s["ops"] = rows
         emit_json(s)
     else:
+        from etscope.analysis.ordering import OPS_SORT_TITLE, order_ops
         from etscope.render.text import render_ops
 
-        render_ops(rows, limit=limit or None)
+        render_ops(order_ops(rows, sort), limit=limit, order=OPS_SORT_TITLE[sort], sort=sort)
 
 
 @click.command()
@@ -67,8 +71,11 @@ def ops(etdump, etrecord, pte, method, as_json, limit):
 @runtrace_option
 @qnn_heap_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--top", type=click.IntRange(min=0), default=25, show_default=True, help="Per-op rows to print.")
-def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, as_json, top):
+@click.option("--top", type=click.IntRange(min=0),
+              help="Per-op rows to print per partition (0: all; default: 25 on a terminal, all when piped).")
+@sort_option("cycles", "Order of the per-op table, largest first (cycles, p50: cycles p50; mean: cycles "
+                       "mean; total, share: share of the accelerator's cycles).")
+def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, as_json, top, sort):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
     from etscope.api import qnn_from_files
 
@@ -99,7 +106,7 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_hea
         if report is not None:
             from etscope.render.qnn_text import render_qnn
 
-            render_qnn(report, top=top)
+            render_qnn(report, top=top, sort=sort)
         if heap_view is not None:
             echo_heap(heap_view)
 
@@ -122,4 +129,4 @@ def program(pte, as_json):
     else:
         from etscope.render.program_text import render_program
 
-        render_program(r, echo=click.echo)
+        render_program(r)

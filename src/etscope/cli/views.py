@@ -147,12 +147,13 @@ def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
               help="Query a dataset made by etscope collect instead of one ETDump: etscope sql --dataset D \"SQL\" "
                    "(tables runs, ops, events, qnn, files, rejects; partition columns model, soc, build, date).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
-@click.option("--limit", type=click.IntRange(min=0), default=100, show_default=True, help="Rows to print as a table (0: all).")
+@click.option("--limit", type=click.IntRange(min=0),
+              help="Rows to print as a table (0: all; default: 100 on a terminal, all when piped).")
 def sql(etdump, etrecord, pte, method, qhas, optrace, query, dataset, fmt, limit):
     """DuckDB SQL over the tables events, ops, runs (columns: README / `etscope export`), or over a
     collected dataset (--dataset)."""
     from etscope import api
-    from etscope.render.sql import SqlError, format_table
+    from etscope.render.sql import SqlError
     from etscope.render.sql import query as run_query
 
     if dataset is not None:
@@ -176,7 +177,9 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, dataset, fmt, limit
             click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
             sys.exit(EXIT_BAD_INPUT)
     if fmt == "table":
-        click.echo(format_table(result, max_rows=limit or None))
+        from etscope.render.sql import print_table
+
+        print_table(result, limit)
     elif fmt == "csv":
         import io
 

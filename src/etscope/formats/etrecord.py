@@ -122,7 +122,8 @@ class Programs:
         except MemoryError:
             raise FormatError(f"entry {entry!r} is too large to decode", file=self.path) from None
         if g is not None and g.generated_names:
-            shown = ", ".join(g.generated_names[:3]) + (" …" if len(g.generated_names) > 3 else "")
+            shown = ", ".join(g.generated_names[:3]) + (
+                f" and {len(g.generated_names) - 3} more" if len(g.generated_names) > 3 else "")
             self.notes[entry] = (
                 f"ETRecord entry {entry!r} (torch.export schema {g.schema_version or '?'}) does not record the names "
                 f"of {len(g.generated_names)} node(s) without a single output ({shown}): named after their op as "
@@ -271,7 +272,7 @@ class Etrecord:
         if cut:
             warning = (f"the ETRecord's debug handle map for {method!r} names more graph nodes than its size "
                        f"allows (shared handles); {len(cut)} instruction(s) left without nodes: "
-                       + ", ".join(map(str, cut[:10])) + (" …" if len(cut) > 10 else ""))
+                       + ", ".join(map(str, cut[:10])) + (f" and {len(cut) - 10} more" if len(cut) > 10 else ""))
         return out, warning
 
 

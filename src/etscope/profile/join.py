@@ -96,7 +96,7 @@ def _no_handles_warning(instructions: list[Instruction]) -> str:
     """What CPU instructions without debug handles lack: always the source line (only the graph
     has it); the op type only when neither the .pte's operator nor a kernel name gives one."""
     def ids(group):
-        return ", ".join(str(i.id) for i in group[:6]) + (" …" if len(group) > 6 else "")
+        return ", ".join(str(i.id) for i in group[:6]) + (f" and {len(group) - 6} more" if len(group) > 6 else "")
 
     groups = [([i for i in instructions if i.operator], "op type from the .pte"),
               ([i for i in instructions if not i.operator and i.kernel], "op type guessed from the kernel name"),

@@ -75,6 +75,13 @@ class Profile:
     # Set when a backend's events accumulated across executes and the older copies were removed.
     accumulation: "Accumulation | None" = None
 
+    def __repr__(self) -> str:
+        """One line (the generated repr printed every array: 100 kB for a small model)."""
+        ev = self.events.get("value")
+        return (f"Profile({self.sources.get('etdump') or 'ETDump'!r}, method={self.method!r}, runs={self.n_runs}, "
+                f"instructions={len(self.instructions)}, events={0 if ev is None else len(ev)}, "
+                f"warnings={len(self.warnings)})")
+
     # ---- small accessors -----------------------------------------------------------------------
     @property
     def n_runs(self) -> int:

@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from etscope.render.safe import clean
-from etscope.render.text import console_or_default, safe_text
+from etscope.render.text import Table, console_or_default, safe_text, shown
 from etscope.units import fmt_ms, ms_to_us, ns_to_ms
 
 
@@ -16,8 +14,13 @@ def _fmt(v, unit):
     return fmt_ms(ns_to_ms(v)) if unit == "ns" else f"{v:,.0f} {unit}"
 
 
-def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
+TOP = 20    # changed ops on a terminal; piped output lists all
+
+
+def render_diff(d: dict, console: Console | None = None, top: int | None = None) -> None:
     c = console_or_default(console)
+    if top is None:
+        top = 0 if c.complete else TOP
     style = {"regression": "bold red", "improvement": "bold green", "no_change": "bold",
              "inconclusive": "bold yellow"}.get(d["verdict"], "bold")
     c.print(Text(f"Verdict: {d['verdict'].replace('_', ' ')}", style=style))
@@ -25,14 +28,14 @@ def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
     dropped = lat["warmup_runs_dropped"]
     c.print(safe_text(f"Method::execute p50: {fmt_ms(lat['base_p50_ms'])} ({lat['base_runs']} runs) → "
                f"{fmt_ms(lat['new_p50_ms'])} ({lat['new_runs']} runs): {lat['change_pct']:+.1f}% "
-               f"(95% CI {lat['ci_pct'][0]:+.1f}% … {lat['ci_pct'][1]:+.1f}%); warm-up runs left out: "
-               f"base {sum(dropped['base'])}, new {sum(dropped['new'])}", 500))
+               f"(95% CI {lat['ci_pct'][0]:+.1f}% to {lat['ci_pct'][1]:+.1f}%); warm-up runs left out: "
+               f"base {sum(dropped['base'])}, new {sum(dropped['new'])}"))
     for r in d["reasons"]:
-        c.print(safe_text("• " + r, 500))
+        c.print(safe_text("• " + r))
     if d["placement_changes"]:
-        t = Table(title="Placement changes", title_justify="left")
+        t = Table(title="Placement changes")
         for col in ("change", "op / backend", "source", "detail"):
-            t.add_column(col)
+            t.add_column(col, kind="text" if col in ("change", "detail") else "name", detail=col == "source")
         for p in d["placement_changes"]:
             if p["kind"] == "partitions_changed":
                 t.add_row("partitions changed", safe_text(p["backend"]), "",
@@ -43,10 +46,9 @@ def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
                     detail += f" ({p['matched_by']}: {', '.join(p['evidence'])})"
                 elif p.get("undecided"):
                     detail += f" ({p['undecided']})"
-                t.add_row(p["kind"].replace("_", " "), safe_text(p["op_type"]), safe_text(p["source"] or ""),
-                          safe_text(detail, 400))
+                t.add_row(p["kind"].replace("_", " "), safe_text(p["op_type"]), safe_text(p["source"] or ""), safe_text(detail))
         c.print(t)
-    t = Table(title="Where the time went (p50 per run, steady runs; parts need not add up)", title_justify="left")
+    t = Table(title="Where the time went (p50 per run, steady runs; parts need not add up)")
     for col in ("part", "base", "new", "change"):
         t.add_column(col, justify="left" if col == "part" else "right")
     for b in d["breakdown"]:
@@ -57,26 +59,28 @@ def render_diff(d: dict, console: Console | None = None, top: int = 20) -> None:
     changed = [o for o in d["ops"] if o["status"] != "same"]
     if changed:
         t = Table(title=f"Ops that changed ({len(changed)}; p50 per run over steady runs; rank test p<0.01 and ≥ min "
-                        "effect)", title_justify="left")
+                        "effect)")
         for col in ("status", "op", "op type", "placement", "base p50", "new p50", "change"):
-            t.add_column(col, justify="right" if col in ("base p50", "new p50", "change") else "left")
-        for o in changed[:top]:
+            t.add_column(col, justify="right" if col in ("base p50", "new p50", "change") else "left",
+                         detail={"op type": 2, "placement": 1}.get(col, 0))
+        for o in changed[:top or None]:
             pl = o["placement_new"] or o["placement_base"] or ""
             if o["placement_base"] and o["placement_new"] and o["placement_base"] != o["placement_new"]:
                 pl = f"{o['placement_base']} → {o['placement_new']}"
-            t.add_row(o["status"], safe_text(o["name"]), safe_text(o["op_type"] or ""), safe_text(pl),
-                      _fmt(o["base_p50"], o["unit"]),
+            t.add_row(o["status"], safe_text(o["name"]), safe_text(o["op_type"] or ""), safe_text(pl), _fmt(o["base_p50"], o["unit"]),
                       _fmt(o["new_p50"], o["unit"]),
                       "" if o["change_pct"] is None else f"{o['change_pct']:+.1f}%")
+        if top and len(changed) > top:
+            t.caption = f"… {len(changed) - top} more (--json lists all)"
         c.print(t)
         if d["verdict"] == "inconclusive":
-            c.print(safe_text("Per-op tests compare runs within the two sessions; a re-run shifts ops as well.", 300))
+            c.print(safe_text("Per-op tests compare runs within the two sessions; a re-run shifts ops as well."))
     else:
         c.print("No op changed significantly.")
     for q in d.get("qnn") or []:
         c.print(safe_text(f"QNN partition {q['partition']}: accelerator cycles {q['accel_cycles']['base']} → "
                    f"{q['accel_cycles']['new']}; clock estimate {q['clock_mhz_est']['base']} → "
-                   f"{q['clock_mhz_est']['new']} MHz", 500))
+                   f"{q['clock_mhz_est']['new']} MHz"))
     if d["gate"]["why"]:
-        c.print(Text(("GATE FAILED: " if d["gate"]["fail"] else "gate passed: ") + clean("; ".join(d["gate"]["why"]), 800),
+        c.print(Text(("GATE FAILED: " if d["gate"]["fail"] else "gate passed: ") + shown("; ".join(d["gate"]["why"])),
                      style="red" if d["gate"]["fail"] else "green"))

@@ -31,7 +31,7 @@ def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 
                 for t in tops[:3]:
                     where = f" at {compact_sources(t['sources'])}" if t["sources"] else ""
                     bits.append(f"{t['op_type']} ×{t['instructions']}{where}")
-                detail = ": " + ", ".join(bits) + (" …" if len(tops) > 3 else "")
+                detail = ": " + ", ".join(bits) + (f" and {len(tops) - 3} more" if len(tops) > 3 else "")
             parts.append(f"{_num(calls)} CPU kernel call{'s' if calls != 1 else ''} "
                          f"({fmt_ms(b['mean_ms'])}, {b['share']:.0%}{detail})")
         else:

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from etscope.analysis.llm import label_text
-from etscope.render.safe import clean
-from etscope.render.text import breakdown_table, console_or_default, safe_text
+from etscope.render.text import Table, breakdown_table, console_or_default, safe_text
+from etscope.render.text import shown
 from etscope.units import fmt_ms
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
@@ -41,27 +40,29 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     c = console_or_default(console)
     llm = r["llm"]
     inputs = r["inputs"]
-    names = ", ".join(clean(i.get("etdump", "?")) for i in inputs)
+    names = ", ".join(shown(i.get("etdump", "?")) for i in inputs)
     c.print(Text(f"etscope llm — {names}", style="bold"))
-    extra = sorted({f"{k}: {clean(v)}" for i in inputs for k, v in i.items() if k != "etdump"})
+    extra = sorted({f"{k}: {shown(v)}" for i in inputs for k, v in i.items() if k != "etdump"})
     if extra:
         c.print(Text(", ".join(extra), style="dim"))
-    c.print(safe_text(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}.", 300))
+    c.print(safe_text(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}."))
     named = [ph for ph in llm["phases"] if ph.get("method_from")]
     if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.lookalike
         c.print(safe_text("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)
-                   + f" ({named[0]['method_from']}).", 2000), soft_wrap=True)
+                   + f" ({named[0]['method_from']})."))
     c.print()
     for line in r["findings"]:
-        c.print(safe_text(line, 2000), soft_wrap=True)
+        c.print(safe_text(line))
     c.print()
 
-    t = Table(title="Phases (steady-state runs; warm-up left out)", title_justify="left")
+    t = Table(title="Phases (steady-state runs; warm-up left out)")
     for col in ("phase", "runs", "warm-up", "tokens/run", "p50", "p90", "p99", "max", "per token"):
-        t.add_column(col, justify="left" if col == "phase" else "right")
+        t.add_column(col, justify="left" if col == "phase" else "right",
+                     detail={"warm-up": 3, "p99": 2, "max": 1}.get(col, 0))
     for ph in llm["phases"]:
         lat = ph["latency_ms"] or {}
-        t.add_row(safe_text(ph["name"]), str(len(ph["runs"])), _runs_text(ph["warmup_runs"]) or "—",
+        t.add_row(safe_text(ph["name"]), str(len(ph["runs"])),
+                  _runs_text(ph["warmup_runs"], None if c.complete else 6) or "—",
                   "?" if ph["tokens_per_run"] is None else f"{ph['tokens_per_run']:g}",
                   *(fmt_ms(lat[k]) if lat else "n/a" for k in ("p50", "p90", "p99", "max")),
                   fmt_ms(ph["ms_per_token"]) if ph["ms_per_token"] else "—")
@@ -74,14 +75,15 @@ def render_llm(r: dict, console: Console | None = None) -> None:
 
     for ph in llm["phases"]:
         c.print(breakdown_table(ph["breakdown"],
-                                f"{clean(ph['name'])}: where Method::execute's time goes (mean per run)"))
+                                f"{shown(ph['name'])}: where Method::execute's time goes (mean per run)"))
         if ph.get("qnn"):
             c.print(_qnn_shards_table(ph))
-        t = Table(title=f"{clean(ph['name'])}: top instructions", title_justify="left")
+        t = Table(title=f"{shown(ph['name'])}: top instructions")
         for col in ("instr", "op", "placement", "mean", "p50", "share", "source"):
-            t.add_column(col, justify="right" if col in ("instr", "mean", "p50", "share") else "left")
+            t.add_column(col, justify="right" if col in ("instr", "mean", "p50", "share") else "left",
+                         detail=col == "source")
         for o in ph["top_ops"]:
-            t.add_row(str(o["instruction_id"]), safe_text(label_text(o), 60), safe_text(o["placement"] or ""),
+            t.add_row(str(o["instruction_id"]), safe_text(label_text(o)), safe_text(o["placement"] or ""),
                       fmt_ms(o["mean_ms"]), fmt_ms(o["p50_ms"]),
                       f"{o['share']:.1%}" if o["share"] is not None else "", safe_text(o["source"] or ""))
         c.print(t)
@@ -103,17 +105,17 @@ def render_llm(r: dict, console: Console | None = None) -> None:
                      + ("" if drift.get("drift_shown") else "; no drift shown (see findings)"), style="bold"))
         c.print(Text(sparkline([row[2] for row in rows], width=min(96, max(8, c.width - 4)))))
     for w in r.get("warnings", []):
-        c.print(Text("warning: " + clean(w), style="yellow"))
+        c.print(Text("warning: " + shown(w), style="yellow"))
 
 
 def _qnn_shards_table(ph: dict) -> Table:
     """The phase's QNN shards (analysis.llm.qnn_shards): means per steady run, and their total."""
     q = ph["qnn"]
-    t = Table(title=f"{clean(ph['name'])}: QNN shards (mean per run; overhead = DELEGATE_CALL minus "
-                    f"{clean(q['accel_basis'] or 'accelerator time')})", title_justify="left")
+    t = Table(title=f"{shown(ph['name'])}: QNN shards (mean per run; overhead = DELEGATE_CALL minus "
+                    f"{shown(q['accel_basis'] or 'accelerator time')})")
     for col in ("instr", "runs", "delegate call", "accelerator", "overhead", "overhead share", "HTP cycles",
                 "cycles/token", "share"):
-        t.add_column(col, justify="right")
+        t.add_column(col, justify="right", detail={"runs": 1, "cycles/token": 2, "overhead share": 3}.get(col, 0))
     for name, row in [(str(s["instruction_id"]), s) for s in q["shards"]] + [("total", q["totals"])]:
         t.add_row(name, str(row["delegate_call_ms"]["runs"]) if name == "total" else str(row["runs_called"]),
                   *(fmt_ms(row[k]["mean"]) if row[k] else "n/a" for k in ("delegate_call_ms", "accel_ms", "overhead_ms")),
@@ -139,8 +141,9 @@ def _squeeze_marks(marks: str, width: int) -> str:
     return "".join(out)
 
 
-def _runs_text(runs: list[int], limit: int = 6) -> str:
+def _runs_text(runs: list[int], limit: int | None = 6) -> str:
+    """Run indices; past ``limit`` (None: no limit) the count of the others."""
     if not runs:
         return ""
     s = ", ".join(str(r) for r in runs[:limit])
-    return s + (f" (+{len(runs) - limit})" if len(runs) > limit else "")
+    return s + (f" (+{len(runs) - limit})" if limit is not None and len(runs) > limit else "")

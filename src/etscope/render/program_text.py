@@ -1,11 +1,12 @@
-"""``etscope program`` as text for people, fitting 80 columns (``--json`` for machines)."""
+"""``etscope program`` as text for people, fitting the width (80 columns by default; ``--json`` for
+machines). With ``complete`` (piped output) no list is cut short."""
 from __future__ import annotations
 
-import textwrap
-
 from etscope import units
+
 from etscope.analysis.program import DelegateView, MethodView, ProgramReport, QnnSpecView
-from etscope.render.safe import clean
+from etscope.render.safe import without_controls
+from etscope.render.screen import wrap
 
 WIDTH = 80
 _CONSTANT_NAMES_SHOWN = 10
@@ -21,22 +22,35 @@ def _bytes(n: int | None) -> str:
     return f"{n} B"
 
 
-def _wrap(text: str, indent: str = "  ", first: str | None = None) -> list[str]:
-    return textwrap.wrap(clean(text, 4000), WIDTH, initial_indent=indent if first is None else first,
-                         subsequent_indent=indent + "  ", break_on_hyphens=False) or [indent]
+class _Lines:
+    """How the lines are made: ``width`` (None: one line per item) and ``complete`` (list everything)."""
+
+    def __init__(self, width: int | None, complete: bool):
+        self.width, self.complete = width, complete
+
+    def wrap(self, text: str, indent: str = "  ", first: str | None = None) -> list[str]:
+        head = indent if first is None else first
+        text = " ".join(without_controls(text).split())
+        if self.width is None:
+            return [head + text]
+        return wrap(text, self.width, head, indent + "  ")
+
+    def first(self, items: list, n: int) -> list:
+        return items if self.complete else items[:n]
 
 
 def _n(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
 
 
-def _constant(m: MethodView) -> str:
+def _constant(m: MethodView, L: _Lines) -> str:
     """``get_max_seq_len = 128``; values only when read and all scalar (lists of them shortened)."""
     if not m.values:
         return m.name
     vals = [f"{v:.6g}" if isinstance(v, float) else str(v) for v in m.values]
-    return f"{m.name} = " + (vals[0] if len(vals) == 1 else "(" + ", ".join(vals[:3])
-                             + (", …" if len(vals) > 3 else "") + ")")
+    more = len(vals) - len(L.first(vals, 3))
+    return f"{m.name} = " + (vals[0] if len(vals) == 1 else "(" + ", ".join(L.first(vals, 3))
+                             + (f", … {more} more" if more else "") + ")")
 
 
 def _mix(m: MethodView) -> str:
@@ -47,44 +61,46 @@ def _yes(v: bool | None) -> str:
     return "n/a" if v is None else ("yes" if v else "no")
 
 
-def _qnn_lines(q: QnnSpecView, shared: bool) -> list[str]:
+def _qnn_lines(q: QnnSpecView, shared: bool, L: _Lines) -> list[str]:
     hw = [q.soc_model]
     if q.htp_arch:
         hw.append(f"HTP {q.htp_arch}" + (" (SoC table)" if q.htp_arch_source == "soc table" else ""))
     if q.vtcm_mb:
         hw.append(f"{q.vtcm_mb} MB VTCM" + (" (SoC table)" if q.vtcm_source == "soc table" else ""))
-    lines = _wrap(", ".join(hw) + f"; {q.backend_type} backend", "    ")
-    lines += _wrap(f"performance mode {q.performance_mode or 'n/a'}, precision {q.precision or 'n/a'}, "
+    lines = L.wrap(", ".join(hw) + f"; {q.backend_type} backend", "    ")
+    lines += L.wrap(f"performance mode {q.performance_mode or 'n/a'}, precision {q.precision or 'n/a'}, "
                    f"profile level {q.profile_level}", "    ")
     graphs = ("not in the compile spec (layout " + q.schema + ")" if q.graph_names is None
               else ", ".join(q.graph_names) or "none")
     multiple = _yes(q.multiple_graphs)
     if q.multiple_graphs is None and shared:
         multiple = "n/a in this layout; the blob is shared (several graphs)"
-    lines += _wrap(f"shared buffer {_yes(q.shared_buffer)}, weight sharing {_yes(q.weight_sharing)}, "
+    lines += L.wrap(f"shared buffer {_yes(q.shared_buffer)}, weight sharing {_yes(q.weight_sharing)}, "
                    f"multi contexts {_yes(q.multi_contexts)}, multiple graphs {multiple}", "    ")
-    lines += _wrap(f"graph names: {graphs}", "    ")
+    lines += L.wrap(f"graph names: {graphs}", "    ")
     return lines
 
 
-def _delegate_line(d: DelegateView) -> list[str]:
+def _delegate_line(d: DelegateView, L: _Lines) -> list[str]:
     where = f"segment {d.data_index}" if d.location == "segment" else f"inline data {d.data_index}"
     instr = ",".join(str(i) for i in d.instructions) or "none"
     text = f"#{d.index} instr {instr}: {d.backend}, {_bytes(d.blob_bytes)} in {where}"
     if d.shared_with:
         text += ", shared with " + ", ".join(d.shared_with)
-    return _wrap(text, "    ")
+    return L.wrap(text, "    ")
 
 
-def program_lines(r: ProgramReport) -> list[str]:
-    """The text view, one string per line, none longer than 80 columns."""
+def program_lines(r: ProgramReport, width: int | None = WIDTH, complete: bool = False) -> list[str]:
+    """The text view, one string per line, none longer than ``width`` cells (None: no limit);
+    ``complete``: no list cut short (piped output)."""
+    L = _Lines(width, complete)
     out: list[str] = []
     n_const = sum(1 for m in r.methods if m.constant)
     head = (f"{r.file}: {_bytes(r.file_bytes)} (program {_bytes(r.program_bytes)}, "
             f"{_n(len(r.segments), 'segment')}), {_n(len(r.methods), 'method')}")
-    out += _wrap(head, "", first="")
+    out += L.wrap(head, "", first="")
     if r.constant_bytes:
-        out += _wrap(f"constant data {_bytes(r.constant_bytes)}"
+        out += L.wrap(f"constant data {_bytes(r.constant_bytes)}"
                      + (f" in segment {r.constant_segment}" if r.constant_segment is not None else " inline")
                      + (f"; {r.named_data_keys} named data keys" if r.named_data_keys else ""), "")
 
@@ -94,16 +110,17 @@ def program_lines(r: ProgramReport) -> list[str]:
     for m in r.methods:
         if m.constant:
             continue
-        out += _wrap(f"{m.name}: {_n(m.instructions, 'instruction')} ({_mix(m)}), planned "
+        out += L.wrap(f"{m.name}: {_n(m.instructions, 'instruction')} ({_mix(m)}), planned "
                      f"{_bytes(m.planned_bytes)}, {_n(m.inputs, 'input')}, {_n(m.outputs, 'output')}", "  ")
         if m.operators:
-            ops = ", ".join(f"{op} ×{n}" for op, n in list(m.operators.items())[:5])
-            more = len(m.operators) - 5
-            out += _wrap("CPU kernels: " + ops + (f", … {more} more" if more > 0 else ""), "    ")
+            listed = L.first(list(m.operators.items()), 5)
+            ops = ", ".join(f"{op} ×{n}" for op, n in listed)
+            more = len(m.operators) - len(listed)
+            out += L.wrap("CPU kernels: " + ops + (f", … {more} more" if more > 0 else ""), "    ")
         for d in m.delegates:
-            out += _delegate_line(d)
+            out += _delegate_line(d, L)
             if d.qnn_spec_error:
-                out += _wrap(f"QNN compile spec does not decode: {d.qnn_spec_error}", "      ")
+                out += L.wrap(f"QNN compile spec does not decode: {d.qnn_spec_error}", "      ")
             if d.qnn is not None:
                 for spec, labels, _ in specs_shown:
                     if spec == d.qnn:
@@ -113,10 +130,10 @@ def program_lines(r: ProgramReport) -> list[str]:
                     specs_shown.append((d.qnn, [d.label], bool(d.shared_with)))
     if n_const:
         consts = [m for m in r.methods if m.constant]
-        shown = ", ".join(_constant(m) for m in consts[:_CONSTANT_NAMES_SHOWN]) + (
-            f", … {len(consts) - _CONSTANT_NAMES_SHOWN} more (--json lists all)"
-            if len(consts) > _CONSTANT_NAMES_SHOWN else "")
-        out += _wrap(f"{n_const} constant methods (no instructions, return stored values): {shown}", "  ")
+        listed = L.first(consts, _CONSTANT_NAMES_SHOWN)
+        shown = ", ".join(_constant(m, L) for m in listed) + (
+            f", … {len(consts) - len(listed)} more (--json lists all)" if len(consts) > len(listed) else "")
+        out += L.wrap(f"{n_const} constant methods (no instructions, return stored values): {shown}", "  ")
 
     shared = [s for s in r.segments if sum(1 for u in s.used_by if "#" in u) > 1]
     if r.segments:
@@ -125,24 +142,27 @@ def program_lines(r: ProgramReport) -> list[str]:
         for s in r.segments:
             use = ", ".join(s.used_by) or "unused"
             tag = " SHARED" if s in shared else ""
-            out += _wrap(f"{s.index}: {_bytes(s.size)} at byte {s.offset}{tag}: {use}", "  ")
+            out += L.wrap(f"{s.index}: {_bytes(s.size)} at byte {s.offset}{tag}: {use}", "  ")
 
     for spec, labels, is_shared in specs_shown:
         out.append("")
         title = "QNN compile spec of " + ", ".join(labels)
         if len(labels) > 1:
             title += " (identical)"
-        out += _wrap(title, "", first="")
-        out += _qnn_lines(spec, is_shared)
+        out += L.wrap(title, "", first="")
+        out += _qnn_lines(spec, is_shared, L)
 
     if r.checks:
         out.append("")
         out.append("Checks")
         for c in r.checks:
-            out += _wrap(f"{c.severity}: {c.text}", "  ")
+            out += L.wrap(f"{c.severity}: {c.text}", "  ")
     return out
 
 
-def render_program(r: ProgramReport, echo=print) -> None:
-    for line in program_lines(r):
-        echo(line)
+def render_program(r: ProgramReport, console=None) -> None:
+    """Print the text view fitted to the output (render.screen: width, complete when piped)."""
+    from etscope.render.screen import screen
+
+    out = screen(console)
+    out.lines(program_lines(r, out.limit, out.complete))

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from etscope.analysis.ordering import QNN_SORT_TITLE, order_qnn_ops
 from etscope.render.nesting_text import nesting_lines
-from etscope.render.safe import clean
-from etscope.render.text import console_or_default, safe_text
+from etscope.render.text import Table, console_or_default, safe_text, shown
 from etscope.units import fmt_bytes
 
 
@@ -15,103 +14,106 @@ def _num(x, fmt="{:,.0f}") -> str:
     return "—" if x is None else fmt.format(x)
 
 
+# On a terminal (piped output lists all, --json too).
 MAX_PARTITIONS_SHOWN = 50
 MAX_WARNINGS_SHOWN = 100
+TOP = 25
 
 
-def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> None:
+def render_qnn(report: dict, console: Console | None = None, top: int | None = None, sort: str = "cycles") -> None:
+    """``top``: per-op rows per partition (0: all; None: all when piped, TOP on a terminal);
+    ``sort``: the per-op order (analysis.ordering.QNN_SORT_KEYS)."""
     c = console_or_default(console)
+    if top is None:
+        top = 0 if c.complete else TOP
     parts = report["partitions"]
     if not parts and not report.get("qhas"):
         c.print("No QNN data found.")
-    # rich lays out each partition's tables in milliseconds: a file with thousands of partitions
-    # is summarised past the first MAX_PARTITIONS_SHOWN (--json has them all).
-    if len(parts) > MAX_PARTITIONS_SHOWN:
-        c.print(safe_text(f"{len(parts)} QNN partitions: the first {MAX_PARTITIONS_SHOWN} are shown (--json lists all)"))
-    for p in parts[:MAX_PARTITIONS_SHOWN]:
+    n_parts = len(parts) if c.complete else MAX_PARTITIONS_SHOWN
+    if len(parts) > n_parts:
+        c.print(safe_text(f"{len(parts)} QNN partitions: the first {n_parts} are shown (--json lists all)"))
+    for p in parts[:n_parts]:
         title = f"QNN partition: {p['key']}"
         if p.get("backend"):
             title += f" ({p['backend']})"
-        c.print(Text(clean(title), style="bold"))
+        c.print(Text(shown(title), style="bold"))
         c.print(safe_text(f"{p['runs']} execute(s) from {p['source']}" + (
-            "; QNN events accumulate across executes and were de-duplicated" if p["accumulating"] else ""),
-            limit=500))
+            "; QNN events accumulate across executes and were de-duplicated" if p["accumulating"] else "")))
         if p.get("headline"):
-            c.print(Text(clean(p["headline"], 500), style="bold cyan"), soft_wrap=True)
-        for ln in nesting_lines(p.get("nesting") or {}):
-            c.print(safe_text(ln, 500), soft_wrap=True)
-        t = Table(title="The levels in detail (p50 over runs, true units)", title_justify="left")
+            c.print(Text(shown(p["headline"]), style="bold cyan"))
+        c.lines([shown(ln) for ln in nesting_lines(p.get("nesting") or {})])
+        t = Table(title="The levels in detail (p50 over runs, true units)")
         for col in ("level", "p50", "adds over the next level", "meaning"):
-            t.add_column(col, justify="right" if col == "p50" else "left", overflow="fold")
+            t.add_column(col, justify="right" if col == "p50" else "left", kind="num" if col == "p50" else "text",
+                         detail=col == "meaning")
         for lv in p["levels"]:
             if lv["unit"] == "cycles":
                 val = f"{_num(lv.get('p50_cycles'))} cycles"
             else:
                 val = f"{_num(lv['p50_us'], '{:,.1f}')} µs"
             adds = "" if lv["adds_us_p50"] is None else f"+{lv['adds_us_p50']:,.1f} µs: {lv['adds_over_next']}"
-            t.add_row(safe_text(lv["name"]), val, safe_text(adds, 300), safe_text(lv["what"], 300))
+            t.add_row(safe_text(lv["name"]), val, safe_text(adds), safe_text(lv["what"]))
         c.print(t)
         line = clock_sentence(p)
         if line:
-            c.print(safe_text(line, 1500), soft_wrap=True)
+            c.print(safe_text(line))
         if p["clock_warning"]:
-            c.print(Text(clean(p["clock_warning"], 800), style="yellow"), soft_wrap=True)
+            c.print(Text(shown(p["clock_warning"]), style="yellow"))
         if p["cold_runs"]:
             c.print(safe_text(f"Cold run(s) {p['cold_runs']}: HVX/HMX power-on and VTCM acquire inflate them; "
-                       "exclude them from steady-state numbers.", 500))
+                       "exclude them from steady-state numbers."))
         if p["counts"]:
-            c.print(safe_text("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items()), 500))
+            c.print(safe_text("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items())))
         if p["bytes"]:
-            c.print(safe_text("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items()
-                                                    if v is not None), 500))
-        # Ordered by the statistic the table shows (p50 over runs); ties keep the graph order.
-        ops = sorted(p["ops"], key=lambda o: -(o["cycles_p50"] or 0))
+            c.print(safe_text("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items() if v is not None)))
+        # Ordered by the statistic the table shows (--sort; ties keep the graph order).
+        ops = order_qnn_ops(p["ops"], sort)
         if ops:
             have_qhas = any(o["hmx"] is not None or o["hvx"] is not None for o in ops)
             have_graph = any(o["node"] for o in ops)
-            t = Table(title=f"Per-op HTP cycles, p50 over runs ({len(ops)} ops, highest p50 first; µs are "
-                            "estimates; share = the op's cycles summed over all runs ÷ the accelerator's)",
-                      title_justify="left")
-            cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + [
-                "cycles p50", "est. µs", "share"]
+            t = Table(title=f"Per-op HTP cycles, p50 over runs ({len(ops)} ops, {QNN_SORT_TITLE[sort]}; µs are "
+                            "estimates; share = the op's cycles summed over all runs ÷ the accelerator's)")
+            stats = ["cycles p50"] + (["cycles mean"] if sort == "mean" else []) + ["est. µs", "share"]
+            cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + stats
             if have_qhas:
                 cols += ["HMX", "HVX", "DMA", "DRAM r/w", "VTCM r/w"]
             if have_graph:
                 cols += ["source"]
             for col in cols:
-                t.add_column(col, justify="right" if col in ("cycles p50", "est. µs", "share") else "left",
-                             overflow="fold")
-            for o in ops[:top]:
-                graph_cells = [safe_text(o["node"] or "—"), safe_text(o["op_type"] or "—")] if have_graph else []
-                row = [safe_text(o["qnn_name"])] + graph_cells + [
-                       _num(o["cycles_p50"]), _num(o.get("est_us_at_clock"), "{:,.2f}"),
-                       "—" if o["share"] is None else f"{o['share']:.1%}"]
+                t.add_column(col, justify="right" if col in stats else "left",
+                             kind="num" if col in stats or col in ("HMX", "HVX", "DMA") else None,
+                             detail=col in ("op type", "source", "DRAM r/w", "VTCM r/w"))
+            for o in ops[:top or None]:
+                row = [safe_text(o["qnn_name"])] + ([safe_text(o["node"] or "—"), safe_text(o["op_type"] or "—")] if have_graph else []) + [
+                       _num(o["cycles_p50"])] + ([_num(o["cycles_mean"])] if sort == "mean" else []) + [
+                       _num(o.get("est_us_at_clock"), "{:,.2f}"), "—" if o["share"] is None else f"{o['share']:.1%}"]
                 if have_qhas:
                     row += [_yn(o["hmx"]), _yn(o["hvx"]), _yn(o["dma"]),
                             _rw(o["dram_read"], o["dram_write"]), _rw(o["vtcm_read"], o["vtcm_write"])]
                 if have_graph:
                     row += [safe_text(o["source"] or "")]
                 t.add_row(*row)
-            if len(ops) > top:
-                t.caption = f"… {len(ops) - top} more (--json has all)"
+            if top and len(ops) > top:
+                t.caption = f"… {len(ops) - top} more (--top 0 or --json has all)"
             c.print(t)
         for chk in p["checks"]:
             style = "green" if chk["ok"] else "red"
             mark = "ok" if chk["ok"] else "FAILED"
-            c.print(Text(clean(f"check {mark}: {chk['check']} ({chk['runs_checked']} runs"
-                               + (f", {chk['runs_failing']} failing" if chk["runs_failing"] else "") + ")", 500),
+            c.print(Text(shown(f"check {mark}: {chk['check']} ({chk['runs_checked']} runs"
+                               + (f", {chk['runs_failing']} failing" if chk["runs_failing"] else "") + ")"),
                          style=style))
         for n in p["notes"]:
-            c.print(Text("note: " + clean(n, 500), style="dim"))
+            c.print(Text("note: " + shown(n), style="dim"))
         c.print()
     q = report.get("qhas")
     if q:
         _render_qhas(c, q)
     warnings = report.get("warnings", [])
-    for w in warnings[:MAX_WARNINGS_SHOWN]:
-        c.print(Text("warning: " + clean(w, 500), style="yellow"))
-    if len(warnings) > MAX_WARNINGS_SHOWN:
-        c.print(Text(f"… {len(warnings) - MAX_WARNINGS_SHOWN} more warnings (--json lists all)", style="yellow"))
+    n_warn = len(warnings) if c.complete else MAX_WARNINGS_SHOWN
+    for w in warnings[:n_warn]:
+        c.print(Text("warning: " + shown(w), style="yellow"))
+    if len(warnings) > n_warn:
+        c.print(Text(f"… {len(warnings) - n_warn} more warnings (--json lists all)", style="yellow"))
 
 
 def _mhz(x) -> str:
@@ -168,7 +170,7 @@ def _rw(r, w) -> str:
 
 
 def _render_qhas(c, q: dict) -> None:
-    c.print(Text("QHAS (QNN HTP Analysis Summary) — " + clean(q["note"]), style="bold"))
+    c.print(Text("QHAS (QNN HTP Analysis Summary) — " + shown(q["note"]), style="bold"))
     lines = []
     if q.get("percent_utilization") is not None:
         lines.append(f"NPU utilisation {q['percent_utilization']:.1f}% of {_num(q['timeline_cycles'])} "
@@ -185,9 +187,9 @@ def _render_qhas(c, q: dict) -> None:
                      f"written; VTCM {fmt_bytes(q['total_vtcm_read'] or 0)} read / "
                      f"{fmt_bytes(q['total_vtcm_write'] or 0)} written")
     for ln in lines:
-        c.print(safe_text(ln, 500))
+        c.print(safe_text(ln))
     if q["resources"]:
-        t = Table(title="HTP units", title_justify="left")
+        t = Table(title="HTP units")
         for col in ("unit", "tid", "utilisation", "cycles used", "timeline cycles"):
             t.add_column(col, justify="left" if col == "unit" else "right")
         for r in q["resources"]:

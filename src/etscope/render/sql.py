@@ -57,9 +57,12 @@ def _one_line(s: str) -> str:
     return " ".join(keep)[:500]
 
 
-def format_table(table: pa.Table, max_rows: int | None = 100) -> str:
-    """Plain text table (for the terminal): header, rows, and a count line when cut."""
-    from etscope.render.safe import clean
+SQL_SHOWN = 100     # rows on a terminal without --limit; piped output lists all
+
+
+def sql_table(table: pa.Table, max_rows: int | None) -> "Table":
+    """The result as a text table (render.screen): numbers right-aligned, a count line as caption."""
+    from etscope.render.text import Table, shown
 
     names = table.column_names
     rows = table.slice(0, max_rows).to_pylist() if max_rows is not None else table.to_pylist()
@@ -71,19 +74,28 @@ def format_table(table: pa.Table, max_rows: int | None = 100) -> str:
             if v != v:
                 return "NaN"
             return f"{v:.6g}" if abs(v) < 1e15 else f"{v:.6e}"
-        return clean(v, 120)
+        return shown(v)
 
-    body = [[cell(r[n]) for n in names] for r in rows]
-    widths = [max([len(clean(n, 120))] + [len(b[i]) for b in body]) for i, n in enumerate(names)]
-    num = [all(isinstance(r[n], (int, float)) or r[n] is None for r in rows) for n in names]
-
-    def line(vals):
-        return "  ".join(v.rjust(w) if nm else v.ljust(w) for v, w, nm in zip(vals, widths, num)).rstrip()
-
-    out = [line([clean(n, 120) for n in names]), line(["-" * w for w in widths])]
-    out += [line(b) for b in body]
+    t = Table()
+    for n in names:
+        numeric = all(isinstance(r[n], (int, float)) or r[n] is None for r in rows)
+        t.add_column(shown(n), justify="right" if numeric else "left")
+    for r in rows:
+        t.add_row(*(cell(r[n]) for n in names))
     if max_rows is not None and table.num_rows > max_rows:
-        out.append(f"({table.num_rows} rows, first {max_rows} shown; --limit 0 shows all)")
+        t.caption = f"({table.num_rows} rows, first {max_rows} shown; --limit 0 shows all)"
     else:
-        out.append(f"({table.num_rows} row{'s' if table.num_rows != 1 else ''})")
-    return "\n".join(out)
+        t.caption = f"({table.num_rows} row{'s' if table.num_rows != 1 else ''})"
+    return t
+
+
+def print_table(table: pa.Table, limit: int | None = None, console=None) -> None:
+    """``etscope sql --format table``: ``limit`` rows (0: all; None: all when piped, SQL_SHOWN on a
+    terminal), fitted to the width (render.screen)."""
+    from etscope.render.text import screen
+
+    out = screen(console)
+    if limit is None:
+        limit = 0 if out.complete else SQL_SHOWN
+    t = sql_table(table, limit or None)
+    out.print(t)

@@ -2,33 +2,37 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from etscope.render.guide import reading_guide
 from etscope.render.nesting_text import nesting_lines
-from etscope.render.safe import clean
+from etscope.render.safe import without_controls
+from etscope.render.screen import Screen, Table, screen
 from etscope.units import fmt_ms
 
-
-def safe_text(s, limit: int = 200) -> Text:
-    """A rich Text of an input-derived value: control characters removed, cut at ``limit`` (None: empty)."""
-    return Text(clean(s, limit)) if s is not None else Text("")
+__all__ = ["Screen", "Table", "breakdown_table", "console_or_default", "render_ops", "render_summary", "safe_text",
+           "screen", "shown"]
 
 
-def console_or_default(console: Console | None) -> Console:
-    """The caller's console, else stdout's (160 columns wide when not a terminal)."""
-    if console is not None:
-        return console
-    c = Console(highlight=False)
-    if not c.is_terminal:
-        c = Console(highlight=False, width=160)
-    return c
+def shown(s) -> str:
+    """A value from the inputs as text: controls replaced, nothing cut (the Screen fits it)."""
+    return "" if s is None else without_controls(str(s))
+
+
+def safe_text(s, limit: int | None = None) -> Text:
+    """``shown(s)`` as rich Text. ``limit`` is ignored: text views no longer cut strings, the Screen
+    wraps them or, on a terminal, shortens names in the middle."""
+    return Text(shown(s))
+
+
+def console_or_default(console: Console | Screen | None) -> Screen:
+    """The Screen every text view prints to (render.screen: width policy, tables)."""
+    return screen(console)
 
 
 def breakdown_table(breakdown: list[dict], title: str) -> Table:
     """Method::execute split into delegate calls per backend, CPU kernels and overhead."""
-    t = Table(title=title, title_justify="left")
+    t = Table(title=title)
     for col in ("part", "calls/run", "mean", "p50", "share"):
         t.add_column(col, justify="right" if col != "part" else "left")
     for b in breakdown:
@@ -40,90 +44,83 @@ def breakdown_table(breakdown: list[dict], title: str) -> Table:
     return t
 
 
+FALLBACK_SHOWN = 15     # on a terminal; piped output lists every fallback kernel
+
+
 def render_summary(s: dict, console: Console | None = None, title: str | None = None) -> None:
     c = console_or_default(console)
     if title:
-        c.print(Text(clean(title, 1000), style="bold"))
-    inputs = ", ".join(f"{k}: {clean(v)}" for k, v in s["inputs"].items())
+        c.print(Text(shown(title), style="bold"))
+    inputs = ", ".join(f"{k}: {shown(v)}" for k, v in s["inputs"].items())
     if inputs:
         c.print(Text(inputs, style="dim"))
     for line in reading_guide(s):
-        c.print(safe_text(line, limit=4000), soft_wrap=True)
+        c.print(safe_text(line))
         c.print()
     for q in s.get("qnn") or []:
         if q.get("nesting"):
-            c.print(Text(clean(f"QNN partition at instruction {q['instruction_id']}: {q.get('headline') or ''}", 600),
-                         style="bold"), soft_wrap=True)
-            for ln in nesting_lines(q["nesting"]):
-                c.print(safe_text(ln, 500), soft_wrap=True)
+            c.print(Text(shown(f"QNN partition at instruction {q['instruction_id']}: {q.get('headline') or ''}"),
+                         style="bold"))
+            c.lines([shown(ln) for ln in nesting_lines(q["nesting"])])
             c.print()
     if s["runs"].get("latency_ms"):
         c.print(breakdown_table(s["breakdown"], "Where Method::execute's time goes (mean per run)"))
     fb = s["fallback_ops"]
     if fb:
-        t = Table(title=f"CPU-fallback kernels ({len(fb)} instructions, slowest first)", title_justify="left")
+        t = Table(title=f"CPU-fallback kernels ({len(fb)} instructions, slowest first)")
         for col in ("instr", "op type", "kernel", "mean", "share", "source"):
-            t.add_column(col, justify="right" if col in ("instr", "mean", "share") else "left")
-        for f in sorted(fb, key=lambda f: -f["share"])[:15]:
+            t.add_column(col, justify="right" if col in ("instr", "mean", "share") else "left",
+                         detail=col == "source")
+        top = len(fb) if c.complete else FALLBACK_SHOWN
+        for f in sorted(fb, key=lambda f: -f["share"])[:top]:
             t.add_row(str(f["instruction_id"]), safe_text(f["op_type"]), safe_text(f["kernel"]), fmt_ms(f["mean_ms"]),
                       f"{f['share']:.1%}", safe_text(f["source"] or "—"))
-        if len(fb) > 15:
-            t.caption = f"… {len(fb) - 15} more: `etscope ops` lists all"
+        if len(fb) > top:
+            t.caption = f"… {len(fb) - top} more: `etscope ops` lists all"
         c.print(t)
     if s.get("load"):
-        c.print(safe_text("Before the runs: " + ", ".join(f"{clean(e['name'])} {fmt_ms(e['ms'])}" for e in s["load"])))
+        c.print(safe_text("Before the runs: " + ", ".join(f"{shown(e['name'])} {fmt_ms(e['ms'])}" for e in s["load"])))
     for w in s.get("warnings", []):
-        c.print(Text("warning: " + clean(w), style="yellow"))
+        c.print(Text("warning: " + shown(w), style="yellow"))
 
 
 OPS_COLUMNS = ("instr", "name", "op type", "placement", "calls/run", "p50", "mean", "total", "share", "source")
 _RIGHT = {"instr", "calls/run", "p50", "mean", "total", "share"}
-# rich lays out a table at ~1-2 ms a row: past this many rows the table is written as plain
-# fixed-width columns (same cells), so `ops --limit 0` stays linear and fast on huge tables.
-RICH_TABLE_MAX_ROWS = 500
+# Under the row when the terminal is narrow, the highest first (never the column sorted by).
+_DETAIL = {"source": 6, "op type": 5, "placement": 4, "calls/run": 3, "mean": 2, "p50": 1}
+OPS_SHOWN = 60                        # rows on a terminal without --limit; piped output lists all
 
 
-def _ops_cells(r: dict) -> list[str]:
+def _ops_cells(r: dict, nested_placement: bool = True) -> list[str]:
+    """The row's cells; ``nested_placement`` False leaves a nested row's placement (its
+    instruction's, on the row above) blank."""
     if r["unit"] == "ns":
         p50, mean, total = fmt_ms(r["p50_ms"]), fmt_ms(r["mean_ms"]), fmt_ms(r["total_ms"])
     else:
         unit = r["unit"]
         p50, mean, total = f"{r['p50']:,.0f} {unit}", f"{r['mean']:,.0f} {unit}", f"{r['total']:,.0f} {unit}"
-    return [str(r["instruction_id"]), clean("  " * r["level"] + (r["name"] or "")), clean(r["op_type"] or ""),
-            clean(r["placement"] or ""), f"{r['calls_per_run']:g}" if r["calls_per_run"] is not None else "",
-            p50, mean, total, f"{r['share']:.1%}" if r["share"] is not None else "", clean(r["source"] or "")]
+    return [str(r["instruction_id"]), "  " * r["level"] + shown(r["name"]), shown(r["op_type"]),
+            shown(r["placement"]) if nested_placement or not r["level"] else "", f"{r['calls_per_run']:g}" if r["calls_per_run"] is not None else "",
+            p50, mean, total, f"{r['share']:.1%}" if r["share"] is not None else "", shown(r["source"])]
 
 
-def render_ops(rows: list[dict], console: Console | None = None, limit: int | None = None) -> None:
+def render_ops(rows: list[dict], console: Console | Screen | None = None, limit: int | None = None,
+               order: str | None = None, sort: str | None = None) -> None:
+    """The per-op table. ``limit``: rows shown (0: all; None: all when piped, OPS_SHOWN on a
+    terminal); ``order``: how the rows were sorted, said in the title; ``sort``: the column sorted
+    by (it stays in the row when the terminal is narrow)."""
     c = console_or_default(console)
-    title = "Per-op table (every event kept; time in true units)"
-    shown = rows if limit is None else rows[:limit]
-    caption = f"… {len(rows) - limit} more rows (--limit 0 shows all)" if limit is not None and len(rows) > limit \
-        else None
-    if len(shown) > RICH_TABLE_MAX_ROWS:
-        _plain_table(c, title, OPS_COLUMNS, [_ops_cells(r) for r in shown], caption)
-        return
-    t = Table(title=title, title_justify="left")
+    if limit is None:
+        limit = None if c.complete else OPS_SHOWN
+    limit = limit or None
+    title = "Per-op table (every event kept; time in true units" + (f"; {order}" if order else "") + ")"
+    shown_rows = rows if limit is None else rows[:limit]
+    t = Table(title=title)
     for col in OPS_COLUMNS:
-        t.add_column(col, justify="right" if col in _RIGHT else "left")
-    for r in shown:
-        t.add_row(*(Text(x) for x in _ops_cells(r)))
-    if caption:
-        t.caption = caption
+        t.add_column(col, justify="right" if col in _RIGHT else "left",
+                     detail=0 if col == sort else _DETAIL.get(col, 0))
+    for r in shown_rows:
+        t.add_row(*_ops_cells(r, nested_placement=c.complete))
+    if limit is not None and len(rows) > limit:
+        t.caption = f"… {len(rows) - limit} more rows (--limit 0 shows all)"
     c.print(t)
-
-
-def _plain_table(c: Console, title: str, columns, cells: list[list[str]], caption: str | None) -> None:
-    """Fixed-width columns written straight to the console's file (cells are already cleaned)."""
-    widths = [max([len(col)] + [len(row[i]) for row in cells]) for i, col in enumerate(columns)]
-
-    def line(values):
-        return "  ".join(v.rjust(w) if col in _RIGHT else v.ljust(w)
-                         for v, w, col in zip(values, widths, columns)).rstrip()
-
-    out = [title, line(columns), "  ".join("-" * w for w in widths)]
-    out += [line(row) for row in cells]
-    if caption:
-        out.append(caption)
-    c.file.write("\n".join(out) + "\n")
-    c.file.flush()

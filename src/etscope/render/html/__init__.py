@@ -154,10 +154,9 @@ def diff_view_data(view: DiffView) -> dict:
 def diff_page_data(view: DiffView, title: str | None = None) -> dict:
     """Everything the diff page shows, as one plain dict."""
     data = diff_view_data(view)
-    inputs = data["inputs"]
     return {
         "schema": DIFF_SCHEMA,
-        "title": title or f"etscope diff: {inputs.get('base', 'base')} → {inputs.get('new', 'new')}",
+        "title": title or f"etscope diff: {view.labels.get('base', 'base')} → {view.labels.get('new', 'new')}",
         "generator": f"etscope {__version__}",
         "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         **data,

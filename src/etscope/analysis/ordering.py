@@ -1,0 +1,69 @@
+"""Row orders of the per-op tables (``--sort``): largest first, by the statistic the table shows.
+
+The ops table keeps its nesting when sorted: an instruction's rows (the call, then what is logged
+inside it) stay together; instructions are ordered by their call row, the rows inside by the same
+key. Ties and rows without the key keep their original (instruction) order.
+"""
+from __future__ import annotations
+
+SORT_KEYS = ("p50", "mean", "total", "share", "cycles")
+OPS_DEFAULT = "total"
+QNN_DEFAULT = "cycles"
+
+OPS_SORT_TITLE = {
+    "p50": "instructions by largest p50 first", "mean": "instructions by largest mean first",
+    "total": "instructions by largest total first", "share": "instructions by largest share first",
+    "cycles": "instructions by most cycles (p50 of the rows in cycles) first",
+}
+QNN_SORT_TITLE = {"cycles": "highest p50 first", "p50": "highest p50 first", "mean": "highest mean first",
+                  "total": "highest share first", "share": "highest share first"}
+
+_NONE = float("-inf")
+
+
+def _op_value(row: dict, by: str) -> float:
+    """The row's value for ``by``: time keys in ms (rows in time units only), ``share``, or the p50
+    of a row counted in cycles; -inf when the row has none."""
+    if by == "cycles":
+        v = row["p50"] if row.get("unit") == "cycles" else None
+    elif by == "share":
+        v = row.get("share")
+    else:
+        v = row.get(f"{by}_ms")
+    return _NONE if v is None or v != v else float(v)
+
+
+def order_ops(rows: list[dict], by: str = OPS_DEFAULT) -> list[dict]:
+    """``analysis.ops.op_table`` rows, instructions from the largest ``by`` down (see the module doc)."""
+    if by not in SORT_KEYS:
+        raise ValueError(f"sort key {by!r}: use one of {', '.join(SORT_KEYS)}")
+    groups: list[list[dict]] = []
+    for r in rows:
+        if groups and r["instruction_id"] == groups[-1][0]["instruction_id"]:
+            groups[-1].append(r)
+        else:
+            groups.append([r])
+
+    def key(r):
+        return -_op_value(r, by)
+
+    def group_key(g):
+        calls = [r for r in g if r["level"] == 0] or g
+        best = max(_op_value(r, by) for r in (g if by == "cycles" else calls))
+        return -best
+
+    out: list[dict] = []
+    for g in sorted(groups, key=group_key):
+        out += sorted((r for r in g if r["level"] == 0), key=key)
+        out += sorted((r for r in g if r["level"] != 0), key=key)
+    return out
+
+
+def order_qnn_ops(ops: list[dict], by: str = QNN_DEFAULT) -> list[dict]:
+    """A QNN partition's per-op rows (``analysis.qnn``), largest first: ``cycles`` / ``p50`` by the
+    cycles p50, ``mean`` by the cycles mean, ``total`` / ``share`` by the share of the accelerator's
+    cycles (total cycles over all runs)."""
+    if by not in SORT_KEYS:
+        raise ValueError(f"sort key {by!r}: use one of {', '.join(SORT_KEYS)}")
+    field = {"cycles": "cycles_p50", "p50": "cycles_p50", "mean": "cycles_mean"}.get(by, "share")
+    return sorted(ops, key=lambda o: -(o.get(field) or 0))

@@ -1,0 +1,191 @@
+"""Typed results for notebooks: each analysis' dict (the same object ``--json`` prints) with
+pandas DataFrame accessors and a one-line ``repr``.
+
+    >>> q = p.qnn();  q.partitions(); q.ops(); q.levels(); q.report      # QnnResult
+    >>> l = p.llm();  l.phases(); l.runs(); l.findings                   # LlmResult
+    >>> d = p.diff(base);  d.verdict; d.ops(); d.breakdown()             # DiffResult
+
+DataFrames are plain pandas (one row per list item, the dict's scalar fields as columns; nested
+lists have their own accessor). The dicts are not copied: treat them as read-only.
+"""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+
+from etscope.units import fmt_ms
+
+
+def frame(rows: list[dict], columns: list[str] | None = None, **constant):
+    """A DataFrame of ``rows`` with their scalar fields (lists and dicts left out), ``constant``
+    columns first; ``columns`` fixes the columns when there are no rows."""
+    import pandas as pd
+
+    keep = [{**constant, **{k: v for k, v in r.items() if not isinstance(v, (list, dict))}} for r in rows]
+    if not keep:
+        return pd.DataFrame(columns=list(constant) + list(columns or []))
+    return pd.DataFrame.from_records(keep)
+
+
+def _html_table(title: str, rows: list[tuple[str, str]]) -> str:
+    e = html.escape
+    body = "".join(f"<tr><td>{e(k)}</td><td>{e(v)}</td></tr>" for k, v in rows)
+    return f"<div><b>{e(title)}</b><table>{body}</table></div>"
+
+
+@dataclass(frozen=True, repr=False)
+class QnnResult:
+    """``analysis.qnn.qnn_report`` (``report``: the ``qnn`` object of ``etscope qnn --json``)."""
+    report: dict
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.report.get("warnings") or [])
+
+    def partitions(self):
+        """One row per QNN partition: nesting levels (DELEGATE_CALL ms, µs levels, accelerator
+        cycles, p50 over runs), the HTP clock estimate and its basis, runs."""
+        return frame(self.report["partitions"], ["key", "instruction_id", "runs"])
+
+    def ops(self):
+        """Per-op rows of every partition (``partition`` column first): cycles p50 / mean, est. µs,
+        share of the accelerator's cycles, graph node, HMX/HVX when QHAS/optrace were given."""
+        import pandas as pd
+
+        parts = [frame(p["ops"], ["qnn_name", "cycles_p50"], partition=p["key"]) for p in self.report["partitions"]]
+        return pd.concat(parts, ignore_index=True) if parts else frame([], ["partition", "qnn_name", "cycles_p50"])
+
+    def levels(self):
+        """What contains what, per partition: each level's p50 (µs or cycles) and what it adds over
+        the next level. Levels nest: never sum them."""
+        import pandas as pd
+
+        parts = [frame(p["levels"], ["name", "unit"], partition=p["key"]) for p in self.report["partitions"]]
+        return pd.concat(parts, ignore_index=True) if parts else frame([], ["partition", "name", "unit"])
+
+    def __repr__(self) -> str:
+        parts = self.report["partitions"]
+        n_ops = sum(len(p["ops"]) for p in parts)
+        return (f"<QnnResult: {len(parts)} partition(s), {n_ops} per-op row(s)"
+                + (", QHAS" if self.report.get("qhas") else "") + (", optrace" if self.report.get("optrace") else "")
+                + "; .partitions() .ops() .levels() .report>")
+
+    def _repr_html_(self) -> str:
+        rows = [(p["key"], f"DELEGATE_CALL {fmt_ms(p['delegate_call_ms'])} p50, {len(p['ops'])} per-op rows")
+                for p in self.report["partitions"][:20]]
+        return _html_table(repr(self), rows)
+
+
+@dataclass(frozen=True, repr=False)
+class LlmResult:
+    """The LLM analysis (``analysis.llm``): phases, warm-up, TTFT, decode tokens/s, drift, findings.
+    ``report`` is the ``llm`` object of ``etscope llm --json`` with its findings and warnings."""
+    report: dict
+
+    @property
+    def findings(self) -> list[str]:
+        return list(self.report.get("findings") or [])
+
+    @property
+    def ttft_ms(self) -> float | None:
+        return self.report.get("ttft_ms")
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        return self.report.get("decode_tokens_per_s")
+
+    def phases(self):
+        """One row per phase: runs (steady), warm-up runs, tokens per run, latency p50/p90/p99/max/
+        min/mean (ms, steady runs), ms per token."""
+        rows = []
+        for ph in self.report["phases"]:
+            lat = ph.get("latency_ms") or {}
+            rows.append({"phase": ph["name"], "method": ph.get("method"), "runs": len(ph["runs"]),
+                         "warmup_runs": len(ph["warmup_runs"]), "tokens_per_run": ph.get("tokens_per_run"),
+                         **{f"{k}_ms": lat.get(k) for k in ("p50", "p90", "p99", "max", "min", "mean")},
+                         "ms_per_token": ph.get("ms_per_token")})
+        return frame(rows, ["phase"])
+
+    def runs(self):
+        """One row per Execute run in order: latency (ms), phase, warm-up, tokens, position."""
+        import pandas as pd
+
+        s = self.report["series"]
+        return pd.DataFrame({k: v for k, v in s.items() if isinstance(v, list) and len(v) == len(s["latency_ms"])})
+
+    def top_ops(self):
+        """The top instructions of each phase (``phase`` column first)."""
+        import pandas as pd
+
+        parts = [frame(ph.get("top_ops") or [], ["instruction_id"], phase=ph["name"]) for ph in self.report["phases"]]
+        return pd.concat(parts, ignore_index=True) if parts else frame([], ["phase", "instruction_id"])
+
+    def __repr__(self) -> str:
+        bits = [f"{ph['name']} ×{len(ph['runs'])}" for ph in self.report["phases"]]
+        if self.ttft_ms is not None:
+            bits.append(f"TTFT {fmt_ms(self.ttft_ms)}")
+        if self.decode_tokens_per_s is not None:
+            bits.append(f"{self.decode_tokens_per_s:,.1f} tokens/s")
+        return f"<LlmResult: {', '.join(bits)}; .phases() .runs() .top_ops() .findings .report>"
+
+    def _repr_html_(self) -> str:
+        return _html_table(repr(self), [("finding", f) for f in self.findings[:10]])
+
+
+@dataclass(frozen=True, repr=False)
+class DiffResult:
+    """``analysis.diff.compare(base, new)`` (``result``: the object ``etscope diff --json`` prints).
+    ``view`` is what the diff page draws (``html(path)`` writes it)."""
+    result: dict
+    view: object = field(default=None, compare=False)
+    inputs: tuple = ()          # the compared files: html() never writes over one
+
+    @property
+    def verdict(self) -> str:
+        return self.result["verdict"]
+
+    @property
+    def reasons(self) -> list[str]:
+        return list(self.result["reasons"])
+
+    @property
+    def latency(self) -> dict:
+        """p50 of both sides (ms), change and its 95% interval (%), runs, warm-up left out."""
+        return self.result["latency"]
+
+    def ops(self, changed_only: bool = False):
+        """Every op compared: status (slower / faster / new / removed / same), p50 of both sides (in
+        ``unit``), change %, rank-test p value, placement of both sides."""
+        rows = [o for o in self.result["ops"] if not changed_only or o["status"] != "same"]
+        return frame(rows, ["name", "status"])
+
+    def breakdown(self):
+        """Delegate calls per backend, CPU ops and framework overhead: p50 per run of both sides."""
+        return frame(self.result["breakdown"], ["kind", "backend"])
+
+    def placement_changes(self):
+        return frame(self.result["placement_changes"], ["kind"])
+
+    def html(self, path) -> str:
+        """Write the diff page (as ``etscope diff --html``); returns its path."""
+        import os
+
+        from etscope.paths import check_output
+        from etscope.render.html import write_diff_page
+
+        write_diff_page(check_output(path, list(self.inputs)), self.view)
+        return os.fspath(path)
+
+    def __repr__(self) -> str:
+        lat = self.latency
+        ci = lat.get("ci_pct") or [None, None]
+        finite = all(isinstance(x, (int, float)) and math.isfinite(x) for x in ci)
+        interval = f" (95% CI {ci[0]:+.1f}% to {ci[1]:+.1f}%)" if finite else ""
+        changed = sum(1 for o in self.result["ops"] if o["status"] != "same")
+        return (f"<DiffResult: {self.verdict.replace('_', ' ')}; p50 {fmt_ms(lat['base_p50_ms'])} → "
+                f"{fmt_ms(lat['new_p50_ms'])}, {lat['change_pct']:+.1f}%{interval}; {changed} op(s) changed; "
+                ".ops() .breakdown() .placement_changes() .reasons .html(path)>")
+
+    def _repr_html_(self) -> str:
+        return _html_table(repr(self), [("reason", r) for r in self.reasons[:10]])

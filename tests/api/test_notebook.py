@@ -1,0 +1,112 @@
+"""The object etscope.load() returns, as a notebook user meets it (issue 21 item 2): a one-line
+repr, a small HTML repr, ops() whose level-0 rows add up to the summary's split (no double
+counting), and typed qnn() / llm() / diff() results with DataFrame accessors."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import etscope
+from etscope.analysis.diff import compare
+from etscope.errors import FormatError
+from etscope.frames import DiffResult, LlmResult, QnnResult
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+REAL, Q, D = FIX / "real", FIX / "qnn_etdump", FIX / "diff"
+
+
+def _load(name: str) -> etscope.api.NotebookProfile:
+    folder, stem = name.split("/")
+    base = FIX / folder / stem
+    kw = {k: f"{base}.{k}" for k in ("etrecord", "pte") if Path(f"{base}.{k}").exists()}
+    return etscope.load(f"{base}.etdump", **kw)
+
+
+PROFILES = ["real/llama", "real/cnn", "real/gen_multipart", "real/gen_loop", "qnn_etdump/synthetic_qnn_llm",
+            "qnn_etdump/synthetic_qnn_vit_2part"]
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_repr_is_one_short_line_and_html_small(name):
+    p = _load(name)
+    for text in (repr(p), str(p), repr(p.profile)):
+        assert "\n" not in text and len(text) < 400, text
+    assert f"{p.n_runs} run(s)" in repr(p) and p.sources["etdump"] in repr(p)
+    html = p._repr_html_()
+    assert len(html) < 8000 and "<script" not in html
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_level_0_rows_add_up_to_the_summary_split(name):
+    """The documented way to sum: level 0 rows per placement = the summary's mean per run x runs."""
+    p = _load(name)
+    d = p.ops()
+    sums = d[lambda d: d.level == 0].groupby("placement").total_ms.sum()
+    expected = {}
+    for b in p.results.summary["breakdown"]:
+        key = b.get("backend") if b["kind"] == "delegate" else "cpu" if b["kind"] == "cpu_ops" else None
+        if key is not None and b["mean_ms"]:
+            expected[key] = b["mean_ms"] * p.n_runs
+    assert set(sums.index) == set(expected)
+    for k, v in expected.items():
+        assert float(sums[k]) == pytest.approx(v, rel=1e-9), k
+    assert p.ops(level=0).equals(d[d.level == 0].reset_index(drop=True))
+    assert len(p.ops(level=0)) + len(p.ops(level=1)) == len(d)
+
+
+def test_summing_every_row_double_counts():
+    """Why the level column matters: the nested rows repeat time already in their instruction."""
+    d = _load("real/llama").ops()
+    cpu_all = float(d[d.placement == "cpu"].total_ms.sum())
+    cpu_level0 = float(d[(d.placement == "cpu") & (d.level == 0)].total_ms.sum())
+    assert cpu_all > 1.5 * cpu_level0
+
+
+def test_qnn_result_frames_match_the_report():
+    p = _load("qnn_etdump/synthetic_qnn_llm")
+    q = p.qnn()
+    assert isinstance(q, QnnResult) and "2 partition(s)" in repr(q) and len(repr(q)) < 300
+    parts = q.report["partitions"]
+    assert list(q.partitions()["key"]) == [x["key"] for x in parts]
+    ops = q.ops()
+    assert len(ops) == sum(len(x["ops"]) for x in parts)
+    first = parts[0]["ops"][0]
+    row = ops[(ops.partition == parts[0]["key"]) & (ops.qnn_name == first["qnn_name"])].iloc[0]
+    assert row.cycles_p50 == first["cycles_p50"] and row.share == pytest.approx(first["share"])
+    assert len(q.levels()) == sum(len(x["levels"]) for x in parts)
+    assert q._repr_html_().startswith("<div>")
+    assert _load("real/llama").qnn() is None                     # no QNN partition, no QNN file
+
+
+def test_llm_result_frames_match_the_report():
+    p = _load("real/llama")
+    lr = p.llm()
+    assert isinstance(lr, LlmResult) and "prefill ×1" in repr(lr) and "decode ×23" in repr(lr)
+    ph = lr.phases()
+    assert list(ph.phase) == [x["name"] for x in lr.report["phases"]]
+    assert ph.p50_ms.tolist() == [x["latency_ms"]["p50"] for x in lr.report["phases"]]
+    runs = lr.runs()
+    assert len(runs) == p.n_runs and runs.latency_ms.tolist() == lr.report["series"]["latency_ms"]
+    assert lr.ttft_ms == lr.report["ttft_ms"] and lr.findings
+    assert set(lr.top_ops().phase) == {"prefill", "decode"}
+
+
+def test_diff_result(tmp_path):
+    base = etscope.load(D / "diff_same_00.etdump")
+    d = base.diff(D / "diff_slower.etdump")
+    assert isinstance(d, DiffResult)
+    ref = compare(base.profile, etscope.load(D / "diff_slower.etdump").profile)
+    assert d.verdict == ref["verdict"] and d.reasons == ref["reasons"]
+    assert d.latency["new_p50_ms"] == pytest.approx(ref["latency"]["new_p50_ms"])
+    assert len(d.ops()) == len(ref["ops"])
+    assert len(d.ops(changed_only=True)) == sum(1 for o in ref["ops"] if o["status"] != "same") > 0
+    assert set(d.breakdown().kind) == {"delegate", "cpu_ops", "framework_overhead"}
+    text = repr(d)
+    assert "\n" not in text and d.verdict.replace("_", " ") in text and "95% CI" in text
+    out = d.html(tmp_path / "d.html")
+    assert "etscope diff: diff_same_00.etdump → diff_slower.etdump" in Path(out).read_text()
+    with pytest.raises(FormatError):
+        d.html(D / "diff_same_00.etdump")                        # never over an input
+    # A loaded profile works as well as a path.
+    assert base.diff(etscope.load(D / "diff_slower.etdump")).verdict == d.verdict
