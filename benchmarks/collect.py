@@ -71,6 +71,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", dest="json_out", default=None)
     a = ap.parse_args(argv)
+    from results import emit
+
     from etscope.fleet.collect import collect, counts
     from etscope.fleet.dataset import Dataset, query_dataset, trend_inputs
     from etscope.analysis.trend import trend
@@ -132,11 +134,7 @@ def main(argv=None) -> int:
         res["load_average_end"] = load()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    text = json.dumps(res, indent=1, default=float)
-    print(text)
-    if a.json_out:
-        Path(a.json_out).write_text(text + "\n")
-    return 0
+    return emit(res, a.json_out)
 
 
 if __name__ == "__main__":

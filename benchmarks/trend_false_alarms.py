@@ -12,11 +12,11 @@ build c012 on the op that is 30% of the latency: the share found at all, found e
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "analysis"))
+from results import emit  # noqa: E402
 from trend_series import series  # noqa: E402
 
 from etscope.analysis.trend import trend  # noqa: E402
@@ -45,11 +45,7 @@ def main(argv=None) -> int:
             op += any(c.op == "native_call_cumsum.out" and c.build == "c012" for c in s.op_changes)
         out["planted"].append({"op_factor": factor, "latency_step_pct": round((factor - 1) * 30, 1), "series": n,
                                "found": found / n, "exactly_at_c012": exact / n, "op_at_c012": op / n})
-    text = json.dumps(out, indent=1)
-    print(text)
-    if a.json_out:
-        Path(a.json_out).write_text(text + "\n")
-    return 0
+    return emit(out, a.json_out)
 
 
 if __name__ == "__main__":
