@@ -28,6 +28,17 @@ Values, and where they come from:
 The truth (per run: method, phase, tokens, and per shard the values written) goes to
 ``<name>.truth.json``.
 
+One QHAS + optrace pair per shard (``generate_optrace`` gives one pair per context binary):
+``<name>.shard<k>.qhas.json`` / ``.optrace.json``, made from the real SM8650 pair
+``qnn-device/chain8_sm8650.{qhas,optrace}.json``: its 8 QNN ops ``MatMul_0..7`` renamed to 8 of
+the shard's QNN ops (its linear/matmul ops first, then the others, in graph order; the names of
+the ``prefill_forward`` graph, which the ``kv_forward`` graph shares: only ``--qhas
+METHOD:INSTR=FILE`` can name the method), every cycle count and time scaled by the shard's
+factor (its mean prefill ``Accelerator (execute) time (cycles)`` / the file's QNN op cycles), so
+each shard's files carry different numbers; percentages, bytes and structure are the device's.
+Which file belongs to which partition, its op names, factor and totals:
+``<name>.qnn_files.truth.json``.
+
     python tools/synth_qnn_shards.py --out tests/fixtures/qnn_hybrid
 """
 from __future__ import annotations
@@ -163,7 +174,10 @@ def build(schedule=DEFAULT_SCHEDULE, seed: int = 4404, decode_ar_len: int = 1, d
         for sh in t["shards"]:
             a, b = calls[sh["instruction_id"]]["DELEGATE_CALL"]
             sh["delegate_call_ns"] = b - a
+    shard_ops = [[_op_name(mappings[k].get(n, n)) for n in part if not n.startswith(("Input OpId", "Output OpId"))]
+                 for k, part in enumerate(names)]
     return {"etdump": sim.w.get_etdump_data(), "etrecord": build_etrecord(ops, INSTRS), "truth": truth,
+            "shard_ops": shard_ops,
             "source": {"per_op": {"dataset": "tblock_qdq", "level": "detailed", "csv": rel},
                        "device_levels": "qnn-device/chain8_sm8650.profile.txt Execute Stat 2, 3",
                        "clock_mhz": clock_mhz, "schedule": list(schedule), "seed": seed,
@@ -172,12 +186,98 @@ def build(schedule=DEFAULT_SCHEDULE, seed: int = 4404, decode_ar_len: int = 1, d
                        "cpu_ops": "executorch-cpu/llama_nodebug.etdump index_put, instructions 54, 65, 54"}}
 
 
+def _op_name(identifier: str) -> str:
+    """The QNN op name of an ETDump per-op identifier (``aten_linear_default:OpId_23`` -> ``aten_linear_default``)."""
+    return identifier.split(":OpId_")[0]
+
+
+_REL_CYCLES = {"cycles", "cycles_used", "dp_cycles", "num_dominant_path_cycles", "num_dominant_path_cycles_htp_0",
+               "timeline_cycles", "time_us", "graph_execute_us", "Dominant Path Cycles", "Duration (cycles)",
+               "dur", "ts"}
+_ABS_CYCLES = {"start_cycle", "end_cycle", "Start Cycle"}
+_NAME_KEYS = {"qnn_op", "QNN Op Name"}
+
+
+def _min_abs(obj) -> float:
+    if isinstance(obj, dict):
+        return min([v for k, v in obj.items() if k in _ABS_CYCLES and isinstance(v, (int, float))]
+                   + [_min_abs(v) for v in obj.values() if isinstance(v, (dict, list))] + [float("inf")])
+    if isinstance(obj, list):
+        return min([_min_abs(v) for v in obj] + [float("inf")])
+    return float("inf")
+
+
+def _rewrite(obj, rename: dict, f: float, base: float):
+    """A copy of a QHAS/optrace JSON with QNN op names renamed and cycle counts/times scaled by ``f``
+    (absolute cycle stamps relative to ``base``)."""
+    if isinstance(obj, list):
+        return [_rewrite(v, rename, f, base) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out = {}
+    for k, v in obj.items():
+        num = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if num and k in _REL_CYCLES:
+            out[k] = round(v * f) if isinstance(v, int) else v * f
+        elif num and k in _ABS_CYCLES:
+            out[k] = int(base + round((v - base) * f))
+        elif num and k == "inf_per_s":
+            out[k] = v / f
+        elif k in _NAME_KEYS and isinstance(v, str):
+            out[k] = rename.get(v, v)
+        elif k == "name" and isinstance(v, str) and v.startswith("QNN::"):
+            out[k] = "QNN::" + rename.get(v[5:], v[5:])
+        else:
+            out[k] = _rewrite(v, rename, f, base)
+    return out
+
+
+def qnn_files(fx: dict, root: Path) -> tuple[dict[str, dict], dict]:
+    """Per shard a QHAS and an optrace (file name -> JSON) from the real SM8650 pair, and their truth."""
+    qhas = json.loads((root / "qnn-device/chain8_sm8650.qhas.json").read_text())
+    optrace = json.loads((root / "qnn-device/chain8_sm8650.optrace.json").read_text())
+    rows = qhas["data"]["qnn_op_instances_nodes"]["data"]
+    real_ops = sorted((r["qnn_op"] for r in rows if r["qnn_op"].startswith("MatMul_")), key=lambda n: int(n[7:]))
+    real_cycles = sum(r["cycles"] for r in rows)
+    base = min(_min_abs(qhas), _min_abs(optrace))
+    files, parts = {}, []
+    for k, ops in enumerate(fx["shard_ops"]):
+        ordered = [o for o in ops if "linear" in o or "matmul" in o] + [o for o in ops if not ("linear" in o or "matmul" in o)]
+        rename = dict(zip(real_ops, ordered))
+        pre = [sh["Accelerator (execute) time (cycles)"] for t in fx["truth"] if t["phase"] == "prefill"
+               for sh in t["shards"] if sh["instruction_id"] == 2 * k]
+        f = statistics.mean(pre) / real_cycles
+        q, o = _rewrite(qhas, rename, f, base), _rewrite(optrace, rename, f, base)
+        stem = f"{NAME}.shard{k}"
+        files[f"{stem}.qhas.json"], files[f"{stem}.optrace.json"] = q, o
+        qrows = q["data"]["qnn_op_instances_nodes"]["data"]
+        parts.append({"qhas": f"{stem}.qhas.json", "optrace": f"{stem}.optrace.json", "instruction_id": 2 * k,
+                      "methods": [PREFILL, KV], "graph_names_from": PREFILL, "scale": f,
+                      "renamed_ops": rename, "shard_qnn_ops": len(ops),
+                      "ops_named_as_shard_ops": len(rename), "qhas_qnn_op_cycles": sum(r["cycles"] for r in qrows),
+                      "qhas_op_cycles": {r["qnn_op"]: r["cycles"] for r in qrows},
+                      "hmx_hvx": [{key: r[key] for key in ("type", "cycles_used", "timeline_cycles", "utilization")}
+                                  for r in q["data"]["htp_overall_summary"]["data"][0]["htp_resources"]["data"]],
+                      "optrace_op_events": sum(1 for e in o["traceEvents"] if e.get("ph") == "X")})
+    truth = {"generator": "tools/synth_qnn_shards.py", "from": ["qnn-device/chain8_sm8650.qhas.json",
+                                                                "qnn-device/chain8_sm8650.optrace.json"],
+             "etdump": f"{NAME}.etdump", "partitions": parts}
+    return files, truth
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="tests/fixtures/qnn_hybrid")
-    write_fixture(Path(ap.parse_args().out), NAME, build(), "tools/synth_qnn_shards.py",
+    out = Path(ap.parse_args().out)
+    fx = build()
+    write_fixture(out, NAME, fx, "tools/synth_qnn_shards.py",
                   "prefill_forward and kv_forward, each 4 QnnBackend shards (instructions 0, 2, 4, 6) "
                   "with CPU index_put ops between (1, 3, 5)")
+    files, truth = qnn_files(fx, s.default_data_root())
+    for name, doc in files.items():
+        (out / name).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+    (out / f"{NAME}.qnn_files.truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+    print("wrote", len(files), "QHAS/optrace files and", f"{NAME}.qnn_files.truth.json")
 
 
 if __name__ == "__main__":

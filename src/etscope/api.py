@@ -64,15 +64,16 @@ class NotebookProfile:
     """What ``etscope.load`` returns: the :class:`Profile` (``.profile``) with the notebook methods.
     Any other attribute (``n_runs``, ``etdump``, ``instructions``, ...) is the Profile's."""
 
-    def __init__(self, profile: P.Profile):
+    def __init__(self, profile: P.Profile, llm_options: dict | None = None):
         self.profile = profile
+        self.llm_options = llm_options or {}       # token counts for the LLM analysis (``llm_options``)
         self.events = TableView(self, "events")
         self.runs = TableView(self, "runs")
 
     @cached_property
     def results(self) -> Results:
         """The analyses of the profile, each computed once (without QNN files)."""
-        return Results(self.profile)
+        return Results(self.profile, llm_options=self.llm_options)
 
     @cached_property
     def tables(self) -> dict:
@@ -158,10 +159,23 @@ class NotebookProfile:
         return repr_html(self)
 
 
-def load(*args, **kwargs) -> NotebookProfile:
+def load(*args, prompt_tokens: int | None = None, decode_tokens: int | None = None, **kwargs) -> NotebookProfile:
     """Load an ETDump (and optional ETRecord/.pte) into a :class:`NotebookProfile`; the arguments
-    are those of ``etscope.profile.load``."""
-    return NotebookProfile(P.load(*args, **kwargs))
+    are those of ``etscope.profile.load``, plus the LLM token counts of ``etscope llm``
+    (``prompt_tokens``, ``decode_tokens``; the .pte's ``get_ar_len`` is read when a .pte path is given)."""
+    pte = kwargs.get("pte", args[2] if len(args) > 2 else None)
+    return NotebookProfile(P.load(*args, **kwargs), llm_options(pte, prompt_tokens, decode_tokens))
+
+
+def llm_options(pte=None, prompt_tokens: int | None = None, decode_tokens: int | None = None) -> dict:
+    """The token options of ``analysis.llm.llm_report`` that ``llm``, ``report`` and the notebook
+    share: the user's counts, and the constant methods (``get_ar_len``) of the .pte at path ``pte``."""
+    out = {"prompt_tokens": prompt_tokens, "decode_tokens": decode_tokens}
+    if isinstance(pte, (str, os.PathLike)):
+        from etscope.formats.pte_constants import constant_method_values
+
+        out["program_constants"] = constant_method_values(pte)
+    return out
 
 
 def profile_of(p) -> P.Profile:
@@ -214,13 +228,16 @@ def read_qnn_inputs(qhas=None, optrace=None, runtrace=None) -> tuple:
     return qhas, optrace, runtrace
 
 
-def results(p, qhas=None, optrace=None, runtrace=None) -> Results:
+def results(p, qhas=None, optrace=None, runtrace=None, llm_options: dict | None = None) -> Results:
     """The analyses of a profile (:class:`analysis.results.Results`, each computed once). A
-    NotebookProfile without QNN files keeps one, so its views share them."""
+    NotebookProfile without QNN files or other LLM options keeps one, so its views share them.
+    ``llm_options``: see :func:`llm_options` (a NotebookProfile's own by default)."""
     qhas, optrace, runtrace = read_qnn_inputs(qhas, optrace, runtrace)
-    if isinstance(p, NotebookProfile) and qhas is None and optrace is None and runtrace is None:
-        return p.results
-    return Results(profile_of(p), qhas, optrace, runtrace)
+    if isinstance(p, NotebookProfile):
+        if qhas is None and optrace is None and runtrace is None and llm_options is None:
+            return p.results
+        llm_options = p.llm_options if llm_options is None else llm_options
+    return Results(profile_of(p), qhas, optrace, runtrace, llm_options=llm_options)
 
 
 def summary(p, runtrace=None) -> dict:

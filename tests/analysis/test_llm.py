@@ -119,7 +119,15 @@ def test_numbers_follow_their_definitions():
     s = describe(lat[steady])
     for k in ("p50", "p90", "p99", "max"):
         assert dec["latency_ms"][k] == pytest.approx(s[k])
-    assert l["decode_tokens_per_s"] == pytest.approx(1000.0 / dec["latency_ms"]["p50"])
+    # gen_llama logs no tensors and nothing else gives the tokens per run: rates per run, no tokens/s.
+    assert l["decode_tokens_per_s"] is None and dec["tokens_per_run"] is None and dec["ms_per_token"] is None
+    assert l["decode_runs_per_s"] == dec["runs_per_s"] == pytest.approx(1000.0 / dec["latency_ms"]["p50"])
+    assert l["tokens_unknown"]["phases"] == ["prefill", "decode"]
+    assert "--prompt-tokens" in l["tokens_unknown"]["how"] and "--decode-tokens" in l["tokens_unknown"]["how"]
+    assert not any("tokens/s" in f for f in r["findings"]) and any("Decode: " in f and "runs/s" in f for f in r["findings"])
+    given = _report("gen_llama", decode_tokens=1)["llm"]
+    assert given["decode_tokens_per_s"] == pytest.approx(1000.0 / dec["latency_ms"]["p50"])
+    assert _phase({"llm": given}, "decode")["tokens_from"] == "--decode-tokens" and given["tokens_unknown"]["phases"] == ["prefill"]
     assert l["ttft_ms"] == pytest.approx(pre["latency_ms"]["p50"])
     assert l["ttft_first_ms"] == pytest.approx(lat[0])
     # The breakdown adds up to the phase's mean latency.
@@ -277,7 +285,7 @@ def test_prefill_majority_split_matches_the_schedule():
     assert sum(s["phase"] == "prefill" for s in sched) > len(sched) / 2
     assert l["phase_split"]["by"] == "cost profile" and "cheaper runs" in l["phase_split"]["evidence"]
     assert l["series"]["phase"] == [s["phase"] for s in sched]
-    assert _phase(r, "decode")["tokens_per_run"] == 1
+    assert _phase(r, "decode")["tokens_per_run"] is None      # no logged tensors: unknown, not assumed 1
 
 
 def test_as_many_prefills_as_decodes():

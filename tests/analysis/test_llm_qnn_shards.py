@@ -113,9 +113,13 @@ def test_tokens_per_second_from_prompt_tokens_and_the_program():
     decode_runs = [t["run"] for t in TRUTH if t["phase"] == "decode"]
     p50_ns = _decode_p50_ns_from_events(ETDUMP, decode_runs)
     plain = _report()
-    assert _phases(plain)["decode"]["tokens_per_run"] == 1 and "tokens_from" not in _phases(plain)["decode"]
+    # Nothing gives the tokens per run: rates per run (runs/s), no tokens/s, no cycles per token.
+    assert _phases(plain)["decode"]["tokens_per_run"] is None and "tokens_from" not in _phases(plain)["decode"]
     assert _phases(plain)["prefill"]["tokens_per_run"] is None
-    assert plain["llm"]["decode_tokens_per_s"] == pytest.approx(1e9 / p50_ns, rel=1e-12)
+    assert plain["llm"]["decode_tokens_per_s"] is None
+    assert plain["llm"]["decode_runs_per_s"] == pytest.approx(1e9 / p50_ns, rel=1e-12)
+    assert _phases(plain)["decode"]["qnn"]["totals"]["cycles_per_token"] is None
+    assert plain["llm"]["tokens_unknown"]["phases"] == ["prefill", "decode"]
     r = _report(prompt_tokens=32, program_constants={"get_ar_len": [1], "get_max_seq_len": [128]})
     ph = _phases(r)
     assert ph["prefill"]["tokens_per_run"] == 32 and ph["prefill"]["tokens_from"] == "--prompt-tokens"
@@ -150,4 +154,4 @@ def test_decode_processing_ar_len_tokens_per_run(tmp_path, ar_len):
                                        {"get_ar_len": [1, 2]}, {"get_ar_len": "<tensor>"}])
 def test_unusable_ar_len_is_not_used(constants):
     ph = _phases(_report(program_constants=constants))
-    assert ph["decode"]["tokens_per_run"] == 1 and "tokens_from" not in ph["decode"]
+    assert ph["decode"]["tokens_per_run"] is None and "tokens_from" not in ph["decode"]

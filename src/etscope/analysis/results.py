@@ -1,7 +1,10 @@
 """The analyses of one profile, each run at most once (explicit memoisation): a command asks for
 what it needs (``results.ops``, ``results.qnn``, ...) and every later use gets the same object.
 
-The QNN inputs (QHAS, optrace, runtrace) are given already read (the api/cli reads the files).
+The QNN inputs (QHAS, optrace, runtrace) are given already read (the api/cli reads the files), and
+so are the LLM token options (``llm_options``: ``prompt_tokens``, ``decode_tokens`` and the
+program's constant methods, ``api.llm_options``): the LLM section is then what ``etscope llm``
+gives for the same inputs.
 When the QNN or LLM analysis fails on an odd input, the other results still stand: the failure is
 one line in ``notes`` and that result is None.
 """
@@ -30,8 +33,9 @@ def is_llm(llm: dict) -> bool:
 class Results:
     """Summary, op table, QNN report, LLM phases and the report's view bundle of one profile."""
 
-    def __init__(self, profile: P.Profile, qhas=None, optrace=None, runtrace=None):
+    def __init__(self, profile: P.Profile, qhas=None, optrace=None, runtrace=None, llm_options: dict | None = None):
         self.profile, self.qhas, self.optrace, self.runtrace = profile, qhas, optrace, runtrace
+        self.llm_options = dict(llm_options or {})
         self.notes: list[str] = []
 
     @cached_property
@@ -75,9 +79,12 @@ class Results:
     @cached_property
     def llm(self) -> dict | None:
         """The LLM phases (the ``llm`` object of ``analysis.llm.llm_report``, with its findings and
-        warnings), or None when the runs show no LLM phases."""
+        warnings), or None when the runs show no LLM phases. The same token sources as ``etscope
+        llm`` (``llm_options``), so both show the same numbers; the runs are the profile's (of an
+        ETDump holding several methods, the loaded method's, as ``llm --method``), as the report's
+        other sections and its per-run columns are."""
         try:
-            outer = llm_analysis.llm_report(self.profile)
+            outer = llm_analysis.llm_report(self.profile, **self.llm_options)
         except FormatError:
             raise
         except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed

@@ -29,6 +29,17 @@ def read_runtrace_file(path):
     return read_runtrace(path)
 
 
+def llm_tokens_options(f):
+    """``--prompt-tokens`` and ``--decode-tokens`` (``llm`` and ``report``: the same LLM numbers)."""
+    f = click.option("--decode-tokens", type=click.IntRange(min=1),
+                     help="Tokens each decode run processes, when the logged tensors do not say; default: the "
+                          "program's get_ar_len (with --pte). Without any token count, rates are per run "
+                          "(runs/s), not tokens/s.")(f)
+    return click.option("--prompt-tokens", type=click.IntRange(min=1),
+                        help="Tokens each prefill run processes (the prompt, or the prefill graph's AR length), "
+                             "when the ETDump's logged tensors do not say.")(f)
+
+
 def qnn_heap_option(f):
     return click.option("--qnn-heap", "qnn_heap", type=str,
                         help="QNN HTP DSP heap profile (htp_heap_usage.txt): heap before/after the QNN "

@@ -7,7 +7,7 @@ import click
 
 from etscope.cli.common import (
     EXIT_BAD_INPUT, echo_wrote, heap_view_of, human_size, load_profile, one_line, output_target,
-    qnn_heap_option, read_heap_file, require_files, runtrace_option, view_inputs, with_runs,
+    llm_tokens_options, qnn_heap_option, read_heap_file, require_files, runtrace_option, view_inputs, with_runs,
 )
 
 
@@ -21,8 +21,9 @@ from etscope.cli.common import (
               help="Base ETDump: add a 'Compared with base' section (as etscope diff BASE ETDUMP).")
 @click.option("--compare-etrecord", type=str, help="ETRecord of the base run.")
 @click.option("--compare-pte", type=str, help=".pte of the base run.")
+@llm_tokens_options
 def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, qnn_heap, output, compare_etdump,
-           compare_etrecord, compare_pte):
+           compare_etrecord, compare_pte, prompt_tokens, decode_tokens):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
     import os
 
@@ -40,7 +41,7 @@ def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, qnn_heap, out
     if compare_etdump is not None:
         compare = api.compare_view(with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None),
                                               compare_etdump), with_runs(profile, etdump))
-    r = api.results(profile, qhas, optrace, runtrace)
+    r = api.results(profile, qhas, optrace, runtrace, llm_options=api.llm_options(pte, prompt_tokens, decode_tokens))
     if heap is not None:
         _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
         r.summary["qnn_heap"] = heap_view_of(heap, profile.pte, profile.method)

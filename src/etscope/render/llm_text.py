@@ -56,7 +56,7 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     c.print()
 
     t = Table(title="Phases (steady-state runs; warm-up left out)")
-    for col in ("phase", "runs", "warm-up", "tokens/run", "p50", "p90", "p99", "max", "per token"):
+    for col in ("phase", "runs", "warm-up", "tokens/run", "p50", "p90", "p99", "max", "per token", "runs/s"):
         t.add_column(col, justify="left" if col == "phase" else "right",
                      detail={"warm-up": 3, "p99": 2, "max": 1}.get(col, 0))
     for ph in llm["phases"]:
@@ -65,9 +65,12 @@ def render_llm(r: dict, console: Console | None = None) -> None:
                   _runs_text(ph["warmup_runs"], None if c.complete else 6) or "—",
                   "?" if ph["tokens_per_run"] is None else f"{ph['tokens_per_run']:g}",
                   *(fmt_ms(lat[k]) if lat else "n/a" for k in ("p50", "p90", "p99", "max")),
-                  fmt_ms(ph["ms_per_token"]) if ph["ms_per_token"] else "—")
+                  fmt_ms(ph["ms_per_token"]) if ph["ms_per_token"] else "—",
+                  f"{ph['runs_per_s']:,.1f}" if ph.get("runs_per_s") else "—")
     c.print(t)
-    for k, label in (("ttft_ms", "Time to first token (prefill p50)"), ("decode_tokens_per_s", "Decode tokens/s")):
+    rate = ("decode_runs_per_s", "Decode runs/s (tokens per run unknown)") if llm.get("decode_tokens_per_s") is None \
+        else ("decode_tokens_per_s", "Decode tokens/s")
+    for k, label in (("ttft_ms", "Time to first token (prefill p50)"), rate):
         v = llm.get(k)
         if v is not None:
             c.print(safe_text(f"{label}: " + (fmt_ms(v) if k.endswith("_ms") else f"{v:,.1f}")))

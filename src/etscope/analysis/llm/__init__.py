@@ -23,8 +23,9 @@ Where each number comes from:
   the rule ``diff`` uses too). They are listed and left out of the steady-state
   statistics; all runs stay in the series.
 * **Tokens per run**: the logged tensors' token dimension, else ``--prompt-tokens`` for prefill runs
-  and the program's ``get_ar_len`` for decode runs, else 1 per decode run.
-* **Tokens/s**: 1000 / (decode p50 ms per token). **TTFT**: the prefill latency (p50 over steady
+  and ``--decode-tokens`` or the program's ``get_ar_len`` for decode runs, else unknown (never
+  assumed): rates are then per run (``runs_per_s``) and ``tokens_unknown`` says how to give them.
+* **Tokens/s**: 1000 / (decode p50 ms per token), only when the decode tokens per run are known. **TTFT**: the prefill latency (p50 over steady
   prefill runs; the first prefill is also given).
 * **QNN shards**: per phase and QNN partition, DELEGATE_CALL, accelerator time, HTP cycles and the
   overhead between them per run (``qnn_shards``).

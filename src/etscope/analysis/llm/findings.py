@@ -10,7 +10,7 @@ from etscope.analysis.llm.qnn_shards import overhead_finding
 from etscope.analysis.stats import WARMUP_FACTOR
 
 
-def plain_findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
+def plain_findings(phases, tps, ttft, drift, warm_notes, split, tokens_unknown=None) -> list[str]:
     out = []
     by_name = {ph["name"]: ph for ph in phases}
     if split and split.get("by") not in (None, "none"):
@@ -29,6 +29,14 @@ def plain_findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
                  else "")
         out.append(f"Decode: {tps:,.1f} tokens/s (1000 / p50 ms per token" + _basis(by_name.get("decode"), ", ")
                    + given + ").")
+    elif (by_name.get("decode") or {}).get("runs_per_s"):
+        dec = by_name["decode"]
+        out.append(f"Decode: {dec['runs_per_s']:,.1f} runs/s ({dec['latency_ms']['p50']:.3f} ms per run, p50"
+                   + _basis(dec, ", ") + "); tokens per run unknown.")
+    if tokens_unknown:
+        n = sum(len(by_name[name]["runs"]) for name in tokens_unknown["phases"])
+        out.append(f"Tokens per run unknown for the {n} run(s) of {', '.join(tokens_unknown['phases'])} (no logged "
+                   f"tensor shapes, no count given): rates are per run. To give them: {tokens_unknown['how']}.")
     for ph in phases:
         bd = {(b["kind"], b.get("backend")): b for b in ph["breakdown"]}
         cpu = bd.get(("cpu_ops", None))
@@ -53,9 +61,9 @@ def plain_findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
         out.append(_drift_finding(drift))
     if tps is None and len(phases) == 1 and phases[0]["latency_ms"] and phases[0]["latency_ms"]["p50"]:
         p50 = phases[0]["latency_ms"]["p50"]     # 0 when Method::execute lasted 0 ns: no rate
-        out.append(f"No prefill/decode split was found; if every run is a one-token decode, that is "
-                   f"{1000 / p50:,.1f} tokens/s (p50 of {phases[0]['steady_runs']} runs; use --prompt-runs to "
-                   "name the prefill runs).")
+        out.append(f"No prefill/decode split was found: {1000 / p50:,.1f} runs/s (p50 {p50:.3f} ms per run over "
+                   f"{phases[0]['steady_runs']} runs; tokens per run unknown; use --prompt-runs to name the "
+                   "prefill runs).")
     return out
 
 

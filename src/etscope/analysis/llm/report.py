@@ -31,7 +31,7 @@ class _Stacked:
 
 def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "auto", top: int = 8,
                all_methods: bool = False, prompt_tokens: int | None = None,
-               program_constants: dict | None = None) -> dict:
+               program_constants: dict | None = None, decode_tokens: int | None = None) -> dict:
     """The ``etscope llm`` result as plain data (schema ``etscope.llm/1``).
 
     A profile of an ETDump holding runs of several methods (see ``profile.MethodSplit``) holds
@@ -41,7 +41,9 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
     Tokens per run, when the logged tensors do not give them: ``prompt_tokens`` for each prefill
     run (the user's), the program's ``get_ar_len`` constant method (``program_constants``, as
     ``formats.pte_constants`` reads them) for each decode run: a static QNN LLM's decode method
-    processes that many tokens per run."""
+    processes that many tokens per run; ``decode_tokens`` (the user's) before it. Without any of
+    these a phase's tokens per run are unknown: its rates are per run (``runs_per_s``,
+    ``decode_runs_per_s``), ``decode_tokens_per_s`` is None and ``tokens_unknown`` says how to give them."""
     if isinstance(profiles, P.Profile):
         profiles = [profiles]
     splits = [_analysed_split(p, all_methods) for p in profiles]
@@ -54,12 +56,13 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
                                              s.token_evidence, prompt_runs, phases, warnings)
     warm, warm_notes = _warm_runs(assign, phase_names, s.latency)
     steps, pos = positions(assign, phase_names, s.tokens)
-    given = _given_tokens(prompt_tokens, program_constants)
+    given = _given_tokens(prompt_tokens, program_constants, decode_tokens)
     phase_rows = [phase_row(files, j, name, assign, warm, s.latency, s.tokens, s.file_of, s.local, top, given)
                   for j, name in enumerate(phase_names)]
     _add_qnn_shards(phase_rows, files, warm, s)
     decode = next((r for r in phase_rows if r["name"] == "decode"), None)
     tps, ttft, ttft_first = _rates(phase_rows, s.latency)
+    unknown = _tokens_unknown(phase_rows)
     drift = decode_drift(assign, phase_names, warm, s.latency, steps, pos, decode)
     series = _series(profiles, splits, files, s, [phase_names[int(a)] for a in assign], warm, steps, pos)
     named = _name_lookalike_phases(profiles, splits, phase_rows, series, warnings)
@@ -75,13 +78,15 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
             "phase_split": split,
             "phases": phase_rows,
             "decode_tokens_per_s": tps,
+            "decode_runs_per_s": decode["runs_per_s"] if decode else None,
+            "tokens_unknown": unknown,
             "ttft_ms": ttft,
             "ttft_first_ms": ttft_first,
             "drift": drift,
             "series": series,
             **({"instructions_left_out": left_out} if left_out else {}),
         },
-        "findings": plain_findings(phase_rows, tps, ttft, drift, warm_notes, split),
+        "findings": plain_findings(phase_rows, tps, ttft, drift, warm_notes, split, unknown),
         "warnings": warnings,
     }
 
@@ -102,15 +107,32 @@ def _stack_runs(files, parts) -> _Stacked:
                     tokens=tokens, token_evidence=token_evidence)
 
 
-def _given_tokens(prompt_tokens, program_constants) -> dict[str, tuple[int, str]]:
+def _given_tokens(prompt_tokens, program_constants, decode_tokens=None) -> dict[str, tuple[int, str]]:
     """Tokens per run by phase name, and where each count comes from, from the user or the program."""
     given = {}
     if prompt_tokens is not None:
         given["prefill"] = (int(prompt_tokens), "--prompt-tokens")
     ar_len = (program_constants or {}).get(AR_LEN_METHOD)
-    if isinstance(ar_len, list) and len(ar_len) == 1 and type(ar_len[0]) is int and ar_len[0] >= 1:
+    if decode_tokens is not None:
+        given["decode"] = (int(decode_tokens), "--decode-tokens")
+    elif isinstance(ar_len, list) and len(ar_len) == 1 and type(ar_len[0]) is int and ar_len[0] >= 1:
         given["decode"] = (ar_len[0], f"the program's {AR_LEN_METHOD} = {ar_len[0]}")
     return given
+
+
+TOKENS_HOW = {"prefill": "--prompt-tokens N", "decode": f"--decode-tokens N, or --pte with a program that has a "
+                                                           f"{AR_LEN_METHOD} method"}
+
+
+def _tokens_unknown(phase_rows) -> dict | None:
+    """The prefill/decode phases whose tokens per run nothing gave (no logged tensor shapes, no
+    count from the user or the program), and how to give them; None when all are known."""
+    names = [r["name"] for r in phase_rows if r["name"] in TOKENS_HOW and r["tokens_per_run"] is None]
+    if not names:
+        return None
+    return {"phases": names,
+            "how": "; ".join(f"{n}: {TOKENS_HOW[n]}" for n in names)
+                   + " (or log tensors as debug events, whose shapes give the count per run)"}
 
 
 def _add_qnn_shards(phase_rows, files, warm, s: _Stacked) -> None:
@@ -141,12 +163,12 @@ def _warm_runs(assign, phase_names, latency) -> tuple[np.ndarray, list[dict]]:
 
 
 def _rates(phase_rows, latency) -> tuple[float | None, float | None, float | None]:
-    """Decode tokens/s (1000 / decode p50 ms per token), TTFT (prefill p50) and the first prefill's latency."""
+    """Decode tokens/s (1000 / decode p50 ms per token; None when the tokens per run are unknown), TTFT (prefill p50) and the first prefill's latency."""
     decode = next((r for r in phase_rows if r["name"] == "decode"), None)
     prefill = next((r for r in phase_rows if r["name"] == "prefill"), None)
     tps = None
-    if decode and decode["latency_ms"] and decode["latency_ms"]["p50"]:
-        per_tok = decode["latency_ms"]["p50"] / (decode["tokens_per_run"] or 1)
+    if decode and decode["latency_ms"] and decode["latency_ms"]["p50"] and decode["tokens_per_run"]:
+        per_tok = decode["latency_ms"]["p50"] / decode["tokens_per_run"]
         tps = 1000.0 / per_tok if per_tok > 0 else None
     ttft = prefill["latency_ms"]["p50"] if prefill and prefill["latency_ms"] else None
     ttft_first = float(latency[prefill["runs"][0]]) if prefill and prefill["runs"] else None

@@ -11,7 +11,7 @@ from etscope.analysis.stats import describe
 
 def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top, given=None) -> dict:
     """Phase ``j``'s row. Tokens per run: from the logged tensors, else ``given`` (phase name ->
-    (count, where from)), else 1 for a decode."""
+    (count, where from)), else unknown (None: rates are then per run, ``runs_per_s``)."""
     runs = np.nonzero(assign == j)[0]
     steady = runs[~warm[runs]]
     if steady.size == 0:
@@ -29,8 +29,6 @@ def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top
         tpr = int(u[0]) if len(u) == 1 else float(tok.mean())
     elif name in (given or {}):
         tpr, tokens_from = given[name]
-    elif name == "decode":
-        tpr = 1
     by_file = {}
     for r in steady:
         by_file.setdefault(int(file_of[r]), []).append(int(local[r]))
@@ -46,6 +44,7 @@ def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top
         **({"tokens_from": tokens_from} if tokens_from else {}),
         "latency_ms": lat_ms,
         "ms_per_token": (lat_ms["p50"] / tpr) if lat_ms and tpr else None,
+        "runs_per_s": (1000.0 / lat_ms["p50"]) if lat_ms and lat_ms["p50"] > 0 else None,
         "breakdown": _breakdown(files, by_file, lat),
         "top_ops": ops[:top] if top else ops,
         "top_fallback_ops": [o for o in ops if o["kind"] == "cpu"][:top or None],

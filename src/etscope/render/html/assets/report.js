@@ -26,6 +26,7 @@
         (isNum(heap.vtcm_bytes) ? '; VTCM ' + fmtBytes(heap.vtcm_bytes) : '')));
     }
     if (DATA.llm && isNum(DATA.llm.decode_tokens_per_s)) box.appendChild(stat('decode', fmtNum(DATA.llm.decode_tokens_per_s) + ' tokens/s', 'from the LLM analysis'));
+    else if (DATA.llm && isNum(DATA.llm.decode_runs_per_s)) box.appendChild(stat('decode', fmtNum(DATA.llm.decode_runs_per_s) + ' runs/s', 'tokens per run unknown'));
     (s.load || []).forEach(function (e) { box.appendChild(stat('before the runs: ' + e.name, fmtMs(e.ms))); });
   }
 
@@ -447,6 +448,7 @@
     if (isNum(nRuns)) cards.appendChild(stat('runs', fmtInt(nRuns), isNum(warm) ? warm + ' warm-up run(s) left out of the statistics' : ''));
     if (isNum(L.ttft_ms)) cards.appendChild(stat('time to first token', fmtMs(L.ttft_ms), 'prefill latency, p50' + (isNum(L.ttft_first_ms) ? '; first prefill ' + fmtMs(L.ttft_first_ms) : '')));
     if (isNum(L.decode_tokens_per_s)) cards.appendChild(stat('decode throughput', fmtNum(L.decode_tokens_per_s) + ' tokens/s', '1000 ÷ p50 ms per token'));
+    else if (isNum(L.decode_runs_per_s)) cards.appendChild(stat('decode rate', fmtNum(L.decode_runs_per_s) + ' runs/s', '1000 ÷ p50 ms per run; tokens per run unknown' + (L.tokens_unknown && L.tokens_unknown.how ? ' (' + L.tokens_unknown.how + ')' : '')));
     box.appendChild(cards);
     var findings = (L.findings || []).concat(L.warmup && L.warmup.length && typeof L.warmup[0] === 'string' ? L.warmup : []);
     if (findings.length) box.appendChild(el('ul', null, findings.map(function (f) { return el('li', { text: typeof f === 'string' ? f : JSON.stringify(f) }); })));
@@ -479,7 +481,7 @@
     }
     var rest = {};
     Object.keys(L).forEach(function (k) {
-      if (['runs', 'warmup_runs', 'warmup', 'ttft_ms', 'ttft_first_ms', 'decode_tokens_per_s', 'phases', 'series', 'findings'].indexOf(k) < 0) rest[k] = L[k];
+      if (['runs', 'warmup_runs', 'warmup', 'ttft_ms', 'ttft_first_ms', 'decode_tokens_per_s', 'decode_runs_per_s', 'tokens_unknown', 'phases', 'series', 'findings'].indexOf(k) < 0) rest[k] = L[k];
     });
     if (Object.keys(rest).length) { box.appendChild(kvTable(rest)); box.appendChild(el('div', null, subTables(rest))); }
     var chart = el('div', { id: 'llm-runs', 'class': 'chart' });
