@@ -53,9 +53,9 @@ class PartitionOps:
         return sum(self.node_us.values())
 
 
-def partition_nodes(graph, ins: P.Instruction) -> list:
-    """The instruction's operator nodes in graph order (getitem and delegate-call nodes left out)."""
-    pos = {n.name: i for i, n in enumerate(graph.nodes)}
+def partition_nodes(graph, ins: P.Instruction, pos: dict[str, int]) -> list:
+    """The instruction's operator nodes in graph order (``pos``: node name -> graph position;
+    getitem and delegate-call nodes left out)."""
     nodes = [graph.by_name[n] for n in dict.fromkeys(ins.nodes) if n in graph.by_name]
     nodes = [n for n in nodes if n.op == "call_function" and not any(s in (n.target or "") for s in SKIP_TARGETS)]
     return sorted(nodes, key=lambda n: pos[n.name])
@@ -139,6 +139,8 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph) -> dict[int, 
         return {}
     n_runs = max(profile.n_runs, 1)
     inside = inner_rows_by_call(ops)
+    pos = {n.name: i for i, n in enumerate(graph.nodes)}
+    nodes_of: dict[int, list] = {}
     out: dict[int, PartitionOps] = {}
     for r in ops:
         if r["level"] != 0 or r["role"] != "delegate_call" or r["unit"] != "ns":
@@ -154,7 +156,9 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph) -> dict[int, 
         if not events:
             continue
         part.events_us += sum(us for _, us in events)
-        nodes = partition_nodes(graph, ins)
+        nodes = nodes_of.get(iid)
+        if nodes is None:
+            nodes = nodes_of[iid] = partition_nodes(graph, ins, pos)
         pairs, why = _match_call(nodes, events)
         for name, reason in why.items():
             part.untimed.setdefault(name, reason)

@@ -32,7 +32,7 @@ HOW_TEXT = {
     MEASURED: "CPU kernels, measured",
     MATCHED: "delegate per-op events matched to nodes by kind and order",
     PARTITION: "delegate time not split by op, at the deepest module holding the partition",
-    ESTIMATED: "estimated: QNN cycles ÷ clock, or a kernel split evenly over its nodes",
+    ESTIMATED: "estimated (QNN cycles ÷ clock, or a kernel split evenly over its nodes)",
 }
 
 

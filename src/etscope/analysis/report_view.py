@@ -6,6 +6,7 @@
 - ``placement``: mean ms per run per (category, op type);
 - ``runs``: per-run columns (latency and its split, start) and the LLM phase of each run;
 - ``nodes``: the ETRecord graph's nodes with placement and time (``analysis.nodes``);
+- ``modules``: inclusive time per source module (``analysis.modules``);
 - ``checks``: warnings about units and failed invariants, in plain words.
 
 Values are unrounded: the renderer rounds them for the page.
@@ -19,6 +20,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
+from etscope.analysis.modules import module_times
 from etscope.analysis.nodes import node_table
 from etscope.analysis.ops import inner_rows_by_call
 from etscope.analysis.placement import per_run_parts
@@ -41,16 +43,19 @@ class ReportView:
     nodes: dict | None
     checks: list[str]
     notes: list[str] = field(default_factory=list)
+    modules: dict | None = None
 
 
 def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: dict | None, llm: dict | None,
-                notes: list[str] | None = None) -> ReportView:
-    """The view bundle of one profile from its summary, op table, QNN and LLM results."""
+                notes: list[str] | None = None, modules: dict | None = None) -> ReportView:
+    """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
+    module times, computed here when not given)."""
     tree = hierarchy(summary, ops, qnn, profile.n_runs)
     return ReportView(profile=profile, summary=summary, ops=ops, qnn=qnn, llm=llm, hierarchy=tree,
                       placement=placement_by_op_type(summary, ops, qnn, profile.n_runs),
                       runs=run_columns(profile, llm), nodes=node_table(profile, ops, qnn),
-                      checks=checks(summary, profile, qnn, tree), notes=list(notes or []))
+                      checks=checks(summary, profile, qnn, tree), notes=list(notes or []),
+                      modules=modules if modules is not None else module_times(profile, ops, qnn))
 
 
 def _ns_to_ms(x) -> float:

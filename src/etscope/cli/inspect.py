@@ -38,11 +38,17 @@ def summary(etdump, etrecord, pte, method, runtrace, qnn_heap, as_json):
 @etdump_inputs
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in README).")
 @click.option("--limit", type=click.IntRange(min=0), default=60, show_default=True, help="Rows to print (0: all).")
-def ops(etdump, etrecord, pte, method, as_json, limit):
+@click.option("--by", type=click.Choice(["instruction", "module"]), default="instruction", show_default=True,
+              help="module: inclusive time per source module (needs --etrecord).")
+def ops(etdump, etrecord, pte, method, as_json, limit, by):
     """Per-op table: every instruction and what ran inside it, with placement and source."""
     from etscope.analysis.results import Results
 
     r = Results(load_profile(etdump, etrecord, pte, method))
+    if by == "module":
+        from etscope.cli.modules import emit_modules
+
+        return emit_modules(r, as_json, limit)
     rows = r.ops
     if as_json:
         s = r.summary
