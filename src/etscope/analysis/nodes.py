@@ -68,6 +68,24 @@ def qnn_ops_by_node(qnn: dict | None) -> dict[str, dict]:
     return out
 
 
+def module_instances(node) -> list[tuple[str, str]]:
+    """(module instance path, module type) of each level of the node's ``nn_module_stack``, outer
+    first. An instance path is the module path with each call of a reused module told apart:
+    ``pool@1`` for the second call of ``pool`` (torch.export's stack keys end in ``@N`` for calls
+    after the first), so a collapsed module is one place in the graph."""
+    out: list[tuple[str, str]] = []
+    acc = prev = ""
+    for key, (path, ty) in node.nn_module_stack:
+        if not path:
+            continue
+        suffix = "@" + str(key).rsplit("@", 1)[1] if "@" in str(key) else ""
+        rel = path[len(prev) + 1:] if prev and path.startswith(prev + ".") else path
+        acc = f"{acc}.{rel}{suffix}" if acc else rel + suffix
+        out.append((acc, ty))
+        prev = path
+    return out
+
+
 def instruction_us(profile: P.Profile, ops: list[dict]) -> dict[int, float]:
     """Time of each instruction (mean per run, µs; all its calls in a run) from the op table's
     level-0 time rows."""
@@ -117,11 +135,16 @@ def node_table(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> 
             placement[name] = "QnnBackend"
     nodes = []
     index = {n.name: i for i, n in enumerate(g.nodes)}
+    module_types: dict[str, str] = {}
     for n in g.nodes:
         q = qnn_nodes.get(n.name)
+        instances = module_instances(n)
+        for inst, ty in instances:
+            module_types.setdefault(inst, ty)
         nodes.append({
             "name": n.name, "op": n.op, "target": n.target,
             "module": n.module_path or "", "module_type": n.module_type,
+            "module_instance": instances[-1][0] if instances else "",
             "inputs": [index[i] for i in n.inputs if i in index],
             "input_kind": n.input_kind,
             "placement": placement.get(n.name),
@@ -134,4 +157,4 @@ def node_table(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> 
             "hmx": q["hmx"] if q else None, "hvx": q["hvx"] if q else None,
             "source": n.source,
         })
-    return {"graph": g.name, "method": g.method, "nodes": nodes}
+    return {"graph": g.name, "method": g.method, "nodes": nodes, "module_types": module_types}
