@@ -250,9 +250,13 @@
         .concat([[placementLabel(null), COLORS.none], ['bar: time per run (of the slowest box)', '#ffd54f'],
                  ['dashed frame: collapsed module (click to open)', '#ffffff']])));
     }
+    // Inclusive module times of the module tree (per module path; a reused module's calls together).
+    var treeUs = {};
+    ((DATA.modules || {}).modules || []).forEach(function (m) { treeUs[m.path] = m.total_us; });
     function moduleTip(U, tm) {
-      var c = unitPlacements(U);
+      var c = unitPlacements(U), path = U.module.indexOf('@') < 0 ? U.module : null;
       return ['module ' + U.module + (types[U.module] ? ' (' + types[U.module] + ')' : ''), U.nodes.length + ' graph nodes',
+              path !== null && isNum(treeUs[path]) ? 'module total ' + fmtUs(treeUs[path]) + ' per run (all its time, see Time per module)' : '',
               isNum(tm.us) ? 'Σ ' + fmtUs(tm.us) + ' per run over its nodes with their own time (' + tm.hows.join(', ') + ')' : 'no node with its own time',
               tm.untimed ? tm.untimed + ' delegated node(s) without their own time: their time stays with the partition (see the module tree)' : '',
               'ops by placement: ' + Object.keys(c).map(function (k) { return placementLabel(k || null) + ' ' + c[k]; }).join(', '), 'click to open'];
