@@ -165,13 +165,13 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
 
         import pyarrow.csv as pacsv
 
-        from etscope.render.export import _plain, no_formulas
+        from etscope.render.table_cells import no_formulas, plain_strings
 
         buf = io.BytesIO()
-        pacsv.write_csv(no_formulas(_plain(result)), buf)
+        pacsv.write_csv(no_formulas(plain_strings(result)), buf)
         click.echo(buf.getvalue().decode("utf-8"), nl=False)
     else:
-        from etscope.render.export import _plain
+        from etscope.render.table_cells import plain_strings
         from etscope.render.json import dumps
 
-        click.echo(dumps(_plain(result).to_pylist(), indent=None))
+        click.echo(dumps(plain_strings(result).to_pylist(), indent=None))

@@ -22,6 +22,7 @@ from etscope.analysis.timeline import first_timed_ns, since_origin, timed_mask
 from etscope.formats import etdump as etdump_format
 from etscope.paths import atomic_paths, check_output_dir
 from etscope.render.model_explorer import MODEL_EXPLORER_FILES, model_explorer, placement_color  # noqa: F401
+from etscope.render.table_cells import no_formulas, plain_strings as _plain
 
 KIND_NAMES = ("profile", "allocation", "debug")
 
@@ -265,30 +266,6 @@ def tables(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None =
 
 
 # ---- writing -----------------------------------------------------------------------------------------
-def _plain(table: pa.Table) -> pa.Table:
-    """Dictionary columns decoded to plain strings (for CSV / JSON)."""
-    cols = []
-    for col in table.columns:
-        if pa.types.is_dictionary(col.type):
-            col = col.cast(pa.string())
-        cols.append(col)
-    return pa.table(cols, names=table.column_names)
-
-
-def no_formulas(table: pa.Table) -> pa.Table:
-    """CSV cells from input strings starting with = + - @ (or tab / CR) would run as formulas in a
-    spreadsheet: prefix them with a quote. Numbers are typed columns and are left alone."""
-    import pyarrow.compute as pc
-
-    cols = []
-    for col in table.columns:
-        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-            risky = pc.match_substring_regex(col, r"^[=+\-@\t\r]")
-            col = pc.if_else(risky, pc.binary_join_element_wise(pa.scalar("'"), col, ""), col)
-        cols.append(col)
-    return pa.table(cols, names=table.column_names)
-
-
 def write_table(table: pa.Table, path: str, fmt: str) -> None:
     """Write one table to ``path`` as it is (export() makes the files appear together)."""
     if fmt == "csv":

@@ -265,7 +265,7 @@ def write_trace(path: str, trace: dict) -> None:
     import json
 
     from etscope.render.files import write_text
-    from etscope.render.json import _clean
+    from etscope.render.json import to_jsonable as _clean
 
     try:   # build_trace writes plain Python numbers; clean (slow on big traces) only if needed
         text = json.dumps(trace, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
