@@ -3,7 +3,7 @@ behaviour-unchanged refactor so that a test can show the outputs did not change.
 
 For each ETDump under tests/fixtures/{real,qnn_etdump,diff}, with its ETRecord/.pte paired as
 tests/test_consistency.py pairs them (its ``_companions``), this runs in-process (click's CliRunner):
-``summary --json``, ``ops --json``, ``qnn --json`` (when the summary names QNN partitions),
+``summary --json``, ``ops --json``, ``ops --by module --json`` (with an ETRecord), ``qnn --json`` (when the summary names QNN partitions),
 ``llm --json``, ``diff A A --json``, ``export --format csv`` (events, ops, runs tables), ``trace``
 and the data blob of ``report``; for the diff sessions also ``diff diff_same_00 X --json`` for
 every other ETDump X of tests/fixtures/diff.
@@ -89,6 +89,8 @@ def collect(etdump: Path) -> dict:
         tmp = Path(t)
         out["summary"] = json.loads(_run(["summary", *inp, "--json"]))
         out["ops"] = json.loads(_run(["ops", *inp, "--json"]))
+        if "--etrecord" in inp:
+            out["ops_by_module"] = json.loads(_run(["ops", *inp, "--by", "module", "--json"]))
         s = out["summary"]
         method = ["--method", s["method"]] if "events_of_method" in s["etdump"] and s["method"] else []
         out["llm"] = json.loads(_run(["llm", *inp, *method, "--json"]))

@@ -52,7 +52,8 @@ def test_export_formats(tmp_path):
     r = run("export", REAL / "cnn.etdump", "--etrecord", REAL / "cnn.etrecord", "--format", "model-explorer",
             "-o", tmp_path / "me")
     assert r.exit_code == 0, r.output
-    assert sorted(p.name for p in (tmp_path / "me").iterdir()) == ["node_placement.json", "node_time_us.json"]
+    assert sorted(p.name for p in (tmp_path / "me").iterdir()) == ["node_placement.json", "node_time_how.json",
+                                                              "node_time_us.json"]
     r = run("export", REAL / "cnn.etdump", "--format", "model-explorer", "-o", tmp_path / "me2")
     assert r.exit_code == 2 and "etrecord" in r.output
 

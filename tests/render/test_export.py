@@ -117,3 +117,15 @@ def test_sql(cnn):
     with pytest.raises(SqlError) as e:
         query(cnn, "SELECT no_such_column FROM events")
     assert "\n" not in str(e.value) and "no_such_column" in str(e.value)
+
+
+def test_model_explorer_cnn_xnnpack_nodes_carry_their_times(tmp_path):
+    p = etscope.load(REAL / "cnn.etdump", etrecord=REAL / "cnn.etrecord", pte=REAL / "cnn.pte")
+    written = export.export(p, "model-explorer", tmp_path)
+    files = {os.path.basename(w): json.loads(open(w).read()) for w in written}
+    time_, how = files["node_time_us.json"]["results"], files["node_time_how.json"]["results"]
+    for node in ("aten_convolution_default", "aten_convolution_default_1", "aten_linear_default"):
+        assert time_[node]["value"] > 0
+        assert how[node]["value"] == "matched by kind and order"
+    assert how["aten_cumsum_default"]["value"] == "measured"
+    assert "aten_relu_default" not in time_ and how["aten_relu_default"]["value"].startswith("untimed: ")

@@ -113,6 +113,35 @@ def test_graph_modules_open_and_close(browser, tmp_path, artifact_dir):
         page.close()
 
 
+def test_cnn_graph_times_xnnpack_nodes_and_uses_the_page_width(browser, tmp_path, artifact_dir):
+    out = make_report(tmp_path, "cnn")
+    messages, dialogs = [], []
+    page = open_report(browser, out, messages, dialogs)
+    try:
+        texts = page.eval_on_selector_all("#graph-body g.unit", "gs => gs.map(g => g.textContent)")
+        conv = [t for t in texts if t.startswith("convolution")]
+        assert len(conv) == 2 and all("µs (matched)" in t for t in conv), texts
+        assert any(t.startswith("linear") and "µs (matched)" in t for t in texts)
+        assert any(t.startswith("relu") and "no own time" in t for t in texts)
+        # The chain wraps into bands as wide as the page instead of one narrow column.
+        svg_w = page.eval_on_selector("#graph-body svg", "s => s.getBoundingClientRect().width")
+        assert svg_w > 0.7 * 1300
+        page.select_option("#graph-body select", "time")
+        assert page.locator("#graph-body g.unit rect.timebar").count() == 0
+        page.select_option("#graph-body select", "placement")
+        assert page.locator("#graph-body g.unit rect.timebar").count() >= 6
+        # The module tree: the model and its four modules, each with a time.
+        rows = page.eval_on_selector_all("#modules-table tbody tr", "trs => trs.map(t => t.textContent)")
+        assert len(rows) == 5 and rows[1].strip().startswith("c1") and "µs" in rows[1]
+        page.click("#modules-table tbody tr td.name >> nth=0")       # close the model's row
+        assert page.locator("#modules-table tbody tr").count() == 1
+        page.locator("#graph").screenshot(path=str(artifact_dir / "cnn_graph.png"))
+        page.locator("#modules").screenshot(path=str(artifact_dir / "cnn_modules.png"))
+        assert not [m for m in messages if m[0] in ("error", "pageerror")]
+    finally:
+        page.close()
+
+
 def test_injected_name_shows_as_text(browser, tmp_path, artifact_dir):
     etdump = xss_etdump(tmp_path)
     out = tmp_path / "xss.html"

@@ -7,13 +7,20 @@ Time per node (mean per run, µs):
 - CPU kernel instruction: its OPERATOR_CALL time, split evenly over the graph nodes it covers
   (normally one).
 - QNN per-op rows: the estimated µs from ``analysis.qnn`` (cycles / derived clock), ``estimated``.
-- Other delegates (XNNPACK ...): no per-node time (the backend logs its own op names, not graph
-  nodes); the partition's time is on the delegate call.
+- Other delegates (XNNPACK ...): the backend's per-op events matched to the partition's nodes by
+  op kind and order (``analysis.delegate_ops``); nodes where that is ambiguous stay untimed (with
+  the reason) and their time stays with the partition as a whole.
+
+``time_how`` says which of these a node's time is: "measured" (CPU kernel), "estimated from
+cycles" (QNN), "matched by kind and order" (XNNPACK and other delegates).
 """
 from __future__ import annotations
 
 from etscope import profile as P
-from etscope import units
+from etscope.analysis.delegate_ops import MATCHED_HOW, match_delegate_ops
+
+MEASURED = "measured"
+ESTIMATED_FROM_CYCLES = "estimated from cycles"
 
 
 def graph_for_views(profile: P.Profile):
@@ -61,20 +68,45 @@ def qnn_ops_by_node(qnn: dict | None) -> dict[str, dict]:
     return out
 
 
+def module_instances(node) -> list[tuple[str, str]]:
+    """(module instance path, module type) of each level of the node's ``nn_module_stack``, outer
+    first. An instance path is the module path with each call of a reused module told apart:
+    ``pool@1`` for the second call of ``pool`` (torch.export's stack keys end in ``@N`` for calls
+    after the first), so a collapsed module is one place in the graph."""
+    out: list[tuple[str, str]] = []
+    acc = prev = ""
+    for key, (path, ty) in node.nn_module_stack:
+        if not path:
+            continue
+        suffix = "@" + str(key).rsplit("@", 1)[1] if "@" in str(key) else ""
+        rel = path[len(prev) + 1:] if prev and path.startswith(prev + ".") else path
+        acc = f"{acc}.{rel}{suffix}" if acc else rel + suffix
+        out.append((acc, ty))
+        prev = path
+    return out
+
+
+def instruction_us(profile: P.Profile, ops: list[dict]) -> dict[int, float]:
+    """Time of each instruction (mean per run, µs; all its calls in a run) from the op table's
+    level-0 time rows."""
+    n_runs = max(profile.n_runs, 1)
+    out: dict[int, float] = {}
+    for r in ops:
+        if r.get("level") == 0 and r.get("unit") == "ns" and r.get("instruction_id") is not None:
+            out[r["instruction_id"]] = out.get(r["instruction_id"], 0.0) + (r["total"] or 0.0) / 1e3 / n_runs
+    return out
+
+
 def node_table(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> dict | None:
     """Nodes of the graph with placement and time, or None without an ETRecord graph."""
     g = graph_for_views(profile)
     if g is None:
         return None
-    n_runs = max(profile.n_runs, 1)
-    # Instruction time (mean per run, µs) from the op table's level-0 time rows.
-    instr_us: dict[int, float] = {}
-    for r in ops:
-        if r.get("level") == 0 and r.get("unit") == "ns" and r.get("instruction_id") is not None:
-            instr_us[r["instruction_id"]] = instr_us.get(r["instruction_id"], 0.0) + units.ns_to_us(r["total"] or 0.0) / n_runs
+    instr_us = instruction_us(profile, ops)
     placement: dict[str, str] = {}
     instr_of: dict[str, int] = {}
     time_us: dict[str, float] = {}
+    how: dict[str, str] = {}
     estimated: set[str] = set()
     for ins in sorted(profile.instructions.values(), key=lambda i: i.id):
         for name in ins.nodes:
@@ -84,28 +116,45 @@ def node_table(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> 
             share = instr_us[ins.id] / len(ins.nodes)
             for name in ins.nodes:
                 time_us[name] = time_us.get(name, 0.0) + share
+                how[name] = MEASURED
+    matched = match_delegate_ops(profile, ops, g)
+    untimed: dict[str, str] = {}
+    for part in matched.values():
+        for name, us in part.node_us.items():
+            time_us[name] = time_us.get(name, 0.0) + us
+            how.setdefault(name, MATCHED_HOW)
+        for name, why in part.untimed.items():
+            untimed.setdefault(name, f"{part.backend} (instruction {part.instruction_id}): {why}")
     qnn_nodes = qnn_ops_by_node(qnn)
     for name, q in qnn_nodes.items():
         if q["est_us"] is not None:
             time_us[name] = time_us.get(name, 0.0) + q["est_us"]
             estimated.add(name)
+            how.setdefault(name, ESTIMATED_FROM_CYCLES)
         if name not in placement:
             placement[name] = "QnnBackend"
     nodes = []
     index = {n.name: i for i, n in enumerate(g.nodes)}
+    module_types: dict[str, str] = {}
     for n in g.nodes:
         q = qnn_nodes.get(n.name)
+        instances = module_instances(n)
+        for inst, ty in instances:
+            module_types.setdefault(inst, ty)
         nodes.append({
             "name": n.name, "op": n.op, "target": n.target,
             "module": n.module_path or "", "module_type": n.module_type,
+            "module_instance": instances[-1][0] if instances else "",
             "inputs": [index[i] for i in n.inputs if i in index],
             "input_kind": n.input_kind,
             "placement": placement.get(n.name),
             "instruction_id": instr_of.get(n.name),
             "time_us": time_us.get(n.name),
             "estimated": n.name in estimated,
+            "time_how": how.get(n.name) if n.name in time_us else None,
+            "untimed_why": untimed.get(n.name) if n.name not in time_us else None,
             "cycles": q["cycles"] if q else None,
             "hmx": q["hmx"] if q else None, "hvx": q["hvx"] if q else None,
             "source": n.source,
         })
-    return {"graph": g.name, "method": g.method, "nodes": nodes}
+    return {"graph": g.name, "method": g.method, "nodes": nodes, "module_types": module_types}

@@ -44,21 +44,37 @@ _XNNPACK_KIND = {
     "Resize Bilinear": "resize_bilinear",
 }
 
+# Kinds that are ambiguous across a whole program (XNNPACK inserts its own transposes and reshapes;
+# Clamp serves relu, hardtanh and clamp; Square is a mul of a tensor by itself) but safe inside one
+# delegate partition, where the matcher (analysis.delegate_ops) also requires equal counts per kind.
+_PARTITION_ATEN_KIND = {
+    "relu": "clamp", "hardtanh": "clamp", "clamp": "clamp",
+    "view_copy": "reshape", "unsqueeze_copy": "reshape", "squeeze_copy": "reshape",
+    "permute_copy": "transpose",
+}
+_PARTITION_XNNPACK_KIND = {"Clamp": "clamp", "Static Reshape": "reshape", "Transpose": "transpose",
+                           "Square": "multiply"}
+
 _OP_TYPE = re.compile(r"^(?:aten(?:\.|::)|native_call_)?(?P<base>[A-Za-z0-9_]+?)(?:\.[A-Za-z0-9_]+)?$")
 _XNNPACK_NAME = re.compile(r"^(?P<op>[A-Za-z][A-Za-z ]*?)\s*(?:\([^()]*\))?(?:\s+[A-Z0-9]+)*\s*(?:#\d+)?$")
 
 
-def kind_of_op_type(op_type: str | None) -> str | None:
+def kind_of_op_type(op_type: str | None, in_partition: bool = False) -> str | None:
     """Kind of an ATen op type, kernel or .pte operator name: ``aten.convolution.default``,
-    ``aten::convolution.out``, ``native_call_convolution.out`` -> ``conv``."""
+    ``aten::convolution.out``, ``native_call_convolution.out`` -> ``conv``. ``in_partition``: also
+    the kinds only safe within one delegate partition (clamp, reshape, transpose)."""
     if not op_type:
         return None
     m = _OP_TYPE.match(op_type.strip())
-    return _ATEN_KIND.get(m.group("base")) if m else None
+    if not m:
+        return None
+    kind = _ATEN_KIND.get(m.group("base"))
+    return kind or (_PARTITION_ATEN_KIND.get(m.group("base")) if in_partition else None)
 
 
-def kind_of_delegate_event(name: str, backend: str | None = None) -> str | None:
-    """Kind of a delegate's per-op event name (QNN's ``:OpId_N`` already stripped), or None."""
+def kind_of_delegate_event(name: str, backend: str | None = None, in_partition: bool = False) -> str | None:
+    """Kind of a delegate's per-op event name (QNN's ``:OpId_N`` already stripped), or None.
+    ``in_partition``: as for :func:`kind_of_op_type`."""
     if not name:
         return None
     if name.startswith("aten_"):   # QNN: the edge FX node name, e.g. aten_convolution_default_3
@@ -69,4 +85,7 @@ def kind_of_delegate_event(name: str, backend: str | None = None) -> str | None:
                 return kind
         return None
     m = _XNNPACK_NAME.match(name.strip())
-    return _XNNPACK_KIND.get(m.group("op")) if m else None
+    if not m:
+        return None
+    kind = _XNNPACK_KIND.get(m.group("op"))
+    return kind or (_PARTITION_XNNPACK_KIND.get(m.group("op")) if in_partition else None)

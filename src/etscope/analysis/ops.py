@@ -306,3 +306,20 @@ def _row(s: dict, ins, level: int, total_ns: float) -> dict:
         "share": (s["total"] / total_ns) if is_time and total_ns else None,
         "source": ins.source if ins and level == 0 else None,
     }
+
+
+def inner_rows_by_call(ops: list[dict]) -> dict[tuple[int, int], list[dict]]:
+    """Level-1 rows (kernels, delegate-internal events) under the level-0 row (instruction id,
+    occurrence) that holds them: the k-th call of an instruction in a run holds the k-th event of
+    each name inside it (occurrences beyond the last call go to the last call). Each row is listed
+    under one call only: an instruction called K times per run gives K calls, not K x K rows."""
+    calls: dict[int, int] = {}
+    for r in ops:
+        if r["level"] == 0:
+            calls[r["instruction_id"]] = max(calls.get(r["instruction_id"], 0), r["occurrence"] + 1)
+    out: dict[tuple[int, int], list[dict]] = {}
+    for r in ops:
+        if r["level"] == 1:
+            iid = r["instruction_id"]
+            out.setdefault((iid, min(r["occurrence"], calls.get(iid, 1) - 1)), []).append(r)
+    return out

@@ -6,6 +6,7 @@
 - ``placement``: mean ms per run per (category, op type);
 - ``runs``: per-run columns (latency and its split, start) and the LLM phase of each run;
 - ``nodes``: the ETRecord graph's nodes with placement and time (``analysis.nodes``);
+- ``modules``: inclusive time per source module (``analysis.modules``);
 - ``checks``: warnings about units and failed invariants, in plain words;
 - ``findings``: what the report says first, ranked (``analysis.findings``).
 
@@ -21,7 +22,9 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.findings import Finding, findings
+from etscope.analysis.modules import module_times
 from etscope.analysis.nodes import node_table
+from etscope.analysis.ops import inner_rows_by_call
 from etscope.analysis.placement import per_run_parts
 from etscope.analysis.timeline import first_timed_ns, since_origin
 
@@ -43,17 +46,20 @@ class ReportView:
     checks: list[str]
     notes: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    modules: dict | None = None
 
 
 def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: dict | None, llm: dict | None,
-                notes: list[str] | None = None) -> ReportView:
-    """The view bundle of one profile from its summary, op table, QNN and LLM results."""
+                notes: list[str] | None = None, modules: dict | None = None) -> ReportView:
+    """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
+    module times, computed here when not given)."""
     tree = hierarchy(summary, ops, qnn, profile.n_runs)
     return ReportView(profile=profile, summary=summary, ops=ops, qnn=qnn, llm=llm, hierarchy=tree,
                       placement=placement_by_op_type(summary, ops, qnn, profile.n_runs),
                       runs=run_columns(profile, llm), nodes=node_table(profile, ops, qnn),
                       checks=checks(summary, profile, qnn, tree), notes=list(notes or []),
-                      findings=findings(summary, qnn))
+                      findings=findings(summary, qnn),
+                      modules=modules if modules is not None else module_times(profile, ops, qnn))
 
 
 def _ns_to_ms(x) -> float:
@@ -62,23 +68,6 @@ def _ns_to_ms(x) -> float:
 
 def _us_to_ms(x) -> float:
     return float(units.to_ms(x, units.US))
-
-
-def inner_rows_by_call(ops: list[dict]) -> dict[tuple[int, int], list[dict]]:
-    """Level-1 rows (kernels, delegate-internal events) under the level-0 row (instruction id,
-    occurrence) that holds them: the k-th call of an instruction in a run holds the k-th event of
-    each name inside it (occurrences beyond the last call go to the last call). Each row is listed
-    under one call only: an instruction called K times per run gives K calls, not K x K rows."""
-    calls: dict[int, int] = {}
-    for r in ops:
-        if r["level"] == 0:
-            calls[r["instruction_id"]] = max(calls.get(r["instruction_id"], 0), r["occurrence"] + 1)
-    out: dict[tuple[int, int], list[dict]] = {}
-    for r in ops:
-        if r["level"] == 1:
-            iid = r["instruction_id"]
-            out.setdefault((iid, min(r["occurrence"], calls.get(iid, 1) - 1)), []).append(r)
-    return out
 
 
 def _qnn_partitions(qnn: dict | None) -> dict:

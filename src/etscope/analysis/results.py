@@ -17,6 +17,7 @@ from etscope.analysis import llm as llm_analysis
 from etscope.analysis import ops as ops_analysis
 from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis import summary as summary_analysis
+from etscope.analysis.modules import module_times
 from etscope.analysis.report_view import ReportView, report_view
 from etscope.errors import FormatError
 from etscope.formats.qnn_compile_spec import soc_from_pte
@@ -97,6 +98,11 @@ class Results:
         return result if is_llm(result) else None
 
     @cached_property
+    def modules(self) -> dict | None:
+        """Inclusive time per source module (``analysis.modules``), None without an ETRecord graph."""
+        return module_times(self.profile, self.ops, self.qnn)
+
+    @cached_property
     def view(self) -> ReportView:
         """Everything the HTML report shows."""
-        return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes)
+        return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules)

@@ -41,11 +41,17 @@ def summary(etdump, etrecord, pte, method, runtrace, qnn_heap, as_json):
               help="Rows to print (0: all; default: 60 on a terminal, all when piped).")
 @sort_option("total", "Order of the table, largest first; an instruction's nested rows stay under it "
                       "(--json keeps instruction order).")
-def ops(etdump, etrecord, pte, method, as_json, limit, sort):
+@click.option("--by", type=click.Choice(["instruction", "module"]), default="instruction", show_default=True,
+              help="module: inclusive time per source module (needs --etrecord).")
+def ops(etdump, etrecord, pte, method, as_json, limit, sort, by):
     """Per-op table: every instruction and what ran inside it, with placement and source."""
     from etscope.analysis.results import Results
 
     r = Results(load_profile(etdump, etrecord, pte, method))
+    if by == "module":
+        from etscope.cli.modules import emit_modules
+
+        return emit_modules(r, as_json, limit)
     rows = r.ops
     if as_json:
         s = r.summary

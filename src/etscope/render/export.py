@@ -4,9 +4,7 @@ Tables are pyarrow Tables built from what ``profile`` and ``analysis`` hold; ``e
 writes them as CSV / Parquet / JSON, ``etscope sql`` queries them with DuckDB and the notebook API
 turns them into pandas DataFrames. Column meanings are in :data:`COLUMNS` (also in the README).
 
-``model-explorer`` writes Google Model Explorer node data (``GraphNodeData`` JSON: ``results``
-keyed by the FX node names of the ETRecord's edge graph) so time and placement can be overlaid on
-the graph in Model Explorer.
+``model-explorer`` writes Google Model Explorer node data (``render.model_explorer``).
 """
 from __future__ import annotations
 
@@ -18,12 +16,12 @@ import pyarrow as pa
 
 from etscope import profile as P
 from etscope import units
-from etscope.analysis.nodes import node_table
 from etscope.analysis.qnn_lookup import clock_mhz, qnn_name_keys, qnn_op_lookup, qnn_partitions
 from etscope.analysis.report_view import run_phases
 from etscope.analysis.timeline import first_timed_ns, since_origin, timed_mask
 from etscope.formats import etdump as etdump_format
 from etscope.paths import atomic_paths, check_output_dir
+from etscope.render.model_explorer import MODEL_EXPLORER_FILES, model_explorer, placement_color  # noqa: F401
 from etscope.render.table_cells import no_formulas, plain_strings as _plain
 
 KIND_NAMES = ("profile", "allocation", "debug")
@@ -267,50 +265,6 @@ def tables(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None =
     return {"events": events_table(profile, qnn), "ops": ops_table(profile, ops), "runs": runs_table(profile, llm)}
 
 
-# ---- Model Explorer ---------------------------------------------------------------------------------
-PLACEMENT_COLORS = {"QnnBackend": "#2e7d32", "cpu": "#c62828"}
-OTHER_DELEGATE_COLOR = "#1565c0"
-
-
-def placement_color(placement: str | None) -> str:
-    if placement is None:
-        return "#9e9e9e"
-    return PLACEMENT_COLORS.get(placement, OTHER_DELEGATE_COLOR)
-
-
-def model_explorer(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None = None) -> dict[str, dict]:
-    """Model Explorer node data files: {file name: GraphNodeData dict}. Empty without an ETRecord.
-
-    Keys of ``results`` are the FX node names of the ETRecord's edge graph (Model Explorer's node
-    ids for an ExportedProgram). ``time_us``: mean µs per run (CPU kernels measured, QNN ops
-    estimated from cycles); ``placement``: the backend as a label with a colour per backend.
-    """
-    if ops is None:
-        from etscope.analysis.ops import op_table
-
-        ops = op_table(profile)
-    nt = node_table(profile, ops, qnn)
-    if nt is None:
-        return {}
-    time_results = {}
-    placement_results = {}
-    for n in nt["nodes"]:
-        if n["time_us"] is not None:
-            time_results[n["name"]] = {"value": round(float(n["time_us"]), 3)}
-        if n["placement"] is not None:
-            placement_results[n["name"]] = {"value": n["placement"], "bgColor": placement_color(n["placement"]),
-                                            "textColor": "#ffffff"}
-    return {
-        "node_time_us.json": {
-            "results": time_results,
-            "gradient": [{"stop": 0, "bgColor": "#fff5f0"}, {"stop": 0.5, "bgColor": "#fb6a4a"},
-                         {"stop": 1, "bgColor": "#67000d"}],
-        },
-        "node_placement.json": {"results": placement_results, "showExpandedSummaryOnGroupNode": True,
-                                "showLabelCountColumnsInChildrenStatsTable": True},
-    }
-
-
 # ---- writing -----------------------------------------------------------------------------------------
 def write_table(table: pa.Table, path: str, fmt: str) -> None:
     """Write one table to ``path`` as it is (export() makes the files appear together)."""
@@ -332,7 +286,6 @@ def write_table(table: pa.Table, path: str, fmt: str) -> None:
 
 
 TABLE_NAMES = ("events", "ops", "runs")
-MODEL_EXPLORER_FILES = ("node_time_us.json", "node_placement.json")
 
 
 def export_names(fmt: str) -> list[str]:

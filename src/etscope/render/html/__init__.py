@@ -12,7 +12,8 @@ with autoescape on; a Content-Security-Policy forbids any network access.
 ``analysis.diff_view.DiffView`` (the diff plus the per-run latency of both runs), drawn by
 assets/diff.js; the report's "Compared with base" section (``etscope report --compare``) uses the
 same data (:func:`diff_view_data`) and the same script. Scripts: common.js (helpers), diff.js and the page's own (report.js or
-diff_page.js) are inlined into one function scope.
+diff_page.js) are inlined into one function scope; the report's module tree (modules.js) and
+graph view (graph.js) are their own files, inlined before report.js.
 
 Charts are hand-written SVG rather than plotly: plotly.min.js alone is ~4.6 MB, which would use up
 the 5 MB budget for a report before any data, and the charts needed here (icicle, bars, scatter,
@@ -37,6 +38,8 @@ SCHEMA = "etscope.report/1"
 DIFF_SCHEMA = "etscope.diff-page/1"
 MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
 MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
+# Scripts of the report's sections that live in their own files, inlined before the page's script.
+PAGE_PARTS = {"report.js": ("modules.js", "graph.js")}
 
 
 def _asset(name: str) -> str:
@@ -106,9 +109,22 @@ def graph_data(nodes: dict | None) -> dict | None:
     if nodes is None:
         return None
     cols = ["name", "op", "target", "module", "inputs", "placement", "time_us", "estimated", "source",
-            "input_kind", "instruction_id", "hmx", "hvx"]
+            "input_kind", "instruction_id", "hmx", "hvx", "module_instance", "time_how", "untimed_why"]
     rows = [[_r(n[c]) if isinstance(n[c], float) else n[c] for c in cols] for n in nodes["nodes"]]
-    return {"graph": nodes["graph"], "method": nodes["method"], "columns": cols, "nodes": rows}
+    return {"graph": nodes["graph"], "method": nodes["method"], "columns": cols, "nodes": rows,
+            "module_types": nodes.get("module_types") or {}}
+
+
+def modules_data(modules: dict | None) -> dict | None:
+    """The module tree (``analysis.modules.module_times``), µs rounded."""
+    if modules is None:
+        return None
+    rows = [dict(m, total_us=_r(m["total_us"]), self_us=_r(m["self_us"]),
+                 how_us={k: _r(v) for k, v in m["how_us"].items()},
+                 placement_us={k: _r(v) for k, v in m["placement_us"].items()}) for m in modules["modules"]]
+    return dict(modules, modules=rows, attributed_us=_r(modules["attributed_us"]),
+                method_execute_us=_r(modules["method_execute_us"]),
+                framework_overhead_us=_r(modules["framework_overhead_us"]))
 
 
 def report_data(view: ReportView, title: str | None = None, compare: DiffView | None = None) -> dict:
@@ -132,6 +148,7 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
         "qnn": view.qnn,
         "llm": view.llm,
         "graph": graph_data(view.nodes),
+        "modules": modules_data(view.modules),
         "warnings": list(summary.get("warnings") or []) + view.checks + view.notes,
         "compare": None if compare is None else diff_view_data(compare),
     })
@@ -175,7 +192,9 @@ def _script(*pages: str) -> str:
     parsed from the JSON blob (our own files, shipped with the package)."""
     text = "\n".join(["(function () {", "  'use strict';",
                       "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
-                      _asset("common.js"), _asset("diff.js"), *(_asset(p) for p in pages), "})();"])
+                      _asset("common.js"), _asset("diff.js"),
+                      *(_asset(part) for p in pages for part in PAGE_PARTS.get(p, ())),
+                      *(_asset(p) for p in pages), "})();"])
     if "</" in text:    # cannot end the <script> element early
         raise ValueError(f"inlined script for {pages} contains '</'")
     return text

@@ -1,0 +1,59 @@
+"""`etscope ops --by module`: the module tree with inclusive time (``analysis.modules``), for people."""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from etscope.render.safe import clean
+from etscope.units import fmt_ms
+
+# One letter per source of time, so the table fits 80 columns; the legend under it spells them out.
+SHORT_HOW = {"measured": "M", "matched by kind and order": "K", "partition": "P", "estimated": "E"}
+
+
+def module_label(m: dict) -> str:
+    """``attention (AttentionMHA)``: the module's attribute name and the last part of its type."""
+    ty = (m.get("type") or "").rsplit(".", 1)[-1]
+    return m["name"] + (f" ({ty})" if ty and ty != m["name"] else "")
+
+
+def how_text(m: dict) -> str:
+    """Where the module's time comes from, largest share first: ``K61 P39`` (percent)."""
+    total = m["total_us"] or 0.0
+    parts = sorted(((us, h) for h, us in m["how_us"].items() if us > 0), reverse=True)
+    if not total or not parts:
+        return ""
+    return " ".join(f"{SHORT_HOW.get(h, h)}{us / total * 100:.0f}" for us, h in parts)
+
+
+def short_placement(p: str) -> str:
+    """``XnnpackBackend`` -> ``Xnnpack``, ``cpu`` -> ``CPU``."""
+    return "CPU" if p == "cpu" else (p[:-len("Backend")] if p.endswith("Backend") and len(p) > 7 else p)
+
+
+def render_modules(mt: dict, console: Console | None = None, limit: int | None = None) -> None:
+    c = console or Console(highlight=False)
+    if console is None and not c.is_terminal:     # piped: wide lines, no folding
+        c = Console(highlight=False, width=200)
+    execute = mt.get("method_execute_us") or 0.0
+    rows = mt["modules"]
+    shown = rows if limit is None else rows[:limit]
+    t = Table(title="Time per source module (mean per run, inclusive)", title_justify="left")
+    for col, right in (("module", False), ("total", True), ("share", True), ("self", True),
+                       ("where", False), ("how %", False)):
+        # Only the module column wraps (at any character): the numbers and codes stay whole.
+        t.add_column(col, justify="right" if right else "left", overflow="fold", no_wrap=col != "module")
+    for m in shown:
+        placement = " ".join(clean(short_placement(p)) for p in m["placement_us"])
+        t.add_row(Text(clean("  " * m["depth"] + module_label(m))), fmt_ms(m["total_us"] / 1e3),
+                  f"{m['total_us'] / execute:.1%}" if execute else "", fmt_ms(m["self_us"] / 1e3),
+                  Text(placement), Text(how_text(m)))
+    caption = [f"Method::execute {fmt_ms(execute / 1e3)} = modules {fmt_ms(mt['attributed_us'] / 1e3)} + "
+               f"framework overhead {fmt_ms((mt.get('framework_overhead_us') or 0.0) / 1e3)}"]
+    if limit is not None and len(rows) > limit:
+        caption.append(f"… {len(rows) - limit} more modules (--limit 0 shows all)")
+    t.caption = "; ".join(caption)
+    c.print(t)
+    c.print(Text("how %: " + "; ".join(f"{SHORT_HOW.get(h, h)} {text}" for h, text in mt["how"].items()),
+                 style="dim"))

@@ -1,0 +1,91 @@
+"""XNNPACK per-op events matched to the partition's graph nodes by kind and order (analysis.delegate_ops)."""
+import csv
+
+import pytest
+
+from etscope.analysis.delegate_ops import MATCHED_HOW, _match_call, match_delegate_ops
+from etscope.analysis.nodes import graph_for_views, node_table
+from etscope.analysis.op_kinds import kind_of_delegate_event, kind_of_op_type
+from etscope.analysis.ops import op_table
+from etscope.formats.etrecord import GraphNode
+from etscope.profile import load
+
+
+def _load(real, name):
+    p = load(real / f"{name}.etdump", real / f"{name}.etrecord", real / f"{name}.pte")
+    return p, op_table(p)
+
+
+def test_cnn_conv_pool_linear_nodes_get_the_inspector_times_of_their_xnnpack_events(real):
+    p, ops = _load(real, "cnn")
+    nodes = {n["name"]: n for n in node_table(p, ops)["nodes"]}
+    # Oracle: the Inspector's mean of each XNNPACK event (ms), from its table of the same file.
+    avg = {r["event_name"]: float(r["avg (ms)"]) * 1e3
+           for r in csv.DictReader(open(real / "cnn.inspector.tsv"), delimiter="\t")}
+    expect = {"aten_convolution_default": "Convolution (NHWC, F32) IGEMM #1",
+              "aten_convolution_default_1": "Convolution (NHWC, F32) IGEMM #2",
+              "aten_max_pool2d_default": "Max Pooling (NHWC, F32) #1",
+              "aten_max_pool2d_default_1": "Max Pooling (NHWC, F32) #2",
+              "aten_linear_default": "Fully Connected (NC, F32) GEMM #1"}
+    for node, event in expect.items():
+        assert nodes[node]["placement"] == "XnnpackBackend"
+        assert nodes[node]["time_us"] == pytest.approx(avg[event], rel=1e-6), node
+        assert nodes[node]["time_how"] == MATCHED_HOW
+        assert not nodes[node]["estimated"]
+    # relu is fused into the convolution (no Clamp operator logged): left untimed, with the reason.
+    for relu in ("aten_relu_default", "aten_relu_default_1"):
+        assert nodes[relu]["time_us"] is None
+        assert "2 clamp node(s)" in nodes[relu]["untimed_why"] and "0 clamp event(s)" in nodes[relu]["untimed_why"]
+    assert nodes["aten_cumsum_default"]["time_how"] == "measured"
+
+
+def test_cnn_unmatched_events_and_call_time_stay_with_the_partition(real):
+    p, ops = _load(real, "cnn")
+    part = match_delegate_ops(p, ops, graph_for_views(p))[0]
+    assert set(part.unmatched_events) == {"Transpose (ND, X32) #1", "Transpose (ND, X32) #2"}   # XNNPACK's own layout ops
+    assert part.matched_us + sum(part.unmatched_events.values()) == pytest.approx(part.events_us)
+    assert part.events_us < part.call_us
+
+
+def test_llama_matches_only_same_kind_and_never_a_node_twice(real):
+    p, ops = _load(real, "llama")
+    g = graph_for_views(p)
+    parts = match_delegate_ops(p, ops, g)
+    assert sum(len(x.node_us) for x in parts.values()) > 50
+    for part in parts.values():
+        assert not set(part.node_us) & set(part.untimed)
+        for node, events in part.node_events.items():
+            for e in events:
+                assert kind_of_delegate_event(e, in_partition=True) == kind_of_op_type(g.by_name[node].target, in_partition=True)
+        assert part.matched_us <= part.events_us + 1e-9
+
+
+def _n(name, target, *inputs):
+    return GraphNode(name=name, op="call_function", target=target, inputs=tuple(inputs))
+
+
+def test_count_mismatch_leaves_the_kind_untimed_and_the_rest_matched():
+    nodes = [_n("c", "aten.convolution.default"), _n("r", "aten.relu.default", "c"),
+             _n("l", "aten.linear.default", "r"), _n("l2", "aten.linear.default", "l")]
+    events = [("Convolution (NHWC, F32) IGEMM #1", 5.0), ("Fully Connected (NC, F32) GEMM #1", 1.0)]
+    pairs, why = _match_call(nodes, events)
+    assert pairs == {"c": 0}
+    assert "2 fully_connected node(s)" in why["l"] and "1 fully_connected event(s)" in why["l"]
+    assert set(why) == {"r", "l", "l2"}
+
+
+def test_events_against_the_data_dependencies_match_nothing():
+    nodes = [_n("a", "aten.add.Tensor"), _n("m", "aten.mul.Tensor", "a")]
+    pairs, why = _match_call(nodes, [("Multiply (ND) #1", 1.0), ("Add (ND) #1", 1.0)])
+    assert pairs == {}
+    assert set(why) == {"a", "m"}
+    assert _match_call(nodes, [("Add (ND) #1", 1.0), ("Multiply (ND) #1", 1.0)])[0] == {"a": 0, "m": 1}
+
+
+def test_same_kind_nodes_the_graph_leaves_unordered_are_ambiguous():
+    # m1 depends on a chain, m2 on nothing inside the partition: a backend may run m2 first.
+    nodes = [_n("s", "aten.sub.Tensor"), _n("m1", "aten.mul.Tensor", "s"), _n("m2", "aten.mul.Tensor")]
+    pairs, why = _match_call(nodes, [("Subtract (ND) #1", 1.0), ("Multiply (ND) #1", 1.0), ("Multiply (ND) #2", 1.0)])
+    assert "m1" not in pairs and "m2" not in pairs
+    assert "order" in why["m1"]
+    assert pairs == {"s": 0}
