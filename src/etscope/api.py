@@ -3,7 +3,7 @@
     >>> import etscope
     >>> p = etscope.load("run.etdump", etrecord="m.etrecord", pte="m.pte")
     >>> p                      # in Jupyter: the reading guide and the time split as HTML
-    >>> p.ops()                # pandas DataFrames (Arrow-backed), true units (see render.export.COLUMNS)
+    >>> p.ops()                # pandas DataFrames (Arrow-backed), true units (see analysis.tables.COLUMNS)
     >>> p.runs(); p.events()
     >>> p.sql("SELECT op_type, sum(dur_us) FROM events GROUP BY 1")
     >>> p.report("report.html"); p.trace("trace.json")
@@ -200,9 +200,7 @@ def compare_view(base, new, min_effect_pct: float = 2.0) -> DiffView:
 # ---- tables -------------------------------------------------------------------------------------------
 def tables_of(r: Results) -> dict:
     """The events, ops and runs tables (pyarrow) of analysed results."""
-    from etscope.render.export import tables
-
-    return tables(r.profile, r.ops, r.qnn, r.llm)
+    return r.tables
 
 
 def _tables(p) -> dict:
@@ -234,7 +232,7 @@ def sql(p, query: str):
     """DuckDB over the events / ops / runs tables; returns a pandas DataFrame."""
     from etscope.render.sql import query as run_query
 
-    return _df(run_query(profile_of(p), query, tables=_tables(p)))
+    return _df(run_query(_tables(p), query))
 
 
 def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) -> str:
@@ -246,10 +244,11 @@ def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) 
 
 
 def trace(p, path: str | os.PathLike = "trace.json", qhas=None, optrace=None) -> str:
+    from etscope.analysis.trace_view import trace_view
     from etscope.render.trace import build_trace, write_trace
 
     out = _output(profile_of(p), path, qhas, optrace)
-    write_trace(out, build_trace(profile_of(p), qnn=results(p, qhas, optrace).qnn))
+    write_trace(out, build_trace(trace_view(profile_of(p), qnn=results(p, qhas, optrace).qnn)))
     return os.fspath(path)
 
 

@@ -403,7 +403,7 @@ def trace(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, runs_s
     profile = _load(etdump, etrecord, pte, method)
     runs = _runs_in(ranges, profile.n_runs, runs_spec)
     r = api.results(profile, qhas, optrace, runtrace)
-    t = build_trace(profile, qnn=r.qnn, runs=runs)
+    t = build_trace(r.trace(runs))
     t["otherData"]["notes"] = r.notes + t["otherData"]["notes"]
     write_trace(out, t)
     n = sum(1 for e in t["traceEvents"] if e.get("ph") == "X")
@@ -432,8 +432,7 @@ def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
     r = api.results(profile, qhas, optrace)
     if fmt == "model-explorer" and profile.etrecord is None:
         raise click.UsageError("--format model-explorer needs --etrecord (node ids come from its graph)")
-    written = do_export(profile, fmt, out_dir, ops=r.ops, qnn=r.qnn, llm=None if fmt == "model-explorer" else r.llm,
-                        inputs=inputs)
+    written = do_export(r, fmt, out_dir, inputs=inputs)
     for path in written:
         click.echo(f"wrote {display(path)}")
     if fmt == "model-explorer":
@@ -455,7 +454,7 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
     _require_files(qhas, optrace)
     profile = _load(etdump, etrecord, pte, method)
     try:
-        result = run_query(profile, query, tables=api.tables_of(api.results(profile, qhas, optrace)))
+        result = run_query(api.tables_of(api.results(profile, qhas, optrace)), query)
     except SqlError as err:
         click.echo(f"etscope: sql: {_one_line(str(err))}", err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -466,16 +465,16 @@ def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
 
         import pyarrow.csv as pacsv
 
-        from etscope.render.export import _plain, no_formulas
+        from etscope.render.export import no_formulas, plain
 
         buf = io.BytesIO()
-        pacsv.write_csv(no_formulas(_plain(result)), buf)
+        pacsv.write_csv(no_formulas(plain(result)), buf)
         click.echo(buf.getvalue().decode("utf-8"), nl=False)
     else:
-        from etscope.render.export import _plain
+        from etscope.render.export import plain
         from etscope.render.json import dumps
 
-        click.echo(dumps(_plain(result).to_pylist(), indent=None))
+        click.echo(dumps(plain(result).to_pylist(), indent=None))
 
 
 # ---- diff -----------------------------------------------------------------------------------------

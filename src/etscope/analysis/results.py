@@ -90,6 +90,27 @@ class Results:
         return result if is_llm(result) else None
 
     @cached_property
+    def tables(self) -> dict:
+        """The events, ops and runs tables (pyarrow, ``analysis.tables``) that export, sql and the
+        notebook DataFrames show."""
+        from etscope.analysis.tables import tables
+
+        return tables(self.profile, self.ops, self.qnn, self.llm)
+
+    def trace(self, runs: list[int] | None = None):
+        """The timeline (``analysis.trace_view.TraceView``) of the given Execute runs (default: all)."""
+        from etscope.analysis.trace_view import trace_view
+
+        return trace_view(self.profile, qnn=self.qnn, runs=runs)
+
+    @cached_property
+    def nodes(self) -> dict | None:
+        """Graph nodes with placement and time (``analysis.nodes.node_table``); None without a graph."""
+        from etscope.analysis.nodes import node_table
+
+        return node_table(self.profile, self.ops, self.qnn)
+
+    @cached_property
     def view(self) -> ReportView:
         """Everything the HTML report shows."""
         return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes)

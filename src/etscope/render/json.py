@@ -8,17 +8,18 @@ import re
 import numpy as np
 
 
-def _clean(x):
+def clean(x):
+    """JSON-ready: numpy scalars/arrays as Python values, NaN/inf as None, keys as strings."""
     if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
+        return {str(k): clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
+        return [clean(v) for v in x]
     if isinstance(x, np.generic):
         x = x.item()
     if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
         return None
     if isinstance(x, np.ndarray):
-        return _clean(x.tolist())
+        return clean(x.tolist())
     return x
 
 
@@ -30,7 +31,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dumps(obj, indent: int | None = 2) -> str:
-    return _safe(json.dumps(_clean(obj), indent=indent, ensure_ascii=False, allow_nan=False))
+    return _safe(json.dumps(clean(obj), indent=indent, ensure_ascii=False, allow_nan=False))
 
 
 def _safe(text: str) -> str:
@@ -52,7 +53,7 @@ def write(obj, file, indent: int | None = 2) -> None:
     enc = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False)
     buf: list[str] = []
     size = 0
-    for chunk in enc.iterencode(_clean(obj)):
+    for chunk in enc.iterencode(clean(obj)):
         buf.append(chunk)
         size += len(chunk)
         if size > 1 << 20:
