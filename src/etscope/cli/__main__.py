@@ -1,0 +1,4 @@
+"""`python -m etscope.cli`."""
+from etscope.cli import main
+
+main()

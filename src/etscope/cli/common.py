@@ -1,0 +1,133 @@
+"""What every command shares: input options, loading with the progress bar, output checks, JSON out.
+
+Heavy modules are imported inside the functions so `etscope --help` stays fast.
+"""
+from __future__ import annotations
+
+import click
+
+EXIT_BAD_INPUT = 2
+
+
+def one_line(s: str) -> str:
+    from etscope.render.safe import clean
+
+    return clean(" ".join(s.split()), limit=500)
+
+
+def runtrace_option(f):
+    return click.option("--runtrace", type=str,
+                        help="QNN runtrace JSON (*_runtrace.json, RUN_TRACE): the measured HTP clock, used "
+                             "instead of the estimate to turn cycles into µs.")(f)
+
+
+def read_runtrace_file(path):
+    if path is None:
+        return None
+    from etscope.formats.runtrace import read_runtrace
+
+    return read_runtrace(path)
+
+
+def qnn_heap_option(f):
+    return click.option("--qnn-heap", "qnn_heap", type=str,
+                        help="QNN HTP DSP heap profile (htp_heap_usage.txt): heap before/after the QNN "
+                             "contexts, shown beside planned CPU memory and VTCM.")(f)
+
+
+def read_heap_file(path):
+    """The heap file is read first: a bad one fails before a long ETDump read."""
+    if path is None:
+        return None
+    from etscope.formats.heap import read_heap
+
+    return read_heap(path)
+
+
+def heap_view_of(heap, program=None, method=None):
+    from etscope.analysis.heap import heap_view
+
+    return heap_view(heap, program, method)
+
+
+def echo_heap(view):
+    from etscope.render.heap_text import heap_lines
+
+    click.echo("")
+    for line in heap_lines(view):
+        click.echo(line)
+
+
+def etdump_inputs(f):
+    f = click.option("--method", help="Method the runs executed (default: the one that fits; when the ETDump "
+                                      "holds runs of several methods, the one with most runs).")(f)
+    f = click.option("--pte", type=str, help="The .pte program.")(f)
+    f = click.option("--etrecord", type=str, help="The ETRecord from export.")(f)
+    f = click.argument("etdump", type=str)(f)
+    return f
+
+
+def load_profile(etdump, etrecord, pte, method, announce=True):
+    from etscope.paths import check_inputs, display
+    from etscope.profile import load
+    from etscope.render.progress import reading
+    from etscope.render.safe import clean
+
+    check_inputs((etdump, etrecord, pte))
+
+    with reading(etdump) as progress:   # a bar on stderr for big files (> 50 MB), else nothing
+        profile = load(etdump, etrecord=etrecord, pte=pte, method=method, progress=progress)
+    # Removed accumulated copies change every number: said on stderr by every command (summary
+    # lists it among its warnings instead).
+    if announce and profile.accumulation is not None:
+        click.echo("etscope: warning: " + clean(f"{display(etdump)}: {profile.accumulation.warning()}", 800), err=True)
+    return profile
+
+
+def emit_json(obj):
+    import sys
+
+    from etscope.render.json import write
+
+    write(obj, sys.stdout)
+
+
+def view_inputs(f):
+    f = click.option("--optrace", type=str, help="QNN optrace JSON (HMX/HVX per op).")(f)
+    f = click.option("--qhas", type=str,
+                     help="QHAS JSON (*_qnn_htp_analysis_summary.json): utilisation, VTCM, DRAM.")(f)
+    return etdump_inputs(f)
+
+
+def require_files(*paths):
+    """Every input an existing regular file (symlinks resolved), checked before any work."""
+    from etscope.paths import check_inputs
+
+    check_inputs(paths)
+
+
+def output_target(path, *inputs, what="-o"):
+    """Where one output goes (``etscope.paths`` rules: never an input, '-' is standard output,
+    devices written in place, no folders created), checked before any work."""
+    from etscope.paths import check_inputs, check_output
+
+    check_inputs(inputs)
+    return check_output(path, inputs, what=what)
+
+
+def echo_wrote(out, text: str) -> None:
+    """The 'wrote ...' line: on stderr when the output itself went to standard output."""
+    click.echo(f"wrote {out.shown} {text}", err=out.kind == "stdout")
+
+
+def with_runs(profile, path):
+    """A profile to compare: it must hold at least one Execute run (a latency to compare)."""
+    from etscope.errors import FormatError
+
+    if profile.n_runs == 0:
+        raise FormatError("no Execute run (no Method::execute) in this ETDump: no latency to compare", path)
+    return profile
+
+
+def human_size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"

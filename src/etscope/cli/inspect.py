@@ -1,0 +1,125 @@
+"""One-file inspection: summary, ops, qnn, program."""
+from __future__ import annotations
+
+import click
+
+from etscope.cli.common import (
+    echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, read_heap_file,
+    read_runtrace_file, require_files, runtrace_option,
+)
+
+
+@click.command()
+@etdump_inputs
+@runtrace_option
+@qnn_heap_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in README).")
+def summary(etdump, etrecord, pte, method, runtrace, qnn_heap, as_json):
+    """Reading guide: what contains what, what ran where, in true units."""
+    from etscope.analysis.summary import summarize
+
+    rt = read_runtrace_file(runtrace)
+    heap = read_heap_file(qnn_heap)
+    profile = load_profile(etdump, etrecord, pte, method, announce=False)
+    s = summarize(profile, runtrace=rt)
+    if heap is not None:
+        s["qnn_heap"] = heap_view_of(heap, profile.pte, profile.method)
+    if as_json:
+        emit_json(s)
+    else:
+        from etscope.render.text import render_summary
+
+        render_summary(s)
+        if heap is not None:
+            echo_heap(s["qnn_heap"])
+
+
+@click.command()
+@etdump_inputs
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in README).")
+@click.option("--limit", type=click.IntRange(min=0), default=60, show_default=True, help="Rows to print (0: all).")
+def ops(etdump, etrecord, pte, method, as_json, limit):
+    """Per-op table: every instruction and what ran inside it, with placement and source."""
+    from etscope.analysis.results import Results
+
+    r = Results(load_profile(etdump, etrecord, pte, method))
+    rows = r.ops
+    if as_json:
+        s = r.summary
+        s["schema"] = "etscope.ops/1"
+        s["ops"] = rows
+        emit_json(s)
+    else:
+        from etscope.render.text import render_ops
+
+        render_ops(rows, limit=limit or None)
+
+
+@click.command()
+@click.argument("etdump", type=str, required=False)
+@click.option("--etrecord", type=str, help="The ETRecord from export.")
+@click.option("--pte", type=str, help="The .pte program (SoC from its QNN compile spec).")
+@click.option("--method", help="Method the runs executed (default: the one that fits).")
+@click.option("--qhas", type=str, help="QHAS JSON (*_qnn_htp_analysis_summary.json).")
+@click.option("--optrace", type=str, help="optrace JSON (Chrome trace, cycles).")
+@click.option("--qnn-csv", "qnn_csv", type=str,
+              help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")
+@runtrace_option
+@qnn_heap_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--top", type=click.IntRange(min=0), default=25, show_default=True, help="Per-op rows to print.")
+def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, as_json, top):
+    """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
+    from etscope.api import qnn_from_files
+
+    if not any((etdump, qhas, optrace, qnn_csv, qnn_heap)):
+        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv / --qnn-heap")
+    require_files(etdump, etrecord, pte, qhas, optrace, qnn_csv, runtrace, qnn_heap)
+    heap = read_heap_file(qnn_heap)
+    report = None
+    if any((etdump, qhas, optrace, qnn_csv)):
+        report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace)
+    heap_view = None
+    if heap is not None:
+        from etscope.formats.pte import read_pte
+
+        heap_view = heap_view_of(heap, read_pte(pte) if pte is not None else None, method)
+    if as_json:
+        from etscope.paths import display
+
+        inputs = report.pop("inputs") if report is not None else {
+            k: display(v) for k, v in (("pte", pte), ("qnn_heap", qnn_heap)) if v is not None}
+        if report is not None and qnn_heap is not None:
+            inputs["qnn_heap"] = display(qnn_heap)
+        out = {"schema": "etscope.qnn/1", "inputs": inputs, "qnn": report}
+        if heap_view is not None:
+            out["qnn_heap"] = heap_view
+        emit_json(out)
+    else:
+        if report is not None:
+            from etscope.render.qnn_text import render_qnn
+
+            render_qnn(report, top=top)
+        if heap_view is not None:
+            echo_heap(heap_view)
+
+
+@click.command()
+@click.argument("pte", type=str)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.program/1).")
+def program(pte, as_json):
+    """What a .pte holds (no ETDump needed): methods, delegates, segments, QNN compile spec, checks."""
+    from etscope.analysis.program import program_report
+    from etscope.formats.pte import read_pte
+    from etscope.paths import check_inputs, display
+
+    from etscope.formats.pte_constants import constant_method_values
+
+    check_inputs((pte,))
+    r = program_report(read_pte(pte), file=display(pte), constants=constant_method_values(pte))
+    if as_json:
+        emit_json(r.to_json())
+    else:
+        from etscope.render.program_text import render_program
+
+        render_program(r, echo=click.echo)

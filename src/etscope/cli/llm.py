@@ -1,0 +1,56 @@
+"""`etscope llm`: run series, prefill/decode phases, tokens/s."""
+from __future__ import annotations
+
+import click
+
+from etscope.cli.common import (
+    emit_json, load_profile, require_files,
+)
+
+
+def _prompt_runs(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        runs = sorted({int(x) for x in value.replace(" ", "").split(",") if x != ""})
+    except ValueError:
+        raise click.BadParameter("use run indices separated by commas, e.g. 0,57,114") from None
+    if not runs:
+        raise click.BadParameter("give at least one run index")
+    return runs
+
+
+@click.command()
+@click.argument("etdumps", nargs=-1, required=True, type=str)
+@click.option("--etrecord", type=str, help="The ETRecord from export.")
+@click.option("--pte", type=str, help="The .pte program (method names).")
+@click.option("--method", help="Only the runs of this method (default: the runs of every method, each "
+                               "matched to its method by the instructions it executed).")
+@click.option("--prompt-runs", callback=_prompt_runs,
+              help="Runs that are prefill, e.g. 0,57,114 (indices over all ETDumps given, in order); "
+                   "overrides the detection.")
+@click.option("--phases", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
+              help="auto: find prefill/decode (token counts, method, cost profile); none: one phase.")
+@click.option("--top", type=click.IntRange(min=0), default=8, show_default=True, help="Instructions listed per phase.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.llm/1).")
+def llm(etdumps, etrecord, pte, method, prompt_runs, phases, top, as_json):
+    """LLM runs: prefill/decode phases, warm-up, latency per phase, tokens/s, TTFT, drift.
+
+    Several ETDumps (e.g. separate prefill and decode runs) are read as one series, in order.
+    """
+    from etscope.analysis.llm import llm_report
+
+    if prompt_runs is not None and phases != "auto":
+        raise click.UsageError("--prompt-runs and --phases none exclude each other")
+    require_files(*etdumps, etrecord, pte)
+    profiles = [load_profile(e, etrecord, pte, method) for e in etdumps]
+    try:
+        r = llm_report(profiles, prompt_runs=prompt_runs, phases=phases, top=top, all_methods=True)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--prompt-runs") from None
+    if as_json:
+        emit_json(r)
+    else:
+        from etscope.render.llm_text import render_llm
+
+        render_llm(r)

@@ -1,0 +1,176 @@
+"""Views written to files or queried: report, trace, export, sql."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from etscope.cli.common import (
+    EXIT_BAD_INPUT, echo_wrote, heap_view_of, human_size, load_profile, one_line, output_target,
+    qnn_heap_option, read_heap_file, require_files, runtrace_option, view_inputs, with_runs,
+)
+
+
+@click.command()
+@view_inputs
+@runtrace_option
+@qnn_heap_option
+@click.option("-o", "--output", default="report.html", show_default=True, type=str,
+              help="HTML file to write (one file, works offline).")
+@click.option("--compare", "compare_etdump", type=str,
+              help="Base ETDump: add a 'Compared with base' section (as etscope diff BASE ETDUMP).")
+@click.option("--compare-etrecord", type=str, help="ETRecord of the base run.")
+@click.option("--compare-pte", type=str, help=".pte of the base run.")
+def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, qnn_heap, output, compare_etdump,
+           compare_etrecord, compare_pte):
+    """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
+    import os
+
+    from etscope import api
+    from etscope.paths import display
+    from etscope.render.html import write_report
+
+    if compare_etdump is None and (compare_etrecord or compare_pte):
+        raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
+    out = output_target(output, etdump, etrecord, pte, qhas, optrace, runtrace, qnn_heap, compare_etdump,
+                  compare_etrecord, compare_pte)
+    heap = read_heap_file(qnn_heap)
+    profile = load_profile(etdump, etrecord, pte, method)
+    compare = None
+    if compare_etdump is not None:
+        compare = api.compare_view(with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None),
+                                              compare_etdump), with_runs(profile, etdump))
+    r = api.results(profile, qhas, optrace, runtrace)
+    if heap is not None:
+        _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
+        r.summary["qnn_heap"] = heap_view_of(heap, profile.pte, profile.method)
+        r.notes += ["DSP heap: " + n for n in r.summary["qnn_heap"]["notes"]]
+    w = write_report(out, r.view, compare=compare)
+    echo_wrote(out, f"({human_size(w['bytes'])}): open it in a browser"
+                + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
+
+
+def _parse_runs(spec: str | None):
+    """``--runs`` as (start, stop) ranges, not expanded: checked against the file before any work."""
+    if spec is None:
+        return None
+    ranges: list[tuple[int, int]] = []
+    try:
+        for part in spec.split(","):
+            part = part.strip()
+            if ":" in part:
+                a, b = part.split(":", 1)
+                ranges.append((int(a.strip() or 0), int(b)))
+            elif part:
+                ranges.append((int(part), int(part) + 1))
+    except ValueError:
+        raise click.BadParameter("use indices and ranges such as 0:10,15", param_hint="--runs") from None
+    if not ranges:
+        raise click.BadParameter("give at least one run index", param_hint="--runs")
+    for a, b in ranges:
+        if a < 0 or b <= a:
+            raise click.BadParameter(f"{a}:{b} is not a range of run indices (0 <= start < stop)",
+                                     param_hint="--runs")
+    return ranges
+
+
+def _runs_in(ranges, n_runs: int, spec: str):
+    """The run indices of ``ranges``, each range within the file's ``n_runs`` Execute runs."""
+    if ranges is None:
+        return None
+    for a, b in ranges:
+        if b > n_runs:
+            raise click.BadParameter(f"{spec!r} asks for run {b - 1}, the ETDump has {n_runs} Execute run(s) "
+                                     f"(indices 0 to {n_runs - 1})" if n_runs else
+                                     f"{spec!r}: the ETDump has no Execute runs", param_hint="--runs")
+    return sorted({r for a, b in ranges for r in range(a, b)})
+
+
+@click.command()
+@view_inputs
+@runtrace_option
+@click.option("-o", "--output", default="trace.json", show_default=True, type=str,
+              help="Trace file to write (Chrome / Perfetto JSON).")
+@click.option("--runs", "runs_spec", help="Only these Execute runs, e.g. 0:10 or 3,7 (default: all).")
+def trace(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, runs_spec):
+    """Perfetto / chrome://tracing timeline (µs): runs in sequence, one track per partition."""
+    from etscope import api
+    from etscope.render.trace import build_trace, write_trace
+
+    ranges = _parse_runs(runs_spec)
+    out = output_target(output, etdump, etrecord, pte, qhas, optrace, runtrace)
+    profile = load_profile(etdump, etrecord, pte, method)
+    runs = _runs_in(ranges, profile.n_runs, runs_spec)
+    r = api.results(profile, qhas, optrace, runtrace)
+    t = build_trace(r.trace(runs))
+    t["otherData"]["notes"] = r.notes + t["otherData"]["notes"]
+    write_trace(out, t)
+    n = sum(1 for e in t["traceEvents"] if e.get("ph") == "X")
+    echo_wrote(out, f"({n:,} events): open it in https://ui.perfetto.dev or chrome://tracing")
+    for note in t["otherData"]["notes"]:
+        click.echo(f"note: {note}", err=True)
+
+
+@click.command()
+@view_inputs
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json", "model-explorer"]), default="csv",
+              show_default=True, help="Tables as CSV / Parquet / JSON, or Model Explorer node data.")
+@click.option("-o", "--output", "out_dir", default="etscope-export", show_default=True,
+              type=str, help="Directory to write into.")
+def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
+    """Write the events, ops and runs tables (or a Model Explorer overlay) in true units."""
+    from etscope import api
+    from etscope.paths import check_output_dir, display
+    from etscope.render.export import export as do_export
+    from etscope.render.export import export_names
+
+    inputs = (etdump, etrecord, pte, qhas, optrace)
+    require_files(*inputs)
+    check_output_dir(out_dir, export_names(fmt), inputs)
+    profile = load_profile(etdump, etrecord, pte, method)
+    r = api.results(profile, qhas, optrace)
+    if fmt == "model-explorer" and profile.etrecord is None:
+        raise click.UsageError("--format model-explorer needs --etrecord (node ids come from its graph)")
+    written = do_export(r, fmt, out_dir, inputs=inputs)
+    for path in written:
+        click.echo(f"wrote {display(path)}")
+    if fmt == "model-explorer":
+        click.echo("open the model's exported program in Model Explorer, then load these files as node data "
+                   "(keys are the FX node names of the ETRecord's edge graph)")
+
+
+@click.command()
+@view_inputs
+@click.argument("query")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option("--limit", type=click.IntRange(min=0), default=100, show_default=True, help="Rows to print as a table (0: all).")
+def sql(etdump, etrecord, pte, method, qhas, optrace, query, fmt, limit):
+    """DuckDB SQL over the tables events, ops, runs (columns: README / `etscope export`)."""
+    from etscope import api
+    from etscope.render.sql import SqlError, format_table
+    from etscope.render.sql import query as run_query
+
+    require_files(qhas, optrace)
+    profile = load_profile(etdump, etrecord, pte, method)
+    try:
+        result = run_query(api.tables_of(api.results(profile, qhas, optrace)), query)
+    except SqlError as err:
+        click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if fmt == "table":
+        click.echo(format_table(result, max_rows=limit or None))
+    elif fmt == "csv":
+        import io
+
+        import pyarrow.csv as pacsv
+
+        from etscope.render.export import no_formulas, plain
+
+        buf = io.BytesIO()
+        pacsv.write_csv(no_formulas(plain(result)), buf)
+        click.echo(buf.getvalue().decode("utf-8"), nl=False)
+    else:
+        from etscope.render.export import plain
+        from etscope.render.json import dumps
+
+        click.echo(dumps(plain(result).to_pylist(), indent=None))
