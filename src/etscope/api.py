@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import html
 import os
+import re
 from collections.abc import Mapping
 from functools import cached_property
 
 from etscope import profile as P
 from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.diff_view import DiffView, diff_view
+from etscope.analysis.qnn_shards import QnnFiles, sharded_results
 from etscope.analysis.results import Results
 
 
@@ -108,30 +110,90 @@ def profile_of(p) -> P.Profile:
 
 
 # ---- the qnn command: QNN files alone or with an ETDump -----------------------------------------------
-def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=None, optrace=None,
+def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), optrace=(),
                    qnn_csv=None, runtrace=None) -> dict:
-    """Read whichever QNN inputs were given (paths) and produce the QNN report."""
+    """Read whichever QNN inputs were given (paths; ``qhas``/``optrace`` one path or several, pins
+    allowed) and produce the QNN report; QNN files without a partition to join get ``files``."""
+    from etscope.paths import display
+
+    qhas, optrace = _paths(qhas), _paths(optrace)
+    files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)
+    profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
+    r = view_results(profile, files, pte=pte)
+    report = r.qnn
+    if report is None:      # an ETDump without QNN partitions: the report says so
+        report = qnn_analysis.qnn_report(profile, soc=r.soc, runtrace=files.runtrace)
+    report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
+    if profile is None and files.qnn_profile is None and r.shards is None and (qhas or optrace or runtrace):
+        from etscope.analysis.qnn_only import files_view
+
+        have = {k for k, v in (("qhas", qhas), ("optrace", optrace), ("runtrace", runtrace)) if v}
+        report["files"] = files_view(report, r.file_ops, r.file_ops_source, have)
+    shown = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte)) if v is not None}
+    for kind, paths in (("qhas", qhas), ("optrace", optrace)):
+        if paths:
+            shown[kind] = display(paths[0]) if len(paths) == 1 else [display(p) for p in paths]
+    shown.update({k: display(v) for k, v in (("qnn_csv", qnn_csv), ("runtrace", runtrace)) if v is not None})
+    report["inputs"] = shown
+    return report
+
+
+def _paths(v) -> tuple:
+    return () if v is None else (v,) if isinstance(v, (str, os.PathLike)) else tuple(v)
+
+
+# ---- the views' QNN files: each alone, with an ETDump, or several (one per partition) -----------------
+_PIN = re.compile(r"^(?P<method>[^:=/\\]+):(?P<instr>\d+)=(?P<path>.+)$")
+
+
+def split_pin(value: str) -> tuple[tuple[str, int] | None, str]:
+    """``METHOD:INSTR=FILE`` -> ((method, instruction), FILE); a plain path (or one that exists as
+    given) -> (None, path)."""
+    m = _PIN.match(value)
+    if m is None or os.path.exists(value):
+        return None, value
+    return (m.group("method"), int(m.group("instr"))), m.group("path")
+
+
+def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None) -> QnnFiles:
     from etscope.formats.optrace import read_optrace
-    from etscope.formats.pte import read_pte
     from etscope.formats.qhas import read_qhas
-    from etscope.formats.qnn_compile_spec import soc_from_pte
     from etscope.formats.qnn_profile_files import read_qnn_profile
     from etscope.formats.runtrace import read_runtrace
     from etscope.paths import display
 
-    profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
-    q = read_qhas(qhas) if qhas is not None else None
-    ot = read_optrace(optrace) if optrace is not None else None
-    qp = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
-    rt = read_runtrace(runtrace) if runtrace is not None else None
-    program = profile.pte if profile is not None else read_pte(pte) if pte is not None else None
-    report = qnn_analysis.qnn_report(profile, qhas=q, optrace=ot, qnn_profile=qp, soc=soc_from_pte(program),
-                                     runtrace=rt)
-    report["inputs"] = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte),
-                                                     ("qhas", qhas), ("optrace", optrace), ("qnn_csv", qnn_csv),
-                                                     ("runtrace", runtrace))
-                        if v is not None}
-    return report
+    out = QnnFiles()
+    for values, reader, into in ((qhas, read_qhas, out.qhas), (optrace, read_optrace, out.optrace)):
+        for v in values:
+            pin, path = split_pin(v)
+            into.append((pin, path, reader(path)))
+    out.qnn_profile = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
+    out.runtrace = read_runtrace(runtrace) if runtrace is not None else None
+    for kind, paths in (("qnn_csv", [qnn_csv] if qnn_csv else []), ("optrace", [p for _, p, _ in out.optrace]),
+                        ("qhas", [p for _, p, _ in out.qhas]), ("runtrace", [runtrace] if runtrace else [])):
+        if paths:
+            out.inputs[kind] = ", ".join(display(p) for p in paths)
+    return out
+
+
+def view_results(profile: P.Profile | None, files: QnnFiles, pte=None) -> Results:
+    """The analyses of a view: the profile (or None: the QNN files alone) with its QNN files."""
+    from etscope.paths import display
+
+    program = None
+    if profile is None and pte is not None:
+        from etscope.formats.pte import read_pte
+
+        program = read_pte(pte)
+    inputs = dict(files.inputs)
+    if pte is not None and profile is None:
+        inputs["pte"] = display(pte)
+    if len(files.qhas) > 1 or len(files.optrace) > 1 or any(pin for pin, _, _ in files.qhas + files.optrace):
+        return sharded_results(profile, files, program, inputs)
+    qhas = files.qhas[0][2] if files.qhas else None
+    optrace = files.optrace[0][2] if files.optrace else None
+    return Results(profile, qhas, optrace, files.runtrace, qnn_profile=files.qnn_profile, program=program,
+                   inputs=inputs)
 
 
 # ---- analyses: each once per profile and set of inputs -----------------------------------------------

@@ -72,3 +72,13 @@ def diff_pairs() -> dict:
         for new in news:
             pairs[f"{base.stem}_vs_{new.stem}"] = (base, _companions(base), new, _companions(new))
     return pairs
+
+
+def open_page(browser, path, messages: list):
+    """A page of ``path`` in the browser, rendered, its console messages and page errors in ``messages``."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.on("console", lambda m: messages.append((m.type, m.text)))
+    page.on("pageerror", lambda e: messages.append(("pageerror", str(e))))
+    page.goto(path.as_uri())
+    page.wait_for_selector("body[data-rendered=true]", timeout=15000)
+    return page

@@ -48,6 +48,7 @@ class TraceView:
     runs: int
     sources: dict
     time_origin: str = "first timed event of the ETDump"
+    time_unit: str = "us"          # "cycles" when nothing could turn cycles into time (QNN files alone)
     extra: dict = field(default_factory=dict)
 
 

@@ -12,6 +12,7 @@ import os
 
 import pyarrow as pa
 
+from etscope.analysis.qnn_tables import QNN_COLUMNS
 from etscope.analysis.results import Results
 from etscope.paths import atomic_paths, check_output_dir
 
@@ -100,12 +101,12 @@ def write_table(table: pa.Table, path: str, fmt: str) -> None:
         raise ValueError(f"unknown format {fmt!r}")
 
 
-TABLE_NAMES = ("events", "ops", "runs")
+TABLE_NAMES = ("events", "ops", "runs", *QNN_COLUMNS)
 MODEL_EXPLORER_FILES = ("node_time_us.json", "node_placement.json")
 
 
 def export_names(fmt: str) -> list[str]:
-    """The files ``export`` writes into its folder (checked against the inputs before any work)."""
+    """The files ``export`` may write into its folder (checked against the inputs before any work)."""
     if fmt == "model-explorer":
         return list(MODEL_EXPLORER_FILES)
     return [f"{name}.{fmt}" for name in TABLE_NAMES]
@@ -118,7 +119,7 @@ def export(results: Results, fmt: str, out_dir: str | os.PathLike, inputs=None) 
     (``inputs``; by default the profile's own files)."""
     out_dir = os.fspath(out_dir)
     if inputs is None:
-        inputs = list(results.profile.sources.values())
+        inputs = list(results.profile.sources.values()) if results.profile is not None else []
     if fmt == "model-explorer":
         docs = model_explorer(results.nodes)
         written = [os.path.join(out_dir, name) for name in docs]

@@ -5,6 +5,8 @@ from etscope.units import fmt_ms
 
 
 def reading_guide(s: dict) -> list[str]:  # noqa: C901 - one sentence per fact, in reading order
+    if s.get("qnn_only"):       # QNN files without an ETDump: analysis.qnn_only wrote the guide
+        return list(s["qnn_only"]["guide"])
     lines: list[str] = []
     runs = s["runs"]
     lat = runs.get("latency_ms")

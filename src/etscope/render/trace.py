@@ -23,7 +23,7 @@ def build_trace(view: TraceView) -> dict:
     out.sort(key=lambda x: (x["tid"], x["ts"], -x["dur"]))
     return {"traceEvents": meta + out, "displayTimeUnit": "ms",
             "otherData": {"schema": SCHEMA, "generator": "etscope", "inputs": dict(view.sources),
-                          "time_unit": "us", "time_origin": view.time_origin, "runs": view.runs,
+                          "time_unit": view.time_unit, "time_origin": view.time_origin, "runs": view.runs,
                           "notes": list(view.notes), **view.extra}}
 
 
