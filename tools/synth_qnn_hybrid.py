@@ -126,21 +126,22 @@ def build_etrecord(ops, instrs) -> bytes:
     return bio.getvalue()
 
 
+def write_fixture(out: Path, name: str, fx: dict, generator: str, program: str) -> None:
+    """``<name>.etdump``, ``.etrecord`` and ``.truth.json`` (what the generator wrote) in ``out``."""
+    (out / f"{name}.etdump").write_bytes(fx["etdump"])
+    (out / f"{name}.etrecord").write_bytes(fx["etrecord"])
+    truth = {"generator": generator, "regenerate": f"python {generator} --out tests/fixtures/qnn_hybrid",
+             "program": program, "source": fx["source"], "runs": fx["truth"]}
+    (out / f"{name}.truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+    print("wrote", out / f"{name}.etdump", len(fx["etdump"]), "bytes,", len(fx["truth"]), "runs")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="tests/fixtures/qnn_hybrid")
-    args = ap.parse_args()
-    out = Path(args.out)
-    fx = build()
-    (out / f"{NAME}.etdump").write_bytes(fx["etdump"])
-    (out / f"{NAME}.etrecord").write_bytes(fx["etrecord"])
-    truth = {"generator": "tools/synth_qnn_hybrid.py",
-             "regenerate": "python tools/synth_qnn_hybrid.py --out tests/fixtures/qnn_hybrid",
-             "program": "shaped like shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte "
-                        "(methods prefill_forward, kv_forward: one QnnBackend delegate at instruction 0)",
-             "source": fx["source"], "runs": fx["truth"]}
-    (out / f"{NAME}.truth.json").write_text(json.dumps(truth, indent=1) + "\n")
-    print("wrote", out / f"{NAME}.etdump", len(fx["etdump"]), "bytes,", len(fx["truth"]), "runs")
+    write_fixture(Path(ap.parse_args().out), NAME, build(), "tools/synth_qnn_hybrid.py",
+                  "shaped like shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte "
+                  "(methods prefill_forward, kv_forward: one QnnBackend delegate at instruction 0)")
 
 
 if __name__ == "__main__":

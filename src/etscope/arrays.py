@@ -17,3 +17,10 @@ def unique(a) -> np.ndarray:
     keep[0] = True
     np.not_equal(s[1:], s[:-1], out=keep[1:])
     return s[keep]
+
+
+def unique_chunked(values, n: int, chunk: int = 1 << 20) -> np.ndarray:
+    """np.unique of ``values(slice)`` over slices of ``range(n)``: bounded temporaries when the
+    selected values are many and the distinct ones few."""
+    parts = [unique(values(slice(a, a + chunk))) for a in range(0, n, chunk)]
+    return unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)

@@ -5,7 +5,6 @@ import numpy as np
 
 NS, US, CYCLES, BYTES, COUNT, UNKNOWN = range(6)
 NAMES = ("ns", "us", "cycles", "bytes", "count", "unknown")
-TIME_UNITS = (NS, US)
 
 # QNN event names end in a unit suffix added by ExecuTorch's QnnProfiler (" (us)", " (bytes)",
 # " (count)"); cycle events carry QNN's own "(cycles)" text. Nothing else is appended.

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from etscope.analysis import llm, stats
+from etscope.analysis.llm import drift as llm_drift
 from etscope.analysis.stats import describe
 from etscope.formats.pte import read_pte
 from etscope.profile import load, select_runs
@@ -413,7 +414,43 @@ def test_drift_slope_per_100_tokens():
     n = 200
     assign = np.array([0] + [1] * (n - 1))
     latency = np.concatenate([[5.0], 1.0 + 0.002 * np.arange(1, n)])
-    steps, pos = llm._positions(assign, ["prefill", "decode"], np.full(n, -1))
-    d = llm._drift(assign, ["prefill", "decode"], np.zeros(n, bool), latency, steps, pos, {"name": "decode"})
+    steps, pos = llm_drift.positions(assign, ["prefill", "decode"], np.full(n, -1))
+    d = llm_drift.decode_drift(assign, ["prefill", "decode"], np.zeros(n, bool), latency, steps, pos, {"name": "decode"})
     assert d["slope_ms_per_100_tokens"] == pytest.approx(0.2)
     assert d["by_position"]["rows"][0][0] == 2          # the first decode after a prefill is reported apart
+
+
+def test_instructions_left_out_of_the_tables_are_the_least_called_and_counted(tmp_path):
+    """Every run calls instruction 0 and one of its own: runs x instructions cells would be
+    quadratic in the file. The table keeps at most 16 cells per event + 1M; what it leaves out is
+    the least-called instructions, counted in the JSON and said in a warning; instruction 0 (called
+    in every run) keeps its column and is the top instruction with its true mean."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+    import generators as G
+
+    def op(instr, t, dur):
+        return [("P", "OPERATOR_CALL", 0, instr, None, None, t, t + dur),
+                ("P", "native_call_add.out", 0, instr, None, None, t + 1, t + dur - 1)]
+
+    n = 1200
+    runs = [dict(name="Execute", events=[("P", "Method::execute", None, None, None, None, 10 ** 4 * i, 10 ** 4 * i + 900)]
+                 + op(0, 10 ** 4 * i + 1, 500 + i % 7) + op(i + 1, 10 ** 4 * i + 600, 5)) for i in range(n)]
+    f = tmp_path / "x.etdump"
+    f.write_bytes(G.build_etdump_shared(runs))
+    p = load(f)
+    n_events = len(p.events["run"])
+    r = llm.llm_report(p)
+    cap = (llm.MAX_TABLE_CELLS_PER_EVENT * n_events + llm.MAX_TABLE_CELLS_BASE) // n
+    assert cap < n + 1                                           # the case is over budget
+    assert r["llm"]["instructions_left_out"] == {"instructions": n + 1, "left_out": n + 1 - cap}
+    assert any(f"{n + 1 - cap:,} of {n + 1:,} instructions" in w for w in r["warnings"])
+    (phase,) = r["llm"]["phases"]
+    top = phase["top_ops"][0]
+    assert top["instruction_id"] == 0
+    assert top["mean_ms"] == pytest.approx(np.mean([500 + i % 7 for i in range(n)]) / 1e6)
+
+
+def test_nothing_is_left_out_of_an_honest_profile():
+    r = _report("gen_llama")
+    assert "instructions_left_out" not in r["llm"]
+    assert not any("left out of the per-instruction tables" in w for w in r["warnings"])

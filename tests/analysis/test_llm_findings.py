@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 from etscope.analysis import llm
+from etscope.analysis.llm import drift as llm_drift
+from etscope.analysis.llm import findings as llm_findings
 from etscope.profile import load
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
@@ -27,14 +29,14 @@ def _sessions(first: list[float], others_per_cycle: list[np.ndarray]):
         lat += [5.0, f, *others]
         assign += [0, 1, *[1] * len(others)]
     assign, lat = np.array(assign), np.array(lat, dtype=float)
-    steps, pos = llm._positions(assign, ["prefill", "decode"], np.full(len(assign), -1))
+    steps, pos = llm_drift.positions(assign, ["prefill", "decode"], np.full(len(assign), -1))
     return assign, lat, steps, pos
 
 
 def _report(first, others_per_cycle):
     assign, lat, steps, pos = _sessions(first, others_per_cycle)
-    d = llm._drift(assign, ["prefill", "decode"], np.zeros(len(lat), bool), lat, steps, pos, {"name": "decode"})
-    return d, llm._findings([], None, None, d, [], None)
+    d = llm_drift.decode_drift(assign, ["prefill", "decode"], np.zeros(len(lat), bool), lat, steps, pos, {"name": "decode"})
+    return d, llm_findings.plain_findings([], None, None, d, [], None)
 
 
 def _others(rng, cycles, n=12, center=0.33, cv=0.08):
@@ -88,9 +90,9 @@ def test_first_decode_false_alarms_and_power():
         k = int(rng.integers(5, 13))
         cv = float(rng.uniform(0.03, 0.3))
         null_first = list(0.33 * np.exp(rng.normal(0, cv, k)))
-        false_alarm += llm._first_decode(np.array(null_first), np.concatenate(_others(rng, k, cv=cv)))["slower"]
+        false_alarm += llm_drift.first_decode(np.array(null_first), np.concatenate(_others(rng, k, cv=cv)))["slower"]
         eff_first = 0.33 * 1.6 * np.exp(rng.normal(0, 0.05, k))
-        power += llm._first_decode(eff_first, np.concatenate(_others(rng, k, cv=0.08)))["slower"]
+        power += llm_drift.first_decode(eff_first, np.concatenate(_others(rng, k, cv=0.08)))["slower"]
     assert false_alarm / trials < 0.02
     assert power / trials > 0.95
 
@@ -99,8 +101,8 @@ def _drift_of(latency):
     n = len(latency) + 1
     assign = np.array([0] + [1] * (n - 1))
     lat = np.concatenate([[5.0], latency])
-    steps, pos = llm._positions(assign, ["prefill", "decode"], np.full(n, -1))
-    return llm._drift(assign, ["prefill", "decode"], np.zeros(n, bool), lat, steps, pos, {"name": "decode"})
+    steps, pos = llm_drift.positions(assign, ["prefill", "decode"], np.full(n, -1))
+    return llm_drift.decode_drift(assign, ["prefill", "decode"], np.zeros(n, bool), lat, steps, pos, {"name": "decode"})
 
 
 def test_drift_is_stated_only_past_its_test():
@@ -112,11 +114,11 @@ def test_drift_is_stated_only_past_its_test():
     assert shown_without / 200 < 0.03
     d = _drift_of(0.33 * np.exp(rng.normal(0, 0.1, 200)) + 0.002 * np.arange(200))  # +0.2 ms / 100 tokens
     assert d["drift_shown"] and d["slope_ci95_ms_per_100_tokens"][0] > 0.1
-    (line,) = [x for x in llm._findings([], None, None, d, [], None) if "drift" in x]
+    (line,) = [x for x in llm_findings.plain_findings([], None, None, d, [], None) if "drift" in x]
     assert line.startswith("Decode latency drifts by +0.2") and "199 runs" in line and "95% interval" in line
     d = _drift_of(0.33 * np.exp(rng.normal(0, 0.1, 200)))
     if not d["drift_shown"]:
-        (line,) = [x for x in llm._findings([], None, None, d, [], None) if "drift" in x]
+        (line,) = [x for x in llm_findings.plain_findings([], None, None, d, [], None) if "drift" in x]
         assert line.startswith("No drift of decode latency with position is shown (decode step")
 
 

@@ -213,9 +213,9 @@ def test_without_the_program_runs_that_agree_stay_one_method(path):
 
 
 def test_ambiguous_runs_go_to_the_method_that_explains_most_runs():
-    from etscope.profile import _fewest_methods
+    from etscope.profile.methods import fewest_methods
 
     # Groups of runs x methods they fit: group 0 fits both, 1 only method 0, 2 only method 1.
     fits = np.array([[True, True], [True, False], [False, True]])
-    assert _fewest_methods(fits, np.array([5, 1, 1])).tolist() == [0, 0, 1]
-    assert _fewest_methods(fits, np.array([5, 1, 9])).tolist() == [1, 0, 1]
+    assert fewest_methods(fits, np.array([5, 1, 1])).tolist() == [0, 0, 1]
+    assert fewest_methods(fits, np.array([5, 1, 9])).tolist() == [1, 0, 1]

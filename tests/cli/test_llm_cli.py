@@ -1,6 +1,9 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from click.testing import CliRunner
 
@@ -105,3 +108,26 @@ def test_summary_of_a_mixed_etdump_shows_one_method_and_says_so(real):
                            "--pte", str(real / "gen_llama.pte")], capture_output=True, text=True)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "does not match the ETDump" in proc.stderr
+
+
+HYBRID = Path(__file__).resolve().parents[1] / "fixtures" / "qnn_hybrid"
+STORIES = Path("/work/shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte")
+
+
+def test_llm_tokens_from_the_program_and_prompt_tokens():
+    """With the real stories260k program, decode runs take its get_ar_len (1); prefill runs the
+    --prompt-tokens given; the text shows the QNN shard table and where the tokens came from."""
+    if not STORIES.exists():
+        pytest.skip("shared QNN device data not present")
+    r = run("llm", HYBRID / "synthetic_qnn_hybrid_stories.etdump", "--pte", STORIES, "--prompt-tokens", "32", "--json")
+    assert r.exit_code == 0, r.output
+    ph = {p["name"]: p for p in json.loads(r.output)["llm"]["phases"]}
+    assert ph["decode"]["tokens_per_run"] == 1 and ph["decode"]["tokens_from"] == "the program's get_ar_len = 1"
+    assert ph["prefill"]["tokens_per_run"] == 32 and ph["prefill"]["tokens_from"] == "--prompt-tokens"
+    text = run("llm", HYBRID / "synthetic_qnn_hybrid_stories.etdump", "--pte", STORIES, "--prompt-tokens", "32")
+    assert text.exit_code == 0 and "QNN shards" in text.output and "get_ar_len = 1" in text.output
+
+
+def test_llm_prompt_tokens_must_be_positive():
+    r = run("llm", HYBRID / "synthetic_qnn_4shard.etdump", "--prompt-tokens", "0")
+    assert r.exit_code == 2 and "--prompt-tokens" in r.output

@@ -64,7 +64,7 @@ def test_pipeline_on_built_etdumps(doc, with_model):
 
 
 def _xnnpack_hint_etdump(reps: int) -> bytes:
-    """A delegate event whose name is '(NC' repeated: profile._XNNPACK_HINT's ``[^)]*`` rescans the
+    """A delegate event whose name is '(NC' repeated: profile.instructions._XNNPACK_HINT's ``[^)]*`` rescans the
     rest of the name from every '(', so guessing the backend is quadratic in the name length."""
     name = "(NC" * reps
     return H.build_etdump([dict(name="Execute", events=[

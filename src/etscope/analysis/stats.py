@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-STAT_NAMES = ("count", "p10", "p50", "p90", "p99", "mean", "min", "max", "total")
-
 
 def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None) -> dict[str, np.ndarray]:
     """Statistics of ``values`` per group id (0..n_groups-1). Empty groups give NaN (count 0)."""

@@ -31,9 +31,12 @@ def _prompt_runs(ctx, param, value):
                    "overrides the detection.")
 @click.option("--phases", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
               help="auto: find prefill/decode (token counts, method, cost profile); none: one phase.")
+@click.option("--prompt-tokens", type=click.IntRange(min=1),
+              help="Tokens each prefill run processes (the prompt, or the prefill graph's AR length), when the "
+                   "ETDump's logged tensors do not say; decode runs take the program's get_ar_len (with --pte), else 1.")
 @click.option("--top", type=click.IntRange(min=0), default=8, show_default=True, help="Instructions listed per phase.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.llm/1).")
-def llm(etdumps, etrecord, pte, method, prompt_runs, phases, top, as_json):
+def llm(etdumps, etrecord, pte, method, prompt_runs, phases, prompt_tokens, top, as_json):
     """LLM runs: prefill/decode phases, warm-up, latency per phase, tokens/s, TTFT, drift.
 
     Several ETDumps (e.g. separate prefill and decode runs) are read as one series, in order.
@@ -44,8 +47,14 @@ def llm(etdumps, etrecord, pte, method, prompt_runs, phases, top, as_json):
         raise click.UsageError("--prompt-runs and --phases none exclude each other")
     require_files(*etdumps, etrecord, pte)
     profiles = [load_profile(e, etrecord, pte, method) for e in etdumps]
+    constants = None
+    if pte:
+        from etscope.formats.pte_constants import constant_method_values
+
+        constants = constant_method_values(pte)
     try:
-        r = llm_report(profiles, prompt_runs=prompt_runs, phases=phases, top=top, all_methods=True)
+        r = llm_report(profiles, prompt_runs=prompt_runs, phases=phases, top=top, all_methods=True,
+                       prompt_tokens=prompt_tokens, program_constants=constants)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--prompt-runs") from None
     if as_json:

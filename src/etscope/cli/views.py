@@ -177,13 +177,13 @@ def sql(etdump_and_query, etrecord, pte, method, qhas, optrace, qnn_csv, runtrac
 
         import pyarrow.csv as pacsv
 
-        from etscope.render.export import no_formulas, plain
+        from etscope.render.table_cells import no_formulas, plain_strings
 
         buf = io.BytesIO()
-        pacsv.write_csv(no_formulas(plain(result)), buf)
+        pacsv.write_csv(no_formulas(plain_strings(result)), buf)
         click.echo(buf.getvalue().decode("utf-8"), nl=False)
     else:
-        from etscope.render.export import plain
+        from etscope.render.table_cells import plain_strings
         from etscope.render.json import dumps
 
-        click.echo(dumps(plain(result).to_pylist(), indent=None))
+        click.echo(dumps(plain_strings(result).to_pylist(), indent=None))

@@ -16,7 +16,7 @@ import numpy as np
 
 from etscope.errors import FormatError
 from etscope.paths import open_input
-from etscope.formats.flatbuf import _MAX_STRING_BYTES_FACTOR, Buffer, TableSet, root_table
+from etscope.formats.flatbuf import MAX_STRING_BYTES_FACTOR, Buffer, TableSet, root_table
 
 IDENTIFIER = b"ED00"
 
@@ -318,7 +318,7 @@ def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "
     firsts = np.cumsum(counts) - counts
     cols = _Columns(n)
     # bytes left to decode over all chunks: [strings, tensor dims]
-    budget = [_MAX_STRING_BYTES_FACTOR * buf.size + (1 << 20), _MAX_DECODED_FACTOR * buf.size + (1 << 20)]
+    budget = [MAX_STRING_BYTES_FACTOR * buf.size + (1 << 20), _MAX_DECODED_FACTOR * buf.size + (1 << 20)]
     for a in range(0, n, CHUNK_EVENTS):
         b = min(n, a + CHUNK_EVENTS)
         r = run[a:b]

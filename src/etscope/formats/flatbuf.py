@@ -27,7 +27,7 @@ _NP = {"u8": "<u1", "i8": "<i1", "u16": "<u2", "i16": "<i2", "u32": "<u4", "i32"
 
 # Strings gathered for decoding may not exceed this multiple of the buffer size: hostile files can
 # point many distinct string offsets at overlapping bytes.
-_MAX_STRING_BYTES_FACTOR = 4
+MAX_STRING_BYTES_FACTOR = 4
 
 
 class Buffer:
@@ -99,10 +99,6 @@ class Buffer:
         if not start:
             return None
         return bytes(self.u8[start:start + count]).decode("utf-8", "replace")
-
-    def bytes_field(self, table: int, slot: int) -> bytes | None:
-        start, count = self.vector(table, slot, 1)
-        return bytes(self.u8[start:start + count]) if start else None
 
     def tables(self, table: int, slot: int) -> np.ndarray:
         """Positions of the tables in a vector-of-tables field (int64 array)."""
@@ -291,7 +287,7 @@ class Buffer:
             len_u[pos_inv] = s_len
         total = int(len_u.sum())
         if budget is None:
-            budget = [_MAX_STRING_BYTES_FACTOR * self.size + (1 << 20)]
+            budget = [MAX_STRING_BYTES_FACTOR * self.size + (1 << 20)]
         if total > budget[0]:
             self.fail("string table larger than the file allows (overlapping strings)")
         budget[0] -= total

@@ -1,4 +1,6 @@
-"""Reading one zip entry without trusting it: decompressed by streaming, under a running cap.
+"""Reading a zip's entries without trusting it: the archive (entry count checked before the
+central directory is parsed, names that could escape a directory skipped, duplicates refused) and
+each entry, decompressed by streaming under a running cap.
 
 ``zipfile``'s own reader inflates deflate in bounded steps, but hands a bzip2 or LZMA decompressor
 a whole megabyte of compressed input at once with no bound on the output: 1.3 kB of bzip2 is
@@ -15,12 +17,17 @@ from __future__ import annotations
 
 import bz2
 import lzma
+import os
+import re
 import struct
 import zipfile
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from etscope.errors import FormatError
+from etscope.paths import open_input
 
 _IN_CHUNK = 64 << 10     # compressed bytes read per step
 _OUT_CHUNK = 1 << 20     # decompressed bytes asked for per step
@@ -212,3 +219,104 @@ class EntryReader:
         except (lzma.LZMAError, ValueError) as e:
             raise FormatError(f"damaged ETRecord zip (entry {info.filename!r}: LZMA properties: {e})") from None
         return dec, comp_left - 4 - psize
+
+
+# ---- the archive ------------------------------------------------------------------------------------
+
+@contextmanager
+def open_zip(name: str, limits: ZipLimits, kind: str) -> Iterator["ZipArchive"]:
+    """The zip file ``name`` (a ``kind`` file, e.g. "ETRecord", as messages name it), opened
+    read-only; its entry count is checked on the end-of-central-directory record first."""
+    with open_input(name, kind) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            raise FormatError(f"empty file (0 bytes), not an {kind}")
+        declared = _declared_entry_count(f, size)
+        if declared is not None and declared > limits.max_entries:
+            raise FormatError(f"zip declares {declared} entries (limit {limits.max_entries})")
+        f.seek(0)
+        try:
+            zf = zipfile.ZipFile(f)
+        except zipfile.BadZipFile as e:
+            raise FormatError(f"not an {kind} (not a zip file: {e})") from None
+        with zf:
+            yield ZipArchive(zf, EntryReader(f, limits, size), limits)
+
+
+class ZipArchive:
+    """The entries of an open zip whose names are safe (in central-directory order), read through
+    one EntryReader (so its running caps cover all entries read). Nothing is extracted to disk."""
+
+    def __init__(self, zf: zipfile.ZipFile, reader: EntryReader, limits: ZipLimits):
+        infos = zf.infolist()
+        if len(infos) > limits.max_entries:
+            raise FormatError(f"zip has {len(infos)} entries (limit {limits.max_entries})")
+        self.reader = reader
+        self.skipped: list[tuple[str, str]] = []      # (name, why) for unsafe names
+        self._by_name: dict[str, zipfile.ZipInfo] = {}
+        self._dupes: set[str] = set()
+        for info in infos:
+            why = _unsafe_name(info.filename)
+            if why:
+                self.skipped.append((info.filename, why))
+                continue
+            if info.filename in self._by_name:
+                self._dupes.add(info.filename)
+            self._by_name[info.filename] = info
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._by_name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_name
+
+    def read(self, name: str) -> bytes:
+        """The entry's decompressed bytes (size, ratio and CRC checked)."""
+        return self.reader.read(self._info(name))
+
+    def peek(self, name: str, n: int) -> bytes:
+        """The entry's first ``n`` decompressed bytes (not counted, not checked against the CRC)."""
+        return self.reader.peek(self._info(name), n)
+
+    def _info(self, name: str) -> zipfile.ZipInfo:
+        if name in self._dupes:
+            raise FormatError(f"zip holds entry {name!r} more than once")
+        return self._by_name[name]
+
+
+def _declared_entry_count(f, size: int) -> int | None:
+    """Entry count from the end-of-central-directory record, read before zipfile parses it all."""
+    tail_len = min(size, 22 + 0xFFFF)
+    f.seek(size - tail_len)
+    tail = f.read(tail_len)
+    pos = tail.rfind(b"PK\x05\x06")
+    if pos < 0 or pos + 22 > len(tail):
+        return None
+    count = struct.unpack_from("<H", tail, pos + 10)[0]
+    if count != 0xFFFF:
+        return count
+    # zip64: the locator sits just before the EOCD and points at the zip64 EOCD record
+    loc = pos - 20
+    if loc < 0 or tail[loc:loc + 4] != b"PK\x06\x07":
+        return None
+    rec = struct.unpack_from("<Q", tail, loc + 8)[0]
+    if rec + 56 > size:
+        return None
+    f.seek(rec)
+    head = f.read(56)
+    if head[:4] != b"PK\x06\x06":
+        return None
+    return struct.unpack_from("<Q", head, 32)[0]
+
+
+def _unsafe_name(n: str) -> str | None:
+    if not n or len(n) > 1024:
+        return "bad name length"
+    if "\x00" in n or "\\" in n:
+        return "NUL or backslash in name"
+    if n.startswith("/") or re.match(r"[A-Za-z]:", n):
+        return "absolute path"
+    if any(part in ("..", ".") for part in n.split("/")):
+        return "path traversal"
+    return None

@@ -15,6 +15,7 @@ import pyarrow as pa
 from etscope.analysis.qnn_tables import QNN_COLUMNS
 from etscope.analysis.results import Results
 from etscope.paths import atomic_paths, check_output_dir
+from etscope.render.table_cells import no_formulas, plain_strings
 
 # ---- Model Explorer ---------------------------------------------------------------------------------
 PLACEMENT_COLORS = {"QnnBackend": "#2e7d32", "cpu": "#c62828"}
@@ -58,36 +59,12 @@ def model_explorer(nodes: dict | None) -> dict[str, dict]:
 
 
 # ---- writing -----------------------------------------------------------------------------------------
-def plain(table: pa.Table) -> pa.Table:
-    """Dictionary columns decoded to plain strings (for CSV / JSON)."""
-    cols = []
-    for col in table.columns:
-        if pa.types.is_dictionary(col.type):
-            col = col.cast(pa.string())
-        cols.append(col)
-    return pa.table(cols, names=table.column_names)
-
-
-def no_formulas(table: pa.Table) -> pa.Table:
-    """CSV cells from input strings starting with = + - @ (or tab / CR) would run as formulas in a
-    spreadsheet: prefix them with a quote. Numbers are typed columns and are left alone."""
-    import pyarrow.compute as pc
-
-    cols = []
-    for col in table.columns:
-        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-            risky = pc.match_substring_regex(col, r"^[=+\-@\t\r]")
-            col = pc.if_else(risky, pc.binary_join_element_wise(pa.scalar("'"), col, ""), col)
-        cols.append(col)
-    return pa.table(cols, names=table.column_names)
-
-
 def write_table(table: pa.Table, path: str, fmt: str) -> None:
     """Write one table to ``path`` as it is (export() makes the files appear together)."""
     if fmt == "csv":
         import pyarrow.csv as pacsv
 
-        pacsv.write_csv(no_formulas(plain(table)), path)
+        pacsv.write_csv(no_formulas(plain_strings(table)), path)
     elif fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -96,7 +73,7 @@ def write_table(table: pa.Table, path: str, fmt: str) -> None:
         from etscope.render.json import dumps
 
         with open(path, "w", encoding="utf-8", newline="\n") as f:
-            f.write(dumps(plain(table).to_pylist(), indent=None) + "\n")
+            f.write(dumps(plain_strings(table).to_pylist(), indent=None) + "\n")
     else:  # pragma: no cover - guarded by the CLI
         raise ValueError(f"unknown format {fmt!r}")
 

@@ -8,18 +8,19 @@ import re
 import numpy as np
 
 
-def clean(x):
-    """JSON-ready: numpy scalars/arrays as Python values, NaN/inf as None, keys as strings."""
+def to_jsonable(x):
+    """A copy JSON can write: dict keys as str, tuples as lists, numpy scalars and arrays as Python
+    values, NaN and infinities as None."""
     if isinstance(x, dict):
-        return {str(k): clean(v) for k, v in x.items()}
+        return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [clean(v) for v in x]
+        return [to_jsonable(v) for v in x]
     if isinstance(x, np.generic):
         x = x.item()
     if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
         return None
     if isinstance(x, np.ndarray):
-        return clean(x.tolist())
+        return to_jsonable(x.tolist())
     return x
 
 
@@ -31,7 +32,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dumps(obj, indent: int | None = 2) -> str:
-    return _safe(json.dumps(clean(obj), indent=indent, ensure_ascii=False, allow_nan=False))
+    return _safe(json.dumps(to_jsonable(obj), indent=indent, ensure_ascii=False, allow_nan=False))
 
 
 def _safe(text: str) -> str:
@@ -53,7 +54,7 @@ def write(obj, file, indent: int | None = 2) -> None:
     enc = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False)
     buf: list[str] = []
     size = 0
-    for chunk in enc.iterencode(clean(obj)):
+    for chunk in enc.iterencode(to_jsonable(obj)):
         buf.append(chunk)
         size += len(chunk)
         if size > 1 << 20:

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from etscope.analysis.llm import label_text
 from etscope.render.safe import clean
-from etscope.render.text import _console, _t, breakdown_table
+from etscope.render.text import breakdown_table, console_or_default, safe_text
 from etscope.units import fmt_ms
 
 _BLOCKS = "▁▂▃▄▅▆▇█"
@@ -38,7 +38,7 @@ def sparkline(values, width: int = 72, marks=None) -> str:
 
 
 def render_llm(r: dict, console: Console | None = None) -> None:
-    c = _console(console)
+    c = console_or_default(console)
     llm = r["llm"]
     inputs = r["inputs"]
     names = ", ".join(clean(i.get("etdump", "?")) for i in inputs)
@@ -46,14 +46,14 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     extra = sorted({f"{k}: {clean(v)}" for i in inputs for k, v in i.items() if k != "etdump"})
     if extra:
         c.print(Text(", ".join(extra), style="dim"))
-    c.print(_t(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}.", 300))
+    c.print(safe_text(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}.", 300))
     named = [ph for ph in llm["phases"] if ph.get("method_from")]
     if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.lookalike
-        c.print(_t("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)
+        c.print(safe_text("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)
                    + f" ({named[0]['method_from']}).", 2000), soft_wrap=True)
     c.print()
     for line in r["findings"]:
-        c.print(_t(line, 2000), soft_wrap=True)
+        c.print(safe_text(line, 2000), soft_wrap=True)
     c.print()
 
     t = Table(title="Phases (steady-state runs; warm-up left out)", title_justify="left")
@@ -61,7 +61,7 @@ def render_llm(r: dict, console: Console | None = None) -> None:
         t.add_column(col, justify="left" if col == "phase" else "right")
     for ph in llm["phases"]:
         lat = ph["latency_ms"] or {}
-        t.add_row(_t(ph["name"]), str(len(ph["runs"])), _runs_text(ph["warmup_runs"]) or "—",
+        t.add_row(safe_text(ph["name"]), str(len(ph["runs"])), _runs_text(ph["warmup_runs"]) or "—",
                   "?" if ph["tokens_per_run"] is None else f"{ph['tokens_per_run']:g}",
                   *(fmt_ms(lat[k]) if lat else "n/a" for k in ("p50", "p90", "p99", "max")),
                   fmt_ms(ph["ms_per_token"]) if ph["ms_per_token"] else "—")
@@ -69,19 +69,21 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     for k, label in (("ttft_ms", "Time to first token (prefill p50)"), ("decode_tokens_per_s", "Decode tokens/s")):
         v = llm.get(k)
         if v is not None:
-            c.print(_t(f"{label}: " + (fmt_ms(v) if k.endswith("_ms") else f"{v:,.1f}")))
+            c.print(safe_text(f"{label}: " + (fmt_ms(v) if k.endswith("_ms") else f"{v:,.1f}")))
     c.print()
 
     for ph in llm["phases"]:
         c.print(breakdown_table(ph["breakdown"],
                                 f"{clean(ph['name'])}: where Method::execute's time goes (mean per run)"))
+        if ph.get("qnn"):
+            c.print(_qnn_shards_table(ph))
         t = Table(title=f"{clean(ph['name'])}: top instructions", title_justify="left")
         for col in ("instr", "op", "placement", "mean", "p50", "share", "source"):
             t.add_column(col, justify="right" if col in ("instr", "mean", "p50", "share") else "left")
         for o in ph["top_ops"]:
-            t.add_row(str(o["instruction_id"]), _t(label_text(o), 60), _t(o["placement"] or ""),
+            t.add_row(str(o["instruction_id"]), safe_text(label_text(o), 60), safe_text(o["placement"] or ""),
                       fmt_ms(o["mean_ms"]), fmt_ms(o["p50_ms"]),
-                      f"{o['share']:.1%}" if o["share"] is not None else "", _t(o["source"] or ""))
+                      f"{o['share']:.1%}" if o["share"] is not None else "", safe_text(o["source"] or ""))
         c.print(t)
         c.print()
 
@@ -102,6 +104,24 @@ def render_llm(r: dict, console: Console | None = None) -> None:
         c.print(Text(sparkline([row[2] for row in rows], width=min(96, max(8, c.width - 4)))))
     for w in r.get("warnings", []):
         c.print(Text("warning: " + clean(w), style="yellow"))
+
+
+def _qnn_shards_table(ph: dict) -> Table:
+    """The phase's QNN shards (analysis.llm.qnn_shards): means per steady run, and their total."""
+    q = ph["qnn"]
+    t = Table(title=f"{clean(ph['name'])}: QNN shards (mean per run; overhead = DELEGATE_CALL minus "
+                    f"{clean(q['accel_basis'] or 'accelerator time')})", title_justify="left")
+    for col in ("instr", "runs", "delegate call", "accelerator", "overhead", "overhead share", "HTP cycles",
+                "cycles/token", "share"):
+        t.add_column(col, justify="right")
+    for name, row in [(str(s["instruction_id"]), s) for s in q["shards"]] + [("total", q["totals"])]:
+        t.add_row(name, str(row["delegate_call_ms"]["runs"]) if name == "total" else str(row["runs_called"]),
+                  *(fmt_ms(row[k]["mean"]) if row[k] else "n/a" for k in ("delegate_call_ms", "accel_ms", "overhead_ms")),
+                  f"{row['overhead_share']:.0%}" if row["overhead_share"] is not None else "n/a",
+                  f"{row['accel_cycles']['mean']:,.0f}" if row["accel_cycles"] else "n/a",
+                  f"{row['cycles_per_token']:,.0f}" if row["cycles_per_token"] is not None else "—",
+                  f"{row['share']:.0%}" if row.get("share") is not None else "")
+    return t
 
 
 def _phase_mark(name: str) -> str:

@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from etscope.render.safe import clean
-from etscope.render.text import _console, _t
+from etscope.render.text import console_or_default, safe_text
 from etscope.units import fmt_bytes
 
 
@@ -19,20 +19,20 @@ MAX_WARNINGS_SHOWN = 100
 
 
 def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> None:
-    c = _console(console)
+    c = console_or_default(console)
     parts = report["partitions"]
     if not parts and not report.get("qhas"):
         c.print("No QNN data found.")
     # rich lays out each partition's tables in milliseconds: a file with thousands of partitions
     # is summarised past the first MAX_PARTITIONS_SHOWN (--json has them all).
     if len(parts) > MAX_PARTITIONS_SHOWN:
-        c.print(_t(f"{len(parts)} QNN partitions: the first {MAX_PARTITIONS_SHOWN} are shown (--json lists all)"))
+        c.print(safe_text(f"{len(parts)} QNN partitions: the first {MAX_PARTITIONS_SHOWN} are shown (--json lists all)"))
     for p in parts[:MAX_PARTITIONS_SHOWN]:
         title = f"QNN partition: {p['key']}"
         if p.get("backend"):
             title += f" ({p['backend']})"
         c.print(Text(clean(title), style="bold"))
-        c.print(_t(f"{p['runs']} execute(s) from {p['source']}" + (
+        c.print(safe_text(f"{p['runs']} execute(s) from {p['source']}" + (
             "; QNN events accumulate across executes and were de-duplicated" if p["accumulating"] else ""),
             limit=500))
         t = Table(title="What contains what (p50 over runs, true units)", title_justify="left")
@@ -44,20 +44,21 @@ def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> N
             else:
                 val = f"{_num(lv['p50_us'], '{:,.1f}')} µs"
             adds = "" if lv["adds_us_p50"] is None else f"+{lv['adds_us_p50']:,.1f} µs: {lv['adds_over_next']}"
-            t.add_row(_t(lv["name"]), val, _t(adds, 300), _t(lv["what"], 300))
+            t.add_row(safe_text(lv["name"]), val, safe_text(adds, 300), safe_text(lv["what"], 300))
         c.print(t)
         line = clock_sentence(p)
         if line:
-            c.print(_t(line, 1500), soft_wrap=True)
+            c.print(safe_text(line, 1500), soft_wrap=True)
         if p["clock_warning"]:
             c.print(Text(clean(p["clock_warning"], 800), style="yellow"), soft_wrap=True)
         if p["cold_runs"]:
-            c.print(_t(f"Cold run(s) {p['cold_runs']}: HVX/HMX power-on and VTCM acquire inflate them; "
+            c.print(safe_text(f"Cold run(s) {p['cold_runs']}: HVX/HMX power-on and VTCM acquire inflate them; "
                        "exclude them from steady-state numbers.", 500))
         if p["counts"]:
-            c.print(_t("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items()), 500))
+            c.print(safe_text("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items()), 500))
         if p["bytes"]:
-            c.print(_t("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items() if v is not None), 500))
+            c.print(safe_text("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items()
+                                                    if v is not None), 500))
         # Ordered by the statistic the table shows (p50 over runs); ties keep the graph order.
         ops = sorted(p["ops"], key=lambda o: -(o["cycles_p50"] or 0))
         if ops:
@@ -76,14 +77,15 @@ def render_qnn(report: dict, console: Console | None = None, top: int = 25) -> N
                 t.add_column(col, justify="right" if col in ("cycles p50", "est. µs", "share") else "left",
                              overflow="fold")
             for o in ops[:top]:
-                row = [_t(o["qnn_name"])] + ([_t(o["node"] or "—"), _t(o["op_type"] or "—")] if have_graph else []) + [
+                graph_cells = [safe_text(o["node"] or "—"), safe_text(o["op_type"] or "—")] if have_graph else []
+                row = [safe_text(o["qnn_name"])] + graph_cells + [
                        _num(o["cycles_p50"]), _num(o.get("est_us_at_clock"), "{:,.2f}"),
                        "—" if o["share"] is None else f"{o['share']:.1%}"]
                 if have_qhas:
                     row += [_yn(o["hmx"]), _yn(o["hvx"]), _yn(o["dma"]),
                             _rw(o["dram_read"], o["dram_write"]), _rw(o["vtcm_read"], o["vtcm_write"])]
                 if have_graph:
-                    row += [_t(o["source"] or "")]
+                    row += [safe_text(o["source"] or "")]
                 t.add_row(*row)
             if len(ops) > top:
                 t.caption = f"… {len(ops) - top} more (--json has all)"
@@ -178,13 +180,13 @@ def _render_qhas(c, q: dict) -> None:
                      f"written; VTCM {fmt_bytes(q['total_vtcm_read'] or 0)} read / "
                      f"{fmt_bytes(q['total_vtcm_write'] or 0)} written")
     for ln in lines:
-        c.print(_t(ln, 500))
+        c.print(safe_text(ln, 500))
     if q["resources"]:
         t = Table(title="HTP units", title_justify="left")
         for col in ("unit", "tid", "utilisation", "cycles used", "timeline cycles"):
             t.add_column(col, justify="left" if col == "unit" else "right")
         for r in q["resources"]:
-            t.add_row(_t(r.get("type")), _t(r.get("tid")),
+            t.add_row(safe_text(r.get("type")), safe_text(r.get("tid")),
                       "—" if r.get("utilization") is None else f"{r['utilization']:.1f}%",
                       _num(r.get("cycles_used")), _num(r.get("timeline_cycles")))
         c.print(t)

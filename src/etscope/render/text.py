@@ -10,11 +10,13 @@ from etscope.render.safe import clean
 from etscope.units import fmt_ms
 
 
-def _t(s, limit: int = 200) -> Text:
+def safe_text(s, limit: int = 200) -> Text:
+    """A rich Text of an input-derived value: control characters removed, cut at ``limit`` (None: empty)."""
     return Text(clean(s, limit)) if s is not None else Text("")
 
 
-def _console(console: Console | None) -> Console:
+def console_or_default(console: Console | None) -> Console:
+    """The caller's console, else stdout's (160 columns wide when not a terminal)."""
     if console is not None:
         return console
     c = Console(highlight=False)
@@ -32,20 +34,20 @@ def breakdown_table(breakdown: list[dict], title: str) -> Table:
         label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
                  "framework_overhead": "framework overhead"}[b["kind"]]
         calls = b.get("calls_per_run")
-        t.add_row(_t(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
+        t.add_row(safe_text(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
                   fmt_ms(b["p50_ms"]), f"{b['share']:.1%}")
     return t
 
 
 def render_summary(s: dict, console: Console | None = None, title: str | None = None) -> None:
-    c = _console(console)
+    c = console_or_default(console)
     if title:
         c.print(Text(clean(title, 1000), style="bold"))
     inputs = ", ".join(f"{k}: {clean(v)}" for k, v in s["inputs"].items())
     if inputs:
         c.print(Text(inputs, style="dim"))
     for line in reading_guide(s):
-        c.print(_t(line, limit=4000), soft_wrap=True)
+        c.print(safe_text(line, limit=4000), soft_wrap=True)
         c.print()
     if s["runs"].get("latency_ms"):
         c.print(breakdown_table(s["breakdown"], "Where Method::execute's time goes (mean per run)"))
@@ -55,13 +57,13 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
         for col in ("instr", "op type", "kernel", "mean", "share", "source"):
             t.add_column(col, justify="right" if col in ("instr", "mean", "share") else "left")
         for f in sorted(fb, key=lambda f: -f["share"])[:15]:
-            t.add_row(str(f["instruction_id"]), _t(f["op_type"]), _t(f["kernel"]), fmt_ms(f["mean_ms"]),
-                      f"{f['share']:.1%}", _t(f["source"] or "—"))
+            t.add_row(str(f["instruction_id"]), safe_text(f["op_type"]), safe_text(f["kernel"]), fmt_ms(f["mean_ms"]),
+                      f"{f['share']:.1%}", safe_text(f["source"] or "—"))
         if len(fb) > 15:
             t.caption = f"… {len(fb) - 15} more: `etscope ops` lists all"
         c.print(t)
     if s.get("load"):
-        c.print(_t("Before the runs: " + ", ".join(f"{clean(e['name'])} {fmt_ms(e['ms'])}" for e in s["load"])))
+        c.print(safe_text("Before the runs: " + ", ".join(f"{clean(e['name'])} {fmt_ms(e['ms'])}" for e in s["load"])))
     for w in s.get("warnings", []):
         c.print(Text("warning: " + clean(w), style="yellow"))
 
@@ -85,7 +87,7 @@ def _ops_cells(r: dict) -> list[str]:
 
 
 def render_ops(rows: list[dict], console: Console | None = None, limit: int | None = None) -> None:
-    c = _console(console)
+    c = console_or_default(console)
     title = "Per-op table (every event kept; time in true units)"
     shown = rows if limit is None else rows[:limit]
     caption = f"… {len(rows) - limit} more rows (--limit 0 shows all)" if limit is not None and len(rows) > limit \

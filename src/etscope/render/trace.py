@@ -31,12 +31,12 @@ def write_trace(path: str, trace: dict) -> None:
     import json
 
     from etscope.render.files import write_text
-    from etscope.render.json import clean
+    from etscope.render.json import to_jsonable
 
     try:   # build_trace writes plain Python numbers; clean (slow on big traces) only if needed
         text = json.dumps(trace, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError):
-        text = json.dumps(clean(trace), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = json.dumps(to_jsonable(trace), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     write_text(path, text)
 
 

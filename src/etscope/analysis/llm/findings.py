@@ -1,0 +1,108 @@
+"""Plain-language findings of ``etscope llm``.
+
+Each sentence says what it rests on (runs or instances, and their spread); effects are stated only
+past the tests in ``drift.first_decode`` / ``drift.decode_drift``; causes are offered as possibilities.
+"""
+from __future__ import annotations
+
+from etscope.analysis.llm.drift import DRIFT_MIN_POSITIONS, FIRST_DECODE_HINT_RATIO, FIRST_DECODE_MIN_INSTANCES
+from etscope.analysis.llm.qnn_shards import overhead_finding
+from etscope.analysis.stats import WARMUP_FACTOR
+
+
+def plain_findings(phases, tps, ttft, drift, warm_notes, split) -> list[str]:
+    out = []
+    by_name = {ph["name"]: ph for ph in phases}
+    if split and split.get("by") not in (None, "none"):
+        out.append(f"Phases found by {split['by']}: {split['evidence']}.")
+    for w in warm_notes:
+        out.append(f"Run {w['run']} ({w['phase']}) is warm-up: {w['latency_ms']:.3f} ms, "
+                   f"{w['ratio']:.1f}x the median of the phase's {w['later_runs']} later runs (rule: over "
+                   f"{WARMUP_FACTOR:g}x; their IQR {w['later_iqr_ms'][0]:.3f}–{w['later_iqr_ms'][1]:.3f} ms); "
+                   "left out of the steady-state numbers.")
+    if ttft is not None:
+        out.append(f"Time to first token (prefill latency, p50): {ttft:.3f} ms"
+                   + _basis(by_name.get("prefill")) + ".")
+    if tps is not None:
+        dec = by_name.get("decode") or {}
+        given = (f"; {dec['tokens_per_run']:g} token(s) per run from {dec['tokens_from']}" if dec.get("tokens_from")
+                 else "")
+        out.append(f"Decode: {tps:,.1f} tokens/s (1000 / p50 ms per token" + _basis(by_name.get("decode"), ", ")
+                   + given + ").")
+    for ph in phases:
+        bd = {(b["kind"], b.get("backend")): b for b in ph["breakdown"]}
+        cpu = bd.get(("cpu_ops", None))
+        if cpu and cpu["share"] >= 0.1:
+            tops = ph["fallback_op_types"][:3]
+            detail = ", ".join(f"{t['op_type']} x{len(t['instructions'])} ({t['share']:.0%})" for t in tops)
+            kv = any("index_put" in t["op_type"] or "update_cache" in t["op_type"] for t in tops)
+            n = ph["steady_runs"]
+            basis = (f"over {n} steady runs; per run p10–p90 {cpu['p10_ms']:.3f}–{cpu['p90_ms']:.3f} ms" if n > 1
+                     else "in its one steady run")
+            msg = (f"{ph['name']}: CPU fallback kernels take {cpu['share']:.0%} of the mean run "
+                   f"({cpu['mean_ms']:.3f} ms {basis})"
+                   + (f"; largest: {detail}" if detail else ""))
+            if kv:
+                msg += " (index_put in an LLM is most likely the KV-cache update, here on the CPU)"
+            out.append(msg + ".")
+    out.extend(m for m in map(overhead_finding, phases) if m)
+    first = drift.get("first_decode_after_prefill") if drift else None
+    if first:
+        out.extend(_first_decode_finding(first))
+    if drift:
+        out.append(_drift_finding(drift))
+    if tps is None and len(phases) == 1 and phases[0]["latency_ms"] and phases[0]["latency_ms"]["p50"]:
+        p50 = phases[0]["latency_ms"]["p50"]     # 0 when Method::execute lasted 0 ns: no rate
+        out.append(f"No prefill/decode split was found; if every run is a one-token decode, that is "
+                   f"{1000 / p50:,.1f} tokens/s (p50 of {phases[0]['steady_runs']} runs; use --prompt-runs to "
+                   "name the prefill runs).")
+    return out
+
+
+def _basis(ph: dict | None, sep: str = " (") -> str:
+    """' (n steady runs, p10–p90 a–b ms)' for a phase row; '' without one."""
+    if not ph or not ph.get("latency_ms"):
+        return ""
+    lat = ph["latency_ms"]
+    n = ph["steady_runs"]
+    if n == 1:
+        return f"{sep}one run" + (")" if sep == " (" else "")
+    return f"{sep}{n} steady runs, range {lat['min']:.3f}–{lat['max']:.3f} ms" + (")" if sep == " (" else "")
+
+
+def _first_decode_finding(f: dict) -> list[str]:
+    others = (f"other decodes p50 {f['others_p50_ms']:.3f} ms (IQR {f['others_iqr_ms'][0]:.3f}–"
+              f"{f['others_iqr_ms'][1]:.3f} ms, {f['others_runs']} runs)")
+    lo, hi = f["range_ms"]
+    if f["slower"]:
+        return [f"The first decode after a prefill is slower: p50 {f['p50_ms']:.3f} ms, {f['ratio']:.1f}x the "
+                f"{others}; above their upper quartile in {f['above_upper_quartile']} of {f['instances']} "
+                f"prefill→decode transitions (range {lo:.3f}–{hi:.3f} ms). A possible cause: the delegates "
+                "re-planning for the new input shape."]
+    if (f["ratio"] or 0) <= FIRST_DECODE_HINT_RATIO:
+        return []
+    if f["instances"] < FIRST_DECODE_MIN_INSTANCES:
+        return [f"Too few prefill→decode transitions ({f['instances']}; {FIRST_DECODE_MIN_INSTANCES} needed) to "
+                f"tell whether the first decode after a prefill is slower: first decodes {lo:.3f}–{hi:.3f} ms "
+                f"(p50 {f['p50_ms']:.3f}), {others}."]
+    return [f"The first decode after a prefill is not consistently slower: above the other decodes' upper "
+            f"quartile in {f['above_upper_quartile']} of {f['instances']} transitions (first decodes p50 "
+            f"{f['p50_ms']:.3f} ms, range {lo:.3f}–{hi:.3f}; {others})."]
+
+
+def _drift_finding(d: dict) -> str:
+    lo, hi = d["positions"]
+    ci = d["slope_ci95_ms_per_100_tokens"]
+    ci_text = f"95% interval {ci[0]:+.3f}..{ci[1]:+.3f}" if ci else "no interval: too few positions"
+    basis = (f"{d['x']} {lo}..{hi}, {d['runs']} runs; slope {d['slope_ms_per_100_tokens']:+.3f} ms per 100 "
+             f"tokens, {ci_text}; change over the range {d['change_over_range_ms']:.3f} ms, run-to-run spread "
+             f"(IQR around the fit) {d['spread_ms']:.3f} ms")
+    if hi - lo < DRIFT_MIN_POSITIONS:
+        return f"Decode positions {lo}..{hi} are too few to tell a drift with position ({basis})."
+    if d["drift_shown"]:
+        rel = d["relative_per_100_tokens"]
+        return (f"Decode latency drifts by {d['slope_ms_per_100_tokens']:+.3f} ms"
+                + (f" ({rel:+.0%})" if rel is not None else "") + f" per 100 tokens ({basis}; fit on the "
+                "median latency per position).")
+    return f"No drift of decode latency with position is shown ({basis})."
+

@@ -1,0 +1,175 @@
+"""Per-part run data of ``etscope llm``: for each part (an ETDump, or one method's runs of it) the
+runs' latency, what they executed (signatures), the (runs x instructions) time table within a
+budget tied to the input, the per-op values logged inside delegates, and token counts."""
+from __future__ import annotations
+
+import numpy as np
+
+from etscope import profile as P
+from etscope import units
+from etscope.analysis import placement
+from etscope.analysis.llm.tokens import tokens_from_debug
+from etscope.formats import etdump as etdump_format
+from etscope.hashing import MIX3, mix64, sum_u64
+
+# The (runs x instructions) tables hold at most this many cells per event of the file, plus a base
+# (8 MB of float64); past that the least-called instructions are left out of them (and said so).
+MAX_TABLE_CELLS_PER_EVENT = 16
+MAX_TABLE_CELLS_BASE = 1 << 20
+
+
+class FileRuns:
+    """Per-run data of one profile: latency, structure signature, per-instruction times, tokens."""
+
+    def __init__(self, profile: P.Profile, file_index: int, source: int = 0, from_split: bool = False):
+        self.profile = profile
+        self.file_index = file_index              # index of this part
+        self.source = source                      # index of the input profile it comes from
+        self.from_split = from_split              # one method's runs of an ETDump holding several
+        self.n = profile.n_runs
+        self.latency_ns = np.asarray(profile.runs["latency_ns"], dtype=np.float64)
+        self.etdump_run = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
+        it = placement.instruction_times(profile)
+        self.call_run, self.call_instr = it["execute"], it["instruction_id"]   # every call, sparse
+        ids, inv = np.unique(it["instruction_id"], return_inverse=True)
+        kept, inv = _columns_within_budget(np.bincount(inv.reshape(-1), minlength=len(ids)), inv.reshape(-1),
+                                           self.n, len(profile.events["run"]))
+        self.instructions_total = len(ids)
+        self.instr_ids = ids[kept]
+        k = len(self.instr_ids)
+        on = inv >= 0
+        flat = it["execute"][on].astype(np.int64) * max(k, 1) + inv[on]
+        size = self.n * k
+        self.T = np.bincount(flat, weights=it["ns"][on], minlength=size).reshape(self.n, k) if size else \
+            np.zeros((self.n, k))
+        counts = np.bincount(flat, minlength=size).reshape(self.n, k) if size else np.zeros((self.n, k))
+        self.T[counts == 0] = np.nan
+        self.sig_full, self.sig_instr = _run_signatures(profile)
+        self.tokens, self.token_evidence = tokens_from_debug(profile)
+        self.parts = placement.per_run_parts(profile)
+        self.inner_T, self.inner_names = _inner_matrix(profile, self.sig_full)
+        self.delegate_cycles = _delegate_cycles(profile)
+
+    def label_text(self, iid: int) -> str:
+        return label_text(self.label(iid))
+
+    def label(self, iid: int) -> dict:
+        ins = self.profile.instructions.get(int(iid))
+        if ins is None:
+            return {"instruction_id": int(iid), "placement": None, "op_type": None, "kernel": None,
+                    "source": None}
+        return {"instruction_id": int(iid), "placement": ins.backend, "op_type": ins.op_type,
+                "kernel": ins.kernel, "source": ins.source}
+
+
+def _delegate_cycles(profile: P.Profile) -> np.ndarray:
+    """Per run, the sum of the cycle counts logged inside delegate calls (QNN's accelerator cycles
+    and per-op rows: twice the HTP's cycles, a measure for comparing runs, not a count of them)."""
+    ev = profile.events
+    sel = (ev["execute"] >= 0) & (ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["unit"] == units.CYCLES)
+    return np.bincount(ev["execute"][sel], weights=ev["value"][sel].astype(np.float64), minlength=profile.n_runs)
+
+
+def _columns_within_budget(calls: np.ndarray, column_of_call: np.ndarray, n_runs: int,
+                           n_events: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which instructions get a column in the (runs x instructions) tables: all of them while the
+    table fits MAX_TABLE_CELLS_PER_EVENT cells per event of the file plus MAX_TABLE_CELLS_BASE, else
+    the most-called ones (a valid file can give every run instructions of its own: runs x
+    instructions from runs + instructions events). In an honest profile every run calls every
+    instruction, so the table holds fewer cells than the file has events and nothing is left out.
+
+    Returns the kept instructions' indices (ascending, so columns stay in instruction order) and
+    each call's column among them (-1 for a call of an instruction left out)."""
+    k = len(calls)
+    cap = (MAX_TABLE_CELLS_PER_EVENT * n_events + MAX_TABLE_CELLS_BASE) // max(n_runs, 1)
+    if k <= cap:
+        return np.arange(k), column_of_call
+    kept = np.sort(np.argsort(-calls, kind="stable")[:cap])
+    column = np.full(k, -1, dtype=np.int64)
+    column[kept] = np.arange(len(kept))
+    return kept, column[column_of_call]
+
+
+def label_text(lab: dict) -> str:
+    """Short name of an instruction for people: op type, else kernel, else the delegate call."""
+    if lab.get("op_type"):
+        return str(lab["op_type"])
+    if lab.get("kernel"):
+        return str(lab["kernel"])
+    if lab.get("placement") and lab["placement"] != P.CPU:
+        return f"{lab['placement']} call (instr {lab['instruction_id']})"
+    return f"instruction {lab['instruction_id']}"
+
+
+def _run_signatures(profile: P.Profile, chunk: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
+    """Per run, an order-independent hash of what it executed: the multiset of (role, instruction,
+    name) of all its profile events (full), and of its instruction-level events only. Computed
+    over chunks of events, so memory stays bounded on huge files."""
+    ev = profile.events
+    n = profile.n_runs
+    full = np.zeros(n, dtype=np.uint64)
+    instr_sig = np.zeros(n, dtype=np.uint64)
+    counts = np.zeros(n, dtype=np.int64)
+    total = len(ev["run"])
+    for a in range(0, total, chunk):
+        sl = slice(a, min(total, a + chunk))
+        ex = ev["execute"][sl]
+        sel = (ex >= 0) & (ev["kind"][sl] == etdump_format.PROFILE)
+        if not sel.any():
+            continue
+        role = ev["role"][sl][sel]
+        dstr = ev["delegate_id_str"][sl][sel]
+        name = ev["name"][sl][sel]
+        name = np.where(role == P.ROLE_DELEGATE_INTERNAL, np.where(dstr >= 0, dstr, name), name)
+        instr = ev["instruction_id"][sl][sel].astype(np.int64) + 1
+        with np.errstate(over="ignore"):
+            key = mix64(role.astype(np.uint64) * np.uint64(1 << 56)
+                       + (instr.astype(np.uint64) << np.uint64(28)) + (name.astype(np.int64) + 1).astype(np.uint64))
+            run = ex[sel].astype(np.int64)
+            full += sum_u64(run, key, n)
+            top = (role == P.ROLE_DELEGATE_CALL) | (role == P.ROLE_OPERATOR_CALL) | (role == P.ROLE_KERNEL)
+            instr_sig += sum_u64(run[top], key[top], n)
+        counts += np.bincount(run, minlength=n)
+    with np.errstate(over="ignore"):
+        full = full + counts.astype(np.uint64) * MIX3
+    return full, instr_sig
+
+
+def _inner_matrix(profile: P.Profile, sig_full: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Per run, the values of the events logged inside delegate calls (XNNPACK per-op times, QNN
+    per-op cycles), when every run logged the same event sequence: (runs x events) and names."""
+    n = profile.n_runs
+    empty = (np.zeros((n, 0)), [])
+    if n < 3 or len(np.unique(sig_full)) != 1:
+        return empty
+    ev = profile.events
+    counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
+    k = int(counts[0])
+    if k == 0 or (counts != k).any():
+        return empty
+    firsts = np.array([profile.etdump.runs[int(r)].first_event for r in profile.runs["etdump_run"]],
+                      dtype=np.int64)
+    t0 = int(firsts[0])
+    tmpl = slice(t0, t0 + k)
+    unit = ev["unit"][tmpl]
+    # Cycle counts only (QNN per-op rows): they do not depend on the CPU's load or clock, so a run
+    # where they are all several times higher processed more tokens. Delegate-internal wall times
+    # (XNNPACK, 1 µs resolution) add noise and are already inside the DELEGATE_CALL time.
+    pos = np.nonzero((ev["role"][tmpl] == P.ROLE_DELEGATE_INTERNAL) & (unit == units.CYCLES))[0]
+    if pos.size == 0 or pos.size > 4096:
+        return empty
+    # Same signature everywhere means same event at the same position (order-independent hash:
+    # check the positions hold the same names and roles).
+    idx = firsts[:, None] + pos[None, :]
+    codes = ev["delegate_id_str"][t0 + pos]
+    if not (ev["delegate_id_str"][idx] == codes).all() or not (ev["role"][idx] == P.ROLE_DELEGATE_INTERNAL).all():
+        return empty
+    vals = ev["value"][idx].astype(np.float64)
+    names = [profile.name_of(int(c)) or f"event {int(t0 + p)}" for c, p in zip(codes, pos)]
+    return vals, names
+
+
+def stack(arrays: list[np.ndarray], perm: np.ndarray) -> np.ndarray:
+    """Per-part arrays (one value per run) as one array over all runs, in the order they ran."""
+    return np.concatenate(arrays)[perm] if arrays else np.zeros(0, np.int64)
+

@@ -1,0 +1,138 @@
+"""Per-phase tables: latency statistics over steady runs, where Method::execute's time goes, and
+the instructions by mean time."""
+from __future__ import annotations
+
+import numpy as np
+
+from etscope import profile as P
+from etscope.analysis.llm.runs import label_text
+from etscope.analysis.stats import describe
+
+
+def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top, given=None) -> dict:
+    """Phase ``j``'s row. Tokens per run: from the logged tensors, else ``given`` (phase name ->
+    (count, where from)), else 1 for a decode."""
+    runs = np.nonzero(assign == j)[0]
+    steady = runs[~warm[runs]]
+    if steady.size == 0:
+        steady = runs
+    lat = latency[steady]
+    lat = lat[np.isfinite(lat)]
+    lat_ms = None
+    if lat.size:
+        s = describe(lat)
+        lat_ms = {k: s[k] for k in ("p50", "p90", "p99", "max", "min", "mean")}
+    tok = tokens[steady]
+    tpr = tokens_from = None
+    if tok.size and (tok > 0).all():
+        u = np.unique(tok)
+        tpr = int(u[0]) if len(u) == 1 else float(tok.mean())
+    elif name in (given or {}):
+        tpr, tokens_from = given[name]
+    elif name == "decode":
+        tpr = 1
+    by_file = {}
+    for r in steady:
+        by_file.setdefault(int(file_of[r]), []).append(int(local[r]))
+    methods = sorted({files[fi].profile.method for fi in by_file if files[fi].profile.method})
+    ops = _top_ops(files, by_file, float(lat.mean()) if lat.size else float("nan"))
+    return {
+        "name": name,
+        "runs": [int(r) for r in runs],
+        "steady_runs": int(steady.size),
+        "warmup_runs": [int(r) for r in runs if warm[r]],
+        "method": methods[0] if len(methods) == 1 else (methods or None),
+        "tokens_per_run": tpr,
+        **({"tokens_from": tokens_from} if tokens_from else {}),
+        "latency_ms": lat_ms,
+        "ms_per_token": (lat_ms["p50"] / tpr) if lat_ms and tpr else None,
+        "breakdown": _breakdown(files, by_file, lat),
+        "top_ops": ops[:top] if top else ops,
+        "top_fallback_ops": [o for o in ops if o["kind"] == "cpu"][:top or None],
+        "fallback_op_types": _by_op_type([o for o in ops if o["kind"] == "cpu"])[:top or None],
+    }
+
+
+def _by_op_type(ops: list[dict]) -> list[dict]:
+    agg: dict[str, dict] = {}
+    for o in ops:
+        key = label_text(o)
+        a = agg.setdefault(key, {"op_type": key, "instructions": [], "mean_ms": 0.0, "share": 0.0})
+        a["instructions"].append(o["instruction_id"])
+        a["mean_ms"] += o["mean_ms"]
+        a["share"] += o["share"] or 0.0
+    return sorted(agg.values(), key=lambda a: -a["mean_ms"])
+
+
+def _breakdown(files, by_file, lat) -> list[dict]:
+    """Method::execute split into delegate calls per backend, CPU kernels and framework overhead."""
+    parts: dict[tuple, list] = {}
+    for fi, rows in by_file.items():
+        f = files[fi]
+        rows = np.asarray(rows)
+        for b in f.profile.backends():
+            parts.setdefault(("delegate", b), [[], []])
+            parts[("delegate", b)][0].append(f.parts[f"delegate:{b}"][rows])
+            parts[("delegate", b)][1].append(f.parts[f"calls:{b}"][rows])
+        for kind, calls in (("cpu_ops", "calls:cpu"), ("framework_overhead", None)):
+            parts.setdefault((kind, None), [[], []])
+            parts[(kind, None)][0].append(f.parts[kind][rows])
+            if calls:
+                parts[(kind, None)][1].append(f.parts[calls][rows])
+    mean_lat = float(lat.mean()) if lat.size else float("nan")
+    out = []
+    order = sorted(parts, key=lambda k: {"delegate": 0, "cpu_ops": 1, "framework_overhead": 2}[k[0]])
+    for kind, backend in order:
+        vals = np.concatenate(parts[(kind, backend)][0]) / 1e6
+        ok = np.isfinite(vals)
+        vals = vals[ok]
+        row = {"kind": kind}
+        if backend:
+            row["backend"] = backend
+        calls = parts[(kind, backend)][1]
+        if calls:
+            c = np.concatenate(calls)[ok]
+            row["calls_per_run"] = float(c.mean()) if c.size else 0.0
+        row["mean_ms"] = float(vals.mean()) if vals.size else 0.0
+        row["p50_ms"] = float(np.median(vals)) if vals.size else 0.0
+        row["p10_ms"], row["p90_ms"] = (float(v) for v in np.percentile(vals, [10, 90])) if vals.size else (0.0, 0.0)
+        row["share"] = float(row["mean_ms"] / mean_lat) if vals.size and mean_lat else 0.0
+        out.append(row)
+    return out
+
+
+def _top_ops(files, by_file, mean_lat) -> list[dict]:
+    """Instructions by mean time per run in this phase (steady runs), largest first."""
+    agg: dict[tuple, dict] = {}
+    for fi, rows in by_file.items():
+        f = files[fi]
+        rows = np.asarray(rows)
+        if not f.instr_ids.size:
+            continue
+        T = np.nan_to_num(f.T[rows], nan=0.0) / 1e6
+        single = len(by_file) == 1
+        means = T.mean(axis=0) if single else None
+        meds = np.median(T, axis=0) if single else None
+        for c, iid in enumerate(f.instr_ids):
+            lab = f.label(iid)
+            key = (lab["instruction_id"], lab["placement"], lab["op_type"], lab["kernel"])
+            a = agg.setdefault(key, {**lab, "_vals": []})
+            if single:
+                a["mean_ms"], a["p50_ms"] = float(means[c]), float(meds[c])
+            else:
+                a["_vals"].append(T[:, c])
+    rows = []
+    for a in agg.values():
+        vals = a.pop("_vals")
+        if vals:
+            vals = np.concatenate(vals)
+            a["mean_ms"] = float(vals.mean()) if vals.size else 0.0
+            a["p50_ms"] = float(np.median(vals)) if vals.size else 0.0
+        a.setdefault("mean_ms", 0.0)
+        a.setdefault("p50_ms", 0.0)
+        a["share"] = float(a["mean_ms"] / mean_lat) if mean_lat and np.isfinite(mean_lat) else None
+        a["kind"] = "cpu" if a["placement"] == P.CPU else "delegate"
+        rows.append(a)
+    rows.sort(key=lambda r: -r["mean_ms"])
+    return rows
+

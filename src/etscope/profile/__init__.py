@@ -1,0 +1,21 @@
+"""One Profile: the ETDump's events (with their units and roles), the Execute runs, and what each
+instruction is (backend or CPU kernel, op type, source location), joined from ETRecord / .pte.
+
+Built by :func:`load`. Analysis lives in ``etscope.analysis``; this package only joins inputs:
+``model`` (the Profile and its parts), ``build`` (load, roles, values and units, runs),
+``instructions`` (what each instruction is), ``plans`` and ``join`` (the .pte / ETRecord side),
+``methods`` (runs of several methods in one ETDump), ``subset`` (a profile of some runs) and
+``accumulation`` (backend events repeated across executes).
+"""
+from etscope.profile.build import build, load
+from etscope.profile.methods import MAX_INSTRUCTION_SETS
+from etscope.profile.model import (CPU, DELEGATE_CALL, METHOD_EXECUTE, OPERATOR_CALL, ROLE_ALLOCATION, ROLE_DEBUG,
+                                   ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL, ROLE_METHOD, ROLE_NAMES,
+                                   ROLE_OPERATOR_CALL, ROLE_OTHER, UNKNOWN_DELEGATE, Accumulation, Instruction,
+                                   MethodSplit, Profile, guess_op_from_kernel)
+from etscope.profile.subset import select_runs
+
+__all__ = ["Accumulation", "CPU", "DELEGATE_CALL", "Instruction", "MAX_INSTRUCTION_SETS", "METHOD_EXECUTE",
+           "MethodSplit", "OPERATOR_CALL", "Profile", "ROLE_ALLOCATION", "ROLE_DEBUG", "ROLE_DELEGATE_CALL",
+           "ROLE_DELEGATE_INTERNAL", "ROLE_KERNEL", "ROLE_METHOD", "ROLE_NAMES", "ROLE_OPERATOR_CALL", "ROLE_OTHER",
+           "UNKNOWN_DELEGATE", "build", "guess_op_from_kernel", "load", "select_runs"]

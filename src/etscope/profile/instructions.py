@@ -1,0 +1,116 @@
+"""The instructions a profile's runs executed (delegate calls and CPU operators, found in the
+ETDump's events), a delegate's backend guessed from its event names, the method chosen, then the
+join to the .pte and ETRecord."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from etscope.arrays import unique, unique_chunked
+from etscope.profile.join import join_etrecord, join_pte
+from etscope.profile.model import (CPU, ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL,
+                                   ROLE_OPERATOR_CALL, UNKNOWN_DELEGATE, Instruction, Profile)
+from etscope.profile.plans import fits_plan, method_names, method_plans, require_method
+
+def join_method(profile: Profile, etrecord, pte, method_hint):
+    """Instructions of the profile's runs (all of one method), joined to .pte and ETRecord."""
+    ev = profile.events
+    in_exec = ev["execute"] >= 0
+    role = ev["role"]
+    instr = ev["instruction_id"]
+    found: dict[int, Instruction] = {}
+
+    def ids(mask):
+        return unique_chunked(lambda sl: instr[sl][mask[sl] & in_exec[sl] & (instr[sl] >= 0)], len(instr))
+
+    delegate_ids = ids(role == ROLE_DELEGATE_CALL)
+    cpu_ids = ids((role == ROLE_OPERATOR_CALL) | (role == ROLE_KERNEL))
+    inner = _delegate_internal_names(profile) if len(delegate_ids) else {}
+    for i in delegate_ids:
+        found[int(i)] = Instruction(int(i), "delegate", _guess_backend(profile, int(i), inner.get(int(i), [])))
+    for i in cpu_ids:
+        if int(i) in found:
+            profile.warnings.append(f"instruction {int(i)} has both DELEGATE_CALL and operator events")
+            continue
+        found[int(i)] = Instruction(int(i), "cpu", CPU)
+    # Kernel names (the kernel event nested in OPERATOR_CALL).
+    kmask = (role == ROLE_KERNEL) & in_exec
+    if kmask.any():
+        # (instruction, name) pairs in sorted order; kernel events have both >= 0, so one packed key.
+        packed = unique_chunked(lambda sl: (instr[sl][kmask[sl]].astype(np.int64) << 32)
+                                 | ev["name"][sl][kmask[sl]].astype(np.int64), len(instr))
+        for i, code in zip((packed >> 32).tolist(), (packed & 0xFFFFFFFF).tolist()):
+            ins = found.get(int(i))
+            if ins is not None and ins.kind == "cpu" and ins.kernel is None:
+                ins.kernel = profile.strings[int(code)]
+
+    profile.instructions = found
+    profile.method = choose_method(profile, etrecord, pte, method_hint)
+    if pte is not None:
+        join_pte(profile, pte)
+    if etrecord is not None:
+        join_etrecord(profile, etrecord)
+_XNNPACK_HINT = re.compile(r"\((?:N[CDH]|ND|NHWC|NCHW)[^()]*\)|#\d+$")
+_QNN_HINT = re.compile(r"\((?:us|cycles|bytes|count)\)$|OpId_\d+|^QNN ")
+
+
+def _delegate_internal_names(profile: Profile) -> dict[int, list[int]]:
+    """Per instruction id, the distinct delegate_debug_id_str codes of its delegate-internal events
+    (sorted, -1 = none), computed for all instructions in one pass."""
+    ev = profile.events
+    role = ev["role"]
+    n = len(role)
+    parts = []
+    # In chunks: QNN files are mostly delegate-internal events (10M events: 400 MB of temporaries
+    # in one go); the distinct pairs are few.
+    for a in range(0, n, 1 << 20):
+        sel = role[a:a + (1 << 20)] == ROLE_DELEGATE_INTERNAL
+        if not sel.any():
+            continue
+        instr = (ev["instruction_id"][a:a + (1 << 20)][sel].astype(np.int64) + (1 << 31)).astype(np.uint64)
+        code = (ev["delegate_id_str"][a:a + (1 << 20)][sel].astype(np.int64) + 1).astype(np.uint64)  # -1 -> 0
+        parts.append(unique((instr << np.uint64(32)) | code))
+    if not parts:
+        return {}
+    packed = unique(np.concatenate(parts))
+    ids = (packed >> np.uint64(32)).astype(np.int64) - (1 << 31)
+    codes = (packed & np.uint64(0xFFFFFFFF)).astype(np.int64) - 1
+    out: dict[int, list[int]] = {}
+    for i, c in zip(ids.tolist(), codes.tolist()):
+        out.setdefault(i, []).append(c)
+    return out
+
+
+def _guess_backend(profile: Profile, instruction_id: int, codes: list[int] | None = None) -> str:
+    """Without ETRecord or .pte, tell the backend from the names of its internal events."""
+    if codes is None:
+        codes = _delegate_internal_names(profile).get(instruction_id, [])
+    names = [profile.strings[c] for c in codes[:50] if c >= 0]
+    if any(_QNN_HINT.search(n) for n in names):
+        return "QnnBackend"
+    if any(_XNNPACK_HINT.search(n) for n in names):
+        return "XnnpackBackend"
+    return UNKNOWN_DELEGATE
+
+
+def choose_method(profile: Profile, etrecord, pte, hint) -> str | None:
+    names = method_names(pte) or method_names(etrecord)
+    if hint:
+        require_method(profile, names, hint)
+        return hint
+    if not names:
+        return None
+    if pte is not None and len(names) > 1:
+        codes = np.array(sorted(i.id * 2 + (i.kind == "delegate") for i in profile.instructions.values()),
+                         dtype=np.int64)
+        plans = method_plans(None, pte)
+        fitting = [name for name, plan in plans.items() if fits_plan(codes, plan)]
+        if len(fitting) >= 1:
+            if len(fitting) > 1:
+                profile.warnings.append(
+                    f"several methods fit the ETDump ({', '.join(fitting)}); using {fitting[0]} (pass --method)")
+            return fitting[0]
+    if "forward" in names:
+        return "forward"
+    return names[0]

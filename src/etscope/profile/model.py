@@ -1,0 +1,145 @@
+"""The Profile model: the ETDump's events as columns (each with its role and unit), one row per
+Execute run, and what each instruction is (backend or CPU kernel, op type, source location).
+
+Built by :func:`etscope.profile.load`; nothing here reads a file or joins inputs.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from etscope.formats import etdump as etdump_format
+
+# Event roles (column ``role``): what an event is in the runtime's hierarchy.
+(ROLE_OTHER, ROLE_METHOD, ROLE_DELEGATE_CALL, ROLE_OPERATOR_CALL, ROLE_KERNEL,
+ ROLE_DELEGATE_INTERNAL, ROLE_DEBUG, ROLE_ALLOCATION) = range(8)
+ROLE_NAMES = ("framework", "method_execute", "delegate_call", "operator_call", "kernel",
+              "delegate_internal", "debug", "allocation")
+
+METHOD_EXECUTE = "Method::execute"
+DELEGATE_CALL = "DELEGATE_CALL"
+OPERATOR_CALL = "OPERATOR_CALL"
+
+CPU = "cpu"
+UNKNOWN_DELEGATE = "delegate"
+
+
+@dataclass
+class Instruction:
+    """One instruction of the executed method, as far as the inputs tell."""
+
+    id: int
+    kind: str                      # "delegate" | "cpu"
+    backend: str                   # backend id (e.g. "XnnpackBackend", "QnnBackend"), or "cpu"
+    kernel: str | None = None      # kernel event name, e.g. "native_call_cumsum.out"
+    operator: str | None = None    # operator from the .pte, e.g. "aten::cumsum.out"
+    op_types: list[str] = field(default_factory=list)   # graph targets, e.g. ["aten.cumsum.default"]
+    source: str | None = None      # "file.py:LINE" of the first graph node
+    nodes: list[str] = field(default_factory=list)      # graph node names
+    sources: list[str] = field(default_factory=list)    # "file.py:LINE" of every node, in order
+    debug_handles: list[int] = field(default_factory=list)
+    backend_from: str = "event names"   # which input told the backend
+
+    @property
+    def op_type(self) -> str | None:
+        if self.op_types:
+            return self.op_types[0] if len(self.op_types) == 1 else ", ".join(self.op_types[:3]) + (
+                f" (+{len(self.op_types) - 3})" if len(self.op_types) > 3 else "")
+        if self.operator:
+            return self.operator.replace("::", ".")
+        if self.kernel:
+            return guess_op_from_kernel(self.kernel)
+        return None
+
+
+@dataclass
+class Profile:
+    etdump: etdump_format.EtdumpData
+    strings: list[str]
+    events: dict[str, np.ndarray]
+    runs: dict[str, np.ndarray]          # one row per Execute run
+    instructions: dict[int, Instruction]
+    method: str | None
+    etrecord: object | None = None
+    pte: object | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    cache: dict = field(default_factory=dict, repr=False)   # analysis results computed once
+    # Set when the ETDump holds runs of several methods with different instructions: this profile
+    # then holds only its method's runs (see MethodSplit).
+    method_split: "MethodSplit | None" = field(default=None, repr=False)
+    # Set when a backend's events accumulated across executes and the older copies were removed.
+    accumulation: "Accumulation | None" = None
+
+    # ---- small accessors -----------------------------------------------------------------------
+    @property
+    def n_runs(self) -> int:
+        return int(self.runs["etdump_run"].shape[0])
+
+    def name_of(self, code: int) -> str:
+        return self.strings[code] if code >= 0 else ""
+
+    def names(self, codes: np.ndarray) -> list[str]:
+        return [self.strings[c] if c >= 0 else "" for c in codes]
+
+    def backends(self) -> list[str]:
+        seen = []
+        for ins in sorted(self.instructions.values(), key=lambda i: i.id):
+            if ins.kind == "delegate" and ins.backend not in seen:
+                seen.append(ins.backend)
+        return seen
+
+
+@dataclass
+class Accumulation:
+    """Delegate events that accumulated across executes (execute k of a delegate logging the events
+    of its executes 1..k, oldest first, as QNN's profiler can), and what was removed so every view
+    sees each execute's own events once."""
+
+    events_removed: dict[int, int]       # per delegate instruction id: older copies removed
+    file_events: int                     # events of the profile before the removal
+
+    @property
+    def total_removed(self) -> int:
+        return int(sum(self.events_removed.values()))
+
+    def warning(self) -> str:
+        ids = ", ".join(str(i) for i in sorted(self.events_removed))
+        # Short enough for one line of the summary's warnings (cut at 200 characters).
+        return (f"delegate instruction(s) {ids}: backend events accumulate across executes (execute k "
+                f"repeats executes 1..k-1); {self.total_removed:,} older copies of {self.file_events:,} "
+                "events removed, each run keeps its own")
+
+
+@dataclass
+class MethodSplit:
+    """Runs of several methods of one program (different instruction sequences) in one ETDump.
+
+    The ETDump does not record which method a run executed (every run is an "Execute" RunData),
+    so each run is matched on the instructions it executed: the (instruction id, delegate call or
+    not) it logged must exist as such in the method. Each method gets its own Profile holding only
+    its runs, joined to its own instructions.
+    """
+
+    names: list[str]                    # methods that ran, in the order of their first run
+    of_run: np.ndarray                  # per Execute run of the ETDump: index into names
+    profiles: dict[str, "Profile"]      # one Profile per method (only that method's runs)
+    note: str = ""                      # what the profile load() returned says about the others
+    explicit: bool = False              # --method chose that profile's method (else: most runs)
+    file_events: int = 0                # events in the whole ETDump (each profile holds its own)
+
+    def runs_of(self, name: str) -> np.ndarray:
+        """Indices, among all Execute runs of the ETDump, of the runs of method ``name``."""
+        return np.nonzero(self.of_run == self.names.index(name))[0]
+_KERNEL_RE = re.compile(r"^native_call_(?P<op>.+?)(?:\.(?P<overload>[A-Za-z0-9_]+))?$")
+
+
+def guess_op_from_kernel(kernel: str) -> str:
+    """``native_call_cumsum.out`` -> ``aten.cumsum.out`` (a guess: the kernel name drops the namespace)."""
+    m = _KERNEL_RE.match(kernel)
+    if not m:
+        return kernel.replace("::", ".")
+    op, overload = m.group("op"), m.group("overload")
+    return f"aten.{op}" + (f".{overload}" if overload else "")

@@ -1,0 +1,60 @@
+"""A Profile restricted to some Execute runs (or some events): boolean selection of the event
+columns, the ETDump's RunData following."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from etscope.profile.instructions import join_method
+from etscope.profile.model import Profile
+
+def select_runs(profile: Profile, keep) -> Profile:
+    """A Profile of the Execute runs where ``keep`` (bool per run) is true, joined again to the
+    profile's method, .pte and ETRecord; events outside the runs (load, init) stay."""
+    data, events, runs = run_subset(profile, np.asarray(keep, dtype=bool))
+    sub = Profile(etdump=data, strings=profile.strings, events=events, runs=runs, instructions={},
+                  method=None, etrecord=profile.etrecord, pte=profile.pte, sources=dict(profile.sources),
+                  warnings=[])
+    join_method(sub, profile.etrecord, profile.pte, profile.method)
+    sub.accumulation = profile.accumulation     # its events are the de-duplicated ones
+    return sub
+
+
+def run_subset(profile: Profile, keep: np.ndarray):
+    """The profile's ETDump data, events and runs restricted to the Execute runs where ``keep``
+    is true (events outside the runs, such as load and init, stay): boolean selection, so only
+    the kept events are copied. RunData of dropped runs stay listed, with no events."""
+    ev = profile.events
+    execute = ev["execute"]
+    keep_event = np.append(keep, True)[execute]           # execute -1 (outside runs) -> True
+    renumber = np.append(np.where(keep, np.cumsum(keep) - 1, -1), -1)
+    data, events = event_subset(profile, keep_event)
+    events["execute"] = renumber[events["execute"]].astype(execute.dtype)
+    runs = {k: np.asarray(v)[keep] for k, v in profile.runs.items()}
+    return data, events, runs
+
+
+def event_subset(profile: Profile, keep_event: np.ndarray):
+    """The profile's ETDump data and events where ``keep_event``; each RunData's first event and
+    count follow. Events keep their index in the file (column ``file_event``, added on the first
+    subset: until then an event's position is its index)."""
+    ev = profile.events
+    events = {k: _select(v, keep_event) for k, v in ev.items()}
+    if "file_event" not in events:
+        events["file_event"] = np.flatnonzero(keep_event).astype(np.int64)
+    data = profile.etdump
+    counts = np.bincount(events["run"], minlength=len(data.runs)) if len(events["run"]) else \
+        np.zeros(len(data.runs), np.int64)
+    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    run_data = [dataclasses.replace(r, first_event=int(f), event_count=int(c))
+                for r, f, c in zip(data.runs, firsts, counts)]
+    data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events})
+    return data, events
+
+
+def _select(column: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    # Columns holding one value everywhere are zero-stride views (see formats.etdump): keep them so.
+    if column.ndim == 1 and column.strides[0] == 0 and len(column):
+        return np.broadcast_to(column[:1], (int(keep.sum()),))
+    return column[keep]
