@@ -3,7 +3,7 @@
     >>> import etscope
     >>> p = etscope.load("run.etdump", etrecord="m.etrecord", pte="m.pte")
     >>> p                      # in Jupyter: the reading guide and the time split as HTML
-    >>> p.ops()                # pandas DataFrames (Arrow-backed), true units (see render.export.COLUMNS)
+    >>> p.ops()                # pandas DataFrames (Arrow-backed), true units (see analysis.tables.COLUMNS)
     >>> p.runs(); p.events()
     >>> p.qnn(); p.llm(); p.diff(new)   # typed results with DataFrame accessors (etscope.frames)
     >>> p.sql("SELECT op_type, sum(dur_us) FROM events GROUP BY 1")
@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import html
 import os
+import re
 from collections.abc import Mapping
 from functools import cached_property
 
 from etscope import profile as P
 from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.diff_view import DiffView, diff_view
+from etscope.analysis.qnn_shards import QnnFiles, sharded_results
 from etscope.analysis.results import Results
 
 
@@ -184,30 +186,91 @@ def profile_of(p) -> P.Profile:
 
 
 # ---- the qnn command: QNN files alone or with an ETDump -----------------------------------------------
-def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=None, optrace=None,
+def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), optrace=(),
                    qnn_csv=None, runtrace=None) -> dict:
-    """Read whichever QNN inputs were given (paths) and produce the QNN report."""
+    """Read whichever QNN inputs were given (paths; ``qhas``/``optrace`` one path or several, pins
+    allowed) and produce the QNN report; QNN files without a partition to join get ``files``."""
+    from etscope.paths import display
+
+    qhas, optrace = _paths(qhas), _paths(optrace)
+    files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)
+    profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
+    r = view_results(profile, files, pte=pte)
+    report = r.qnn
+    if report is None:      # an ETDump without QNN partitions: the report says so
+        report = qnn_analysis.qnn_report(profile, soc=r.soc, runtrace=files.runtrace)
+    report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
+    if profile is None and files.qnn_profile is None and r.shards is None and (qhas or optrace or runtrace):
+        from etscope.analysis.qnn_only import files_view
+
+        have = {k for k, v in (("qhas", qhas), ("optrace", optrace), ("runtrace", runtrace)) if v}
+        report["files"] = files_view(report, r.file_ops, r.file_ops_source, have)
+    shown = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte)) if v is not None}
+    for kind, paths in (("qhas", qhas), ("optrace", optrace)):
+        if paths:
+            shown[kind] = display(paths[0]) if len(paths) == 1 else [display(p) for p in paths]
+    shown.update({k: display(v) for k, v in (("qnn_csv", qnn_csv), ("runtrace", runtrace)) if v is not None})
+    report["inputs"] = shown
+    return report
+
+
+def _paths(v) -> tuple:
+    return () if v is None else (v,) if isinstance(v, (str, os.PathLike)) else tuple(v)
+
+
+# ---- the views' QNN files: each alone, with an ETDump, or several (one per partition) -----------------
+_PIN = re.compile(r"^(?P<method>[^:=/\\]+):(?P<instr>\d+)=(?P<path>.+)$")
+
+
+def split_pin(value: str) -> tuple[tuple[str, int] | None, str]:
+    """``METHOD:INSTR=FILE`` -> ((method, instruction), FILE); a plain path (or one that exists as
+    given) -> (None, path)."""
+    m = _PIN.match(value)
+    if m is None or os.path.exists(value):
+        return None, value
+    return (m.group("method"), int(m.group("instr"))), m.group("path")
+
+
+def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None) -> QnnFiles:
     from etscope.formats.optrace import read_optrace
-    from etscope.formats.pte import read_pte
     from etscope.formats.qhas import read_qhas
-    from etscope.formats.qnn_compile_spec import soc_from_pte
     from etscope.formats.qnn_profile_files import read_qnn_profile
     from etscope.formats.runtrace import read_runtrace
     from etscope.paths import display
 
-    profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
-    q = read_qhas(qhas) if qhas is not None else None
-    ot = read_optrace(optrace) if optrace is not None else None
-    qp = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
-    rt = read_runtrace(runtrace) if runtrace is not None else None
-    program = profile.pte if profile is not None else read_pte(pte) if pte is not None else None
-    report = qnn_analysis.qnn_report(profile, qhas=q, optrace=ot, qnn_profile=qp, soc=soc_from_pte(program),
-                                     runtrace=rt)
-    report["inputs"] = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte),
-                                                     ("qhas", qhas), ("optrace", optrace), ("qnn_csv", qnn_csv),
-                                                     ("runtrace", runtrace))
-                        if v is not None}
-    return report
+    out = QnnFiles()
+    for values, reader, into in ((qhas, read_qhas, out.qhas), (optrace, read_optrace, out.optrace)):
+        for v in values:
+            pin, path = split_pin(v)
+            into.append((pin, path, reader(path)))
+    out.qnn_profile = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
+    out.runtrace = read_runtrace(runtrace) if runtrace is not None else None
+    for kind, paths in (("qnn_csv", [qnn_csv] if qnn_csv else []), ("optrace", [p for _, p, _ in out.optrace]),
+                        ("qhas", [p for _, p, _ in out.qhas]), ("runtrace", [runtrace] if runtrace else [])):
+        if paths:
+            out.inputs[kind] = ", ".join(display(p) for p in paths)
+    return out
+
+
+def view_results(profile: P.Profile | None, files: QnnFiles, pte=None, llm_options: dict | None = None) -> Results:
+    """The analyses of a view: the profile (or None: the QNN files alone) with its QNN files;
+    ``llm_options``: the token counts of the LLM section (:func:`llm_options`)."""
+    from etscope.paths import display
+
+    program = None
+    if profile is None and pte is not None:
+        from etscope.formats.pte import read_pte
+
+        program = read_pte(pte)
+    inputs = dict(files.inputs)
+    if pte is not None and profile is None:
+        inputs["pte"] = display(pte)
+    if len(files.qhas) > 1 or len(files.optrace) > 1 or any(pin for pin, _, _ in files.qhas + files.optrace):
+        return sharded_results(profile, files, program, inputs, llm_options=llm_options)
+    qhas = files.qhas[0][2] if files.qhas else None
+    optrace = files.optrace[0][2] if files.optrace else None
+    return Results(profile, qhas, optrace, files.runtrace, qnn_profile=files.qnn_profile, program=program,
+                   inputs=inputs, llm_options=llm_options)
 
 
 # ---- analyses: each once per profile and set of inputs -----------------------------------------------
@@ -279,9 +342,7 @@ def compare_view(base, new, min_effect_pct: float = 2.0) -> DiffView:
 # ---- tables -------------------------------------------------------------------------------------------
 def tables_of(r: Results) -> dict:
     """The events, ops and runs tables (pyarrow) of analysed results."""
-    from etscope.render.export import tables
-
-    return tables(r.profile, r.ops, r.qnn, r.llm)
+    return r.tables
 
 
 def _tables(p) -> dict:
@@ -313,7 +374,7 @@ def sql(p, query: str):
     """DuckDB over the events / ops / runs tables; returns a pandas DataFrame."""
     from etscope.render.sql import query as run_query
 
-    return _df(run_query(profile_of(p), query, tables=_tables(p)))
+    return _df(run_query(_tables(p), query))
 
 
 def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) -> str:
@@ -325,10 +386,11 @@ def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) 
 
 
 def trace(p, path: str | os.PathLike = "trace.json", qhas=None, optrace=None) -> str:
+    from etscope.analysis.trace_view import trace_view
     from etscope.render.trace import build_trace, write_trace
 
     out = _output(profile_of(p), path, qhas, optrace)
-    write_trace(out, build_trace(profile_of(p), qnn=results(p, qhas, optrace).qnn))
+    write_trace(out, build_trace(trace_view(profile_of(p), qnn=results(p, qhas, optrace).qnn)))
     return os.fspath(path)
 
 

@@ -1,15 +1,43 @@
-"""The sample shipped inside the package for `etscope demo`."""
+"""The samples shipped inside the package for `etscope demo`: a QNN run first (the NPU side), then
+a CPU/XNNPACK run (provenance in ``data/README.md``)."""
 from __future__ import annotations
 
 from importlib import resources
 
+QNN_SAMPLE_DESCRIPTION = (
+    "a real Snapdragon 8 Gen 3 (SM8650) run on the Qualcomm NPU (QNN HTP): a chain of 8 matmuls in one "
+    "QNN partition, 3 executes; the ETDump ExecuTorch writes from the device's QNN profile, with the "
+    "device's QHAS, optrace and runtrace of that run")
 SAMPLE_DESCRIPTION = (
     "a real ExecuTorch 1.5.1 run on an x86-64 CPU: a small CNN (conv/relu/maxpool/linear) lowered to "
     "XNNPACK in one partition, plus cumsum, which XNNPACK cannot take and so falls back to the CPU "
     "portable kernel; 10 executes with ETDump, ETRecord and .pte")
 
 
+def _data(name: str) -> str:
+    return str(resources.files("etscope") / "data" / name)
+
+
+def qnn_sample_paths() -> dict[str, str]:
+    return {"etdump": _data("sample_qnn_chain8.etdump"), "qhas": _data("sample_qnn_chain8.qhas.json"),
+            "optrace": _data("sample_qnn_chain8.optrace.json"), "runtrace": _data("sample_qnn_chain8.runtrace.json")}
+
+
 def sample_paths() -> dict[str, str]:
-    base = resources.files("etscope") / "data"
-    return {"etdump": str(base / "sample_cnn.etdump"), "etrecord": str(base / "sample_cnn.etrecord"),
-            "pte": str(base / "sample_cnn.pte")}
+    return {"etdump": _data("sample_cnn.etdump"), "etrecord": _data("sample_cnn.etrecord"),
+            "pte": _data("sample_cnn.pte")}
+
+
+def try_next(qnn: dict[str, str], cpu: dict[str, str], quote) -> list[str]:
+    """Commands to run next on the samples (``quote``: shell quoting of a path)."""
+    q = {k: quote(v) for k, v in qnn.items()}
+    c = {k: quote(v) for k, v in cpu.items()}
+    qnn_files = f"--qhas {q['qhas']} --optrace {q['optrace']} --runtrace {q['runtrace']}"
+    return [
+        f"etscope qnn {q['etdump']} {qnn_files}   # the QNN nesting, clock, per-op cycles, HMX/HVX",
+        f"etscope report {q['etdump']} {qnn_files} -o qnn-report.html",
+        f"etscope trace {q['etdump']} --runtrace {q['runtrace']} -o qnn-trace.json   # open in ui.perfetto.dev",
+        f"etscope qnn --optrace {q['optrace']}   # a QNN file alone",
+        f"etscope ops {c['etdump']} --etrecord {c['etrecord']} --pte {c['pte']}   # the CPU sample's op table",
+        f"etscope sql {c['etdump']} \"SELECT op_type, sum(dur_us) FROM events GROUP BY 1 ORDER BY 2 DESC\"",
+    ]

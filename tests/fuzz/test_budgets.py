@@ -46,7 +46,7 @@ def test_export_places_huge_ids_right(tmp_path):
     f = tmp_path / "x.etdump"
     f.write_bytes(G.build_etdump_shared([dict(name="Execute", events=events)]))
     from etscope.profile import load
-    from etscope.render.export import events_table
+    from etscope.analysis.tables import events_table
 
     profile = load(str(f))
     table = events_table(profile).to_pylist()

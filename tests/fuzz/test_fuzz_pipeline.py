@@ -97,15 +97,14 @@ def run_views(etdump, etrecord=None, pte=None, qhas=None, optrace=None):
     """What `etscope report`, `export` and `trace` compute, without writing files."""
     from etscope import api
     from etscope.profile import load
-    from etscope.render.export import tables
     from etscope.render.html import render_report, report_data
     from etscope.render.trace import build_trace
 
     profile = load(etdump, etrecord=etrecord, pte=pte)
     r = api.results(profile, qhas, optrace)
     render_report(report_data(r.view))
-    tables(profile, r.ops, r.qnn, r.llm)
-    build_trace(profile, qnn=r.qnn)
+    r.tables
+    build_trace(r.trace())
     return r
 
 

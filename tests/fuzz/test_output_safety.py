@@ -218,7 +218,7 @@ def test_outputs_written_atomically(inputs, tmp_path, monkeypatch):
     api.report(profile, targets[0])
     api.trace(profile, targets[1])
     from etscope.render.export import export
-    written = [Path(p) for p in export(profile, "csv", tmp_path / "csv")]
+    written = [Path(p) for p in export(api.results(profile), "csv", tmp_path / "csv")]
     for t in targets + written:
         assert any(Path(dst) == t for _, dst in replaced), f"{t.name} not written through os.replace"
         assert t.exists()

@@ -411,7 +411,7 @@ def test_library_never_writes_an_input(d):
     exp.mkdir()
     os.link(d / "run.etdump", exp / "events.csv")
     with pytest.raises(FormatError, match="input"):
-        export(p, "csv", exp)
+        export(api.results(p), "csv", exp)
     assert sorted(x.name for x in exp.iterdir()) == ["events.csv"]
     assert os.path.samefile(exp / "events.csv", d / "run.etdump")
     before["exp"] = (False, None)

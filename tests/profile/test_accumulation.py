@@ -17,7 +17,7 @@ from etscope.analysis.ops import op_table
 from etscope.cli import main
 from etscope.formats.etdump import read_etdump
 from etscope.profile import build, load
-from etscope.render import export
+from etscope.analysis import tables as export
 
 D = Path(__file__).parents[1] / "fixtures" / "qnn_etdump"
 MANIFEST = json.loads((D / "manifest.json").read_text())["fixtures"]

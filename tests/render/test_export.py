@@ -7,6 +7,7 @@ import pytest
 
 import etscope
 from etscope import api
+from etscope.analysis import tables as T
 from etscope.render import export
 from etscope.render.sql import SqlError, query
 from views_helpers import REAL, qnn_fixture
@@ -18,16 +19,16 @@ def cnn():
 
 
 def test_columns_are_documented(cnn):
-    t = export.tables(cnn)
+    t = T.tables(cnn)
     for name, table in t.items():
-        doc = export.COLUMNS[name]
+        doc = T.COLUMNS[name]
         for col in table.column_names:
             key = col if col in doc else ("delegate_<Backend>_ms" if col.endswith("_ms") else "delegate_<Backend>_calls")
             assert key in doc, (name, col)
 
 
 def test_events_table_units_and_times(cnn):
-    ev = export.events_table(cnn).to_pylist()
+    ev = T.events_table(cnn).to_pylist()
     assert len(ev) == cnn.etdump.event_count
     methods = [e for e in ev if e["role"] == "method_execute"]
     assert len(methods) == 10
@@ -45,7 +46,7 @@ def test_qnn_cycles_are_not_durations_but_have_estimates():
     path = qnn_fixture("synthetic_qnn_llm")
     p = etscope.load(path, etrecord=path.with_suffix(".etrecord"))
     q = api.qnn(p)
-    ev = export.events_table(p, q).to_pylist()
+    ev = T.events_table(p, q).to_pylist()
     cyc = [e for e in ev if e["unit"] == "cycles" and ":OpId_" in (e["name"] or "")]
     assert cyc and all(e["dur_us"] is None for e in cyc)
     with_est = [e for e in cyc if e["est_us"] is not None]
@@ -56,7 +57,7 @@ def test_qnn_cycles_are_not_durations_but_have_estimates():
 
 
 def test_runs_table_adds_up(cnn):
-    runs = export.runs_table(cnn).to_pylist()
+    runs = T.runs_table(cnn).to_pylist()
     assert len(runs) == 10
     for r in runs:
         parts = r["delegate_XnnpackBackend_ms"] + r["cpu_ops_ms"] + r["framework_overhead_ms"]
@@ -65,16 +66,16 @@ def test_runs_table_adds_up(cnn):
 
 def test_runs_table_has_llm_phases():
     p = etscope.load(REAL / "gen_llama.etdump")
-    runs = export.runs_table(p, api.llm(p)).to_pylist()
+    runs = T.runs_table(p, api.llm(p)).to_pylist()
     assert {r["phase"] for r in runs} == {"prefill", "decode"}
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
 def test_files_written_atomically(cnn, tmp_path, fmt):
-    written = export.export(cnn, fmt, tmp_path / "out")
+    written = export.export(api.results(cnn), fmt, tmp_path / "out")
     assert sorted(os.path.basename(w) for w in written) == sorted(f"{n}.{fmt}" for n in ("events", "ops", "runs"))
     assert not [f for f in os.listdir(tmp_path / "out") if f.endswith(".tmp")]
-    events = export.events_table(cnn)
+    events = T.events_table(cnn)
     if fmt == "parquet":
         back = pq.read_table(tmp_path / "out" / "events.parquet")
         assert back.num_rows == events.num_rows and back.column_names == events.column_names
@@ -89,7 +90,7 @@ def test_files_written_atomically(cnn, tmp_path, fmt):
 def test_model_explorer_overlay_is_keyed_by_graph_nodes(tmp_path):
     path = qnn_fixture("synthetic_qnn_vit_2part")
     p = etscope.load(path, etrecord=path.with_suffix(".etrecord"))
-    written = export.export(p, "model-explorer", tmp_path, qnn=api.qnn(p))
+    written = export.export(api.results(p), "model-explorer", tmp_path)
     files = {os.path.basename(w): json.loads(open(w).read()) for w in written}
     names = {n.name for n in p.etrecord.lowering_input(p.method).nodes}
     time_ = files["node_time_us.json"]
@@ -105,23 +106,23 @@ def test_model_explorer_overlay_is_keyed_by_graph_nodes(tmp_path):
 
 def test_model_explorer_without_etrecord_is_empty():
     p = etscope.load(REAL / "cnn.etdump")
-    assert export.model_explorer(p) == {}
+    assert api.results(p).nodes is None and export.node_data(None) == {}
 
 
 def test_sql(cnn):
-    t = query(cnn, "SELECT op_type, sum(dur_us) AS us FROM events WHERE role = 'operator_call' GROUP BY 1")
+    t = query(cnn.tables, "SELECT op_type, sum(dur_us) AS us FROM events WHERE role = 'operator_call' GROUP BY 1")
     rows = t.to_pylist()
     assert rows[0]["op_type"] == "aten.cumsum.default" and rows[0]["us"] > 0
-    t = query(cnn, "SELECT count(*) AS n FROM runs JOIN ops ON true WHERE ops.level = 0")
+    t = query(cnn.tables, "SELECT count(*) AS n FROM runs JOIN ops ON true WHERE ops.level = 0")
     assert t.to_pylist()[0]["n"] == 10 * 2
     with pytest.raises(SqlError) as e:
-        query(cnn, "SELECT no_such_column FROM events")
+        query(cnn.tables, "SELECT no_such_column FROM events")
     assert "\n" not in str(e.value) and "no_such_column" in str(e.value)
 
 
 def test_model_explorer_cnn_xnnpack_nodes_carry_their_times(tmp_path):
     p = etscope.load(REAL / "cnn.etdump", etrecord=REAL / "cnn.etrecord", pte=REAL / "cnn.pte")
-    written = export.export(p, "model-explorer", tmp_path)
+    written = export.export(api.results(p), "model-explorer", tmp_path)
     files = {os.path.basename(w): json.loads(open(w).read()) for w in written}
     time_, how = files["node_time_us.json"]["results"], files["node_time_how.json"]["results"]
     for node in ("aten_convolution_default", "aten_convolution_default_1", "aten_linear_default"):

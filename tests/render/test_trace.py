@@ -5,6 +5,7 @@ import pytest
 
 import etscope
 from etscope import api
+from etscope.analysis.trace_view import trace_view
 from etscope.render.trace import build_trace, validate, write_trace
 from views_helpers import REAL, qnn_fixture
 
@@ -16,7 +17,7 @@ def x_events(t, **match):
 @pytest.mark.parametrize("name", ["cnn", "gen_multipart", "gen_llama", "llama"])
 def test_real_fixtures_give_valid_traces(tmp_path, name):
     p = etscope.load(REAL / f"{name}.etdump")
-    t = build_trace(p)
+    t = build_trace(trace_view(p))
     assert validate(t) == []
     path = tmp_path / "t.json"
     write_trace(str(path), t)
@@ -36,7 +37,7 @@ def test_real_fixtures_give_valid_traces(tmp_path, name):
 
 def test_partition_tracks_hold_backend_events_inside_their_call():
     p = etscope.load(REAL / "gen_multipart.etdump")
-    t = build_trace(p)
+    t = build_trace(trace_view(p))
     names = {e["args"]["name"] for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "thread_name"}
     delegate_tracks = [n for n in names if n.startswith("partition:")]
     assert len(delegate_tracks) == 3                   # one track per XNNPACK partition
@@ -56,7 +57,7 @@ def test_qnn_ops_laid_out_from_cycles_and_marked_estimated():
     path = qnn_fixture("synthetic_qnn_vit_2part")
     p = etscope.load(path, etrecord=path.with_suffix(".etrecord"))
     q = api.qnn(p)
-    t = build_trace(p, qnn=q)
+    t = build_trace(trace_view(p, qnn=q))
     assert validate(t) == []
     est = x_events(t, cat="qnn_op_estimated")
     assert est and all(e["args"]["estimated"] is True and e["args"]["cycles"] >= 0 for e in est)
@@ -66,7 +67,7 @@ def test_qnn_ops_laid_out_from_cycles_and_marked_estimated():
     run_clock = part["per_run"]["clock_mhz_est"][e["args"]["run"]]
     assert e["dur"] == pytest.approx(e["args"]["cycles"] / run_clock, abs=0.002)
     # Without the QNN analysis the rows are left out, with a note.
-    t2 = build_trace(p, qnn=None)
+    t2 = build_trace(trace_view(p, qnn=None))
     assert not x_events(t2, cat="qnn_op_estimated")
     assert any("no clock estimate" in n for n in t2["otherData"]["notes"])
     # QNN's other values (µs, counts) go into the DELEGATE_CALL's args, with their unit.
@@ -78,7 +79,7 @@ def test_accumulating_qnn_keeps_one_copy_per_op():
     path = qnn_fixture("synthetic_qnn_accumulate")
     p = etscope.load(path)
     q = api.qnn(p)
-    t = build_trace(p, qnn=q)
+    t = build_trace(trace_view(p, qnn=q))
     assert validate(t) == []
     per_run = {}
     for e in x_events(t, cat="qnn_op_estimated"):
@@ -90,7 +91,7 @@ def test_accumulating_qnn_keeps_one_copy_per_op():
 
 def test_run_selection():
     p = etscope.load(REAL / "gen_llama.etdump")
-    t = build_trace(p, runs=[0, 5])
+    t = build_trace(trace_view(p, runs=[0, 5]))
     assert {e["args"]["run"] for e in x_events(t, name="Method::execute")} == {0, 5}
 
 

@@ -85,3 +85,8 @@ def open_report(browser, path, messages, dialogs):
     page.goto(path.as_uri())
     page.wait_for_selector("body[data-rendered=true]", timeout=15000)
     return page
+
+
+def open_page(browser, path, messages: list):
+    """A page of ``path`` in the browser, rendered, its console messages and page errors in ``messages``."""
+    return open_report(browser, path, messages, [])

@@ -757,7 +757,7 @@ def optrace_op_table(trace) -> dict[str, dict]:
     return out
 
 
-def _merge_op_tables(primary: dict | None, secondary: dict | None) -> dict | None:
+def merge_op_tables(primary: dict | None, secondary: dict | None) -> dict | None:
     """QHAS first; optrace fills what QHAS lacks (e.g. trimmed QHAS without htp_op_instances)."""
     if not primary:
         return secondary
@@ -827,12 +827,14 @@ def optrace_summary(trace) -> dict:
 
 # ---- entry point ------------------------------------------------------------------------------------
 def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
-               soc: dict | None = None, runtrace=None) -> dict:
-    """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``)."""
+               soc: dict | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None) -> dict:
+    """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``).
+    ``qhas_ops_by_key``: per partition key, the QHAS/optrace op table of that partition's own files
+    (several context binaries, ``analysis.qnn_shards``), used instead of ``qhas``/``optrace``'s."""
     graph = None
     if profile is not None and profile.etrecord is not None:
         graph = _lowering_graph(profile)
-    qhas_ops = _merge_op_tables(qhas_op_table(qhas) if qhas is not None else None,
+    qhas_ops = merge_op_tables(qhas_op_table(qhas) if qhas is not None else None,
                                 optrace_op_table(optrace) if optrace is not None else None)
     series: list[QnnSeries] = []
     if profile is not None:
@@ -841,8 +843,8 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         series += series_from_qnn_profile(qnn_profile)
     measured = measured_clock(runtrace)
     method_us = _method_execute_us(profile) if profile is not None else None
-    partitions = [analyse_series(s, graph, qhas_ops, measured, method_us if s.source == "etdump" else None)
-                  for s in series]
+    partitions = [analyse_series(s, graph, qhas_ops if qhas_ops_by_key is None else qhas_ops_by_key.get(s.key),
+                                 measured, method_us if s.source == "etdump" else None) for s in series]
     if profile is not None:
         for p in partitions:
             ins = profile.instructions.get(p["instruction_id"]) if p["instruction_id"] is not None else None

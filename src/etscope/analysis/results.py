@@ -32,42 +32,78 @@ def is_llm(llm: dict) -> bool:
 
 
 class Results:
-    """Summary, op table, QNN report, LLM phases and the report's view bundle of one profile."""
+    """Summary, op table, QNN report, LLM phases and the report's view bundle of one profile.
 
-    def __init__(self, profile: P.Profile, qhas=None, optrace=None, runtrace=None, llm_options: dict | None = None):
+    ``profile`` None: QNN files alone (``qnn_profile`` = a QNN CSV/text/JSON profile read by
+    ``formats.qnn_profile_files``, ``program`` = the .pte if given, ``inputs`` = their display paths by
+    kind): the analyses hold what those files have and ``summary["qnn_only"]`` says what is missing.
+    """
+
+    def __init__(self, profile: P.Profile | None, qhas=None, optrace=None, runtrace=None, qnn_profile=None,
+                 program=None, inputs: dict[str, str] | None = None,
+                 llm_options: dict | None = None):
         self.profile, self.qhas, self.optrace, self.runtrace = profile, qhas, optrace, runtrace
+        self.qnn_profile = qnn_profile
+        self.program = profile.pte if profile is not None else program
+        self.inputs = dict(inputs or {})
         self.llm_options = dict(llm_options or {})
         self.notes: list[str] = []
+        # Several QHAS/optrace files, one per partition (set by analysis.qnn_shards.sharded_results).
+        self.shards: list[dict] | None = None
+        self.qhas_ops_by_key: dict | None = None
+        self.loose_qhas = self.loose_optrace = None
 
     @cached_property
     def soc(self) -> dict | None:
         """The QNN compile spec of the .pte (SoC, HTP arch, VTCM, profile level)."""
-        return soc_from_pte(self.profile.pte)
+        return soc_from_pte(self.program)
 
     @cached_property
     def ops(self) -> list[dict]:
-        return ops_analysis.op_table(self.profile)
+        return ops_analysis.op_table(self.profile) if self.profile is not None else []
 
     @cached_property
     def qnn(self) -> dict | None:
         """``analysis.qnn.qnn_report`` (None when there is no QNN partition and no QNN file)."""
         p = self.profile
-        if not qnn_analysis.qnn_instructions(p) and self.qhas is None and self.optrace is None:
+        files = (self.qhas, self.optrace, self.qnn_profile) if p is not None else (
+            self.qhas, self.optrace, self.qnn_profile, self.runtrace)
+        if (p is None or not qnn_analysis.qnn_instructions(p)) and all(f is None for f in files) and not self.shards:
             return None
         try:
             soc = self.soc
         except FormatError:
             soc = None
         try:
-            return qnn_analysis.qnn_report(p, qhas=self.qhas, optrace=self.optrace, soc=soc, runtrace=self.runtrace)
+            if self.shards is not None:
+                return self._sharded_qnn(soc)
+            return qnn_analysis.qnn_report(p, qhas=self.qhas, optrace=self.optrace, qnn_profile=self.qnn_profile,
+                                           soc=soc, runtrace=self.runtrace)
         except FormatError:
             raise
         except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
             self.notes.append(f"the QNN analysis failed ({type(e).__name__}: {e}); the QNN section is left out")
             return None
 
+    def _sharded_qnn(self, soc) -> dict:
+        from etscope.analysis.qnn_shards import shard_view
+
+        report = qnn_analysis.qnn_report(self.profile, qhas=self.loose_qhas, optrace=self.loose_optrace,
+                                         qnn_profile=self.qnn_profile, soc=soc, runtrace=self.runtrace,
+                                         qhas_ops_by_key=self.qhas_ops_by_key)
+        report["shards"] = shard_view(self.shards, soc)
+        for f in report["shards"]["files"]:
+            where = f"{f['partition']} ({f['how']}, {f['match_ratio']:.0%} of its ops matched)" if f["partition"] \
+                else "no partition"
+            report["warnings"].append(f"{f['kind']} {f['path']}: {where}" + (f"; {f['note']}" if f["note"] else ""))
+        return report
+
     @cached_property
     def summary(self) -> dict:
+        if self.profile is None:
+            from etscope.analysis.qnn_only import qnn_only_summary
+
+            return qnn_only_summary(self.qnn or {}, self.inputs, self.soc, summary_analysis.qnn_brief(self.qnn))
         # The summary's QNN brief is the report without QHAS/optrace: reused when that is ours.
         if self.qhas is None and self.optrace is None and self.qnn is not None:
             brief = self.qnn
@@ -84,6 +120,8 @@ class Results:
         llm`` (``llm_options``), so both show the same numbers; the runs are the profile's (of an
         ETDump holding several methods, the loaded method's, as ``llm --method``), as the report's
         other sections and its per-run columns are."""
+        if self.profile is None:
+            return None
         try:
             outer = llm_analysis.llm_report(self.profile, **self.llm_options)
         except FormatError:
@@ -100,9 +138,56 @@ class Results:
     @cached_property
     def modules(self) -> dict | None:
         """Inclusive time per source module (``analysis.modules``), None without an ETRecord graph."""
+        if self.profile is None:
+            return None
         return module_times(self.profile, self.ops, self.qnn)
+
+    @cached_property
+    def tables(self) -> dict:
+        """The events, ops and runs tables (pyarrow, ``analysis.tables``) that export, sql and the
+        notebook DataFrames show."""
+        from etscope.analysis.qnn_tables import qnn_tables
+        from etscope.analysis.tables import tables
+
+        out = tables(self.profile, self.ops, self.qnn, self.llm) if self.profile is not None else {}
+        return {**out, **qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace)}
+
+    @cached_property
+    def file_ops(self) -> dict | None:
+        """Per QNN op name, what QHAS and optrace say of it (their one inference), merged."""
+        return qnn_analysis.merge_op_tables(
+            qnn_analysis.qhas_op_table(self.qhas) if self.qhas is not None else None,
+            qnn_analysis.optrace_op_table(self.optrace) if self.optrace is not None else None)
+
+    @property
+    def file_ops_source(self) -> str:
+        return "/".join(k for k, f in (("qhas", self.qhas), ("optrace", self.optrace)) if f is not None)
+
+    def trace(self, runs: list[int] | None = None):
+        """The timeline (``analysis.trace_view.TraceView``) of the given Execute runs (default: all)."""
+        from etscope.analysis.trace_view import trace_view
+
+        if self.profile is None:
+            from etscope.analysis.qnn_trace_view import qnn_trace_view
+
+            return qnn_trace_view(self.qnn or {}, self.optrace, self.runtrace, self.inputs, runs, qhas=self.qhas)
+        return trace_view(self.profile, qnn=self.qnn, runs=runs)
+
+    @cached_property
+    def nodes(self) -> dict | None:
+        """Graph nodes with placement and time (``analysis.nodes.node_table``); None without a graph."""
+        from etscope.analysis.nodes import node_table
+
+        if self.profile is None:
+            return None
+        return node_table(self.profile, self.ops, self.qnn)
 
     @cached_property
     def view(self) -> ReportView:
         """Everything the HTML report shows."""
+        if self.profile is None:    # QNN files alone: the QNN section, the guide and what is missing
+            return ReportView(profile=None, summary=self.summary, ops=[], qnn=self.qnn, llm=None, hierarchy=None,
+                              placement=[], runs={"columns": {}, "phase": None}, nodes=None,
+                              checks=["QNN files only: " + m for m in self.summary["qnn_only"]["missing"]],
+                              notes=self.notes)
         return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules)

@@ -111,11 +111,53 @@ def emit_json(obj):
     write(obj, sys.stdout)
 
 
+QNN_PIN_HELP = ("Repeatable, one per QNN partition (context binary); joined to its partition by op names, "
+                "or pinned as METHOD:INSTRUCTION=FILE.")
+
+
 def view_inputs(f):
-    f = click.option("--optrace", type=str, help="QNN optrace JSON (HMX/HVX per op).")(f)
-    f = click.option("--qhas", type=str,
-                     help="QHAS JSON (*_qnn_htp_analysis_summary.json): utilisation, VTCM, DRAM.")(f)
-    return etdump_inputs(f)
+    """The views' inputs: the ETDump (optional when QNN files are given: each works alone), its
+    ETRecord/.pte, and the QNN files."""
+    return click.argument("etdump", type=str, required=False)(qnn_view_options(f))
+
+
+def qnn_view_options(f):
+    """The views' options: ETRecord/.pte/--method and the QNN files."""
+    f = runtrace_option(f)
+    f = click.option("--qnn-csv", "qnn_csv", type=str,
+                     help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")(f)
+    f = click.option("--optrace", type=str, multiple=True,
+                     help="QNN optrace JSON (HMX/HVX per op). " + QNN_PIN_HELP)(f)
+    f = click.option("--qhas", type=str, multiple=True,
+                     help="QHAS JSON (*_qnn_htp_analysis_summary.json): utilisation, VTCM, DRAM. " + QNN_PIN_HELP)(f)
+    f = click.option("--method", help="Method the runs executed (default: the one that fits; when the ETDump "
+                                      "holds runs of several methods, the one with most runs).")(f)
+    f = click.option("--pte", type=str, help="The .pte program.")(f)
+    return click.option("--etrecord", type=str, help="The ETRecord from export.")(f)
+
+
+def qnn_paths(qhas, optrace) -> list[str]:
+    """The file paths of --qhas/--optrace values (``METHOD:INSTR=FILE`` pins included)."""
+    from etscope.api import split_pin
+
+    return [split_pin(v)[1] for v in (*qhas, *optrace)]
+
+
+def load_results(etdump, etrecord, pte, method, qhas=(), optrace=(), qnn_csv=None, runtrace=None,
+                 llm_options: dict | None = None):
+    """The analyses of the views' inputs: of the ETDump (with any QNN files), or of QNN files alone;
+    ``llm_options``: token counts of the LLM section (``api.llm_options``)."""
+    from etscope import api
+
+    if etdump is None:
+        if not (qhas or optrace or qnn_csv or runtrace):
+            raise click.UsageError("give an ETDump, or QNN files alone: --qnn-csv, --optrace, --qhas, --runtrace")
+        if etrecord or method:
+            raise click.UsageError("--etrecord / --method describe an ETDump's runs: give the ETDUMP too")
+    require_files(etdump, etrecord, pte, qnn_csv, runtrace, *qnn_paths(qhas, optrace))
+    qnn_files = api.read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)   # small: read before the ETDump
+    profile = load_profile(etdump, etrecord, pte, method) if etdump is not None else None
+    return api.view_results(profile, qnn_files, pte=pte, llm_options=llm_options)
 
 
 def require_files(*paths):

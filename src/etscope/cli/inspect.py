@@ -4,8 +4,8 @@ from __future__ import annotations
 import click
 
 from etscope.cli.common import (
-    echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, read_heap_file,
-    read_runtrace_file, require_files, runtrace_option, sort_option,
+    QNN_PIN_HELP, echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, qnn_paths,
+    read_heap_file, read_runtrace_file, require_files, runtrace_option, sort_option,
 )
 
 
@@ -70,8 +70,8 @@ def ops(etdump, etrecord, pte, method, as_json, limit, sort, by):
 @click.option("--etrecord", type=str, help="The ETRecord from export.")
 @click.option("--pte", type=str, help="The .pte program (SoC from its QNN compile spec).")
 @click.option("--method", help="Method the runs executed (default: the one that fits).")
-@click.option("--qhas", type=str, help="QHAS JSON (*_qnn_htp_analysis_summary.json).")
-@click.option("--optrace", type=str, help="optrace JSON (Chrome trace, cycles).")
+@click.option("--qhas", type=str, multiple=True, help="QHAS JSON (*_qnn_htp_analysis_summary.json). " + QNN_PIN_HELP)
+@click.option("--optrace", type=str, multiple=True, help="optrace JSON (Chrome trace, cycles). " + QNN_PIN_HELP)
 @click.option("--qnn-csv", "qnn_csv", type=str,
               help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")
 @runtrace_option
@@ -85,12 +85,12 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_hea
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
     from etscope.api import qnn_from_files
 
-    if not any((etdump, qhas, optrace, qnn_csv, qnn_heap)):
-        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv / --qnn-heap")
-    require_files(etdump, etrecord, pte, qhas, optrace, qnn_csv, runtrace, qnn_heap)
+    if not any((etdump, qhas, optrace, qnn_csv, qnn_heap, runtrace)):
+        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv / --runtrace / --qnn-heap")
+    require_files(etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, qnn_heap)
     heap = read_heap_file(qnn_heap)
     report = None
-    if any((etdump, qhas, optrace, qnn_csv)):
+    if any((etdump, qhas, optrace, qnn_csv, runtrace)):
         report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace)
     heap_view = None
     if heap is not None:
@@ -109,10 +109,15 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_hea
             out["qnn_heap"] = heap_view
         emit_json(out)
     else:
-        if report is not None:
+        files = (report or {}).get("files")
+        if report is not None and (report["partitions"] or report.get("qhas") or not files):
             from etscope.render.qnn_text import render_qnn
 
             render_qnn(report, top=top, sort=sort)
+        if files:
+            from etscope.render.qnn_files_text import render_qnn_files
+
+            render_qnn_files(files, top=top)
         if heap_view is not None:
             echo_heap(heap_view)
 

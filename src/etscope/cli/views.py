@@ -6,14 +6,14 @@ import sys
 import click
 
 from etscope.cli.common import (
-    EXIT_BAD_INPUT, echo_wrote, heap_view_of, human_size, load_profile, one_line, output_target,
-    llm_tokens_options, qnn_heap_option, read_heap_file, require_files, runtrace_option, view_inputs, with_runs,
+    EXIT_BAD_INPUT, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile, load_results, one_line,
+    output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
+    with_runs,
 )
 
 
 @click.command()
 @view_inputs
-@runtrace_option
 @qnn_heap_option
 @click.option("-o", "--output", default="report.html", show_default=True, type=str,
               help="HTML file to write (one file, works offline).")
@@ -22,7 +22,7 @@ from etscope.cli.common import (
 @click.option("--compare-etrecord", type=str, help="ETRecord of the base run.")
 @click.option("--compare-pte", type=str, help=".pte of the base run.")
 @llm_tokens_options
-def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, qnn_heap, output, compare_etdump,
+def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, output, compare_etdump,
            compare_etrecord, compare_pte, prompt_tokens, decode_tokens):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
     import os
@@ -33,18 +33,21 @@ def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, qnn_heap, out
 
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
-    out = output_target(output, etdump, etrecord, pte, qhas, optrace, runtrace, qnn_heap, compare_etdump,
-                  compare_etrecord, compare_pte)
+    if compare_etdump is not None and etdump is None:
+        raise click.UsageError("--compare needs the ETDUMP to compare with it")
+    out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, qnn_heap,
+                        compare_etdump, compare_etrecord, compare_pte)
     heap = read_heap_file(qnn_heap)
-    profile = load_profile(etdump, etrecord, pte, method)
+    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace,
+                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens))
+    profile = r.profile
     compare = None
     if compare_etdump is not None:
         compare = api.compare_view(with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None),
                                               compare_etdump), with_runs(profile, etdump))
-    r = api.results(profile, qhas, optrace, runtrace, llm_options=api.llm_options(pte, prompt_tokens, decode_tokens))
     if heap is not None:
         _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
-        r.summary["qnn_heap"] = heap_view_of(heap, profile.pte, profile.method)
+        r.summary["qnn_heap"] = heap_view_of(heap, r.program, profile.method if profile is not None else method)
         r.notes += ["DSP heap: " + n for n in r.summary["qnn_heap"]["notes"]]
     w = write_report(out, r.view, compare=compare)
     echo_wrote(out, f"({human_size(w['bytes'])}): open it in a browser"
@@ -89,21 +92,19 @@ def _runs_in(ranges, n_runs: int, spec: str):
 
 @click.command()
 @view_inputs
-@runtrace_option
 @click.option("-o", "--output", default="trace.json", show_default=True, type=str,
               help="Trace file to write (Chrome / Perfetto JSON).")
 @click.option("--runs", "runs_spec", help="Only these Execute runs, e.g. 0:10 or 3,7 (default: all).")
-def trace(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, runs_spec):
+def trace(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, output, runs_spec):
     """Perfetto / chrome://tracing timeline (µs): runs in sequence, one track per partition."""
-    from etscope import api
     from etscope.render.trace import build_trace, write_trace
 
     ranges = _parse_runs(runs_spec)
-    out = output_target(output, etdump, etrecord, pte, qhas, optrace, runtrace)
-    profile = load_profile(etdump, etrecord, pte, method)
-    runs = _runs_in(ranges, profile.n_runs, runs_spec)
-    r = api.results(profile, qhas, optrace, runtrace)
-    t = build_trace(profile, qnn=r.qnn, runs=runs)
+    out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace)
+    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace)
+    runs = _runs_in(ranges, r.profile.n_runs, runs_spec) if r.profile is not None else (
+        None if ranges is None else sorted({i for a, b in ranges for i in range(a, b)}))
+    t = build_trace(r.trace(runs))
     t["otherData"]["notes"] = r.notes + t["otherData"]["notes"]
     write_trace(out, t)
     n = sum(1 for e in t["traceEvents"] if e.get("ph") == "X")
@@ -118,64 +119,74 @@ def trace(etdump, etrecord, pte, method, qhas, optrace, runtrace, output, runs_s
               show_default=True, help="Tables as CSV / Parquet / JSON, or Model Explorer node data.")
 @click.option("-o", "--output", "out_dir", default="etscope-export", show_default=True,
               type=str, help="Directory to write into.")
-def export(etdump, etrecord, pte, method, qhas, optrace, fmt, out_dir):
-    """Write the events, ops and runs tables (or a Model Explorer overlay) in true units."""
-    from etscope import api
+def export(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, fmt, out_dir):
+    """Write the events, ops and runs tables, the QNN tables (or a Model Explorer overlay) in true units."""
     from etscope.paths import check_output_dir, display
     from etscope.render.export import export as do_export
     from etscope.render.export import export_names
 
-    inputs = (etdump, etrecord, pte, qhas, optrace)
+    inputs = (etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace)
     require_files(*inputs)
     check_output_dir(out_dir, export_names(fmt), inputs)
-    profile = load_profile(etdump, etrecord, pte, method)
-    r = api.results(profile, qhas, optrace)
-    if fmt == "model-explorer" and profile.etrecord is None:
+    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace)
+    if fmt == "model-explorer" and (r.profile is None or r.profile.etrecord is None):
         raise click.UsageError("--format model-explorer needs --etrecord (node ids come from its graph)")
-    written = do_export(profile, fmt, out_dir, ops=r.ops, qnn=r.qnn, llm=None if fmt == "model-explorer" else r.llm,
-                        inputs=inputs)
+    written = do_export(r, fmt, out_dir, inputs=inputs)
     for path in written:
         click.echo(f"wrote {display(path)}")
+    if r.profile is None:
+        for gap in r.summary["qnn_only"]["missing"]:
+            click.echo(f"note: {gap}", err=True)
     if fmt == "model-explorer":
         click.echo("open the model's exported program in Model Explorer, then load these files as node data "
                    "(keys are the FX node names of the ETRecord's edge graph)")
 
 
+def _etdump_and_query(ctx, param, value):
+    """``[ETDUMP] QUERY``: one argument is the query (QNN files alone), two are the ETDump and the query."""
+    if len(value) not in (1, 2):
+        raise click.BadParameter("give [ETDUMP] QUERY (the query in quotes)", param_hint="ETDUMP QUERY")
+    return value
+
+
 @click.command()
-@view_inputs
-@click.argument("query", required=False)
+@click.argument("etdump_and_query", nargs=-1, required=True, metavar="[ETDUMP] QUERY", callback=_etdump_and_query)
+@qnn_view_options
 @click.option("--dataset", type=str,
               help="Query a dataset made by etscope collect instead of one ETDump: etscope sql --dataset D \"SQL\" "
                    "(tables runs, ops, events, qnn, files, rejects; partition columns model, soc, build, date).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--limit", type=click.IntRange(min=0),
               help="Rows to print as a table (0: all; default: 100 on a terminal, all when piped).")
-def sql(etdump, etrecord, pte, method, qhas, optrace, query, dataset, fmt, limit):
-    """DuckDB SQL over the tables events, ops, runs (columns: README / `etscope export`), or over a
-    collected dataset (--dataset)."""
-    from etscope import api
+def sql(etdump_and_query, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, dataset, fmt, limit):
+    """DuckDB SQL over the tables events, ops, runs and the QNN tables (columns: README / `etscope export`),
+    or over a collected dataset (--dataset)."""
     from etscope.render.sql import SqlError
     from etscope.render.sql import query as run_query
 
+    *first, query = etdump_and_query
+    etdump = first[0] if first else None
     if dataset is not None:
-        if query is not None or etrecord or pte or method or qhas or optrace:
+        if etdump is not None or etrecord or pte or method or qhas or optrace or qnn_csv or runtrace:
             raise click.UsageError("with --dataset give only the query: etscope sql --dataset DATASET \"SQL\"")
         from etscope.fleet.dataset import Dataset, query_dataset
 
         try:
-            result = query_dataset(Dataset(dataset), etdump)
+            result = query_dataset(Dataset(dataset), query)
         except SqlError as err:
             click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
             sys.exit(EXIT_BAD_INPUT)
     else:
-        if query is None:
-            raise click.UsageError("Missing argument 'QUERY' (etscope sql ETDUMP \"SQL\", or --dataset DATASET \"SQL\")")
-        require_files(qhas, optrace)
-        profile = load_profile(etdump, etrecord, pte, method)
+        r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace)
+        tables = r.tables
         try:
-            result = run_query(profile, query, tables=api.tables_of(api.results(profile, qhas, optrace)))
+            result = run_query(tables, query)
         except SqlError as err:
-            click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
+            hint = f" (tables here: {', '.join(tables)})" if r.profile is None else ""
+            click.echo(f"etscope: sql: {one_line(str(err))}{hint}", err=True)
+            if r.profile is None:
+                for gap in r.summary["qnn_only"]["missing"]:
+                    click.echo(f"note: {gap}", err=True)
             sys.exit(EXIT_BAD_INPUT)
     if fmt == "table":
         from etscope.render.sql import print_table

@@ -1,8 +1,5 @@
-"""The profile as three tables (events, ops, runs) in true units, and their files.
-
-Tables are pyarrow Tables built from what ``profile`` and ``analysis`` hold; ``etscope export``
-writes them as CSV / Parquet / JSON, ``etscope sql`` queries them with DuckDB and the notebook API
-turns them into pandas DataFrames. Column meanings are in :data:`COLUMNS` (also in the README).
+"""Write the profile's tables (events, ops, runs; built by ``analysis.tables``) as CSV / Parquet /
+JSON files, or the Model Explorer overlay. Only formatting happens here.
 
 ``model-explorer`` writes Google Model Explorer node data (``render.model_explorer``).
 """
@@ -11,258 +8,13 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
 import pyarrow as pa
 
-from etscope import profile as P
-from etscope import units
-from etscope.analysis.qnn_lookup import clock_mhz, qnn_name_keys, qnn_op_lookup, qnn_partitions
-from etscope.analysis.report_view import run_phases
-from etscope.analysis.timeline import first_timed_ns, since_origin, timed_mask
-from etscope.formats import etdump as etdump_format
+from etscope.analysis.qnn_tables import QNN_COLUMNS
+from etscope.analysis.results import Results
 from etscope.paths import atomic_paths, check_output_dir
-from etscope.render.model_explorer import MODEL_EXPLORER_FILES, model_explorer, placement_color  # noqa: F401
-from etscope.render.table_cells import no_formulas, plain_strings as _plain
-
-KIND_NAMES = ("profile", "allocation", "debug")
-
-COLUMNS: dict[str, dict[str, str]] = {
-    "events": {
-        "event": "index of the event in the file (file order; events of other methods' runs and "
-                 "older accumulated copies are not rows, so indices can skip)",
-        "run": "RunData index in the ETDump",
-        "run_name": "RunData name: 'Default' (load/init) or 'Execute' (one per execute())",
-        "execute": "index of the Execute run (0-based), null for events outside the runs",
-        "kind": "profile / allocation / debug",
-        "role": "method_execute, delegate_call, operator_call, kernel, delegate_internal, framework, debug, allocation",
-        "name": "event name (ProfileEvent.name, or delegate_debug_id_str for backend events)",
-        "instruction_id": "instruction the event belongs to (null when absent)",
-        "chain_index": "ProfileEvent chain_index (-1 for framework events)",
-        "delegate_debug_id_int": "delegate debug id (int), null when absent",
-        "delegate_debug_id_str": "delegate debug id (str), null when absent",
-        "placement": "backend id of the instruction (e.g. QnnBackend, XnnpackBackend) or 'cpu'; null for framework events",
-        "op_type": "edge op type of the instruction (or, for QNN per-op rows, of the graph node they ran)",
-        "start_us": "start in µs from the first timed event of the file (timed events only)",
-        "end_us": "end in µs from the first timed event of the file (timed events only)",
-        "value": "the event's value in its true unit (duration, cycles, bytes, count)",
-        "unit": "unit of value: ns, us, cycles, bytes, count, unknown",
-        "dur_us": "duration in µs (time units only; null for cycles/bytes/counts)",
-        "est_us": "QNN cycles rows (per-op and the accelerator total): cycles / the partition's clock "
-                  "estimate for that run (from analysis.qnn; needs no ETRecord); null without a clock or "
-                  "for other rows",
-        "tensor_shape": "debug events: tensor shape, e.g. 1x8x64",
-        "tensor_nbytes": "debug events: tensor bytes",
-    },
-    "ops": {
-        "instruction_id": "instruction id",
-        "level": "0: the instruction (delegate_call / operator_call), 1: what is logged inside it",
-        "role": "delegate_call, operator_call, kernel, delegate_internal",
-        "name": "row name",
-        "occurrence": "index among same-named events of that instruction in one run",
-        "op_type": "edge op type (instruction rows)",
-        "placement": "backend id or 'cpu'",
-        "runs": "number of events over all runs",
-        "calls_per_run": "events per Execute run",
-        "unit": "unit of p50/mean/total/min/max",
-        "p50": "median over events, in unit", "mean": "mean, in unit", "total": "sum, in unit",
-        "min": "minimum, in unit", "max": "maximum, in unit",
-        "p50_ms": "median in ms (time units only)", "mean_ms": "mean in ms (time units only)",
-        "total_ms": "sum in ms (time units only)",
-        "share": "total over the sum of Method::execute (time units only)",
-        "source": "file.py:LINE of the graph node (from the ETRecord)",
-    },
-    "runs": {
-        "execute": "index of the Execute run (0-based)",
-        "etdump_run": "RunData index in the ETDump",
-        "start_us": "start of Method::execute in µs from the first timed event of the file",
-        "latency_ms": "Method::execute duration in ms",
-        "event_count": "events in the RunData",
-        "delegate_<Backend>_ms": "time in DELEGATE_CALLs of that backend in the run, ms",
-        "delegate_<Backend>_calls": "DELEGATE_CALLs of that backend in the run",
-        "cpu_ops_ms": "time in CPU kernel instructions (OPERATOR_CALL) in the run, ms",
-        "cpu_ops_calls": "CPU kernel instructions executed in the run",
-        "framework_overhead_ms": "latency minus delegate calls minus CPU kernels, ms",
-        "phase": "LLM phase of the run (prefill / decode ...) when analysis.llm tells it",
-    },
-}
-
-
-# ---- helpers ----------------------------------------------------------------------------------------
-def _dict_column(codes: np.ndarray, strings: list[str]) -> pa.Array:
-    codes = np.asarray(codes, dtype=np.int32)
-    return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), pa.array(strings, pa.string()))
-
-
-def _nullable(values: np.ndarray, mask: np.ndarray, type_=None) -> pa.Array:
-    return pa.array(values, mask=mask, type=type_)
-
-
-# ---- tables ------------------------------------------------------------------------------------------
-def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
-    """One row per event of the ETDump, in file order (see COLUMNS["events"])."""
-    from etscope.analysis.ops import effective_names
-
-    ev = profile.events
-    n = len(ev["run"])
-    strings = profile.strings
-    names = effective_names(profile).astype(np.int32) if n else np.zeros(0, np.int32)
-    run_names = [r.name for r in profile.etdump.runs]
-    uniq_names = sorted(set(run_names))
-    name_code = {s: i for i, s in enumerate(uniq_names)}
-    per_run = np.array([name_code[s] for s in run_names], dtype=np.int32)
-    run_name = _dict_column(per_run[ev["run"]] if n else np.zeros(0, np.int32), uniq_names)
-    instr = ev["instruction_id"].astype(np.int64)
-    chain = ev["chain"].astype(np.int64)
-    attached = (chain >= 0) & (instr >= 0)
-    # Placement and op type per instruction, as dictionary columns. Looked up by position among the
-    # known ids (searchsorted), not in an array indexed by id: ids come from the file (up to 2**31).
-    ins_ids = np.array(sorted(profile.instructions), dtype=np.int64)
-    placements = sorted({i.backend for i in profile.instructions.values()})
-    op_types = sorted({i.op_type for i in profile.instructions.values() if i.op_type})
-    pl_index = {p: i for i, p in enumerate(placements)}
-    ot_index = {t: i for i, t in enumerate(op_types)}
-    pl_code = np.full(len(ins_ids) + 1, -1, dtype=np.int32)     # last slot: not a known instruction
-    ot_code = np.full(len(ins_ids) + 1, -1, dtype=np.int32)
-    for k, iid in enumerate(ins_ids.tolist()):
-        ins = profile.instructions[iid]
-        pl_code[k] = pl_index[ins.backend]
-        if ins.op_type:
-            ot_code[k] = ot_index[ins.op_type]
-    pos = np.searchsorted(ins_ids, instr)
-    known = attached & (pos < len(ins_ids))
-    known[known] = ins_ids[pos[known]] == instr[known]
-    safe_instr = np.where(known, pos, len(ins_ids))
-    placement = pl_code[safe_instr]
-    op_type = ot_code[safe_instr]
-    role = ev["role"]
-    unit = ev["unit"]
-    value = ev["value"]
-    est_us = np.full(n, np.nan)
-    inner = role == P.ROLE_DELEGATE_INTERNAL
-    # The instruction's op type names the wrapper rows, not what a backend logs inside them.
-    op_type = np.where(inner, -1, op_type)
-    lookup = qnn_op_lookup(qnn)
-    if lookup and inner.any():
-        extra_types = list(op_types)
-        type_index = dict(ot_index)
-        sel = np.nonzero(inner & (unit == units.CYCLES))[0]
-        codes, inv = np.unique(np.stack([instr[sel], names[sel].astype(np.int64)]), axis=1, return_inverse=True)
-        inv = inv.reshape(-1)
-        per_code_type = np.full(codes.shape[1], -1, dtype=np.int32)
-        for j in range(codes.shape[1]):
-            iid, nm = int(codes[0, j]), int(codes[1, j])
-            op = lookup.get((iid, strings[nm])) or lookup.get((iid, qnn_name_keys(strings[nm])[-1]))
-            if op and op.get("op_type"):
-                t = str(op["op_type"])
-                if t not in type_index:
-                    type_index[t] = len(extra_types)
-                    extra_types.append(t)
-                per_code_type[j] = type_index[t]
-        found = per_code_type[inv] >= 0
-        op_type[sel[found]] = per_code_type[inv][found]
-        op_types = extra_types
-    # Estimated µs of every cycles row of a QNN partition, from its clock estimate for that run:
-    # the clock comes from the ETDump's own events, with or without a graph to name the ops.
-    parts = qnn_partitions(qnn)
-    if parts and inner.any():
-        ex = ev["execute"]
-        cycles = np.nonzero(inner & (unit == units.CYCLES) & (ex >= 0))[0]
-        for iid, part in parts.items():
-            m = cycles[instr[cycles] == iid]
-            if m.size == 0:
-                continue
-            clocks = np.array([clock_mhz(part, r) or np.nan for r in range(profile.n_runs)])
-            est_us[m] = value[m] / clocks[ex[m]]
-    t0 = first_timed_ns(profile)
-    timed = timed_mask(profile)
-    start = since_origin(ev["start"], t0)
-    end = since_origin(ev["end"], t0)
-    dur_us = np.where(unit == units.NS, value / 1e3, np.where(unit == units.US, value, np.nan))
-    shapes = ev.get("tensor_shape", np.full(n, -1, np.int32))
-    nbytes = ev.get("tensor_nbytes", np.full(n, -1, np.int64))
-    did_int = ev["delegate_id_int"].astype(np.int64)
-    cols = {
-        "event": pa.array(np.asarray(ev["file_event"], dtype=np.int64) if "file_event" in ev
-                          else np.arange(n, dtype=np.int64)),
-        "run": pa.array(ev["run"].astype(np.int32)),
-        "run_name": run_name,
-        "execute": _nullable(ev["execute"].astype(np.int32), ev["execute"] < 0),
-        "kind": _dict_column(ev["kind"].astype(np.int32), list(KIND_NAMES)),
-        "role": _dict_column(role.astype(np.int32), list(P.ROLE_NAMES)),
-        "name": _dict_column(names, strings),
-        "instruction_id": _nullable(instr.astype(np.int32), instr < 0),
-        "chain_index": pa.array(chain),
-        "delegate_debug_id_int": _nullable(did_int, did_int < 0),
-        "delegate_debug_id_str": _dict_column(ev["delegate_id_str"], strings),
-        "placement": _dict_column(placement, placements),
-        "op_type": _dict_column(op_type, op_types),
-        "start_us": _nullable(start / 1e3, ~timed, pa.float64()),
-        "end_us": _nullable(end / 1e3, ~timed, pa.float64()),
-        "value": _nullable(value, np.isnan(value), pa.float64()),
-        "unit": _dict_column(unit.astype(np.int32), list(units.NAMES)),
-        "dur_us": _nullable(dur_us, np.isnan(dur_us), pa.float64()),
-        "est_us": _nullable(est_us, np.isnan(est_us), pa.float64()),
-        "tensor_shape": _dict_column(shapes, strings),
-        "tensor_nbytes": _nullable(nbytes, nbytes < 0, pa.int64()),
-    }
-    return pa.table(cols)
-
-
-def ops_table(profile: P.Profile, ops: list[dict] | None = None) -> pa.Table:
-    """The per-op table of ``analysis.ops.op_table`` (see COLUMNS["ops"])."""
-    if ops is None:
-        from etscope.analysis.ops import op_table
-
-        ops = op_table(profile)
-    schema = pa.schema([
-        ("instruction_id", pa.int64()), ("level", pa.int8()), ("role", pa.string()), ("name", pa.string()),
-        ("occurrence", pa.int64()), ("op_type", pa.string()), ("placement", pa.string()),
-        ("runs", pa.int64()), ("calls_per_run", pa.float64()), ("unit", pa.string()),
-        ("p50", pa.float64()), ("mean", pa.float64()), ("total", pa.float64()), ("min", pa.float64()),
-        ("max", pa.float64()), ("p50_ms", pa.float64()), ("mean_ms", pa.float64()),
-        ("total_ms", pa.float64()), ("share", pa.float64()), ("source", pa.string())])
-    data = {f.name: [_nan_none(r.get(f.name)) for r in ops] for f in schema}
-    return pa.table(data, schema=schema)
-
-
-def _nan_none(v):
-    if isinstance(v, float) and v != v:
-        return None
-    return v
-
-
-def runs_table(profile: P.Profile, llm: dict | None = None) -> pa.Table:
-    """One row per Execute run: latency and its split (see COLUMNS["runs"])."""
-    from etscope.analysis.placement import per_run_parts
-
-    parts = per_run_parts(profile)
-    n = profile.n_runs
-    t0 = first_timed_ns(profile)
-    start = profile.runs["start_ns"].astype(np.int64)
-    start_since = since_origin(start, t0)
-    cols = {
-        "execute": pa.array(np.arange(n, dtype=np.int64)),
-        "etdump_run": pa.array(profile.runs["etdump_run"].astype(np.int64)),
-        "start_us": _nullable(start_since / 1e3, start == 0, pa.float64()),
-        "latency_ms": _nullable(parts["latency"] / 1e6, np.isnan(parts["latency"]), pa.float64()),
-        "event_count": pa.array(profile.runs["event_count"].astype(np.int64)),
-    }
-    for b in profile.backends():
-        cols[f"delegate_{b}_ms"] = pa.array(parts[f"delegate:{b}"] / 1e6)
-        cols[f"delegate_{b}_calls"] = pa.array(parts[f"calls:{b}"].astype(np.int64))
-    cols["cpu_ops_ms"] = pa.array(parts["cpu_ops"] / 1e6)
-    cols["cpu_ops_calls"] = pa.array(parts["calls:cpu"].astype(np.int64))
-    fo = parts["framework_overhead"] / 1e6
-    cols["framework_overhead_ms"] = _nullable(fo, np.isnan(fo), pa.float64())
-    phases = run_phases(llm, n)
-    if phases is not None:
-        cols["phase"] = pa.array(phases, pa.string())
-    return pa.table(cols)
-
-
-def tables(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None = None,
-           llm: dict | None = None) -> dict[str, pa.Table]:
-    return {"events": events_table(profile, qnn), "ops": ops_table(profile, ops), "runs": runs_table(profile, llm)}
+from etscope.render.model_explorer import MODEL_EXPLORER_FILES, node_data, placement_color  # noqa: F401
+from etscope.render.table_cells import no_formulas, plain_strings
 
 
 # ---- writing -----------------------------------------------------------------------------------------
@@ -271,7 +23,7 @@ def write_table(table: pa.Table, path: str, fmt: str) -> None:
     if fmt == "csv":
         import pyarrow.csv as pacsv
 
-        pacsv.write_csv(no_formulas(_plain(table)), path)
+        pacsv.write_csv(no_formulas(plain_strings(table)), path)
     elif fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -280,32 +32,31 @@ def write_table(table: pa.Table, path: str, fmt: str) -> None:
         from etscope.render.json import dumps
 
         with open(path, "w", encoding="utf-8", newline="\n") as f:
-            f.write(dumps(_plain(table).to_pylist(), indent=None) + "\n")
+            f.write(dumps(plain_strings(table).to_pylist(), indent=None) + "\n")
     else:  # pragma: no cover - guarded by the CLI
         raise ValueError(f"unknown format {fmt!r}")
 
 
-TABLE_NAMES = ("events", "ops", "runs")
+TABLE_NAMES = ("events", "ops", "runs", *QNN_COLUMNS)
 
 
 def export_names(fmt: str) -> list[str]:
-    """The files ``export`` writes into its folder (checked against the inputs before any work)."""
+    """The files ``export`` may write into its folder (checked against the inputs before any work)."""
     if fmt == "model-explorer":
         return list(MODEL_EXPLORER_FILES)
     return [f"{name}.{fmt}" for name in TABLE_NAMES]
 
 
-def export(profile: P.Profile, fmt: str, out_dir: str | os.PathLike, ops: list[dict] | None = None,
-           qnn: dict | None = None, llm: dict | None = None, inputs=None) -> list[str]:
-    """Write the tables (or the Model Explorer overlay) into ``out_dir``; return the paths written.
-    The files appear together once all are written (an interrupted export leaves none). The folder
-    may be created, never its parents; no file written may be an input (``inputs``; by default the
-    profile's own files)."""
+def export(results: Results, fmt: str, out_dir: str | os.PathLike, inputs=None) -> list[str]:
+    """Write the tables (or the Model Explorer overlay) of analysed ``results`` into ``out_dir``;
+    return the paths written. The files appear together once all are written (an interrupted export
+    leaves none). The folder may be created, never its parents; no file written may be an input
+    (``inputs``; by default the profile's own files)."""
     out_dir = os.fspath(out_dir)
     if inputs is None:
-        inputs = list(profile.sources.values())
+        inputs = list(results.profile.sources.values()) if results.profile is not None else []
     if fmt == "model-explorer":
-        docs = model_explorer(profile, ops, qnn)
+        docs = node_data(results.nodes)
         written = [os.path.join(out_dir, name) for name in docs]
         outs = check_output_dir(out_dir, list(docs), inputs)
         with atomic_paths(outs, make_folder=True) as tmps:
@@ -314,7 +65,7 @@ def export(profile: P.Profile, fmt: str, out_dir: str | os.PathLike, ops: list[d
                     f.write(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         return written
     ext = {"csv": "csv", "parquet": "parquet", "json": "json"}[fmt]
-    named = tables(profile, ops, qnn, llm)
+    named = results.tables
     written = [os.path.join(out_dir, f"{name}.{ext}") for name in named]
     outs = check_output_dir(out_dir, [os.path.basename(w) for w in written], inputs)
     with atomic_paths(outs, make_folder=True) as tmps:

@@ -1,9 +1,8 @@
-"""SQL over the profile's tables with DuckDB: ``events``, ``ops`` and ``runs`` (see render.export)."""
+"""SQL over the profile's tables with DuckDB: ``events``, ``ops`` and ``runs`` (built by
+``analysis.tables``; columns in its COLUMNS)."""
 from __future__ import annotations
 
 import pyarrow as pa
-
-from etscope import profile as P
 
 
 class SqlError(Exception):
@@ -22,13 +21,8 @@ def connect(tables: dict[str, pa.Table]):
     return con
 
 
-def query(profile: P.Profile | None, sql: str, tables: dict[str, pa.Table] | None = None,
-          qnn: dict | None = None, llm: dict | None = None) -> pa.Table:
-    """Run ``sql`` and return the result as an Arrow table."""
-    if tables is None:
-        from etscope.render.export import tables as build_tables
-
-        tables = build_tables(profile, qnn=qnn, llm=llm)
+def query(tables: dict[str, pa.Table], sql: str) -> pa.Table:
+    """Run ``sql`` over ``tables`` (name -> Arrow table) and return the result as an Arrow table."""
     con = connect(tables)
     try:
         return run(con, sql)

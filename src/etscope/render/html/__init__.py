@@ -134,7 +134,8 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
     summary_small = {k: v for k, v in summary.items() if k != "ops"}
     return _clean({
         "schema": SCHEMA,
-        "title": title or ("etscope report: " + (profile.sources.get("etdump") or "ETDump")),
+        "title": title or ("etscope report: " + ((profile.sources.get("etdump") if profile is not None else None)
+                                                  or ", ".join(summary.get("inputs", {}).values()) or "ETDump")),
         "generator": f"etscope {__version__}",
         "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "guide": reading_guide(summary, view.qnn),

@@ -1,0 +1,128 @@
+"""QNN files without an ETDump (issue 15 item 4): what they tell, what they cannot, and a summary
+shaped like ``analysis.summary``'s so every view (report, trace, export, sql) works from them.
+
+Each QNN file answers part of the user's questions:
+- QNN profile (``--qnn-csv``: qnn-profile-viewer CSV/text/JSON): per execute, the nested QNN times
+  and per-op cycles (profile level detailed) of each graph;
+- optrace: one inference, op by op on the HMX/HVX/DMA units, in cycles;
+- QHAS: that inference summarised: per-op cycles and memory, unit utilisation, VTCM, DRAM;
+- runtrace: per execute, the measured HTP clock and its spans in µs.
+None has ExecuTorch's own events: Method::execute, DELEGATE_CALL, CPU fallback kernels.
+"""
+from __future__ import annotations
+
+KINDS = ("qnn_csv", "optrace", "qhas", "runtrace")
+
+
+def missing(have: set[str]) -> list[str]:
+    """What the given QNN inputs cannot show, in plain words (``have``: the kinds of KINDS given)."""
+    out = ["no ETDump: no Method::execute, DELEGATE_CALL or CPU fallback (OPERATOR_CALL) times, no events, "
+           "ops or runs tables; give the run's ETDump for those"]
+    if "qnn_csv" not in have:
+        out.append("no QNN profile (--qnn-csv): no per-execute QNN/RPC/accelerator times")
+    if not have & {"qhas", "optrace"}:
+        out.append("no QHAS/optrace: HMX/HVX use, VTCM and DRAM traffic per op are unknown")
+    elif "qnn_csv" not in have:
+        out.append("QHAS/optrace cover one inference of a separate optrace-level run")
+    if "runtrace" not in have and "qnn_csv" not in have:
+        out.append("no runtrace or QNN profile: no HTP clock, so cycles stay cycles (no µs)")
+    return out
+
+
+def op_findings(rows: list[dict]) -> list[str]:
+    """Per-op findings from per-op rows (``analysis.qnn_tables`` qnn_ops rows): where the cycles go
+    and which ops ran without HMX (the matrix unit)."""
+    timed = [r for r in rows if isinstance(r.get("cycles"), (int, float)) and r["cycles"] > 0]
+    if not timed:
+        return []
+    total = sum(r["cycles"] for r in timed)
+    top = max(timed, key=lambda r: r["cycles"])
+    out = [f"{len(rows)} QNN ops, {total:,.0f} cycles in all; the largest is {top['qnn_name']} "
+           f"({top['cycles']:,.0f} cycles, {top['cycles'] / total:.0%})."]
+    known = [r for r in timed if r.get("hmx") is not None]
+    if known:
+        no_hmx = [r for r in known if not r["hmx"]]
+        share = sum(r["cycles"] for r in no_hmx) / total
+        out.append(f"{len(known) - len(no_hmx)} of {len(known)} ops used HMX (matrix unit); the {len(no_hmx)} "
+                   f"without HMX take {share:.0%} of the cycles" + (
+                       f", largest {max(no_hmx, key=lambda r: r['cycles'])['qnn_name']}" if no_hmx else "") + ".")
+    return out
+
+
+def unit_findings(rows: list[dict]) -> list[str]:
+    """Per-unit findings from ``qnn_units`` rows: the busy units (idle tracks are not listed). QHAS
+    and optrace describe the same inference: with both, QHAS's rows (with utilisation) are used."""
+    if any(r.get("file") == "qhas" for r in rows):
+        rows = [r for r in rows if r.get("file") == "qhas"]
+    out = []
+    for r in rows:
+        busy = r.get("busy_cycles")
+        if not isinstance(busy, (int, float)) or busy <= 0:
+            continue
+        what = f"{r.get('unit')} (tid {r.get('tid')}"
+        what += f", pid {r['pid']})" if r.get("pid") is not None else ")"
+        if r.get("utilization_pct") is not None:
+            out.append(f"QHAS: {what} busy {busy:,.0f} cycles, {r['utilization_pct']:.1f}% of its timeline.")
+        else:
+            out.append(f"optrace: {what} busy {busy:,.0f} cycles over {r.get('ops') or 0} op(s).")
+    idle = sum(1 for r in rows if not r.get("busy_cycles"))
+    if idle:
+        out.append(f"{idle} unit track(s) had no ops (not listed).")
+    return out
+
+
+def qnn_only_summary(qnn: dict, inputs: dict[str, str], soc: dict | None, brief: list[dict] | None) -> dict:
+    """A summary (``analysis.summary`` shape, schema etscope.summary/1) of QNN files alone: no runs,
+    no ETDump facts; ``qnn_only`` says which files were given and what they cannot show."""
+    have = {k for k in KINDS if k in inputs}
+    gaps = missing(have)
+    return {
+        "schema": "etscope.summary/1", "inputs": dict(inputs), "method": None, "etdump": None,
+        "runs": {"count": 0, "latency_ms": None}, "breakdown": [], "fallback_ops": [],
+        "top_fallback_op_types": [], "delegate_calls": [], "load": [],
+        "memory": {"planned_bytes": None, "planned_buffers": None, "allocation_events": 0,
+                   "allocated_bytes_per_run": None, "delegate_blob_bytes": None},
+        "qnn": brief, "qnn_compile": soc, "warnings": list(qnn.get("warnings") or []),
+        "qnn_only": {"files": sorted(have), "missing": gaps, "guide": guide(qnn, have, gaps)},
+    }
+
+
+def guide(qnn: dict, have: set[str], gaps: list[str]) -> list[str]:
+    """The reading guide of QNN files alone: what each file shows here, then what is missing."""
+    lines = ["Only QNN files were given (" + ", ".join(sorted(have)) + "): the views show what they hold."]
+    for p in qnn.get("partitions") or []:
+        bits = [f"{p['key']}: {p['runs']} execute(s)"]
+        if p.get("qnn_execute_us") is not None:
+            bits.append(f"QNN (execute) {p['qnn_execute_us']:,.0f} µs p50")
+        if p.get("accel_us") is not None:
+            bits.append(f"HTP accelerator {p['accel_us']:,.0f} µs (waits included)")
+        if p.get("accel_cycles") is not None:
+            bits.append(f"{p['accel_cycles']:,.0f} cycles over {len(p.get('ops') or [])} per-op rows")
+        lines.append(", ".join(bits) + ".")
+    ot = qnn.get("optrace")
+    if ot:
+        busy = [t for t in ot.get("tracks") or [] if t.get("busy_cycles")]
+        lines.append(f"optrace: {ot['ops']} op events on {len(busy)} busy HTP unit track(s), in cycles.")
+    q = qnn.get("qhas")
+    if q and q.get("percent_utilization") is not None:
+        lines.append(f"QHAS: NPU utilisation {q['percent_utilization']:.1f}% of {q.get('timeline_cycles') or 0:,.0f} "
+                     "timeline cycles (first inference).")
+    rt = qnn.get("runtrace")
+    if rt and rt.get("clock_mhz"):
+        lines.append(f"runtrace: HTP clock {rt['clock_mhz']:,.0f} MHz measured (p50 of its Graph Execute spans).")
+    return lines + ["Missing: " + g + "." for g in gaps]
+
+
+def files_view(qnn: dict, file_ops: dict | None, source: str, have: set[str]) -> dict:
+    """What ``etscope qnn`` shows of QNN files that have no partition to join to (no ETDump and no
+    QNN profile): per-op rows and findings from QHAS/optrace, per-unit findings, what is missing."""
+    from etscope.analysis.qnn_tables import file_op_rows, unit_rows
+
+    ops = file_op_rows(file_ops, source)
+    findings = op_findings(ops) + unit_findings(unit_rows(qnn))
+    rt = qnn.get("runtrace") or {}
+    if rt.get("clock_mhz"):
+        per = [f"{m:,.0f}" for m in rt.get("clock_mhz_per_execute") or []]
+        findings.append(f"runtrace: HTP clock {rt['clock_mhz']:,.0f} MHz measured (p50 of its Graph Execute spans"
+                        + (f"; per execute {', '.join(per)} MHz" if per else "") + ").")
+    return {"from": source or ", ".join(sorted(have)), "ops": ops, "findings": findings, "missing": missing(have)}

@@ -1,0 +1,168 @@
+"""Several QHAS / optrace files, one per QNN partition (context binary), each joined to the
+partition it describes (issue 16 item 2).
+
+A file lands on the partition whose QNN per-op names it holds: the match ratio is the share of the
+partition's graph ops (names without ``:OpId_N`` and unit; QNN's Input/Output rows, in every graph,
+left out) found among the file's QNN op names. A file
+pinned as ``METHOD:INSTRUCTION=FILE`` goes to that delegate instruction of that method. Methods can
+share instruction numbers and look-alike graphs share op names (hybrid prefill/KV), so when names
+cannot decide — a tie between partitions, or two files of one kind on one partition — it is an error
+(exit 2) asking for the pin. A file matching no partition is reported, not dropped: its units and
+ops stay in the file-level tables. Totals over the shards are summed per kind.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from etscope import profile as P
+from etscope.analysis import qnn as qnn_analysis
+from etscope.errors import FormatError
+from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
+
+
+@dataclass
+class QnnFiles:
+    """The QNN files of a view, read: QHAS/optrace as ``(pin, path, data)`` (pin: ``(method,
+    instruction)`` or None), the QNN profile, the runtrace, and display paths by kind (``inputs``)."""
+    qhas: list = field(default_factory=list)
+    optrace: list = field(default_factory=list)
+    qnn_profile: object | None = None
+    runtrace: object | None = None
+    inputs: dict = field(default_factory=dict)
+
+
+def partition_op_names(profile: P.Profile | None, qnn_profile=None) -> dict[str, tuple[int | None, set[str]]]:
+    """Per partition key: its instruction and the base names of its graph ops (``MatMul_0`` of
+    ``MatMul_0:OpId_18 (cycles)``)."""
+    series = (qnn_analysis.series_from_profile(profile) if profile is not None else []) + (
+        qnn_analysis.series_from_qnn_profile(qnn_profile) if qnn_profile is not None else [])
+    out = {}
+    for s in series:
+        # Graph ops only: QNN's own I/O rows ("Input OpId_2") are in every graph and tell none apart.
+        names = [n.split(" #")[0] for n in s.node_names]
+        out[s.key] = (s.instruction_id, {parse_qnn_event_name(n).base for n in names if fx_node_candidates(n)})
+    return out
+
+
+def file_op_table(kind: str, data) -> dict[str, dict]:
+    return qnn_analysis.qhas_op_table(data) if kind == "qhas" else qnn_analysis.optrace_op_table(data)
+
+
+def assign(files: QnnFiles, parts: dict[str, tuple[int | None, set[str]]], method: str | None) -> list[dict]:
+    """Where each QHAS/optrace file goes: ``{kind, path, partition (key or None), how, match_ratio,
+    note}``; raises FormatError (exit 2) when names cannot decide or a pin names no QNN partition."""
+    out = []
+    for kind, entries in (("qhas", files.qhas), ("optrace", files.optrace)):
+        for pin, path, data in entries:
+            names = set(file_op_table(kind, data))
+            ratios = {k: (len(names & ops) / len(ops) if ops else 0.0) for k, (_, ops) in parts.items()}
+            row = {"kind": kind, "path": path, "partition": None, "how": "op names", "match_ratio": None,
+                   "note": None, "data": data}
+            if pin is not None:
+                _pinned(row, pin, parts, ratios, method)
+            else:
+                _by_names(row, ratios, parts)
+            out.append(row)
+    _no_two_on_one(out, method)
+    return out
+
+
+def _pinned(row: dict, pin: tuple[str, int], parts: dict, ratios: dict, method: str | None) -> None:
+    m, instr = pin
+    row["how"] = f"pinned {m}:{instr}"
+    if method is not None and m != method:
+        row["note"] = (f"pinned to {m}:{instr}, but the runs analysed are {method}'s: not used here "
+                       f"(run with --method {m})")
+        return
+    keys = [k for k, (iid, _) in parts.items() if iid == instr]
+    if not keys:
+        have = sorted(iid for iid, _ in parts.values() if iid is not None)
+        raise FormatError(f"{m}:{instr}: no QNN partition at instruction {instr}"
+                          + (f" (QNN partitions at instructions {have})" if have else " (no QNN partition here)"),
+                          row["path"])
+    row["partition"], row["match_ratio"] = keys[0], ratios[keys[0]]
+
+
+def _by_names(row: dict, ratios: dict, parts: dict) -> None:
+    if not ratios:
+        row["note"] = "no QNN partition to join it to: shown on its own"
+        return
+    best = max(ratios.values())
+    top = sorted(k for k, v in ratios.items() if v == best)
+    if best == 0:
+        row["match_ratio"] = 0.0
+        row["note"] = f"matches no partition (none of its QNN op names is a per-op row of {', '.join(sorted(ratios))})"
+        return
+    if len(top) > 1:
+        raise FormatError(f"ambiguous {row['kind']}: its op names match {' and '.join(top)} equally "
+                          f"({best:.0%} of their ops); pin it as --{row['kind']} METHOD:INSTRUCTION=FILE", row["path"])
+    row["partition"], row["match_ratio"] = top[0], best
+
+
+def _no_two_on_one(rows: list[dict], method: str | None) -> None:
+    seen: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        if r["partition"] is None:
+            continue
+        key = (r["kind"], r["partition"])
+        if key in seen:
+            other = seen[key]
+            fix = (f"pin each as --{r['kind']} METHOD:INSTRUCTION=FILE" if other["how"] == "op names" or
+                   r["how"] == "op names" else "the runs' method is unknown here: give --method (or the "
+                   "ETRecord / .pte that names it)" if method is None else "pin them to different partitions")
+            raise FormatError(f"two {r['kind']} files for {r['partition']}: {other['path']} ({other['how']}) and "
+                              f"{r['path']} ({r['how']}); {fix}", r["path"])
+        seen[key] = r
+
+
+def ops_by_partition(rows: list[dict]) -> dict[str, dict]:
+    """Per partition key, the QHAS op table with the optrace's filling what QHAS lacks."""
+    out: dict[str, dict] = {}
+    for kind in ("qhas", "optrace"):
+        for r in rows:
+            if r["kind"] == kind and r["partition"] is not None:
+                table = file_op_table(kind, r["data"])
+                out[r["partition"]] = qnn_analysis.merge_op_tables(out.get(r["partition"]), table)
+    return out
+
+
+def shard_view(rows: list[dict], soc: dict | None) -> dict:
+    """Per file: where it went and what it says (QHAS summary / optrace units); totals over shards."""
+    from etscope.paths import display
+
+    vtcm = soc.get("vtcm_bytes") if soc else None
+    shards = []
+    for r in rows:
+        d = {k: r[k] for k in ("kind", "partition", "how", "match_ratio", "note")}
+        d["path"] = display(r["path"])
+        if r["kind"] == "qhas":
+            d["qhas"] = qnn_analysis.qhas_summary(r["data"], vtcm, soc.get("soc_model") if soc else None)
+        else:
+            d["optrace"] = qnn_analysis.optrace_summary(r["data"])
+        shards.append(d)
+    totals = {}
+    for key in ("total_dram_read", "total_dram_write", "total_vtcm_read", "total_vtcm_write", "timeline_cycles"):
+        vals = [s["qhas"][key] for s in shards if s.get("qhas") and isinstance(s["qhas"].get(key), (int, float))]
+        totals[key] = sum(vals) if vals else None
+    peaks = [s["qhas"]["peak_vtcm_alloc"] for s in shards if s.get("qhas")
+             and isinstance(s["qhas"].get("peak_vtcm_alloc"), (int, float))]
+    totals["peak_vtcm_alloc_max"] = max(peaks) if peaks else None    # contexts hold VTCM one at a time
+    return {"files": shards, "totals_over_shards": totals}
+
+
+def sharded_results(profile: P.Profile | None, files: QnnFiles, program=None, inputs: dict | None = None,
+                    llm_options: dict | None = None):
+    """The Results of a view given several QHAS/optrace files (or pinned ones)."""
+    from etscope.analysis.results import Results
+
+    r = Results(profile, None, None, files.runtrace, qnn_profile=files.qnn_profile, program=program, inputs=inputs,
+                llm_options=llm_options)
+    parts = partition_op_names(profile, files.qnn_profile)
+    rows = assign(files, parts, profile.method if profile is not None else None)
+    r.shards = rows
+    r.qhas_ops_by_key = ops_by_partition(rows)
+    # Units and ops of files that landed on no partition stay visible at file level.
+    loose = [x for x in rows if x["partition"] is None]
+    r.loose_qhas = next((x["data"] for x in loose if x["kind"] == "qhas"), None)
+    r.loose_optrace = next((x["data"] for x in loose if x["kind"] == "optrace"), None)
+    return r

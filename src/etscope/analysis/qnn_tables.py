@@ -1,0 +1,183 @@
+"""The QNN analysis as tables (pyarrow), beside events/ops/runs: what the QNN inputs hold, with or
+without an ETDump (issue 15 item 4). Built from the ``analysis.qnn.qnn_report`` dict and the files it
+read; column meanings in :data:`QNN_COLUMNS`.
+
+- ``qnn_ops``: one row per QNN op. From the partitions (ETDump or QNN profile: per-run cycles, p50)
+  when there are any, else from QHAS/optrace (their one inference): cycles, HMX/HVX/DMA, memory.
+- ``qnn_units``: one row per HTP unit (HMX, HVX thread, ...) of QHAS (utilisation) and optrace (busy
+  cycles, ops); the file it came from in ``file``.
+- ``qnn_partitions``: one row per QNN partition (graph): the nested p50 times and the clock.
+- ``qnn_runtrace``: one row per runtrace span (measured µs, cycles and clock per execute).
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+QNN_COLUMNS: dict[str, dict[str, str]] = {
+    "qnn_ops": {
+        "partition": "QNN partition (e.g. 'instruction 0', 'graph 0'); null for QHAS/optrace-only rows",
+        "instruction_id": "delegate instruction of the partition (ETDump), null otherwise",
+        "from": "what the row's cycles come from: etdump, qnn_profile (per run, p50) or qhas/optrace "
+                "(one inference)",
+        "qnn_name": "QNN op name as the file writes it",
+        "op_id": "QNN OpId when the name carries one",
+        "node": "graph node (ETRecord) the op was joined to",
+        "op_type": "edge op type of that node, else the QNN op type from QHAS/optrace",
+        "runs": "runs with a value (1 for QHAS/optrace)",
+        "cycles": "HTP cycles: p50 over runs (partitions) or the one inference (QHAS/optrace)",
+        "est_us": "cycles / the partition's clock (p50; estimated unless clock_source is runtrace); null "
+                  "without a clock",
+        "share": "the op's cycles over the accelerator's (partitions) or over all ops' (QHAS/optrace)",
+        "hmx": "the op used HMX (matrix unit), from QHAS/optrace; null when unknown",
+        "hvx": "the op used HVX (vector unit), from QHAS/optrace; null when unknown",
+        "dma": "the op used DMA, from QHAS/optrace; null when unknown",
+        "htp_ops": "HTP ops the QNN op became (QHAS/optrace), ' | '-separated",
+        "dram_read": "bytes read from DRAM (QHAS)", "dram_write": "bytes written to DRAM (QHAS)",
+        "vtcm_read": "bytes read from VTCM (QHAS)", "vtcm_write": "bytes written to VTCM (QHAS)",
+    },
+    "qnn_units": {
+        "file": "qhas or optrace",
+        "partition": "the partition the file was joined to (several QHAS/optrace files), else null",
+        "unit": "HMX, HVX, DMA, ... (the file's type)",
+        "pid": "optrace process id (null for QHAS)",
+        "tid": "thread id of the unit",
+        "name": "the file's name for the track (optrace)",
+        "ops": "op events on the unit (optrace)",
+        "busy_cycles": "cycles the unit was busy: optrace sum of op durations, QHAS cycles_used",
+        "timeline_cycles": "cycles of the unit's timeline (QHAS)",
+        "utilization_pct": "busy share of the timeline in % (QHAS)",
+    },
+    "qnn_partitions": {
+        "partition": "partition key", "instruction_id": "delegate instruction (ETDump), null otherwise",
+        "from": "etdump or the QNN profile's kind (qnn_csv, qnn_text, qnn_json)",
+        "runs": "executes analysed", "delegate_call_ms": "DELEGATE_CALL p50, ms (ETDump)",
+        "qnn_execute_us": "QNN (execute) time p50, µs", "rpc_us": "RPC (execute) time p50, µs",
+        "qnn_accel_us": "QNN accelerator (execute) time p50, µs",
+        "accel_us": "Accelerator (execute) time p50, µs (waits included)",
+        "accel_excl_wait_us": "Accelerator (execute excluding wait) time p50, µs",
+        "accel_cycles": "Accelerator (execute) time p50, cycles",
+        "clock_mhz": "clock the µs estimates use (MHz)", "clock_source": "runtrace (measured) or estimate",
+        "clock_mhz_low": "lower bound of the clock from this profile (MHz)",
+        "clock_mhz_high": "upper bound of the clock from this profile (MHz)",
+        "cold_runs": "runs that paid HTP power-on / VTCM acquire", "ops": "per-op rows",
+    },
+    "qnn_runtrace": {
+        "execute": "index of the 'QNN DSP Execute' span (0-based), null before the first",
+        "name": "span name (QNN DSP Execute, VTCM Acquire, Resource Power On, Graph Execute)",
+        "graph": "graph name", "time_us": "measured duration, µs", "cycles": "HTP cycles over the span",
+        "clock_mhz": "measured clock over the span (MHz)",
+    },
+}
+
+_TYPES = {"partition": pa.string(), "instruction_id": pa.int64(), "from": pa.string(), "qnn_name": pa.string(),
+          "op_id": pa.int64(), "node": pa.string(), "op_type": pa.string(), "runs": pa.int64(),
+          "hmx": pa.bool_(), "hvx": pa.bool_(), "dma": pa.bool_(), "htp_ops": pa.string(), "file": pa.string(),
+          "unit": pa.string(), "pid": pa.int64(), "tid": pa.int64(), "name": pa.string(), "ops": pa.int64(),
+          "clock_source": pa.string(), "cold_runs": pa.int64(), "execute": pa.int64(), "graph": pa.string()}
+
+
+def _table(name: str, rows: list[dict]) -> pa.Table:
+    schema = pa.schema([(c, _TYPES.get(c, pa.float64())) for c in QNN_COLUMNS[name]])
+    cols = {c: [_value(r.get(c), schema.field(c).type) for r in rows] for c in schema.names}
+    return pa.table(cols, schema=schema)
+
+
+def _value(v, type_):
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    if pa.types.is_floating(type_):
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    if pa.types.is_integer(type_):
+        return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v else None
+    if pa.types.is_boolean(type_):
+        return bool(v) if isinstance(v, bool) else None
+    return str(v)
+
+
+def partition_op_rows(qnn: dict) -> list[dict]:
+    """Per-op rows of the partitions (ETDump or QNN profile)."""
+    rows = []
+    for p in qnn.get("partitions") or []:
+        clock = p.get("clock_mhz_used")
+        src = "etdump" if p.get("instruction_id") is not None else "qnn_profile"
+        for o in p.get("ops") or []:
+            cyc = o.get("cycles_p50")
+            rows.append({"partition": p.get("key"), "instruction_id": p.get("instruction_id"), "from": src,
+                         "qnn_name": o.get("qnn_name"), "op_id": o.get("op_id"), "node": o.get("node"),
+                         "op_type": o.get("op_type"), "runs": o.get("runs"), "cycles": cyc,
+                         "est_us": cyc / clock if isinstance(cyc, (int, float)) and clock else None,
+                         "share": o.get("share"), "htp_ops": _joined(o.get("htp_ops")),
+                         **{k: o.get(k) for k in ("hmx", "hvx", "dma", "dram_read", "dram_write", "vtcm_read",
+                                                  "vtcm_write")}})
+    return rows
+
+
+def file_op_rows(file_ops: dict[str, dict] | None, source: str) -> list[dict]:
+    """Per-op rows of QHAS/optrace alone (``analysis.qnn`` op tables keyed by QNN op name)."""
+    ops = file_ops or {}
+    total = sum(o["cycles"] for o in ops.values() if isinstance(o.get("cycles"), (int, float)))
+    rows = []
+    for name, o in ops.items():
+        cyc = o.get("cycles")
+        rows.append({"partition": None, "instruction_id": None, "from": source, "qnn_name": name,
+                     "op_type": o.get("op_type"), "runs": 1, "cycles": cyc,
+                     "share": cyc / total if isinstance(cyc, (int, float)) and total else None,
+                     "htp_ops": _joined(o.get("htp_ops")),
+                     **{k: o.get(k) for k in ("hmx", "hvx", "dma", "dram_read", "dram_write", "vtcm_read",
+                                              "vtcm_write")}})
+    return rows
+
+
+def _joined(xs) -> str | None:
+    return " | ".join(str(x) for x in xs) if xs else None
+
+
+def unit_rows(qnn: dict) -> list[dict]:
+    """Units of the QHAS/optrace files: the report's own, then each shard's (with its partition)."""
+    sources = [(None, qnn.get("qhas"), qnn.get("optrace"))] + [
+        (f.get("partition"), f.get("qhas"), f.get("optrace")) for f in (qnn.get("shards") or {}).get("files") or []]
+    rows = []
+    for part, qhas, optrace in sources:
+        for r in ((qhas or {}).get("resources") or []):
+            rows.append({"file": "qhas", "partition": part, "unit": r.get("type"), "tid": r.get("tid"),
+                         "busy_cycles": r.get("cycles_used"), "timeline_cycles": r.get("timeline_cycles"),
+                         "utilization_pct": r.get("utilization")})
+        for t in ((optrace or {}).get("tracks") or []):
+            rows.append({"file": "optrace", "partition": part, "unit": t.get("kind"), "pid": t.get("pid"),
+                         "tid": t.get("tid"), "name": t.get("name"), "ops": t.get("ops"),
+                         "busy_cycles": t.get("busy_cycles")})
+    return rows
+
+
+def partition_rows(qnn: dict) -> list[dict]:
+    rows = []
+    for p in qnn.get("partitions") or []:
+        lo, hi = (p.get("clock_mhz_bounds") or (None, None))[:2]
+        rows.append({"partition": p.get("key"), "instruction_id": p.get("instruction_id"), "from": p.get("source"),
+                     "clock_mhz": p.get("clock_mhz_used"), "clock_source": p.get("clock_source") or
+                     ("estimate" if p.get("clock_mhz_used") else None), "clock_mhz_low": lo, "clock_mhz_high": hi,
+                     "cold_runs": len(p.get("cold_runs") or []), "ops": len(p.get("ops") or []),
+                     **{k: p.get(k) for k in ("runs", "delegate_call_ms", "qnn_execute_us", "rpc_us", "qnn_accel_us",
+                                              "accel_us", "accel_excl_wait_us", "accel_cycles")}})
+    return rows
+
+
+def runtrace_rows(runtrace) -> list[dict]:
+    if runtrace is None:
+        return []
+    return [{"execute": ex if ex >= 0 else None, "name": nm, "graph": g or None, "time_us": t, "cycles": c,
+             "clock_mhz": m}
+            for ex, nm, g, t, c, m in zip(runtrace.execute.tolist(), runtrace.name.tolist(), runtrace.graph.tolist(),
+                                          runtrace.time_us.tolist(), runtrace.cycles.tolist(), runtrace.mhz.tolist())]
+
+
+def qnn_tables(qnn: dict | None, file_ops: dict | None = None, file_ops_source: str | None = None,
+               runtrace=None) -> dict[str, pa.Table]:
+    """The QNN tables that have rows (a table of no rows is left out: the inputs do not hold it).
+    ``file_ops``: the QHAS/optrace op table, used for ``qnn_ops`` when there are no partitions."""
+    if qnn is None:
+        return {}
+    ops = partition_op_rows(qnn) or file_op_rows(file_ops, file_ops_source or "qhas/optrace")
+    named = {"qnn_ops": ops, "qnn_units": unit_rows(qnn), "qnn_partitions": partition_rows(qnn),
+             "qnn_runtrace": runtrace_rows(runtrace)}
+    return {name: _table(name, rows) for name, rows in named.items() if rows}

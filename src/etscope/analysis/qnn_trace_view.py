@@ -1,0 +1,225 @@
+"""The timeline of QNN files without an ETDump (``etscope trace --qnn-csv/--optrace/--runtrace``).
+
+What each file can place, and how (every placed-but-not-recorded position is said in ``args``/notes):
+- QNN profile: per partition and execute, ``QNN (execute) time`` ⊇ ``Accelerator (execute) time`` ⊇
+  its excluding-wait time, in their µs; the files hold no start times, so executes are laid back to
+  back and the nested spans start with their parent. Per-op cycles (p50 over the executes) on a
+  track of their own, each cycles ÷ the partition's clock.
+- runtrace: per execute, ``QNN DSP Execute`` with its spans (VTCM acquire, power-on, graph execute)
+  in measured µs, laid one after the other inside it.
+- QHAS (without an optrace): its HTP op instances on their unit threads, likewise.
+- optrace: one track per HTP unit (HMX, HVX thread, DMA) with its ops at their recorded cycles,
+  converted with the clock the other files give (runtrace first); without one, the time axis is
+  cycles (``time_unit`` says so).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from etscope.analysis.trace_view import MAIN_TID, Track, TraceView
+
+GAP_US = 10.0          # between executes laid back to back (their real gap is not in the files)
+
+
+def _r(x: float) -> float:
+    return round(float(x), 3)
+
+
+def qnn_trace_view(qnn: dict, optrace, runtrace, inputs: dict, runs: list[int] | None = None,
+                   qhas=None) -> TraceView:
+    tracks = [Track(MAIN_TID, "QNN files (no ETDump: no Method::execute / DELEGATE_CALL)", 0)]
+    slices: list[dict] = []
+    notes: list[str] = []
+    for k, p in enumerate(qnn.get("partitions") or []):
+        tid = 100 + 2 * k
+        tracks += [Track(tid, f"QNN {p['key']}: executes (µs)", tid),
+                   Track(tid + 1, f"QNN {p['key']}: per-op cycles p50 (est. µs)", tid + 1)]
+        slices += _partition_runs(p, tid, runs, notes)
+        slices += _partition_ops(p, tid + 1, notes)
+    if runtrace is not None:
+        tracks.append(Track(300, "runtrace: QNN DSP Execute (measured µs)", 300))
+        slices += _runtrace_spans(runtrace, 300, runs, notes)
+    clock, clock_from = _clock(qnn)
+    unit = "us"
+    if optrace is not None:
+        unit_tracks, unit_slices, unit = _optrace_units(optrace, clock, clock_from, notes)
+        tracks += unit_tracks
+        slices += unit_slices
+    if qhas is not None and optrace is None:      # the same inference as an optrace: one of them suffices
+        unit_tracks, unit_slices, unit = _qhas_units(qhas, clock, clock_from, notes)
+        tracks += unit_tracks
+        slices += unit_slices
+    only_ops = all(s["cat"] == "htp_op" for s in slices)
+    if unit == "cycles" and not only_ops:
+        notes.append("the HTP ops are in cycles and the other spans in µs on one axis (no clock to convert)")
+    n_runs = max([p.get("runs") or 0 for p in qnn.get("partitions") or []] + [0])
+    return TraceView(process="QNN files: " + ", ".join(sorted(inputs)), tracks=tracks, slices=slices, notes=notes,
+                     runs=n_runs if runs is None else len(runs), sources=dict(inputs),
+                     time_origin="the first span laid out (the QNN files hold no common clock origin)",
+                     time_unit="cycles" if unit == "cycles" and only_ops else "us",
+                     extra={} if unit == "us" or only_ops else {"time_unit_of_htp_ops": "cycles"})
+
+
+def _clock(qnn: dict) -> tuple[float | None, str]:
+    rt = qnn.get("runtrace") or {}
+    if rt.get("clock_mhz"):
+        return float(rt["clock_mhz"]), "runtrace (measured)"
+    for p in qnn.get("partitions") or []:
+        if p.get("clock_mhz_used"):
+            return float(p["clock_mhz_used"]), f"{p['key']} clock ({p.get('clock_source') or 'estimate'})"
+    return None, ""
+
+
+def _per_run(p: dict, key: str) -> list:
+    v = (p.get("per_run") or {}).get(key)
+    return v if isinstance(v, list) else []
+
+
+def _partition_runs(p: dict, tid: int, runs, notes: list[str]) -> list[dict]:
+    """Executes back to back; inside each, the QNN levels it has, start-aligned with their parent."""
+    outer = _per_run(p, "qnn_execute_us")
+    levels = [("QNN (execute) time", outer), ("Accelerator (execute) time", _per_run(p, "accel_us")),
+              ("Accelerator (execute excluding wait) time", _per_run(p, "accel_excl_wait_us"))]
+    cycles, clock = _per_run(p, "accel_cycles"), _per_run(p, "clock_mhz_used")
+    n = max((len(v) for _, v in levels), default=0)
+    out, t = [], 0.0
+    for r in range(n):
+        if runs is not None and r not in runs:
+            continue
+        parent_end, width = None, 0.0
+        for name, vals in levels:
+            v = vals[r] if r < len(vals) else None
+            if v is None:
+                continue
+            dur = v if parent_end is None else min(v, parent_end - t)
+            args = {"run": r, "partition": p["key"], "value_us": v, "position": "start-aligned with its parent "
+                    "(not recorded)" if parent_end is not None else "executes laid back to back (not recorded)"}
+            if name.startswith("Accelerator (execute) time") and r < len(cycles) and cycles[r] is not None:
+                args["cycles"] = cycles[r]
+                if r < len(clock) and clock[r]:
+                    args["clock_mhz"] = _r(clock[r])
+            out.append({"name": name, "cat": "qnn_level", "tid": tid, "ts": _r(t), "dur": _r(dur), "args": args})
+            parent_end = t + dur if parent_end is None else min(parent_end, t + dur)
+            width = max(width, dur)
+        t += width + GAP_US
+    if n:
+        notes.append(f"{p['key']}: the QNN profile has no start times: executes are laid back to back "
+                     f"{GAP_US:g} µs apart and nested spans start with their parent")
+    return out
+
+
+def _partition_ops(p: dict, tid: int, notes: list[str]) -> list[dict]:
+    clock = p.get("clock_mhz_used")
+    ops = [o for o in p.get("ops") or [] if o.get("unit") == "cycles" and o.get("cycles_p50")]
+    if not ops:
+        return []
+    if not clock:
+        notes.append(f"{p['key']}: no clock, so its per-op cycles are not laid out")
+        return []
+    out, t = [], 0.0
+    for o in ops:
+        d = o["cycles_p50"] / clock
+        args = {"partition": p["key"], "cycles_p50": o["cycles_p50"], "clock_mhz": _r(clock), "estimated": True,
+                "note": "duration = cycles p50 ÷ clock; ops one after the other (order of the profile)"}
+        for k in ("node", "op_type", "hmx", "hvx"):
+            if o.get(k) is not None:
+                args[k] = o[k]
+        out.append({"name": str(o["qnn_name"]) + " (est.)", "cat": "qnn_op_estimated", "tid": tid, "ts": _r(t),
+                    "dur": _r(d), "args": args})
+        t += d
+    return out
+
+
+def _runtrace_spans(rt, tid: int, runs, notes: list[str]) -> list[dict]:
+    """Each ``QNN DSP Execute`` with the spans of its execute one after the other inside it."""
+    out, t = [], 0.0
+    for ex in range(int(rt.execute.max()) + 1 if len(rt) else 0):
+        if runs is not None and ex not in runs:
+            continue
+        idx = np.flatnonzero(rt.execute == ex)
+        head = [i for i in idx if rt.name[i] == "QNN DSP Execute"]
+        total = float(rt.time_us[head[0]]) if head and rt.time_us[head[0]] == rt.time_us[head[0]] else None
+        start, inner_t = t, t
+        for i in idx:
+            d = float(rt.time_us[i])
+            if d != d:
+                continue
+            args = {"execute": ex, "graph": rt.graph[i] or None, "cycles": float(rt.cycles[i]),
+                    "clock_mhz": _r(rt.mhz[i]) if rt.mhz[i] == rt.mhz[i] else None}
+            if head and i == head[0]:
+                out.append({"name": str(rt.name[i]), "cat": "runtrace", "tid": tid, "ts": _r(start), "dur": _r(d),
+                            "args": args})
+                continue
+            if total is not None:
+                d = min(d, max(start + total - inner_t, 0.0))
+            args["position"] = "laid one after the other inside the execute (start not kept)"
+            out.append({"name": str(rt.name[i]), "cat": "runtrace", "tid": tid, "ts": _r(inner_t), "dur": _r(d),
+                        "args": args})
+            inner_t += d
+        t = start + max(total or 0.0, inner_t - start) + GAP_US
+    if len(rt):
+        notes.append(f"runtrace: executes laid back to back {GAP_US:g} µs apart; spans inside one in file order")
+    return out
+
+
+def _optrace_units(ot, clock: float | None, clock_from: str, notes: list[str]):
+    """One track per HTP unit with ops, at their recorded cycles (÷ clock when there is one)."""
+    ev = ot.events
+    idx = np.asarray(ot.op_event_indices(), dtype=np.int64)
+    if idx.size == 0:
+        return [], [], "us"
+    ts, dur = ev.ts_cycles[idx], np.nan_to_num(ev.dur_cycles[idx], nan=0.0)
+    t0 = float(np.nanmin(ts))
+    scale = 1.0 / clock if clock else 1.0
+    unit = "us" if clock else "cycles"
+    keys = sorted({(int(ev.pid[i]), int(ev.tid[i])) for i in idx.tolist()})
+    tid_of = {k: 400 + j for j, k in enumerate(keys)}
+    tracks = [Track(tid_of[k], f"optrace {ot.tracks.get(k, 'unit')} (pid {k[0]}, tid {k[1]})"
+                    + ("" if clock else ": time axis = cycles"), tid_of[k]) for k in keys]
+    out = []
+    for i, s, d in zip(idx.tolist(), ts.tolist(), dur.tolist()):
+        args = ev.args[i] if isinstance(ev.args[i], dict) else {}
+        a = {"cycles": d, "start_cycle": s, "unit": ot.tracks.get((int(ev.pid[i]), int(ev.tid[i]))),
+             "qnn_op": args.get("QNN Op Name")}
+        if clock:
+            a["clock_mhz"], a["clock_from"] = _r(clock), clock_from
+        out.append({"name": str(ev.name[i]), "cat": "htp_op", "tid": tid_of[(int(ev.pid[i]), int(ev.tid[i]))],
+                    "ts": _r((s - t0) * scale), "dur": _r(d * scale), "args": a})
+    notes.append("optrace: " + (f"cycles ÷ {clock:,.0f} MHz ({clock_from})" if clock else
+                                "no clock (give --runtrace or a QNN profile): ts/dur are cycles, not µs"))
+    return tracks, out, unit
+
+
+def _qhas_units(qhas, clock: float | None, clock_from: str, notes: list[str]):
+    """QHAS ``htp_op_instances`` on one track per unit thread (tid), at their start cycle."""
+    rows = [r for r in qhas.htp_op_instances if isinstance(r.get("start_cycle"), (int, float))
+            and isinstance(r.get("cycles"), (int, float)) and isinstance(r.get("tid"), int)]
+    if not rows:          # a trimmed QHAS: each unit's window (start to end cycle) with its busy cycles
+        rows = [{"tid": r.get("tid"), "start_cycle": r.get("start_cycle"), "htp_op": f"{r.get('type')} window",
+                 "cycles": float(r["end_cycle"]) - float(r["start_cycle"]), "cycles_used": r.get("cycles_used"),
+                 "utilization_pct": r.get("utilization")}
+                for r in (qhas.overall or {}).get("htp_resources") or []
+                if isinstance(r, dict) and isinstance(r.get("tid"), int)
+                and all(isinstance(r.get(k), (int, float)) for k in ("start_cycle", "end_cycle"))
+                and r["end_cycle"] >= r["start_cycle"]]
+    if not rows:
+        return [], [], "us"
+    t0 = min(float(r["start_cycle"]) for r in rows)
+    scale = 1.0 / clock if clock else 1.0
+    tids = sorted({r["tid"] for r in rows})
+    tid_of = {t: 500 + j for j, t in enumerate(tids)}
+    tracks = [Track(tid_of[t], f"QHAS unit thread {t}" + ("" if clock else ": time axis = cycles"), tid_of[t])
+              for t in tids]
+    out = []
+    for r in rows:
+        a = {"cycles": r["cycles"], "start_cycle": r["start_cycle"], "qnn_op": r.get("qnn_op"),
+             **{k: r.get(k) for k in ("hmx", "hvx", "dma") if isinstance(r.get(k), bool)},
+             **{k: r[k] for k in ("cycles_used", "utilization_pct") if r.get(k) is not None}}
+        if clock:
+            a["clock_mhz"], a["clock_from"] = _r(clock), clock_from
+        out.append({"name": str(r.get("htp_op") or r.get("qnn_op") or "op"), "cat": "htp_op", "tid": tid_of[r["tid"]],
+                    "ts": _r((float(r["start_cycle"]) - t0) * scale), "dur": _r(float(r["cycles"]) * scale),
+                    "args": a})
+    notes.append("QHAS: " + (f"cycles ÷ {clock:,.0f} MHz ({clock_from})" if clock else
+                             "no clock (give --runtrace or a QNN profile): ts/dur are cycles, not µs"))
+    return tracks, out, "us" if clock else "cycles"
