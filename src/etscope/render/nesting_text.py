@@ -21,6 +21,27 @@ def bar_fraction(us: float, bands: list[dict], scale: str) -> float:
     return max(0.0, min(1.0, (math.log10(us) - math.log10(low)) / (math.log10(top) - math.log10(low))))
 
 
+def nesting_table(n: dict):
+    """The nesting as a table for the shared screen (render.screen): level (indented as it nests),
+    p50, a bar to scale and what the level adds over the one inside it (moved under its row when
+    the terminal is narrow); then the cycles/clock line. None without levels."""
+    from etscope.render.text import Table
+
+    bands = n.get("bands") or []
+    if not bands:
+        return None, []
+    t = Table(title=f"What contains what, p50 over runs ({'log' if n['scale'] == 'log' else 'linear'} scale bars)")
+    for col, justify, kind, detail in (("level", "left", "text", 0), ("p50", "right", "num", 0),
+                                       ("scale", "left", "num", 1), ("adds", "left", "text", 2)):
+        t.add_column(col, justify=justify, kind=kind, detail=detail)
+    for i, b in enumerate(bands):
+        name = ("  " * (i - 1) + "└ " if i else "") + b["label"]
+        filled = round(BAR * bar_fraction(b["us_p50"], bands, n["scale"]))
+        adds = f"= {b['adds']}" if b["adds_us_p50"] is None else f"+{fmt_us(b['adds_us_p50'])} {b['adds']}"
+        t.add_row(name, fmt_us(b["us_p50"]), "█" * filled + "·" * (BAR - filled), adds)
+    return t, nesting_lines(n)[len(bands) + 1:]
+
+
 def nesting_lines(n: dict) -> list[str]:
     bands = n.get("bands") or []
     if not bands:

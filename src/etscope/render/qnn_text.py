@@ -5,7 +5,7 @@ from rich.console import Console
 from rich.text import Text
 
 from etscope.analysis.ordering import QNN_SORT_TITLE, order_qnn_ops
-from etscope.render.nesting_text import nesting_lines
+from etscope.render.nesting_text import nesting_table
 from etscope.render.text import Table, console_or_default, safe_text, shown
 from etscope.units import fmt_bytes
 
@@ -41,7 +41,10 @@ def render_qnn(report: dict, console: Console | None = None, top: int | None = N
             "; QNN events accumulate across executes and were de-duplicated" if p["accumulating"] else "")))
         if p.get("headline"):
             c.print(Text(shown(p["headline"]), style="bold cyan"))
-        c.lines([shown(ln) for ln in nesting_lines(p.get("nesting") or {})])
+        table, after = nesting_table(p.get("nesting") or {})
+        if table is not None:
+            c.print(table)
+        c.lines([shown(ln) for ln in after])
         t = Table(title="The levels in detail (p50 over runs, true units)")
         for col in ("level", "p50", "adds over the next level", "meaning"):
             t.add_column(col, justify="right" if col == "p50" else "left", kind="num" if col == "p50" else "text",

@@ -5,7 +5,7 @@ from rich.console import Console
 from rich.text import Text
 
 from etscope.render.guide import reading_guide
-from etscope.render.nesting_text import nesting_lines
+from etscope.render.nesting_text import nesting_table
 from etscope.render.safe import without_controls
 from etscope.render.screen import Screen, Table, screen
 from etscope.units import fmt_ms
@@ -61,7 +61,10 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
         if q.get("nesting"):
             c.print(Text(shown(f"QNN partition at instruction {q['instruction_id']}: {q.get('headline') or ''}"),
                          style="bold"))
-            c.lines([shown(ln) for ln in nesting_lines(q["nesting"])])
+            table, after = nesting_table(q["nesting"])
+            if table is not None:
+                c.print(table)
+            c.lines([shown(ln) for ln in after])
             c.print()
     if s["runs"].get("latency_ms"):
         c.print(breakdown_table(s["breakdown"], "Where Method::execute's time goes (mean per run)"))
