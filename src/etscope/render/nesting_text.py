@@ -31,7 +31,7 @@ def nesting_table(n: dict):
     if not bands:
         return None, []
     t = Table(title=f"What contains what, p50 over runs ({'log' if n['scale'] == 'log' else 'linear'} scale bars)")
-    for col, justify, kind, detail in (("level", "left", "text", 0), ("p50", "right", "num", 0),
+    for col, justify, kind, detail in (("level", "left", "num", 0), ("p50", "right", "num", 0),
                                        ("scale", "left", "num", 1), ("adds", "left", "text", 2)):
         t.add_column(col, justify=justify, kind=kind, detail=detail)
     for i, b in enumerate(bands):
