@@ -200,11 +200,8 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
     if report is None:      # an ETDump without QNN partitions: the report says so
         report = qnn_analysis.qnn_report(profile, soc=r.soc, runtrace=files.runtrace)
     report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
-    if profile is None and files.qnn_profile is None and r.shards is None and (qhas or optrace or runtrace):
-        from etscope.analysis.qnn_only import files_view
-
-        have = {k for k, v in (("qhas", qhas), ("optrace", optrace), ("runtrace", runtrace)) if v}
-        report["files"] = files_view(report, r.file_ops, r.file_ops_source, have)
+    if r.qnn_files is not None:
+        report["files"] = r.qnn_files
     shown = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte)) if v is not None}
     for kind, paths in (("qhas", qhas), ("optrace", optrace)):
         if paths:

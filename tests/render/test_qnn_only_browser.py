@@ -25,6 +25,15 @@ def test_qnn_only_report_renders(browser, tmp_path, artifact_dir, name):
         assert not [m for m in messages if m[0] in ("error", "pageerror")], messages
         text = page.inner_text("body")
         assert "Only QNN files were given" in text and "no ETDump" in text
+        # The sections drawn from ETDump events are hidden with their links, not shown empty.
+        for sid in ("time", "placement", "ops", "runs"):
+            assert not page.is_visible(f"section#{sid}"), sid
+            assert not page.is_visible(f'#nav a[href="#{sid}"]'), sid
+        assert "No Execute runs" not in text and "No QNN partitions found" not in text
+        if name == "optrace":     # the file's per-op cycles as a table, HMX/HVX per op
+            assert "What the QNN files say per op" in text
+            rows = page.locator("#qnn-body table.data tr").count()
+            assert rows >= 11, rows
         page.screenshot(path=str(artifact_dir / f"qnn_only_{name}.png"), full_page=True)
     finally:
         page.close()

@@ -183,10 +183,24 @@ class Results:
         return node_table(self.profile, self.ops, self.qnn)
 
     @cached_property
+    def qnn_files(self) -> dict | None:
+        """QNN files given without an ETDump partition (or QNN profile) to join them to: what they
+        hold per op (``analysis.qnn_only.files_view``); None otherwise."""
+        if self.profile is not None or self.qnn_profile is not None or self.shards is not None or self.qnn is None:
+            return None
+        have = {k for k, v in (("qhas", self.qhas), ("optrace", self.optrace), ("runtrace", self.runtrace)) if v is not None}
+        if not have:
+            return None
+        from etscope.analysis.qnn_only import files_view
+
+        return files_view(self.qnn, self.file_ops, self.file_ops_source, have)
+
+    @cached_property
     def view(self) -> ReportView:
         """Everything the HTML report shows."""
         if self.profile is None:    # QNN files alone: the QNN section, the guide and what is missing
-            return ReportView(profile=None, summary=self.summary, ops=[], qnn=self.qnn, llm=None, hierarchy=None,
+            qnn = self.qnn if self.qnn_files is None else dict(self.qnn, files=self.qnn_files)
+            return ReportView(profile=None, summary=self.summary, ops=[], qnn=qnn, llm=None, hierarchy=None,
                               placement=[], runs={"columns": {}, "phase": None}, nodes=None,
                               checks=["QNN files only: " + m for m in self.summary["qnn_only"]["missing"]],
                               notes=self.notes)

@@ -207,6 +207,30 @@
     return el('label', { 'class': 'toolbar' }, cb, ' show them (' + label + ')');
   }
 
+  // QNN files given without an ETDump partition to join them to (analysis.qnn_only.files_view):
+  // their findings and one table of per-op cycles with the HTP units each op used.
+  function filesPart(box, f) {
+    var sec = el('div', { 'class': 'qnn-part' });
+    box.appendChild(sec);
+    sec.appendChild(el('h3', { text: 'What the QNN files say per op (' + f.from + ', one inference)' }));
+    if ((f.findings || []).length) sec.appendChild(el('ul', { 'class': 'checks' }, f.findings.map(function (x) { return el('li', { text: x }); })));
+    var ops = (f.ops || []).slice().sort(function (a, b) { return (b.cycles || 0) - (a.cycles || 0); });
+    if (!ops.length) return;
+    var zero = ops.filter(function (o) { return !((o.cycles || 0) > 0); }).length;
+    var t = el('table', { 'class': 'data' });
+    t.appendChild(el('tr', null, ['QNN op', 'op type', 'HTP cycles', 'share of cycles', 'HMX', 'HVX', 'DMA', 'DRAM read / write', 'VTCM read / write']
+      .map(function (h) { return el('th', { text: h }); })));
+    ops.forEach(function (o) {
+      var rw = function (r, w) { return isNum(r) || isNum(w) ? fmtBytes(r || 0) + ' / ' + fmtBytes(w || 0) : '—'; };
+      t.appendChild(el('tr', (o.cycles || 0) > 0 ? null : { 'class': 'zero-row', hidden: 'hidden' },
+        [el('td', { text: o.qnn_name }), el('td', { text: o.op_type || '—' }), el('td', { 'class': 'num', text: fmtInt(o.cycles) }),
+         el('td', { 'class': 'num', text: fmtPct(o.share) }), el('td', { text: flag(o.hmx) }), el('td', { text: flag(o.hvx) }), el('td', { text: flag(o.dma) }),
+         el('td', { 'class': 'num', text: rw(o.dram_read, o.dram_write) }), el('td', { 'class': 'num', text: rw(o.vtcm_read, o.vtcm_write) })]));
+    });
+    if (zero) sec.appendChild(zeroToggle(t, zero + ' op(s) with 0 cycles hidden'));
+    sec.appendChild(el('div', { 'class': 'table-wrap' }, t));
+  }
+
   function partitionPart(box, p, i) {
     var sec = el('div', { id: 'qnn-p' + i, 'class': 'qnn-part' });
     box.appendChild(sec);
@@ -356,7 +380,12 @@
         (isNum(q.soc.vtcm_bytes) ? ', ' + fmtBytes(q.soc.vtcm_bytes) + ' VTCM' : '') + (q.soc.profile_level ? ', QNN profile level ' + q.soc.profile_level : '') + ' (from the .pte).' }));
     }
     parts.forEach(function (p, i) { partitionPart(box, p, i); });
-    if (!parts.length) box.appendChild(el('p', { 'class': 'muted', text: 'No QNN partitions found in this run.' }));
+    if (!parts.length) {
+      box.appendChild(el('p', { 'class': 'muted', text: DATA.summary && DATA.summary.qnn_only ?
+        'No ETDump given: the nesting per partition (Method::execute ⊇ DELEGATE_CALL ⊇ … ⊇ accelerator) and the per-execute times need the run\'s ETDump (or a QNN profile, --qnn-csv). Below: what the QNN files hold.' :
+        'No QNN partitions found in this run.' }));
+    }
+    if (q.files) filesPart(box, q.files);
     if (q.runtrace && Array.isArray(q.runtrace.clock_mhz_per_execute)) {
       box.appendChild(el('p', { 'class': 'clock', text: 'Runtrace: the HTP clock measured per execute (Graph Execute) was ' +
         q.runtrace.clock_mhz_per_execute.map(fmtMhz).join(', ') + (q.runtrace.graphs && q.runtrace.graphs.length ? ' (graph ' + q.runtrace.graphs.join(', ') + ')' : '') + '.' }));

@@ -498,7 +498,17 @@
     renderDiff(box, DATA.compare, false);
   }
 
-  [renderGuideCards, renderCompare, renderIcicle, renderPlacement, renderOpsTable, function () { renderRuns('runs-chart', true); },
+  // QNN files without an ETDump: the sections drawn from ETDump events have nothing to show.
+  function hideEtdumpSections() {
+    if (!(DATA.summary && DATA.summary.qnn_only)) return;
+    ['time', 'placement', 'ops', 'runs', 'modules', 'graph'].forEach(function (id) {
+      var sec = document.getElementById(id);
+      if (sec) sec.hidden = true;
+      Array.prototype.forEach.call(document.querySelectorAll('#nav a[href="#' + id + '"]'), function (a) { a.hidden = true; });
+    });
+  }
+
+  [hideEtdumpSections, renderGuideCards, renderCompare, renderIcicle, renderPlacement, renderOpsTable, function () { renderRuns('runs-chart', true); },
    renderQnn, renderLlm, renderModules, renderGraph].forEach(function (f) {
     try { f(); } catch (e) {
       console.error('etscope report: a section failed to render:', e);
