@@ -110,9 +110,10 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_hea
         emit_json(out)
     else:
         if report is not None:
+            from etscope.analysis.findings import findings
             from etscope.render.qnn_text import render_qnn
 
-            render_qnn(report, top=top, sort=sort)
+            render_qnn(report, top=top, sort=sort, findings=[f.to_dict() for f in findings(None, report)])
         if heap_view is not None:
             echo_heap(heap_view)
 
