@@ -23,6 +23,12 @@ def test_clock_from_cycles_and_time():
     assert units.ghz_to_mhz(1.5) == 1500.0
 
 
+def test_rate_from_time_per_item():
+    assert units.per_s_from_ms(4.0) == 250.0                        # 4 ms per token: 250 tokens/s
+    a = np.array([0.5, 8.0])
+    assert units.per_s_from_ms(a).tolist() == [2000.0, 125.0]
+
+
 def test_to_ms_refuses_what_is_not_time():
     assert units.to_ms([2_000_000], units.NS).tolist() == [2.0]
     assert units.to_ms([2000], units.US).tolist() == [2.0]

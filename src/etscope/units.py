@@ -44,6 +44,11 @@ def ms_to_ns(x):
     return x * 1e6
 
 
+def per_s_from_ms(ms):
+    """How many per second when each takes ``ms`` milliseconds (runs/s, tokens/s)."""
+    return 1000.0 / ms
+
+
 def clock_mhz(cycles, us):
     """The clock that runs ``cycles`` in ``us`` microseconds, in MHz (cycles per µs)."""
     return cycles / us

@@ -3,7 +3,7 @@ import csv
 
 import pytest
 
-from etscope.analysis.delegate_ops import MATCHED_HOW, _match_call, match_delegate_ops
+from etscope.analysis.delegate_ops import MATCHED_HOW, match_call, match_delegate_ops
 from etscope.analysis.nodes import graph_for_views, node_table
 from etscope.analysis.op_kinds import kind_of_delegate_event, kind_of_op_type
 from etscope.analysis.ops import op_table
@@ -68,7 +68,7 @@ def test_count_mismatch_leaves_the_kind_untimed_and_the_rest_matched():
     nodes = [_n("c", "aten.convolution.default"), _n("r", "aten.relu.default", "c"),
              _n("l", "aten.linear.default", "r"), _n("l2", "aten.linear.default", "l")]
     events = [("Convolution (NHWC, F32) IGEMM #1", 5.0), ("Fully Connected (NC, F32) GEMM #1", 1.0)]
-    pairs, why = _match_call(nodes, events)
+    pairs, why = match_call(nodes, events)
     assert pairs == {"c": 0}
     assert "2 fully_connected node(s)" in why["l"] and "1 fully_connected event(s)" in why["l"]
     assert set(why) == {"r", "l", "l2"}
@@ -76,16 +76,16 @@ def test_count_mismatch_leaves_the_kind_untimed_and_the_rest_matched():
 
 def test_events_against_the_data_dependencies_match_nothing():
     nodes = [_n("a", "aten.add.Tensor"), _n("m", "aten.mul.Tensor", "a")]
-    pairs, why = _match_call(nodes, [("Multiply (ND) #1", 1.0), ("Add (ND) #1", 1.0)])
+    pairs, why = match_call(nodes, [("Multiply (ND) #1", 1.0), ("Add (ND) #1", 1.0)])
     assert pairs == {}
     assert set(why) == {"a", "m"}
-    assert _match_call(nodes, [("Add (ND) #1", 1.0), ("Multiply (ND) #1", 1.0)])[0] == {"a": 0, "m": 1}
+    assert match_call(nodes, [("Add (ND) #1", 1.0), ("Multiply (ND) #1", 1.0)])[0] == {"a": 0, "m": 1}
 
 
 def test_same_kind_nodes_the_graph_leaves_unordered_are_ambiguous():
     # m1 depends on a chain, m2 on nothing inside the partition: a backend may run m2 first.
     nodes = [_n("s", "aten.sub.Tensor"), _n("m1", "aten.mul.Tensor", "s"), _n("m2", "aten.mul.Tensor")]
-    pairs, why = _match_call(nodes, [("Subtract (ND) #1", 1.0), ("Multiply (ND) #1", 1.0), ("Multiply (ND) #2", 1.0)])
+    pairs, why = match_call(nodes, [("Subtract (ND) #1", 1.0), ("Multiply (ND) #1", 1.0), ("Multiply (ND) #2", 1.0)])
     assert "m1" not in pairs and "m2" not in pairs
     assert "order" in why["m1"]
     assert pairs == {"s": 0}

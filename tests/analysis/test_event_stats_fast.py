@@ -13,14 +13,12 @@ FILES = sorted(FIX.glob("real/*.etdump")) + sorted(FIX.glob("qnn_etdump/*.etdump
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_fast_path_equals_general_path(monkeypatch, path):
-    fast_p = load(path)
-    fast = ops.event_stats(fast_p)
-    fast_samples = ops.samples(fast_p, fast)
-    monkeypatch.setattr(ops, "_template_event_stats", lambda p: None)
-    gen_p = load(path)
-    gen = ops.event_stats(gen_p)
-    gen_samples = ops.samples(gen_p, gen)
+def test_fast_path_equals_general_path(path):
+    p = load(path)
+    table = ops.event_table(p)          # the fast path where it applies
+    fast, fast_samples = table.rows, table.samples(table.rows, p.n_runs)
+    general = ops.general_event_table(p)
+    gen, gen_samples = general.rows, general.samples(general.rows, p.n_runs)
 
     def strip(rows):
         return [{k: v for k, v in r.items() if k != "group"} for r in rows]
@@ -30,4 +28,6 @@ def test_fast_path_equals_general_path(monkeypatch, path):
 
 
 def test_fast_path_is_used_on_static_graphs():
-    assert ops._template_event_stats(load(FIX / "real" / "gen_llama.etdump")) is not None
+    p = load(FIX / "real" / "gen_llama.etdump")
+    assert ops.template_event_table(p) is not None
+    assert ops.event_table(p).rows == ops.template_event_table(p).rows

@@ -23,7 +23,7 @@ REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
 
 def _sessions(first: list[float], others_per_cycle: list[np.ndarray]):
-    """Run series of prefill, first decode, other decodes ... per cycle; returns _drift's inputs."""
+    """Run series of prefill, first decode, other decodes ... per cycle; returns decode_drift's inputs."""
     lat, assign = [], []
     for f, others in zip(first, others_per_cycle):
         lat += [5.0, f, *others]

@@ -33,18 +33,17 @@ def test_computed_once_per_profile_and_again_when_events_change():
 
 @pytest.mark.parametrize("fast", [True, False])
 def test_event_stats_and_samples_share_one_computation(monkeypatch, fast):
-    if not fast:
-        monkeypatch.setattr(ops, "_template_event_stats", lambda p: None)
     seen = []
-    signature_stats = ops._signature_stats
-    monkeypatch.setattr(ops, "_signature_stats", lambda p, idx: seen.append(idx.size) or signature_stats(p, idx))
+    template, general = ops.template_event_table, ops.general_event_table
+    monkeypatch.setattr(ops, "template_event_table", lambda p: seen.append("template") or (template(p) if fast else None))
+    monkeypatch.setattr(ops, "general_event_table", lambda p: seen.append("general") or general(p))
     p = load(REAL / "gen_llama.etdump")
     rows = ops.event_stats(p, execute_only=True)
     assert ops.event_stats(p) is ops.event_stats(p)
-    n = len(seen)
+    assert seen == (["template"] if fast else ["template", "general"])
     values = ops.samples(p, rows)
     ops.op_table(p)
-    assert len(seen) == n                                  # samples and op_table recompute nothing
+    assert len(seen) == (1 if fast else 2)                 # samples and op_table recompute nothing
     assert values.shape == (len(rows), p.n_runs)
     # Each row's statistics are those of its samples.
     for i in (0, len(rows) // 2, len(rows) - 1):

@@ -119,11 +119,13 @@ def test_qnn_cli_on_etdump_json():
 
 @pytest.mark.parametrize("name", ["synthetic_qnn_cnn", "synthetic_qnn_vit_2part", "synthetic_qnn_llm",
                                   "synthetic_qnn_accumulate", "synthetic_qnn_resnet50_device"])
-def test_walking_events_in_small_slices_gives_the_same_report(name, monkeypatch):
+def test_walking_events_in_small_slices_gives_the_same_report(name):
     """Big files are walked in run-aligned slices; slices of a few events must change nothing."""
-    whole = qnn.qnn_report(_load(name))
-    monkeypatch.setattr(qnn, "_SLICE_EVENTS", 7)
     profile = _load(name)
-    assert len(qnn._run_slices(profile)) > 3
-    sliced = qnn.qnn_report(profile)
-    assert json.dumps(sliced, default=str) == json.dumps(whole, default=str)
+    assert len(qnn.run_slices(profile, 7)) > 3
+
+    def analysed(slice_events):
+        return json.dumps([qnn.analyse_series(s) for s in qnn.series_from_profile(profile, slice_events)],
+                          default=str)
+
+    assert analysed(7) == analysed(qnn.SLICE_EVENTS)

@@ -72,7 +72,7 @@ def test_columns_a_file_does_not_use_cost_no_memory():
               "metadata_len"):
         col = d.events[k]
         assert col.shape == (d.event_count,) and col.strides == (0,) and not col.flags.writeable
-        assert (col == E._FILL[k]).all()
+        assert (col == E.FILL[k]).all()
     # The chain column holds -1 and 0 only: one byte per event; comparisons work as before.
     assert d.events["chain"].itemsize == 1 and set(np.unique(d.events["chain"]).tolist()) == {-1, 0}
 

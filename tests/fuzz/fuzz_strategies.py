@@ -242,11 +242,11 @@ QHAS_TABLES = ["htp_overall_summary", "qnn_op_types", "qnn_op_instances_nodes", 
 def _qhas_value(field: str):
     """Mostly the right type for the field (to get past the type checks), sometimes anything."""
     from etscope.formats import qhas
-    if field in qhas._FLAGS:
+    if field in qhas.FLAG_FIELDS:
         good = st.booleans()
-    elif field in qhas._STRINGS:
+    elif field in qhas.STRING_FIELDS:
         good = st.one_of(st.sampled_from(["HMX", "HVX", "Conv2d", "UNK"]), st.text(max_size=8), pumped(max_reps=5000))
-    elif field in qhas._LISTS:
+    elif field in qhas.LIST_FIELDS:
         good = st.lists(st.integers(-2, 2 ** 40), max_size=4)
     else:
         good = st.one_of(st.integers(-(2 ** 64), 2 ** 64), st.floats(allow_nan=True, allow_infinity=True))

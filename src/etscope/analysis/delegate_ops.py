@@ -98,7 +98,7 @@ def _respects_dependencies(nodes: list, pairs: dict[str, int]) -> bool:
     return True
 
 
-def _match_call(nodes: list, events: list[tuple[str, float]]) -> tuple[dict[str, int], dict[str, str]]:
+def match_call(nodes: list, events: list[tuple[str, float]]) -> tuple[dict[str, int], dict[str, str]]:
     """Pairs (node name -> event index) of one call and the reasons for nodes left untimed."""
     by_kind_n: dict[str | None, list] = {}
     for n in nodes:
@@ -159,7 +159,7 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph) -> dict[int, 
         nodes = nodes_of.get(iid)
         if nodes is None:
             nodes = nodes_of[iid] = partition_nodes(graph, ins, pos)
-        pairs, why = _match_call(nodes, events)
+        pairs, why = match_call(nodes, events)
         for name, reason in why.items():
             part.untimed.setdefault(name, reason)
         used = set(pairs.values())

@@ -79,6 +79,18 @@ class EventTable:
             self._groups = self._build_groups()
         return self._groups
 
+    def samples(self, rows: list[dict], n_runs: int) -> np.ndarray:
+        """Per-run values of the given rows of this table: array (rows, runs), NaN where a run lacks it."""
+        execute, value, inv, n_groups = self.groups()
+        out = np.full((len(rows), n_runs), np.nan)
+        want = np.full(n_groups, -1, dtype=np.int64)
+        for i, r in enumerate(rows):
+            want[r["group"]] = i
+        row_of = want[inv]
+        m = (row_of >= 0) & (execute >= 0)
+        out[row_of[m], execute[m]] = value[m]
+        return out
+
 
 def event_stats(profile: P.Profile, execute_only: bool = False) -> list[dict]:
     """Statistics of every profile event signature over the runs holding it.
@@ -92,9 +104,14 @@ def event_stats(profile: P.Profile, execute_only: bool = False) -> list[dict]:
 
 @per_profile
 def event_table(profile: P.Profile) -> EventTable:
-    fast = _template_event_stats(profile)
-    if fast is not None:
-        return fast
+    """The event table of the profile: the fast path when every Execute run logged the same event
+    sequence, else the general path (both give the same rows)."""
+    fast = template_event_table(profile)
+    return fast if fast is not None else general_event_table(profile)
+
+
+def general_event_table(profile: P.Profile) -> EventTable:
+    """``event_table`` by sorting the signature keys of every profile event (any profile)."""
     ev = profile.events
     sel = ev["kind"] == etdump_format.PROFILE
     idx = np.nonzero(sel)[0]
@@ -142,7 +159,7 @@ def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> dict:
     return row
 
 
-def _template_event_stats(profile: P.Profile) -> EventTable | None:
+def template_event_table(profile: P.Profile) -> EventTable | None:
     """Fast path of ``event_table`` when every Execute run logged the same event sequence (a
     static graph: the common case). Each position of the first run is then one signature and its
     values over the runs are one column of a (runs x events) matrix: no sorting of signature
@@ -243,15 +260,7 @@ def _column_stats(values: np.ndarray) -> dict[str, np.ndarray]:
 
 def samples(profile: P.Profile, rows: list[dict]) -> np.ndarray:
     """Per-run values of the given event_stats rows: array (rows, runs), NaN where a run lacks it."""
-    execute, value, inv, n_groups = event_table(profile).groups()
-    out = np.full((len(rows), profile.n_runs), np.nan)
-    want = np.full(n_groups, -1, dtype=np.int64)
-    for i, r in enumerate(rows):
-        want[r["group"]] = i
-    row_of = want[inv]
-    m = (row_of >= 0) & (execute >= 0)
-    out[row_of[m], execute[m]] = value[m]
-    return out
+    return event_table(profile).samples(rows, profile.n_runs)
 
 
 def op_table(profile: P.Profile) -> list[dict]:

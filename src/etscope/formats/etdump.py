@@ -59,9 +59,9 @@ EVENT_COLUMNS = {
 
 # Value of each column where the event kind does not set it. Columns that hold only this value in
 # a file (no allocation or debug events, no metadata) are read-only zero-stride views: no memory.
-_FILL = {"run": 0, "kind": 0, "name": -1, "delegate_id_str": -1, "delegate_id_int": -1, "instruction_id": -1,
-         "chain": 0, "start": 0, "end": 0, "metadata_len": 0, "allocator_id": -1, "allocation_size": 0,
-         "value_type": -1, "tensor_shape": -1, "tensor_numel": -1, "tensor_nbytes": -1}
+FILL = {"run": 0, "kind": 0, "name": -1, "delegate_id_str": -1, "delegate_id_int": -1, "instruction_id": -1,
+        "chain": 0, "start": 0, "end": 0, "metadata_len": 0, "allocator_id": -1, "allocation_size": 0,
+        "value_type": -1, "tensor_shape": -1, "tensor_numel": -1, "tensor_nbytes": -1}
 _DENSE = ("run", "kind", "name", "delegate_id_str", "instruction_id", "start", "end")
 _NARROW = (np.int8, np.int16, np.int32, np.int64)   # "chain": usually -1 and 0
 
@@ -322,16 +322,16 @@ class _Columns:
         self.cols: dict[str, np.ndarray] = {}
         for name in _DENSE:
             if name != "run":
-                self.cols[name] = np.full(n, _FILL[name], dtype=EVENT_COLUMNS[name])
+                self.cols[name] = np.full(n, FILL[name], dtype=EVENT_COLUMNS[name])
 
     def put(self, name: str, a: int, rows, values) -> None:
         """Set ``name[a + rows] = values`` (rows: index array within the chunk, or None: all)."""
         vals = np.asarray(values)
         col = self.cols.get(name)
         if col is None:
-            if vals.size == 0 or not (vals != _FILL[name]).any():
+            if vals.size == 0 or not (vals != FILL[name]).any():
                 return
-            col = self.cols[name] = np.full(self.n, _FILL[name],
+            col = self.cols[name] = np.full(self.n, FILL[name],
                                             dtype=_NARROW[0] if name == "chain" else EVENT_COLUMNS[name])
         if name == "chain" and col.dtype != np.int64 and vals.size:
             lo, hi = int(vals.min()), int(vals.max())
@@ -352,7 +352,7 @@ class _Columns:
                 out[name] = self.cols[name]
             else:
                 dt = _NARROW[0] if name == "chain" else dt
-                out[name] = np.broadcast_to(np.array(_FILL[name], dtype=dt), (self.n,))
+                out[name] = np.broadcast_to(np.array(FILL[name], dtype=dt), (self.n,))
         return out
 
 

@@ -36,7 +36,8 @@ import numpy as np
 from etscope.errors import FormatError
 from etscope.formats.qnn_names import head_text, load_json, read_input_bytes
 
-__all__ = ["KNOWN_TABLES", "Qhas", "field_unit", "parse_qhas", "read_qhas", "sniff"]
+__all__ = ["FLAG_FIELDS", "KNOWN_TABLES", "LIST_FIELDS", "Qhas", "STRING_FIELDS", "field_unit", "parse_qhas",
+           "read_qhas", "sniff"]
 
 ARTIFACT_TYPE = "QHAS"
 KNOWN_TABLES = ("htp_overall_summary", "qnn_op_types", "qnn_op_instances_nodes", "htp_op_types",
@@ -60,10 +61,11 @@ _UNITS = {
     "unique_htp_ops": "count", "htp_nodes": "count", "rank": "count",
     "htp": "index", "tid": "id", "zero_offset": "dimensionless", "step_size": "dimensionless",
 }
-_FLAGS = {"hmx", "hvx", "dma", "dma_wait", "dma_set", "sync", "ref_op", "fmt_change", "partial",
-          "format_change", "reference_op"}
-_STRINGS = {"op", "qnn_op", "qnn_op_type", "htp_op", "op_id", "dtype", "type"}
-_LISTS = {"dims", "input_nodes"}
+# The type each QHAS record field must have (a field of another type is refused): flags, strings, lists.
+FLAG_FIELDS = {"hmx", "hvx", "dma", "dma_wait", "dma_set", "sync", "ref_op", "fmt_change", "partial",
+               "format_change", "reference_op"}
+STRING_FIELDS = {"op", "qnn_op", "qnn_op_type", "htp_op", "op_id", "dtype", "type"}
+LIST_FIELDS = {"dims", "input_nodes"}
 
 
 def field_unit(name: str) -> str | None:
@@ -154,13 +156,13 @@ def _check_row(row: Any, where: str) -> dict:
     for k, v in row.items():
         if v is None:
             continue
-        if k in _FLAGS:
+        if k in FLAG_FIELDS:
             if not isinstance(v, bool) and not (isinstance(v, int) and v in (0, 1)):
                 raise FormatError(f"{where}.{k}: expected true/false, got {str(v)[:40]!r}")
-        elif k in _STRINGS:
+        elif k in STRING_FIELDS:
             if not isinstance(v, str):
                 raise FormatError(f"{where}.{k}: expected a string, got {type(v).__name__}")
-        elif k in _LISTS:
+        elif k in LIST_FIELDS:
             if not isinstance(v, list):
                 raise FormatError(f"{where}.{k}: expected a list, got {type(v).__name__}")
         elif k in _UNITS or re.sub(r"_htp_\d+$", "", k) in _UNITS:

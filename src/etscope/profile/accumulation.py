@@ -72,7 +72,6 @@ def remove_accumulated_copies(profile: Profile) -> None:
     profile.etdump = data
     profile.events = events
     profile.runs = runs
-    profile.cache.clear()
     profile.accumulation = record
     profile.warnings.append(record.warning())
 

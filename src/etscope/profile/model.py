@@ -66,9 +66,6 @@ class Profile:
     pte: object | None = None
     sources: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    # String-keyed results of analysis/qnn.py (its owner moves them to analysis.memo.per_profile,
-    # as ops and placement did; then this goes).
-    cache: dict = field(default_factory=dict, repr=False)
     # Set when the ETDump holds runs of several methods with different instructions: this profile
     # then holds only its method's runs (see MethodSplit).
     method_split: "MethodSplit | None" = field(default=None, repr=False)

@@ -20,103 +20,114 @@ MAX_WARNINGS_SHOWN = 100
 TOP = 25
 
 
-def render_qnn(report: dict, console: Console | None = None, top: int | None = None, sort: str = "cycles") -> None:
+def render_qnn(report: dict, console: Console | None = None, top: int | None = None, sort: str = "cycles",
+               findings: list[dict] | None = None) -> None:
     """``top``: per-op rows per partition (0: all; None: all when piped, TOP on a terminal);
-    ``sort``: the per-op order (analysis.ordering.QNN_SORT_KEYS)."""
+    ``sort``: the per-op order (analysis.ordering.QNN_SORT_KEYS); ``findings``: the ranked findings
+    (analysis.findings), printed first."""
     c = console_or_default(console)
     if top is None:
         top = 0 if c.complete else TOP
     parts = report["partitions"]
-    if not parts and not report.get("qhas"):
+    if findings:
+        _render_findings(c, findings)
+    if not parts and not report.get("qhas") and not report.get("htp_timeline"):
         c.print("No QNN data found.")
     n_parts = len(parts) if c.complete else MAX_PARTITIONS_SHOWN
     if len(parts) > n_parts:
         c.print(safe_text(f"{len(parts)} QNN partitions: the first {n_parts} are shown (--json lists all)"))
     for p in parts[:n_parts]:
-        title = f"QNN partition: {p['key']}"
-        if p.get("backend"):
-            title += f" ({p['backend']})"
-        c.print(Text(shown(title), style="bold"))
-        c.print(safe_text(f"{p['runs']} execute(s) from {p['source']}" + (
-            "; QNN events accumulate across executes and were de-duplicated" if p["accumulating"] else "")))
-        if p.get("headline"):
-            c.print(Text(shown(p["headline"]), style="bold cyan"))
-        table, after = nesting_table(p.get("nesting") or {})
-        if table is not None:
-            c.print(table)
-        c.lines([shown(ln) for ln in after])
-        t = Table(title="The levels in detail (p50 over runs, true units)")
-        for col in ("level", "p50", "adds over the next level", "meaning"):
-            t.add_column(col, justify="right" if col == "p50" else "left", kind="num" if col == "p50" else "text",
-                         detail=col == "meaning")
-        for lv in p["levels"]:
-            if lv["unit"] == "cycles":
-                val = f"{_num(lv.get('p50_cycles'))} cycles"
-            else:
-                val = f"{_num(lv['p50_us'], '{:,.1f}')} µs"
-            adds = "" if lv["adds_us_p50"] is None else f"+{lv['adds_us_p50']:,.1f} µs: {lv['adds_over_next']}"
-            t.add_row(safe_text(lv["name"]), val, safe_text(adds), safe_text(lv["what"]))
-        c.print(t)
-        line = clock_sentence(p)
-        if line:
-            c.print(safe_text(line))
-        if p["clock_warning"]:
-            c.print(Text(shown(p["clock_warning"]), style="yellow"))
-        if p["cold_runs"]:
-            c.print(safe_text(f"Cold run(s) {p['cold_runs']}: HVX/HMX power-on and VTCM acquire inflate them; "
-                       "exclude them from steady-state numbers."))
-        if p["counts"]:
-            c.print(safe_text("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items())))
-        if p["bytes"]:
-            c.print(safe_text("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items() if v is not None)))
-        # Ordered by the statistic the table shows (--sort; ties keep the graph order).
-        ops = order_qnn_ops(p["ops"], sort)
-        if ops:
-            have_qhas = any(o["hmx"] is not None or o["hvx"] is not None for o in ops)
-            have_graph = any(o["node"] for o in ops)
-            t = Table(title=f"Per-op HTP cycles, p50 over runs ({len(ops)} ops, {QNN_SORT_TITLE[sort]}; µs are "
-                            "estimates; share = the op's cycles summed over all runs ÷ the accelerator's)")
-            stats = ["cycles p50"] + (["cycles mean"] if sort == "mean" else []) + ["est. µs", "share"]
-            cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + stats
-            if have_qhas:
-                cols += ["HMX", "HVX", "DMA", "DRAM r/w", "VTCM r/w"]
-            if have_graph:
-                cols += ["source"]
-            for col in cols:
-                t.add_column(col, justify="right" if col in stats else "left",
-                             kind="num" if col in stats or col in ("HMX", "HVX", "DMA") else None,
-                             detail=col in ("op type", "source", "DRAM r/w", "VTCM r/w"))
-            for o in ops[:top or None]:
-                row = [safe_text(o["qnn_name"])] + ([safe_text(o["node"] or "—"), safe_text(o["op_type"] or "—")] if have_graph else []) + [
-                       _num(o["cycles_p50"])] + ([_num(o["cycles_mean"])] if sort == "mean" else []) + [
-                       _num(o.get("est_us_at_clock"), "{:,.2f}"), "—" if o["share"] is None else f"{o['share']:.1%}"]
-                if have_qhas:
-                    row += [_yn(o["hmx"]), _yn(o["hvx"]), _yn(o["dma"]),
-                            _rw(o["dram_read"], o["dram_write"]), _rw(o["vtcm_read"], o["vtcm_write"])]
-                if have_graph:
-                    row += [safe_text(o["source"] or "")]
-                t.add_row(*row)
-            if top and len(ops) > top:
-                t.caption = f"… {len(ops) - top} more (--top 0 or --json has all)"
-            c.print(t)
-        for chk in p["checks"]:
-            style = "green" if chk["ok"] else "red"
-            mark = "ok" if chk["ok"] else "FAILED"
-            c.print(Text(shown(f"check {mark}: {chk['check']} ({chk['runs_checked']} runs"
-                               + (f", {chk['runs_failing']} failing" if chk["runs_failing"] else "") + ")"),
-                         style=style))
-        for n in p["notes"]:
-            c.print(Text("note: " + shown(n), style="dim"))
-        c.print()
+        _render_partition(c, p, top, sort)
     q = report.get("qhas")
     if q:
         _render_qhas(c, q)
+    if report.get("htp_timeline"):
+        _render_units(c, report["htp_timeline"])
     warnings = report.get("warnings", [])
     n_warn = len(warnings) if c.complete else MAX_WARNINGS_SHOWN
     for w in warnings[:n_warn]:
         c.print(Text("warning: " + shown(w), style="yellow"))
     if len(warnings) > n_warn:
         c.print(Text(f"… {len(warnings) - n_warn} more warnings (--json lists all)", style="yellow"))
+
+
+
+def _render_partition(c, p: dict, top: int, sort: str) -> None:
+    title = f"QNN partition: {p['key']}"
+    if p.get("backend"):
+        title += f" ({p['backend']})"
+    c.print(Text(shown(title), style="bold"))
+    c.print(safe_text(f"{p['runs']} execute(s) from {p['source']}" + (
+        "; QNN events accumulate across executes and were de-duplicated" if p["accumulating"] else "")))
+    if p.get("headline"):
+        c.print(Text(shown(p["headline"]), style="bold cyan"))
+    table, after = nesting_table(p.get("nesting") or {})
+    if table is not None:
+        c.print(table)
+    c.lines([shown(ln) for ln in after])
+    t = Table(title="The levels in detail (p50 over runs, true units)")
+    for col in ("level", "p50", "adds over the next level", "meaning"):
+        t.add_column(col, justify="right" if col == "p50" else "left", kind="num" if col == "p50" else "text",
+                     detail=col == "meaning")
+    for lv in p["levels"]:
+        if lv["unit"] == "cycles":
+            val = f"{_num(lv.get('p50_cycles'))} cycles"
+        else:
+            val = f"{_num(lv['p50_us'], '{:,.1f}')} µs"
+        adds = "" if lv["adds_us_p50"] is None else f"+{lv['adds_us_p50']:,.1f} µs: {lv['adds_over_next']}"
+        t.add_row(safe_text(lv["name"]), val, safe_text(adds), safe_text(lv["what"]))
+    c.print(t)
+    line = clock_sentence(p)
+    if line:
+        c.print(safe_text(line))
+    if p["clock_warning"]:
+        c.print(Text(shown(p["clock_warning"]), style="yellow"))
+    if p["cold_runs"]:
+        c.print(safe_text(f"Cold run(s) {p['cold_runs']}: HVX/HMX power-on and VTCM acquire inflate them; "
+                   "exclude them from steady-state numbers."))
+    if p["counts"]:
+        c.print(safe_text("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p["counts"].items())))
+    if p["bytes"]:
+        c.print(safe_text("Bytes: " + ", ".join(f"{k} = {fmt_bytes(v)}" for k, v in p["bytes"].items() if v is not None)))
+    # Ordered by the statistic the table shows (--sort; ties keep the graph order).
+    ops = order_qnn_ops(p["ops"], sort)
+    if ops:
+        have_qhas = any(o["hmx"] is not None or o["hvx"] is not None for o in ops)
+        have_graph = any(o["node"] for o in ops)
+        t = Table(title=f"Per-op HTP cycles, p50 over runs ({len(ops)} ops, {QNN_SORT_TITLE[sort]}; µs are "
+                        "estimates; share = the op's cycles summed over all runs ÷ the accelerator's)")
+        stats = ["cycles p50"] + (["cycles mean"] if sort == "mean" else []) + ["est. µs", "share"]
+        cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + stats
+        if have_qhas:
+            cols += ["HMX", "HVX", "DMA", "DRAM r/w", "VTCM r/w"]
+        if have_graph:
+            cols += ["source"]
+        for col in cols:
+            t.add_column(col, justify="right" if col in stats else "left",
+                         kind="num" if col in stats or col in ("HMX", "HVX", "DMA") else None,
+                         detail=col in ("op type", "source", "DRAM r/w", "VTCM r/w"))
+        for o in ops[:top or None]:
+            row = [safe_text(o["qnn_name"])] + ([safe_text(o["node"] or "—"), safe_text(o["op_type"] or "—")] if have_graph else []) + [
+                   _num(o["cycles_p50"])] + ([_num(o["cycles_mean"])] if sort == "mean" else []) + [
+                   _num(o.get("est_us_at_clock"), "{:,.2f}"), "—" if o["share"] is None else f"{o['share']:.1%}"]
+            if have_qhas:
+                row += [_yn(o["hmx"]), _yn(o["hvx"]), _yn(o["dma"]),
+                        _rw(o["dram_read"], o["dram_write"]), _rw(o["vtcm_read"], o["vtcm_write"])]
+            if have_graph:
+                row += [safe_text(o["source"] or "")]
+            t.add_row(*row)
+        if top and len(ops) > top:
+            t.caption = f"… {len(ops) - top} more (--top 0 or --json has all)"
+        c.print(t)
+    for chk in p["checks"]:
+        style = "green" if chk["ok"] else "red"
+        mark = "ok" if chk["ok"] else "FAILED"
+        c.print(Text(shown(f"check {mark}: {chk['check']} ({chk['runs_checked']} runs"
+                           + (f", {chk['runs_failing']} failing" if chk["runs_failing"] else "") + ")"),
+                     style=style))
+    for n in p["notes"]:
+        c.print(Text("note: " + shown(n), style="dim"))
+    c.print()
 
 
 def _mhz(x) -> str:
@@ -200,3 +211,36 @@ def _render_qhas(c, q: dict) -> None:
                       "—" if r.get("utilization") is None else f"{r['utilization']:.1f}%",
                       _num(r.get("cycles_used")), _num(r.get("timeline_cycles")))
         c.print(t)
+
+
+def _render_findings(c, findings: list[dict]) -> None:
+    """The ranked findings (most important first), each with the numbers it rests on."""
+    t = Table(title="Findings, most important first")
+    t.add_column("severity")
+    t.add_column("finding", kind="text")
+    t.add_column("evidence", kind="text", detail=True)
+    for f in findings:
+        t.add_row(safe_text(f["severity"]), safe_text(f["text"]), safe_text(f["evidence"]))
+    c.print(t)
+    c.print()
+
+
+def _render_units(c, tl: dict) -> None:
+    """HMX / HVX / DMA per thread from the optrace timeline: busy cycles, ops, share of the span."""
+    tracks = tl.get("tracks") or []
+    c.print(Text("HTP units (optrace, one inference of the optrace run)", style="bold"))
+    if tracks:
+        t = Table()
+        for col in ("unit", "thread", "ops", "busy cycles", "share of span"):
+            t.add_column(col, justify="left" if col in ("unit", "thread") else "right",
+                         kind=None if col in ("unit", "thread") else "num")
+        for u in tracks:
+            t.add_row(safe_text(u["kind"]), safe_text(u["name"]), _num(u["slices_total"]), _num(u["busy_cycles"]),
+                      "—" if u["busy_share"] is None else f"{u['busy_share']:.1%}")
+        c.print(t)
+    span = f"span {_num(tl.get('span_cycles'))} cycles"
+    if tl.get("span_us") is not None:
+        span += f" = {tl['span_us']:,.1f} µs at {tl['clock_mhz']:,.0f} MHz"
+    hidden = f"; {tl['hidden_tracks']} thread(s) without an executed op not listed" if tl.get("hidden_tracks") else ""
+    c.print(safe_text(f"{span} ({tl.get('clock_note') or 'no clock'}){hidden}"))
+    c.print()

@@ -5,6 +5,7 @@ past the tests in ``drift.first_decode`` / ``drift.decode_drift``; causes are of
 """
 from __future__ import annotations
 
+from etscope import units
 from etscope.analysis.llm.drift import DRIFT_MIN_POSITIONS, FIRST_DECODE_HINT_RATIO, FIRST_DECODE_MIN_INSTANCES
 from etscope.analysis.llm.qnn_shards import overhead_finding
 from etscope.analysis.stats import WARMUP_FACTOR
@@ -61,7 +62,7 @@ def plain_findings(phases, tps, ttft, drift, warm_notes, split, tokens_unknown=N
         out.append(_drift_finding(drift))
     if tps is None and len(phases) == 1 and phases[0]["latency_ms"] and phases[0]["latency_ms"]["p50"]:
         p50 = phases[0]["latency_ms"]["p50"]     # 0 when Method::execute lasted 0 ns: no rate
-        out.append(f"No prefill/decode split was found: {1000 / p50:,.1f} runs/s (p50 {p50:.3f} ms per run over "
+        out.append(f"No prefill/decode split was found: {units.per_s_from_ms(p50):,.1f} runs/s (p50 {p50:.3f} ms per run over "
                    f"{phases[0]['steady_runs']} runs; tokens per run unknown; use --prompt-runs to name the "
                    "prefill runs).")
     return out

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from etscope import profile as P
+from etscope import units
 from etscope.analysis.llm.drift import decode_drift, positions, warmup_runs
 from etscope.analysis.llm.findings import plain_findings
 from etscope.analysis.llm.phases import find_phases
@@ -103,7 +104,7 @@ def _stack_runs(files, parts) -> _Stacked:
     return _Stacked(perm=perm,
                     file_of=stack([np.full(f.n, f.file_index, dtype=np.int64) for f in files], perm),
                     local=stack([np.arange(f.n, dtype=np.int64) for f in files], perm),
-                    latency=stack([f.latency_ns for f in files], perm) / 1e6,
+                    latency=units.ns_to_ms(stack([f.latency_ns for f in files], perm)),
                     tokens=tokens, token_evidence=token_evidence)
 
 
@@ -169,7 +170,7 @@ def _rates(phase_rows, latency) -> tuple[float | None, float | None, float | Non
     tps = None
     if decode and decode["latency_ms"] and decode["latency_ms"]["p50"] and decode["tokens_per_run"]:
         per_tok = decode["latency_ms"]["p50"] / decode["tokens_per_run"]
-        tps = 1000.0 / per_tok if per_tok > 0 else None
+        tps = units.per_s_from_ms(per_tok) if per_tok > 0 else None
     ttft = prefill["latency_ms"]["p50"] if prefill and prefill["latency_ms"] else None
     ttft_first = float(latency[prefill["runs"][0]]) if prefill and prefill["runs"] else None
     return tps, ttft, ttft_first

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from etscope import profile as P
+from etscope import units
 from etscope.analysis.llm.runs import label_text
 from etscope.analysis.stats import describe
 
@@ -44,7 +45,7 @@ def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top
         **({"tokens_from": tokens_from} if tokens_from else {}),
         "latency_ms": lat_ms,
         "ms_per_token": (lat_ms["p50"] / tpr) if lat_ms and tpr else None,
-        "runs_per_s": (1000.0 / lat_ms["p50"]) if lat_ms and lat_ms["p50"] > 0 else None,
+        "runs_per_s": units.per_s_from_ms(lat_ms["p50"]) if lat_ms and lat_ms["p50"] > 0 else None,
         "breakdown": _breakdown(files, by_file, lat),
         "top_ops": ops[:top] if top else ops,
         "top_fallback_ops": [o for o in ops if o["kind"] == "cpu"][:top or None],
@@ -82,7 +83,7 @@ def _breakdown(files, by_file, lat) -> list[dict]:
     out = []
     order = sorted(parts, key=lambda k: {"delegate": 0, "cpu_ops": 1, "framework_overhead": 2}[k[0]])
     for kind, backend in order:
-        vals = np.concatenate(parts[(kind, backend)][0]) / 1e6
+        vals = units.ns_to_ms(np.concatenate(parts[(kind, backend)][0]))
         ok = np.isfinite(vals)
         vals = vals[ok]
         row = {"kind": kind}
@@ -108,7 +109,7 @@ def _top_ops(files, by_file, mean_lat) -> list[dict]:
         rows = np.asarray(rows)
         if not f.instr_ids.size:
             continue
-        T = np.nan_to_num(f.T[rows], nan=0.0) / 1e6
+        T = units.ns_to_ms(np.nan_to_num(f.T[rows], nan=0.0))
         single = len(by_file) == 1
         means = T.mean(axis=0) if single else None
         meds = np.median(T, axis=0) if single else None

@@ -1,0 +1,227 @@
+"""One QNN partition analysed: its nesting levels with what each adds, consistency checks, per-op
+rows joined to the ETRecord graph and to QHAS/optrace, cold runs, and the clock."""
+from __future__ import annotations
+
+import numpy as np
+
+from etscope import units
+from etscope.analysis.nesting import METHOD as METHOD_EXECUTE
+from etscope.analysis.nesting import nesting as nesting_of
+from etscope.analysis.qnn.clock import clock_estimate, clock_fields
+from etscope.analysis.qnn.model import (ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, LEVELS, POWER_ON,
+                                        QNN_ACCEL, QNN_EXECUTE, RPC_EXECUTE, WELL_KNOWN, QnnSeries,
+                                        as_list, p50)
+from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
+
+
+def cold_runs(s: QnnSeries) -> list[int]:
+    """Runs that paid HTP power-up: 'Time for HVX + HMX power on and acquire' far above the rest."""
+    power = s.roots.get(POWER_ON)
+    if power is None or np.isnan(power).all():
+        return []
+    base = np.nanmedian(power)
+    # Well above the typical run, by ratio and by at least a millisecond of absolute time.
+    cold = np.nonzero((power > 1.5 * base) & (power > base + 1000))[0]
+    return [int(s.runs[i]) for i in cold]
+
+
+def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measured: dict | None = None,
+                   method_us: np.ndarray | None = None) -> dict:
+    """One partition analysed. ``method_us``: Method::execute per run (µs), aligned on ``s.runs``
+    (ETDump only), the outermost band of the nesting."""
+    clock = clock_estimate(s)
+    fields, clock_used = clock_fields(s, clock, measured)
+    n = len(s.runs)
+    accel = s.roots.get(ACCEL_CYCLES)
+    node_sum = np.nansum(s.node_values, axis=0) if s.node_values.size else np.zeros(n)
+    has_nodes = ~np.isnan(s.node_values).all(axis=0) if s.node_values.size else np.zeros(n, bool)
+    levels = _levels(s)
+    checks = _checks(s, node_sum, has_nodes, levels)
+    ops = _ops(s, dict(clock, clock_mhz=clock_used), accel, graph, qhas_ops)
+    used_p50 = fields["clock_mhz_used"]
+    for o in ops:       # the one per-op time the text shows: cycles p50 ÷ the clock stated above it
+        o["est_us_at_clock"] = (o["cycles_p50"] / used_p50 if o["unit"] == "cycles" and used_p50
+                                and o["cycles_p50"] is not None else None)
+    matched = sum(1 for o in ops if o["node"])
+    named = sum(1 for o in ops if o["graph_op"])
+    part = {
+        "key": s.key, "instruction_id": s.instruction_id, "source": s.source,
+        "runs": int(n),
+        "delegate_call_ms": units.ns_to_ms(p50(s.delegate_call_ns)) if p50(s.delegate_call_ns) is not None else None,
+        "qnn_execute_us": p50(s.roots.get(QNN_EXECUTE)),
+        "rpc_us": p50(s.roots.get(RPC_EXECUTE)),
+        "qnn_accel_us": p50(s.roots.get(QNN_ACCEL)),
+        "accel_us": p50(s.roots.get(ACCEL_US)),
+        "accel_excl_wait_us": p50(s.roots.get(ACCEL_EXCL_WAIT_US)),
+        "accel_cycles": p50(accel),
+        "clock_mhz_est": p50(clock["clock_mhz"]),
+        "clock_mhz_est_range": [p50(clock["lo"]), p50(clock["hi"])],
+        "clock_basis": clock["basis"],
+        "clock_is_estimate": True,
+        **fields,
+        "clock_warning": clock["warning"],
+        "cold_runs": cold_runs(s),
+        "accumulating": s.accumulating,
+        "levels": levels,
+        "counts": {k[0]: p50(v) for k, v in s.roots.items() if k[1] == "count"},
+        "bytes": {k[0]: p50(v) for k, v in s.roots.items() if k[1] == "bytes"},
+        "other_events": [{"name": k[0], "unit": k[1], "p50": p50(v)} for k, v in s.roots.items()
+                         if k not in WELL_KNOWN and k[1] not in ("count", "bytes")],
+        "per_run": {
+            "delegate_call_us": as_list(_delegate_call_us(s)),
+            "qnn_execute_us": as_list(s.roots.get(QNN_EXECUTE)),
+            "accel_us": as_list(s.roots.get(ACCEL_US)),
+            "accel_excl_wait_us": as_list(s.roots.get(ACCEL_EXCL_WAIT_US)),
+            "accel_cycles": as_list(accel),
+            "node_cycles_sum": as_list(np.where(has_nodes, node_sum, np.nan)),
+            "clock_mhz_est": as_list(clock["clock_mhz"]),
+            "clock_mhz_used": as_list(clock_used),
+            "power_on_us": as_list(s.roots.get(POWER_ON)),
+        },
+        "ops": ops,
+        "ops_matched_to_graph": matched,
+        "ops_named": named,
+        "unmatched_ops": [o["qnn_name"] for o in ops if o["graph_op"] and not o["node"]] if graph is not None else [],
+        "checks": checks,
+        "notes": list(s.notes),
+    }
+    nest = _nesting(s, method_us, accel, fields)
+    part["nesting"] = nest.to_dict()
+    part["headline"] = nest.headline
+    return part
+
+
+def _delegate_call_us(s: QnnSeries) -> np.ndarray | None:
+    """DELEGATE_CALL per run in µs (ExecuTorch measures it in ns; QNN's levels are in µs)."""
+    return None if s.delegate_call_ns is None else units.ns_to_us(s.delegate_call_ns)
+
+
+def _nesting(s: QnnSeries, method_us, accel, fields: dict):
+    """The partition's nesting picture (analysis.nesting) from its per-run levels."""
+    levels = [(METHOD_EXECUTE, None if method_us is None else np.asarray(method_us, dtype=np.float64)[s.runs])]
+    for key, _, _ in LEVELS:
+        if key == "DELEGATE_CALL":
+            levels.append(("DELEGATE_CALL", _delegate_call_us(s)))
+        else:
+            levels.append((key[0], s.roots.get(key)))
+    lo, hi = fields["clock_mhz_bounds"]
+    # Above any core clock (cycles summed over parallel threads): an effective rate, which no time bounds.
+    effective = fields["clock_source"] == "estimate" and fields["clock_bound"] == "effective"
+    return nesting_of(levels, accel, fields["clock_mhz_used"],
+                      "effective" if effective else fields["clock_source"],
+                      (lo, hi) if (lo is not None or hi is not None) and not effective else None)
+
+
+
+def _levels(s: QnnSeries) -> list[dict]:
+    """The nesting with the p50 of each level and what it adds over the next one inside it."""
+    rows = []
+    values = []
+    for key, what, adds in LEVELS:
+        if key == "DELEGATE_CALL":
+            v = _delegate_call_us(s)
+            name, unit = "DELEGATE_CALL", "us"
+        else:
+            v = s.roots.get(key)
+            name, unit = key[0], key[1]
+        if v is None or np.isnan(v).all():
+            continue
+        values.append(v)
+        rows.append({"name": name, "unit": unit, "p50_us": p50(v), "what": what,
+                     "adds_over_next": adds, "adds_us_p50": None})
+    for i in range(len(rows) - 1):
+        diff = values[i] - values[i + 1]
+        rows[i]["adds_us_p50"] = p50(diff)
+    cyc = s.roots.get(ACCEL_CYCLES)
+    if cyc is not None:
+        rows.append({"name": ACCEL_CYCLES[0], "unit": "cycles", "p50_cycles": p50(cyc),
+                     "what": "HTP cycles of the graph execution; the per-op rows below add up to it",
+                     "adds_over_next": None, "adds_us_p50": None})
+    return rows
+
+
+def _checks(s: QnnSeries, node_sum, has_nodes, levels) -> list[dict]:
+    checks = []
+    accel = s.roots.get(ACCEL_CYCLES)
+    if accel is not None and has_nodes.any():
+        ok_runs = has_nodes & ~np.isnan(accel)
+        diff = np.abs(node_sum[ok_runs] - accel[ok_runs])
+        rel = diff / np.maximum(accel[ok_runs], 1)
+        bad = int((rel > 0.001).sum())
+        checks.append({"check": "sum of per-op cycles = Accelerator (execute) time (cycles)",
+                       "ok": bad == 0, "runs_checked": int(ok_runs.sum()), "runs_failing": bad,
+                       "max_rel_diff": float(rel.max()) if rel.size else None})
+    vals = []
+    for key, _, _ in LEVELS:
+        v = _delegate_call_us(s) if key == "DELEGATE_CALL" else s.roots.get(key)
+        if v is not None and not np.isnan(v).all():
+            vals.append(((key if isinstance(key, str) else key[0]), v))
+    for (outer_name, outer), (inner_name, inner) in zip(vals, vals[1:]):
+        both = ~np.isnan(outer) & ~np.isnan(inner)
+        # Whole-µs values: allow 1 µs of rounding.
+        bad = both & (inner > outer + 1.0)
+        checks.append({"check": f"{inner_name} ≤ {outer_name}", "ok": not bad.any(),
+                       "runs_checked": int(both.sum()), "runs_failing": int(bad.sum())})
+    if s.accumulating:
+        checks.append({"check": "QNN events accumulate across executes (detected, de-duplicated)",
+                       "ok": True, "runs_checked": int(len(s.runs)), "runs_failing": 0})
+    return checks
+
+
+def _ops(s: QnnSeries, clock, accel, graph, qhas_ops) -> list[dict]:
+    mhz = clock["clock_mhz"]
+    total_accel = float(np.nansum(accel)) if accel is not None else None
+    rows = []
+    by_name = getattr(graph, "by_name", None) or {}
+    for i, name in enumerate(s.node_names):
+        vals = s.node_values[i]
+        original = name.split(" #")[0]
+        parsed = parse_qnn_event_name(original)
+        base = parsed.base
+        node = None
+        candidates = fx_node_candidates(original)
+        for cand in candidates:
+            if cand in by_name:
+                node = by_name[cand]
+                break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            est_us = vals / mhz if s.node_unit[i] == "cycles" else np.full(vals.shape, np.nan)
+        q = (qhas_ops or {}).get(base) if base else None
+        total = float(np.nansum(vals))
+        row = {
+            "qnn_name": name, "base": base or None, "op_id": parsed.op_id, "token": parsed.token,
+            "graph_op": bool(candidates),   # False for QNN's own Input/Output/nameless rows
+            "unit": s.node_unit[i],
+            "node": node.name if node else None,
+            "op_type": node.target if node else None,
+            "source": getattr(node, "source", None) if node else None,
+            "module": _module(node),
+            "runs": int((~np.isnan(vals)).sum()),
+            "cycles_p50": p50(vals), "cycles_mean": float(np.nanmean(vals)) if (~np.isnan(vals)).any() else None,
+            "est_us_p50": p50(est_us), "est_is_estimate": True,
+            "share": (total / total_accel) if total_accel else None,
+            "hmx": q["hmx"] if q else None, "hvx": q["hvx"] if q else None, "dma": q["dma"] if q else None,
+            "htp_ops": q["htp_ops"] if q else None,
+            "dram_read": q["dram_read"] if q else None, "dram_write": q["dram_write"] if q else None,
+            "vtcm_read": q["vtcm_read"] if q else None, "vtcm_write": q["vtcm_write"] if q else None,
+            "dominant_path_cycles": q["dominant_path_cycles"] if q else None,
+            "qhas_cycles": q["cycles"] if q else None,
+        }
+        rows.append(row)
+    return rows
+
+
+def _module(node) -> str | None:
+    if node is None:
+        return None
+    stack = getattr(node, "nn_module_stack", None) or ()
+    if not stack:
+        return None
+    try:
+        path, typ = stack[-1][1]
+        return f"{path} ({typ.rsplit('.', 1)[-1]})" if path else typ
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+# ---- QHAS / optrace ----------------------------------------------------------------------------------

@@ -1,0 +1,99 @@
+"""``qnn_report``: every QNN source given, analysed into the ``qnn`` object of ``etscope qnn --json``."""
+from __future__ import annotations
+
+import numpy as np
+
+from etscope import profile as P
+from etscope import units
+from etscope.analysis.htp_timeline import htp_timeline
+from etscope.analysis.qnn.clock import clock_warnings, measured_clock
+from etscope.analysis.qnn.etdump import MAX_QNN_PARTITIONS, qnn_instructions, series_from_profile
+from etscope.analysis.qnn.model import SCHEMA, QnnSeries
+from etscope.analysis.qnn.op_tables import (merge_op_tables, optrace_op_table, optrace_summary,
+                                            qhas_op_table, qhas_summary)
+from etscope.analysis.qnn.partition import analyse_series
+from etscope.analysis.qnn.qnn_files import series_from_qnn_profile
+
+
+def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
+               soc: dict | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None) -> dict:
+    """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``).
+    ``qhas_ops_by_key``: per partition key, the QHAS/optrace op table of that partition's own files
+    (several context binaries, ``analysis.qnn_shards``), used instead of ``qhas``/``optrace``'s."""
+    graph = None
+    if profile is not None and profile.etrecord is not None:
+        graph = lowering_graph(profile)
+    qhas_ops = merge_op_tables(qhas_op_table(qhas) if qhas is not None else None,
+                                optrace_op_table(optrace) if optrace is not None else None)
+    series: list[QnnSeries] = []
+    if profile is not None:
+        series += series_from_profile(profile)
+    if qnn_profile is not None:
+        series += series_from_qnn_profile(qnn_profile)
+    measured = measured_clock(runtrace)
+    method_us = method_execute_us(profile) if profile is not None else None
+    partitions = [analyse_series(s, graph, qhas_ops if qhas_ops_by_key is None else qhas_ops_by_key.get(s.key),
+                                 measured, method_us if s.source == "etdump" else None) for s in series]
+    if profile is not None:
+        for p in partitions:
+            ins = profile.instructions.get(p["instruction_id"]) if p["instruction_id"] is not None else None
+            p["backend"] = ins.backend if ins else "QnnBackend"
+    warnings = []
+    for p in partitions:
+        if p["clock_warning"]:
+            warnings.append(f"{p['key']}: {p['clock_warning']}")
+        for c in p["checks"]:
+            if not c["ok"]:
+                warnings.append(f"{p['key']}: check failed: {c['check']} ({c['runs_failing']} of "
+                                f"{c['runs_checked']} runs)")
+        if p["unmatched_ops"]:
+            warnings.append(f"{p['key']}: {len(p['unmatched_ops'])} QNN op(s) not found in the ETRecord "
+                            f"graph, e.g. {p['unmatched_ops'][0]}")
+    if qnn_profile is not None:
+        warnings += [f"{qnn_profile.source}: {w}" for w in qnn_profile.warnings]
+    warnings += clock_warnings(partitions, runtrace, measured)
+    if profile is not None and not series:
+        warnings.append("no QNN events in this ETDump (QNN profile level off, or no QnnBackend partition)")
+    if profile is not None:
+        skipped = qnn_instructions(profile)[MAX_QNN_PARTITIONS:]
+        if skipped:
+            warnings.append(f"{len(skipped)} more QNN partitions (instructions {skipped[0]} to {skipped[-1]}) "
+                            f"not analysed: only the first {MAX_QNN_PARTITIONS} are")
+    vtcm = soc.get("vtcm_bytes") if soc else None
+    return {
+        "schema": SCHEMA,
+        "partitions": partitions,
+        "qhas": qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None) if qhas is not None else None,
+        "optrace": optrace_summary(optrace) if optrace is not None else None,
+        "htp_timeline": None if optrace is None else htp_timeline(
+            optrace, qhas, runtrace, next((p["clock_mhz_used"] for p in partitions if p["clock_mhz_used"]), None)
+        ).to_dict(),
+        "soc": soc,
+        "runtrace": None if runtrace is None else {
+            "path": runtrace.path, "graphs": runtrace.graphs,
+            "clock_mhz": measured["mhz"] if measured else None,
+            "clock_mhz_per_execute": measured["per_execute"] if measured else None},
+        "warnings": warnings,
+    }
+
+
+def method_execute_us(profile: P.Profile) -> np.ndarray:
+    """Method::execute per run in µs (NaN for a run without one)."""
+    lat = profile.runs["latency_ns"].astype(np.float64)
+    return np.where(lat > 0, units.ns_to_us(lat), np.nan)
+
+
+def lowering_graph(profile: P.Profile):
+    er = profile.etrecord
+    method = profile.method or "forward"
+    for attr in ("lowering_input",):
+        fn = getattr(er, attr, None)
+        if fn is not None:
+            try:
+                g = fn(method)
+                if g is not None:
+                    return g
+            except Exception:  # noqa: BLE001 - any reader problem just means no graph join
+                pass
+    graphs = getattr(er, "graphs", None) or {}
+    return graphs.get(method)
