@@ -11,6 +11,14 @@ from etscope.formats.etrecord import GraphNode
 from etscope.profile import load
 
 
+# The CNN's XNNPACK events and the graph nodes they stand for (the Inspector's table of the file).
+CNN_MATCHES = {"aten_convolution_default": "Convolution (NHWC, F32) IGEMM #1",
+               "aten_convolution_default_1": "Convolution (NHWC, F32) IGEMM #2",
+               "aten_max_pool2d_default": "Max Pooling (NHWC, F32) #1",
+               "aten_max_pool2d_default_1": "Max Pooling (NHWC, F32) #2",
+               "aten_linear_default": "Fully Connected (NC, F32) GEMM #1"}
+
+
 def _load(real, name):
     p = load(real / f"{name}.etdump", real / f"{name}.etrecord", real / f"{name}.pte")
     return p, op_table(p)
@@ -22,12 +30,7 @@ def test_cnn_conv_pool_linear_nodes_get_the_inspector_times_of_their_xnnpack_eve
     # Oracle: the Inspector's mean of each XNNPACK event (ms), from its table of the same file.
     avg = {r["event_name"]: float(r["avg (ms)"]) * 1e3
            for r in csv.DictReader(open(real / "cnn.inspector.tsv"), delimiter="\t")}
-    expect = {"aten_convolution_default": "Convolution (NHWC, F32) IGEMM #1",
-              "aten_convolution_default_1": "Convolution (NHWC, F32) IGEMM #2",
-              "aten_max_pool2d_default": "Max Pooling (NHWC, F32) #1",
-              "aten_max_pool2d_default_1": "Max Pooling (NHWC, F32) #2",
-              "aten_linear_default": "Fully Connected (NC, F32) GEMM #1"}
-    for node, event in expect.items():
+    for node, event in CNN_MATCHES.items():
         assert nodes[node]["placement"] == "XnnpackBackend"
         assert nodes[node]["time_us"] == pytest.approx(avg[event], rel=1e-6), node
         assert nodes[node]["time_how"] == MATCHED_HOW
@@ -108,12 +111,7 @@ def test_icicle_names_matched_xnnpack_events_by_their_node(real):
 
     p = load(real / "cnn.etdump", real / "cnn.etrecord", real / "cnn.pte")
     boxes = {c["name"]: c for _, c in _icicle_events(Results(p).view.hierarchy)}
-    expect = {"aten_convolution_default": "Convolution (NHWC, F32) IGEMM #1",
-              "aten_convolution_default_1": "Convolution (NHWC, F32) IGEMM #2",
-              "aten_max_pool2d_default": "Max Pooling (NHWC, F32) #1",
-              "aten_max_pool2d_default_1": "Max Pooling (NHWC, F32) #2",
-              "aten_linear_default": "Fully Connected (NC, F32) GEMM #1"}
-    for node, event in expect.items():
+    for node, event in CNN_MATCHES.items():
         assert boxes[node]["event"] == event and boxes[node]["node"] == node and boxes[node]["how"] == MATCHED_HOW
     transposes = [b for name, b in boxes.items() if name.startswith("Transpose")]      # those with time
     assert transposes and all("event" not in b and "node" not in b for b in transposes)
