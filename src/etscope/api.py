@@ -6,6 +6,7 @@
     >>> p.ops()                # pandas DataFrames (Arrow-backed), true units (see analysis.tables.COLUMNS)
     >>> p.runs(); p.events()
     >>> p.qnn(); p.llm(); p.diff(new)   # typed results with DataFrame accessors (etscope.frames)
+    >>> p.modules()            # inclusive time per source module (needs the ETRecord)
     >>> p.sql("SELECT op_type, sum(dur_us) FROM events GROUP BY 1")
     >>> p.report("report.html"); p.trace("trace.json")
 
@@ -111,6 +112,16 @@ class NotebookProfile:
         r = llm(self)
         return None if r is None else LlmResult(r)
 
+    def modules(self):
+        """Inclusive time per source module, as ``etscope ops --by module``
+        (:class:`etscope.frames.ModulesResult`: ``.modules()``, ``.how()``, ``.placement()``,
+        ``.total_us``), or None without the ETRecord's graph (the module of each op comes from its
+        ``nn_module_stack``). Sum ``self_us``, never ``total_us`` (inclusive)."""
+        from etscope.frames import ModulesResult
+
+        r = self.results.modules
+        return None if r is None else ModulesResult(r)
+
     def diff(self, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
              fail_on_fallback: bool = False):
         """This profile (the base) compared with ``new`` (a loaded profile or an ETDump path), as
@@ -155,7 +166,7 @@ class NotebookProfile:
         p50 = f"; Method::execute p50 {fmt_ms(float(np.median(lat)) / 1e6)}" if lat.size else ""
         return (f"<etscope profile {p.sources.get('etdump') or 'ETDump'}: method {p.method}, {p.n_runs} run(s), "
                 f"{len(p.instructions)} instruction(s) ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})"
-                f"{p50}; .ops() .qnn() .llm() .diff(new) .report(path)>")
+                f"{p50}; .ops() .qnn() .llm() .modules() .diff(new) .report(path)>")
 
     def _repr_html_(self) -> str:
         return repr_html(self)

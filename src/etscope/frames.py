@@ -4,6 +4,7 @@ pandas DataFrame accessors and a one-line ``repr``.
     >>> q = p.qnn();  q.partitions(); q.ops(); q.levels(); q.report      # QnnResult
     >>> l = p.llm();  l.phases(); l.runs(); l.findings                   # LlmResult
     >>> d = p.diff(base);  d.verdict; d.ops(); d.breakdown()             # DiffResult
+    >>> m = p.modules();  m.modules(); m.how(); m.placement(); m.total_us  # ModulesResult
 
 DataFrames are plain pandas (one row per list item, the dict's scalar fields as columns; nested
 lists have their own accessor). The dicts are not copied: treat them as read-only.
@@ -189,3 +190,58 @@ class DiffResult:
 
     def _repr_html_(self) -> str:
         return _html_table(repr(self), [("reason", r) for r in self.reasons[:10]])
+
+
+@dataclass(frozen=True, repr=False)
+class ModulesResult:
+    """Inclusive time per source module (``analysis.modules``; ``report``: the object
+    ``etscope ops --by module --json`` prints, less its schema and inputs). Times are µs, mean per run.
+
+    Summing without double counting: ``total_us`` is inclusive (a module's total holds its
+    children's), so sum ``self_us`` over all rows, or read the root's ``total_us``; both equal
+    ``Method::execute`` minus framework overhead (``total_us``)."""
+    report: dict
+
+    @property
+    def method_execute_us(self) -> float | None:
+        return self.report.get("method_execute_us")
+
+    @property
+    def framework_overhead_us(self) -> float | None:
+        return self.report.get("framework_overhead_us")
+
+    @property
+    def total_us(self) -> float:
+        """The root's inclusive time: Method::execute minus framework overhead."""
+        return self.report["attributed_us"]
+
+    def modules(self):
+        """One row per module in tree order (depth-first): path, name, type, depth, parent,
+        total_us (inclusive), self_us, nodes."""
+        return frame(self.report["modules"], ["path", "name", "type", "depth", "parent", "total_us", "self_us"])
+
+    def _long(self, field_name: str, column: str):
+        rows = [{"path": m["path"], column: k, "us": us} for m in self.report["modules"]
+                for k, us in m[field_name].items()]
+        return frame(rows, ["path", column, "us"])
+
+    def how(self):
+        """Where each module's inclusive time comes from: one row per (path, how) with its µs
+        (``how`` values explained in ``report["how"]``)."""
+        return self._long("how_us", "how")
+
+    def placement(self):
+        """Each module's inclusive time per placement (``cpu`` or the backend): one row per
+        (path, placement) with its µs."""
+        return self._long("placement_us", "placement")
+
+    def __repr__(self) -> str:
+        over = self.framework_overhead_us or 0.0
+        execute = self.method_execute_us or 0.0
+        return (f"<ModulesResult: {len(self.report['modules'])} module(s); Method::execute "
+                f"{fmt_ms(execute / 1e3)} = modules {fmt_ms(self.total_us / 1e3)} + framework overhead "
+                f"{fmt_ms(over / 1e3)}; .modules() .how() .placement() .report>")
+
+    def _repr_html_(self) -> str:
+        rows = [("  " * m["depth"] + m["name"], fmt_ms(m["total_us"] / 1e3)) for m in self.report["modules"][:20]]
+        return _html_table(repr(self), rows)

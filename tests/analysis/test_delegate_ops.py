@@ -11,6 +11,14 @@ from etscope.formats.etrecord import GraphNode
 from etscope.profile import load
 
 
+# The CNN's XNNPACK events and the graph nodes they stand for (the Inspector's table of the file).
+CNN_MATCHES = {"aten_convolution_default": "Convolution (NHWC, F32) IGEMM #1",
+               "aten_convolution_default_1": "Convolution (NHWC, F32) IGEMM #2",
+               "aten_max_pool2d_default": "Max Pooling (NHWC, F32) #1",
+               "aten_max_pool2d_default_1": "Max Pooling (NHWC, F32) #2",
+               "aten_linear_default": "Fully Connected (NC, F32) GEMM #1"}
+
+
 def _load(real, name):
     p = load(real / f"{name}.etdump", real / f"{name}.etrecord", real / f"{name}.pte")
     return p, op_table(p)
@@ -22,12 +30,7 @@ def test_cnn_conv_pool_linear_nodes_get_the_inspector_times_of_their_xnnpack_eve
     # Oracle: the Inspector's mean of each XNNPACK event (ms), from its table of the same file.
     avg = {r["event_name"]: float(r["avg (ms)"]) * 1e3
            for r in csv.DictReader(open(real / "cnn.inspector.tsv"), delimiter="\t")}
-    expect = {"aten_convolution_default": "Convolution (NHWC, F32) IGEMM #1",
-              "aten_convolution_default_1": "Convolution (NHWC, F32) IGEMM #2",
-              "aten_max_pool2d_default": "Max Pooling (NHWC, F32) #1",
-              "aten_max_pool2d_default_1": "Max Pooling (NHWC, F32) #2",
-              "aten_linear_default": "Fully Connected (NC, F32) GEMM #1"}
-    for node, event in expect.items():
+    for node, event in CNN_MATCHES.items():
         assert nodes[node]["placement"] == "XnnpackBackend"
         assert nodes[node]["time_us"] == pytest.approx(avg[event], rel=1e-6), node
         assert nodes[node]["time_how"] == MATCHED_HOW
@@ -89,3 +92,49 @@ def test_same_kind_nodes_the_graph_leaves_unordered_are_ambiguous():
     assert "m1" not in pairs and "m2" not in pairs
     assert "order" in why["m1"]
     assert pairs == {"s": 0}
+
+
+def _icicle_events(tree):
+    """The delegate-internal boxes of the report's icicle (``report_view.hierarchy``)."""
+    out = []
+    for backend in tree["children"]:
+        for call in backend.get("children") or []:
+            if call.get("kind") == "delegate_call":
+                out += [(call, c) for c in call["children"]]
+    return out
+
+
+def test_icicle_names_matched_xnnpack_events_by_their_node(real):
+    """The report's "Where time goes" names an XNNPACK event by the graph node it was matched to
+    (the event's own name kept for the tooltip); unmatched events (layout transposes) keep theirs."""
+    from etscope.analysis.results import Results
+
+    p = load(real / "cnn.etdump", real / "cnn.etrecord", real / "cnn.pte")
+    boxes = {c["name"]: c for _, c in _icicle_events(Results(p).view.hierarchy)}
+    for node, event in CNN_MATCHES.items():
+        assert boxes[node]["event"] == event and boxes[node]["node"] == node and boxes[node]["how"] == MATCHED_HOW
+    transposes = [b for name, b in boxes.items() if name.startswith("Transpose")]      # those with time
+    assert transposes and all("event" not in b and "node" not in b for b in transposes)
+
+
+@pytest.mark.parametrize("name, at_least", [("llama", 20), ("gen_llama_mixed", 1)])
+def test_icicle_node_labels_are_the_matches_and_keep_every_event(real, name, at_least):
+    """Every relabelled box is one the matcher paired (same kind, a node that keeps its time), on
+    models with many calls; the boxes and their times are the events', relabelled only."""
+    from etscope.analysis.results import Results
+    from etscope.analysis.report_view import hierarchy
+
+    p = load(real / f"{name}.etdump", real / f"{name}.etrecord", real / f"{name}.pte")
+    r = Results(p)
+    g = graph_for_views(p)
+    parts = match_delegate_ops(p, r.ops, g)
+    labelled = _icicle_events(r.view.hierarchy)
+    plain = _icicle_events(hierarchy(r.summary, r.ops, r.qnn, p.n_runs))
+    assert [(c["ms"], c.get("event", c["name"])) for _, c in labelled] == [(c["ms"], c["name"]) for _, c in plain]
+    named = [(call, c) for call, c in labelled if "event" in c]
+    assert len(named) >= at_least        # (events of 0 ns have no box)
+    for call, c in named:
+        part = parts[int(call["name"].split("#")[1])]
+        assert c["name"] == c["node"] and c["node"] in part.node_us and c["event"] in part.node_events[c["node"]]
+        assert kind_of_delegate_event(c["event"], in_partition=True) == kind_of_op_type(g.by_name[c["node"]].target,
+                                                                                       in_partition=True)

@@ -110,3 +110,41 @@ def test_diff_result(tmp_path):
         d.html(D / "diff_same_00.etdump")                        # never over an input
     # A loaded profile works as well as a path.
     assert base.diff(etscope.load(D / "diff_slower.etdump")).verdict == d.verdict
+
+
+@pytest.mark.parametrize("name", ["real/cnn", "real/llama", "qnn_etdump/synthetic_qnn_llm"])
+def test_modules_result_adds_up_and_equals_the_cli_json(name):
+    """p.modules(): the root's total = Method::execute minus framework overhead (from the summary's
+    split, read independently) = the sum of self_us over the frame = `ops --by module --json`."""
+    import json
+
+    from click.testing import CliRunner
+
+    from etscope.cli import main
+    from etscope.frames import ModulesResult
+
+    p = _load(name)
+    m = p.modules()
+    assert isinstance(m, ModulesResult)
+    s = p.results.summary
+    lat = s["runs"]["latency_ms"]["mean"]
+    overhead = sum(b["mean_ms"] for b in s["breakdown"] if b["kind"] == "framework_overhead")
+    df = m.modules()
+    root = df[df.depth == 0]
+    assert len(root) == 1 and root.path.iloc[0] == ""
+    assert root.total_us.iloc[0] == pytest.approx((lat - overhead) * 1e3, rel=1e-9) == m.total_us
+    assert df.self_us.sum() == pytest.approx(m.total_us, rel=1e-9)           # self times: no double count
+    assert df.total_us.sum() > m.total_us * 1.5                               # inclusive: summing double counts
+    assert m.how().groupby("path").us.sum()[""] == pytest.approx(m.total_us, rel=1e-9)
+    assert m.placement().groupby("path").us.sum()[""] == pytest.approx(m.total_us, rel=1e-9)
+    args = ["ops", p.sources["etdump"], "--etrecord", p.sources["etrecord"], "--by", "module", "--json"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    cli = json.loads(r.output)
+    assert cli["modules"] == m.report["modules"] and cli["attributed_us"] == m.total_us
+    assert list(df.path) == [x["path"] for x in cli["modules"]]
+    assert "\n" not in repr(m) and len(repr(m)) < 400 and len(m._repr_html_()) < 8000
+
+
+def test_modules_needs_the_etrecord():
+    assert etscope.load(REAL / "cnn.etdump").modules() is None

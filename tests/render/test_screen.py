@@ -90,3 +90,24 @@ def test_order_ops_cycles_puts_the_qnn_partitions_first():
     assert out[0]["placement"] == "QnnBackend" and out[1]["unit"] == "cycles"
     with pytest.raises(ValueError):
         order_qnn_ops([], "median")
+
+
+def test_ops_sort_cycles_without_cycles_rows_falls_back_to_total_and_says_so():
+    """A CPU-only model has no rows in cycles: `--sort cycles` used to keep instruction order
+    under a "most cycles first" title; it sorts by total and the title says why."""
+    from click.testing import CliRunner
+
+    from etscope.cli import main
+
+    args = ["ops", str(REAL / "llama.etdump"), "--etrecord", str(REAL / "llama.etrecord"), "--limit", "0"]
+    by_cycles = CliRunner().invoke(main, [*args, "--sort", "cycles"], env={"COLUMNS": "400"})
+    by_total = CliRunner().invoke(main, [*args, "--sort", "total"], env={"COLUMNS": "400"})
+    assert by_cycles.exit_code == 0 and by_total.exit_code == 0
+    title = by_cycles.output.split("\n", 1)[0]
+    assert "no rows in cycles" in title and "largest total first" in title and "most cycles" not in title
+    assert by_cycles.output.split("\n", 1)[1] == by_total.output.split("\n", 1)[1]
+    # The QNN profile has rows in cycles: its sort and title stay.
+    from etscope.analysis.ordering import OPS_SORT_TITLE, ops_sort_used
+
+    q = etscope.load(qnn_fixture("synthetic_qnn_llm"), etrecord=QNN_ETDUMP / "synthetic_qnn_llm.etrecord")
+    assert ops_sort_used(q.results.ops, "cycles") == ("cycles", OPS_SORT_TITLE["cycles"])

@@ -47,6 +47,9 @@ class PartitionOps:
     node_events: dict[str, list[str]] = field(default_factory=dict)  # node -> matched event names
     unmatched_events: dict[str, float] = field(default_factory=dict)  # event name -> µs
     untimed: dict[str, str] = field(default_factory=dict)           # node -> why it has no time
+    # (call occurrence, index of the event row in ``inner_rows_by_call``) -> the node it was matched
+    # to: lets views name an event by its node (only nodes that keep their time).
+    event_node: dict[tuple[int, int], str] = field(default_factory=dict)
 
     @property
     def matched_us(self) -> float:
@@ -151,8 +154,9 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph) -> dict[int, 
             continue
         part = out.setdefault(iid, PartitionOps(iid, ins.backend, 0.0))
         part.call_us += (r["total"] or 0.0) / 1e3 / n_runs
-        events = [(x["name"], (x["total"] or 0.0) / 1e3 / n_runs)
-                  for x in inside.get((iid, r["occurrence"]), []) if x["unit"] == "ns" and x["role"] == "delegate_internal"]
+        rows = [(k, x) for k, x in enumerate(inside.get((iid, r["occurrence"]), []))
+                if x["unit"] == "ns" and x["role"] == "delegate_internal"]
+        events = [(x["name"], (x["total"] or 0.0) / 1e3 / n_runs) for _, x in rows]
         if not events:
             continue
         part.events_us += sum(us for _, us in events)
@@ -166,6 +170,7 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph) -> dict[int, 
         for name, e in pairs.items():
             part.node_us[name] = part.node_us.get(name, 0.0) + events[e][1]
             part.node_events.setdefault(name, []).append(events[e][0])
+            part.event_node[(r["occurrence"], rows[e][0])] = name
         for i, (name, us) in enumerate(events):
             if i not in used:
                 part.unmatched_events[name] = part.unmatched_events.get(name, 0.0) + us
@@ -174,4 +179,5 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph) -> dict[int, 
             if name in part.untimed:
                 del part.node_us[name]
                 part.node_events.pop(name, None)
+        part.event_node = {k: v for k, v in part.event_node.items() if v in part.node_us}
     return {i: p for i, p in out.items() if p.events_us or p.unmatched_events}

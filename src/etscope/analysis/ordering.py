@@ -59,6 +59,15 @@ def order_ops(rows: list[dict], by: str = OPS_DEFAULT) -> list[dict]:
     return out
 
 
+def ops_sort_used(rows: list[dict], by: str) -> tuple[str, str]:
+    """The key the ops table is really sorted by, and its title: ``cycles`` on a profile without
+    rows in cycles (a CPU-only or XNNPACK model) would leave instruction order under a "most cycles
+    first" title, so it falls back to ``total``, and the title says so."""
+    if by == "cycles" and not any(r.get("unit") == "cycles" for r in rows):
+        return "total", "no rows in cycles, so " + OPS_SORT_TITLE["total"]
+    return by, OPS_SORT_TITLE[by]
+
+
 def order_qnn_ops(ops: list[dict], by: str = QNN_DEFAULT) -> list[dict]:
     """A QNN partition's per-op rows (``analysis.qnn``), largest first: ``cycles`` / ``p50`` by the
     cycles p50, ``mean`` by the cycles mean, ``total`` / ``share`` by the share of the accelerator's

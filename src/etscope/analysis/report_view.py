@@ -22,8 +22,9 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.findings import Finding, findings
+from etscope.analysis.delegate_ops import MATCHED_HOW, PartitionOps, match_delegate_ops
 from etscope.analysis.modules import module_times
-from etscope.analysis.nodes import node_table
+from etscope.analysis.nodes import graph_for_views, node_table
 from etscope.analysis.ops import inner_rows_by_call
 from etscope.analysis.placement import per_run_parts
 from etscope.analysis.timeline import first_timed_ns, since_origin
@@ -53,7 +54,8 @@ def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: dict | 
                 notes: list[str] | None = None, modules: dict | None = None) -> ReportView:
     """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
     module times, computed here when not given)."""
-    tree = hierarchy(summary, ops, qnn, profile.n_runs)
+    matched = match_delegate_ops(profile, ops, graph_for_views(profile))
+    tree = hierarchy(summary, ops, qnn, profile.n_runs, matched)
     return ReportView(profile=profile, summary=summary, ops=ops, qnn=qnn, llm=llm, hierarchy=tree,
                       placement=placement_by_op_type(summary, ops, qnn, profile.n_runs),
                       runs=run_columns(profile, llm), nodes=node_table(profile, ops, qnn),
@@ -74,9 +76,12 @@ def _qnn_partitions(qnn: dict | None) -> dict:
     return {p.get("instruction_id"): p for p in (qnn or {}).get("partitions") or [] if isinstance(p, dict)}
 
 
-def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> dict | None:
+def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int,
+              matched: dict[int, PartitionOps] | None = None) -> dict | None:
     """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
-    events inside them, in ms per run (mean). QNN ops are estimates (cycles / derived clock)."""
+    events inside them, in ms per run (mean). QNN ops are estimates (cycles / derived clock).
+    ``matched`` (``analysis.delegate_ops``): a delegate event matched to a graph node is named by
+    the node (``event`` keeps the backend's name for it)."""
     lat = (summary.get("runs") or {}).get("latency_ms")
     if not lat:
         return None
@@ -94,7 +99,8 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> 
                     node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": r["total_ms"] / n,
                                              "kind": "delegate_call", "backend": b["backend"],
                                              "op_type": r.get("op_type"),
-                                             "children": _inside_call(iid, r["occurrence"], qparts, inside, n)})
+                                             "children": _inside_call(iid, r["occurrence"], qparts, inside, n,
+                                                                      (matched or {}).get(iid))})
             root["children"].append(node)
         elif b["kind"] == "cpu_ops":
             root["children"].append(_cpu_node(b, ops, inside, n))
@@ -103,9 +109,11 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> 
     return root
 
 
-def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int) -> list[dict]:
+def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int,
+                 matched: PartitionOps | None = None) -> list[dict]:
     """The events inside one delegate call: its QNN ops (estimated; shown under the instruction's
-    first call) when there are, else its own rows."""
+    first call) when there are, else its own rows (named by their graph node where ``matched``
+    paired them)."""
     out = []
     part = qparts.get(iid)
     if part and part.get("ops") and occurrence == 0:
@@ -117,9 +125,14 @@ def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int) 
                             "node": op.get("node")})
         if out:
             return out
-    for r in inside.get((iid, occurrence), []):
+    event_node = matched.event_node if matched is not None else {}
+    for k, r in enumerate(inside.get((iid, occurrence), [])):
         if r["unit"] == "ns" and r["total"]:
-            out.append({"name": r["name"], "ms": _ns_to_ms(r["total"]) / n, "kind": r["role"]})
+            item = {"name": r["name"], "ms": _ns_to_ms(r["total"]) / n, "kind": r["role"]}
+            node = event_node.get((occurrence, k))
+            if node is not None:
+                item.update(name=node, node=node, event=r["name"], how=MATCHED_HOW)
+            out.append(item)
     return out
 
 

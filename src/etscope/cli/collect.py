@@ -55,13 +55,15 @@ def collect(inputs, dataset, meta, meta_from, engine, scheduler, workers, as_jso
         emit_json({"schema": "etscope.collect/1", "dataset": dataset, **n,
                    "rejects": [{"path": o.etdump, "reason": o.reason} for o in rejects]})
     else:
-        from etscope.render.safe import clean
+        from etscope.render.text import screen, shown
 
-        click.echo(f"{len(outcomes)} file(s): {n['added']} added, {n['skipped']} already in the dataset, "
-                   f"{n['rejected']} rejected")
+        # The shared Screen: the lines fit the terminal; piped (or in a log) nothing is cut.
+        screen().print(f"{len(outcomes)} file(s): {n['added']} added, {n['skipped']} already in the dataset, "
+                       f"{n['rejected']} rejected")
+        err = screen(stderr=True)
         for o in rejects[:20]:
-            click.echo("rejected: " + clean(o.reason, 500), err=True)
+            err.print("rejected: " + shown(o.reason))
         if len(rejects) > 20:
-            click.echo(f"({len(rejects) - 20} more in the rejects table)", err=True)
+            err.print(f"({len(rejects) - 20} more in the rejects table)")
     if not outcomes:
         sys.exit(EXIT_BAD_INPUT)

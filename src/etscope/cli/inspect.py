@@ -59,10 +59,11 @@ def ops(etdump, etrecord, pte, method, as_json, limit, sort, by):
         s["ops"] = rows
         emit_json(s)
     else:
-        from etscope.analysis.ordering import OPS_SORT_TITLE, order_ops
+        from etscope.analysis.ordering import ops_sort_used, order_ops
         from etscope.render.text import render_ops
 
-        render_ops(order_ops(rows, sort), limit=limit, order=OPS_SORT_TITLE[sort], sort=sort)
+        sort, title = ops_sort_used(rows, sort)
+        render_ops(order_ops(rows, sort), limit=limit, order=title, sort=sort)
 
 
 @click.command()

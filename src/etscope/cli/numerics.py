@@ -41,8 +41,8 @@ def _thresholds(ctx, param, values):
               help="Divergence threshold, cosine=V or snr=DB, or METRIC=off (repeatable; default cosine=0.999 "
                    "and snr=30: a tensor diverges below either).")
 @click.option("--run", "run", type=click.IntRange(min=0), help="Show this execute run's table (default: the first).")
-@click.option("--limit", type=click.IntRange(min=0), default=60, show_default=True,
-              help="Tensors listed by the statistics table (0: all).")
+@click.option("--limit", type=click.IntRange(min=0),
+              help="Tensors listed by the statistics table (0: all; default: 60 on a terminal, all when piped).")
 @click.option("--export", "export_path", type=str,
               help="Also write the per-tensor table (statistics, or the comparison) to FILE.csv or FILE.parquet.")
 @click.option("--json", "as_json", is_flag=True,
@@ -72,10 +72,9 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
             if as_json:
                 emit_json(d)
             else:
-                from etscope.render.numerics_text import stats_lines
+                from etscope.render.numerics_text import render_stats
 
-                for line in stats_lines(d, limit=limit, run=run):
-                    click.echo(line)
+                render_stats(d, limit=limit, run=run)
             return
         from etscope.analysis.numerics_compare import compare, comparison_dict
 
@@ -86,10 +85,9 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
     if as_json:
         emit_json(d)
     else:
-        from etscope.render.numerics_text import compare_lines
+        from etscope.render.numerics_text import render_compare
 
-        for line in compare_lines(d, run=run):
-            click.echo(line)
+        render_compare(d, run=run)
 
 
 def _export_target(path, inputs):

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from etscope.render.safe import clean
+from etscope.render.text import Screen, Table, console_or_default, shown
 from etscope.units import fmt_ms
 
 # One letter per source of time, so the table fits 80 columns; the legend under it spells them out.
@@ -32,28 +31,32 @@ def short_placement(p: str) -> str:
     return "CPU" if p == "cpu" else (p[:-len("Backend")] if p.endswith("Backend") and len(p) > 7 else p)
 
 
-def render_modules(mt: dict, console: Console | None = None, limit: int | None = None) -> None:
-    c = console or Console(highlight=False)
-    if console is None and not c.is_terminal:     # piped: wide lines, no folding
-        c = Console(highlight=False, width=200)
+# Under the row when the terminal is narrow, the highest first: module, total and share stay.
+_DETAIL = {"how %": 3, "where": 2, "self": 1}
+
+
+def render_modules(mt: dict, console: Console | Screen | None = None, limit: int | None = None) -> None:
+    """The module tree as a table on the shared Screen (render.screen): on a terminal it fits the
+    width (names shortened in the middle, columns moved under their rows); piped, nothing is cut."""
+    c = console_or_default(console)
     execute = mt.get("method_execute_us") or 0.0
     rows = mt["modules"]
-    shown = rows if limit is None else rows[:limit]
-    t = Table(title="Time per source module (mean per run, inclusive)", title_justify="left")
+    shown_rows = rows if limit is None else rows[:limit]
+    t = Table(title="Time per source module (mean per run, inclusive)")
     for col, right in (("module", False), ("total", True), ("share", True), ("self", True),
                        ("where", False), ("how %", False)):
-        # Only the module column wraps (at any character): the numbers and codes stay whole.
-        t.add_column(col, justify="right" if right else "left", overflow="fold", no_wrap=col != "module")
-    for m in shown:
-        placement = " ".join(clean(short_placement(p)) for p in m["placement_us"])
-        t.add_row(Text(clean("  " * m["depth"] + module_label(m))), fmt_ms(m["total_us"] / 1e3),
+        t.add_column(col, justify="right" if right else "left", kind="text" if col in ("where", "how %") else None,
+                     detail=_DETAIL.get(col, 0))
+    for m in shown_rows:
+        placement = " ".join(shown(short_placement(p)) for p in m["placement_us"])
+        t.add_row("  " * m["depth"] + shown(module_label(m)), fmt_ms(m["total_us"] / 1e3),
                   f"{m['total_us'] / execute:.1%}" if execute else "", fmt_ms(m["self_us"] / 1e3),
-                  Text(placement), Text(how_text(m)))
+                  placement, how_text(m))
     caption = [f"Method::execute {fmt_ms(execute / 1e3)} = modules {fmt_ms(mt['attributed_us'] / 1e3)} + "
                f"framework overhead {fmt_ms((mt.get('framework_overhead_us') or 0.0) / 1e3)}"]
     if limit is not None and len(rows) > limit:
         caption.append(f"… {len(rows) - limit} more modules (--limit 0 shows all)")
     t.caption = "; ".join(caption)
     c.print(t)
-    c.print(Text("how %: " + "; ".join(f"{SHORT_HOW.get(h, h)} {text}" for h, text in mt["how"].items()),
+    c.print(Text("how %: " + "; ".join(f"{SHORT_HOW.get(h, h)} {shown(text)}" for h, text in mt["how"].items()),
                  style="dim"))

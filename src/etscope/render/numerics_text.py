@@ -1,9 +1,13 @@
-"""Text views of ``etscope numerics`` (statistics, comparison) for people; ``--json`` is the stable form."""
+"""Text views of ``etscope numerics`` (statistics, comparison) for people; ``--json`` is the stable form.
+
+They print to the shared Screen (render.screen): on a terminal the lines fit the width (tensor
+names shortened in the middle, columns moved under their rows); piped, nothing is cut.
+"""
 from __future__ import annotations
 
 import math
 
-from etscope.render.safe import clean
+from etscope.render.text import Table, console_or_default, shown
 
 
 def _g(x, digits: int = 4) -> str:
@@ -14,34 +18,62 @@ def _g(x, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def _row(cells, widths) -> str:
-    return "  ".join(str(c).ljust(w) if i < 3 else str(c).rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+def _table(header, rows, right=(), details=None, text=()) -> Table:
+    """A Screen table: ``right`` the right-aligned (number) columns, ``details`` {column: rank} those
+    that may move under their row on a narrow terminal, ``text`` the columns wrapped, not shortened."""
+    t = Table()
+    for h in header:
+        t.add_column(h, justify="right" if h in right else "left", kind="text" if h in text else None,
+                     detail=(details or {}).get(h, 0))
+    for r in rows:
+        t.add_row(*map(str, r))
+    return t
 
 
-def _table(header, rows) -> list[str]:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    return [_row(header, widths), *(_row(r, widths) for r in rows)]
+def _print(out: list, console) -> None:
+    c = console_or_default(console)
+    for item in out:
+        c.print(item)
 
 
-def stats_lines(d: dict, limit: int | None = 60, run: int | None = None) -> list[str]:
+STATS_SHOWN = 60      # tensors on a terminal without --limit; piped output lists all
+
+
+def render_stats(d: dict, console=None, limit: int | None = None, run: int | None = None) -> None:
+    """``limit``: tensors listed (0: all; None: all when piped, STATS_SHOWN on a terminal)."""
+    c = console_or_default(console)
+    _print(stats_lines(d, limit if limit is not None else (0 if c.complete else STATS_SHOWN), run), c)
+
+
+def render_compare(d: dict, console=None, run: int | None = None) -> None:
+    _print(compare_lines(d, run), console)
+
+
+_STATS_RIGHT = ("run", "min", "max", "mean", "std", "NaN", "Inf", "at limits")
+_STATS_DETAIL = {"flags": 9, "at limits": 8, "std": 7, "role": 6, "dtype": 5, "shape": 4, "Inf": 3, "NaN": 2,
+                 "mean": 1}
+
+
+def stats_lines(d: dict, limit: int | None = 60, run: int | None = None) -> list:
+    """The statistics view: prose lines (str) and one :class:`Table`."""
     rows = [t for t in d["tensors"] if run is None or t["run"] == run]
-    shown = rows if limit is None or limit <= 0 else rows[:limit]
+    kept = rows if limit is None or limit <= 0 else rows[:limit]
     out = [f"Intermediate outputs: {len(d['tensors'])} tensors over {d['runs']} execute run(s)"
-           + (f", method {clean(d['method'], 60)}" if d.get("method") else "")
+           + (f", method {shown(d['method'])}" if d.get("method") else "")
            + (f"; {d['flagged']} flagged" if d["flagged"] else "; none flagged (NaN, Inf, values at int limits)")]
     table = []
-    for t in shown:
+    for t in kept:
         shape = "x".join(map(str, t["shape"])) or "scalar"
-        table.append([t["run"], clean(t["name"], 48), t["role"].replace("_", " "), t["dtype"], shape,
+        table.append([t["run"], shown(t["name"]), t["role"].replace("_", " "), t["dtype"], shape,
                       _g(t["min"]), _g(t["max"]), _g(t["mean"]), _g(t["std"]), t["nan"], t["inf"],
                       "—" if t["at_limits_share"] is None else f"{100 * t['at_limits_share']:.1f}%",
-                      clean("; ".join(t["flags"]), 60)])
-    out += _table(["run", "tensor", "role", "dtype", "shape", "min", "max", "mean", "std", "NaN", "Inf",
-                   "at limits", "flags"], table)
-    if len(shown) < len(rows):
-        out.append(f"… {len(rows) - len(shown)} more (--limit 0 shows all, --run N one run, --json everything)")
+                      shown("; ".join(t["flags"]))])
+    out.append(_table(["run", "tensor", "role", "dtype", "shape", "min", "max", "mean", "std", "NaN", "Inf",
+                       "at limits", "flags"], table, _STATS_RIGHT, _STATS_DETAIL, text=("flags",)))
+    if len(kept) < len(rows):
+        out.append(f"{len(rows) - len(kept)} more (--limit 0 shows all, --run N one run, --json everything)")
     for n in d["notes"]:
-        out.append("note: " + clean(n, 400))
+        out.append("note: " + shown(n))
     return out
 
 
@@ -51,15 +83,16 @@ def _m(x, unit: str = "", digits: int = 4) -> str:
     return f"{x:.{digits}g}{unit}"
 
 
-def compare_lines(d: dict, run: int | None = None) -> list[str]:
+def compare_lines(d: dict, run: int | None = None) -> list:
+    """The comparison view: prose lines (str) and one :class:`Table` for the chosen run."""
     th = d["thresholds"]
     tests = [f"cosine < {th['cosine_below']}" if th["cosine_below"] is not None else "",
              f"SNR < {th['snr_db_below']} dB" if th["snr_db_below"] is not None else ""]
     out = [f"Comparison (candidate vs reference), matched by {d['match_by']}; divergence: "
            + (" or ".join(t for t in tests if t) or "no threshold (NaN/Inf only)")]
     fd = d["first_divergence"]
-    out.append("first divergence: " + (f"{clean(fd['name'], 80)} (run(s) {', '.join(map(str, fd['runs'][:10]))}"
-                                       + (" …" if len(fd["runs"]) > 10 else "") + ")" if fd else "none"))
+    out.append("first divergence: " + (f"{shown(fd['name'])} (run(s) {', '.join(map(str, fd['runs'][:10]))}"
+                                       + (f" and {len(fd['runs']) - 10} more" if len(fd["runs"]) > 10 else "") + ")" if fd else "none"))
     runs = d["runs"]
     if not runs:
         out.append("no tensor matched")
@@ -74,35 +107,36 @@ def compare_lines(d: dict, run: int | None = None) -> list[str]:
                 "diverged" if t["diverged"] else "")
             if t["compared"]:
                 snr = "exact" if t["equal"] else _m(t["snr_db"], "", 4)
-                cells = [clean(t["name"], 48), t["role"].replace("_", " "), _m(t["cosine"], "", 7), snr,
+                cells = [shown(t["name"]), t["role"].replace("_", " "), _m(t["cosine"], "", 7), snr,
                          _m(t["mse"]), _m(t["max_abs_error"]), _m(t["relative_error"]), mark]
             else:
-                cells = [clean(t["name"], 48), t["role"].replace("_", " "), "—", "—", "—", "—", "—",
-                         clean(t["note"] or "", 80)]
+                cells = [shown(t["name"]), t["role"].replace("_", " "), "—", "—", "—", "—", "—",
+                         shown(t["note"] or "")]
             table.append(cells)
-        out += ["  " + line for line in _table(["tensor", "role", "cosine", "SNR dB", "MSE", "max abs",
-                                                 "rel err", ""], table)]
+        out.append(_table(["tensor", "role", "cosine", "SNR dB", "MSE", "max abs", "rel err", "note"], table,
+                          ("cosine", "SNR dB", "MSE", "max abs", "rel err"),
+                          {"role": 4, "rel err": 3, "max abs": 2, "MSE": 1}, text=("note",)))
         if pick["largest_drop"]:
             ld = pick["largest_drop"]
-            out.append(f"  largest single-step SNR drop: {ld['snr_drop_db']:.1f} dB, {clean(ld['from'], 60)} -> "
-                       f"{clean(ld['to'], 60)}")
+            out.append(f"  largest single-step SNR drop: {ld['snr_drop_db']:.1f} dB, {shown(ld['from'])} -> "
+                       f"{shown(ld['to'])}")
     if len(runs) > 1:
         out.append("per run (first divergence / largest drop / lowest SNR):")
         for r in runs[:50]:
             snrs = [t["snr_db"] for t in r["tensors"]
                     if t["compared"] and not t["equal"] and t["snr_db"] is not None and math.isfinite(t["snr_db"])]
             ld = r["largest_drop"]
-            out.append(f"  run {r['run']}: {clean(r['first_divergence'] or 'none', 60)} / "
-                       + (f"{ld['snr_drop_db']:.1f} dB at {clean(ld['to'], 60)}" if ld else "none") + " / "
+            out.append(f"  run {r['run']}: {shown(r['first_divergence'] or 'none')} / "
+                       + (f"{ld['snr_drop_db']:.1f} dB at {shown(ld['to'])}" if ld else "none") + " / "
                        + (f"{min(snrs):.1f} dB" if snrs else "all exact"))
         if len(runs) > 50:
-            out.append(f"  … {len(runs) - 50} more runs (--json)")
+            out.append(f"  ({len(runs) - 50} more runs in --json)")
     if d["unmatched_candidate"]:
         out.append(f"candidate tensors without a reference partner: {len(d['unmatched_candidate'])} ("
-                   + clean(", ".join(d["unmatched_candidate"][:4]), 200) + (" …" if len(d["unmatched_candidate"]) > 4 else "") + ")")
+                   + shown(", ".join(d["unmatched_candidate"][:4])) + (f" and {len(d['unmatched_candidate']) - 4} more" if len(d["unmatched_candidate"]) > 4 else "") + ")")
     if d["unmatched_reference"]:
         out.append(f"reference tensors without a candidate partner: {len(d['unmatched_reference'])} ("
-                   + clean(", ".join(d["unmatched_reference"][:4]), 200) + (" …" if len(d["unmatched_reference"]) > 4 else "") + ")")
+                   + shown(", ".join(d["unmatched_reference"][:4])) + (f" and {len(d['unmatched_reference']) - 4} more" if len(d["unmatched_reference"]) > 4 else "") + ")")
     for n in d["notes"]:
-        out.append("note: " + clean(n, 400))
+        out.append("note: " + shown(n))
     return out

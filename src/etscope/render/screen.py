@@ -100,20 +100,22 @@ class Screen:
         return codes[0] + line + codes[1]
 
 
-def screen(console: Console | None = None) -> Screen:
-    """The Screen for ``console`` (tests give one: its width and terminal-ness) or for stdout."""
+def screen(console: Console | None = None, stderr: bool = False) -> Screen:
+    """The Screen for ``console`` (tests give one: its width and terminal-ness) or for stdout
+    (``stderr``: for standard error, the same policy)."""
     if isinstance(console, Screen):
         return console
     if console is not None:
         return Screen(console, console.width, console.is_terminal)
-    terminal = sys.stdout.isatty()
+    stream = sys.stderr if stderr else sys.stdout
+    terminal = stream.isatty()
     limit = columns_from_env()
     if limit is None and terminal:
         try:
-            limit = os.get_terminal_size(sys.stdout.fileno()).columns or None
+            limit = os.get_terminal_size(stream.fileno()).columns or None
         except OSError:
             limit = None
-    c = Console(highlight=False, width=limit or 10_000, soft_wrap=limit is None)
+    c = Console(highlight=False, width=limit or 10_000, soft_wrap=limit is None, stderr=stderr)
     return Screen(c, limit, terminal)
 
 

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from etscope.analysis.trend import Trend
-from etscope.render.text import console_or_default, safe_text
+from etscope.render.text import Table, console_or_default, safe_text
 from etscope.units import fmt_ms
 
 VERDICT_STYLE = {"regression": "bold red", "improvement": "bold green", "no change": "", "not tested": "dim"}
@@ -30,38 +29,44 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
         sd = "unknown (too few sessions)" if s.session_sd_pct is None else f"{s.session_sd_pct:.1f}%"
         c.print(safe_text(f"{len(s.builds)} builds; between-session spread from the series: {sd} "
                    f"({s.session_sd_df} df); a change needs p < {t.alpha:g}/{s.tests} (Bonferroni over the "
-                   f"series) and at least {t.min_effect_pct:g}%", 500))
+                   f"series) and at least {t.min_effect_pct:g}%"))
         if s.changes:
             for ch in s.changes:
                 late = "" if ch["significant_at"] == ch["build"] else f" (significant from {ch['significant_at']})"
                 c.print(safe_text(f"• {ch['verdict']} at {ch['build']} (after {ch['previous_build']}): "
-                           f"{_pct(ch['change_pct'])}, p = {_p(ch['p_value'])}{late}", 500),
+                           f"{_pct(ch['change_pct'])}, p = {_p(ch['p_value'])}{late}"),
                         style=VERDICT_STYLE[ch["verdict"]])
         else:
             c.print("• no significant change in p50 latency")
-        table = Table(title_justify="left")
+        # The shared Table (render.screen): it fits the terminal and cuts nothing when piped; the
+        # interval is "lo to hi" so a "…" never means a shortened value.
+        table = Table()
         for col in ("build", "order", "sessions", "p50", "95% interval", "vs baseline", "p", "verdict"):
-            table.add_column(col, justify="right" if col in ("sessions", "p50", "vs baseline", "p") else "left")
+            table.add_column(col, justify="right" if col in ("sessions", "p50", "vs baseline", "p") else "left",
+                             kind="text" if col in ("95% interval", "verdict") else None,
+                             detail={"order": 3, "95% interval": 2, "p": 1}.get(col, 0))
         for p in s.builds:
-            table.add_row(safe_text(p.build, 40), safe_text(p.order_key, 32), str(p.sessions), fmt_ms(p.p50_ms),
-                          "—" if p.lo_ms != p.lo_ms else f"{fmt_ms(p.lo_ms)} … {fmt_ms(p.hi_ms)}",
-                          _pct(p.change_pct), _p(p.p_value), Text(p.verdict, style=VERDICT_STYLE.get(p.verdict, "")))
+            table.add_row(safe_text(p.build), safe_text(p.order_key), str(p.sessions), fmt_ms(p.p50_ms),
+                          "—" if p.lo_ms != p.lo_ms else f"{fmt_ms(p.lo_ms)} to {fmt_ms(p.hi_ms)}",
+                          _pct(p.change_pct), _p(p.p_value), p.verdict)
         c.print(table)
         if s.op_changes:
-            ops = Table(title="Op changes", title_justify="left")
+            ops = Table(title="Op changes")
             for col in ("build", "op", "placement", "change", "p", "verdict"):
-                ops.add_column(col)
+                ops.add_column(col, justify="right" if col in ("change", "p") else "left",
+                               kind="text" if col == "verdict" else None,
+                               detail={"placement": 2, "p": 1}.get(col, 0))
             for o in s.op_changes[:top_ops]:
-                ops.add_row(safe_text(o.build, 40), safe_text(o.op, 80), safe_text(o.placement or "—", 30), _pct(o.change_pct), _p(o.p_value),
-                            Text(o.verdict, style=VERDICT_STYLE[o.verdict]))
+                ops.add_row(safe_text(o.build), safe_text(o.op), safe_text(o.placement or "—"), _pct(o.change_pct),
+                            _p(o.p_value), o.verdict)
             c.print(ops)
             if len(s.op_changes) > top_ops:
                 c.print(f"({len(s.op_changes) - top_ops} more op changes in --json)")
         for pc in s.placement_changes:
             c.print(safe_text(f"Placement changed at {pc.build} (after {pc.previous_build}): ops per backend "
-                       f"{pc.counts_before} → {pc.counts_after}", 500))
+                       f"{pc.counts_before} → {pc.counts_after}"))
             for m in pc.moved[:top_ops]:
-                c.print(safe_text(f"  {m['op']}: {m['before'] or '(absent)'} → {m['after'] or '(absent)'}", 300))
+                c.print(safe_text(f"  {m['op']}: {m['before'] or '(absent)'} → {m['after'] or '(absent)'}"))
         for n in s.notes:
-            c.print(safe_text("note: " + n, 500), style="dim")
+            c.print(safe_text("note: " + n), style="dim")
         c.print("")

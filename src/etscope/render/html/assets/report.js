@@ -103,6 +103,7 @@
           return [n.name, fmtMs(n.ms) + ' per run' + (n.estimated ? ' (estimate: QNN cycles ÷ derived clock)' : ''),
                   isNum(rootMs) && rootMs > 0 ? fmtPct(n.ms / rootMs) + ' of Method::execute' : '',
                   n.op_type ? 'op type: ' + n.op_type : '', n.node ? 'graph node: ' + n.node : '',
+                  n.event ? 'event: ' + n.event + ' (' + n.how + ')' : '',
                   n.source ? 'source: ' + n.source : '',
                   (n.children && n.children.length) ? 'click to zoom' : ''];
         });
