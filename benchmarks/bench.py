@@ -246,6 +246,7 @@ def main(argv=None) -> int:
     env = dict(os.environ, ETSCOPE_PROGRESS="0")
     m = machine()
     m["etscope_python"] = ETSCOPE_PYTHON
+    m["clean_venv"] = not a.etscope_python
     print(json.dumps(m), flush=True)
     ensure_big1000(a.big1000, a.et_python)
     big = a.big1000
@@ -398,8 +399,9 @@ def render(r: dict) -> str:
         "",
         f"- CPU: {m['cpu']}, {m['cores']} cores; memory {m['memory']}",
         f"- OS: {m['os']}; Python {m['python']}, numpy {m['numpy']}",
-        f"- etscope ran from `{m.get('etscope_python', '?')}` (a clean venv, `pip install .`); the Inspector "
-        "from the ExecuTorch venv (torch 2.13.0, executorch 1.5.1)",
+        f"- etscope ran from `{m.get('etscope_python', '?')}` "
+        + ("(a clean venv, `pip install .`)" if m.get("clean_venv", True) else "(`--etscope-python`: this checkout)")
+        + "; the Inspector from the ExecuTorch venv (torch 2.13.0, executorch 1.5.1)",
         f"- load average (1 / 5 / 15 min; other work shares the machine) at the start: {m['load_average']}; "
         f"at the end: {m.get('load_average_end', '?')}",
         "",
