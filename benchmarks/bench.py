@@ -68,13 +68,14 @@ out = {}
 t = time.perf_counter()
 from etscope.formats.etdump import read_etdump
 from etscope import profile as P
-from etscope.analysis import placement, ops, summary
+from etscope.analysis import placement, ops, qnn
 d = read_etdump(sys.argv[1]); out["read"] = (time.perf_counter() - t, rss()); t = time.perf_counter()
 p = P.build(d); out["build"] = (time.perf_counter() - t, rss()); t = time.perf_counter()
 placement.breakdown(p); placement.fallback_ops(p); ops.op_table(p)
 out["summary without QNN"] = (time.perf_counter() - t, rss()); t = time.perf_counter()
-if summary.qnn_brief(p) is not None:
-    out["QNN analysis (summary.qnn_brief)"] = (time.perf_counter() - t, rss())
+if qnn.qnn_instructions(p):
+    qnn.qnn_report(p)
+    out["QNN analysis (qnn.qnn_report)"] = (time.perf_counter() - t, rss())
 print(json.dumps(out))
 """
 
@@ -453,7 +454,7 @@ def render(r: dict) -> str:
         lines.append("")
         for kind, b in r["big"].items():
             st = b["stages"]
-            q = st.get("QNN analysis (summary.qnn_brief)")
+            q = st.get("QNN analysis (qnn.qnn_report)") or st.get("QNN analysis (summary.qnn_brief)")
             core = st.get("summary without QNN")
             if q and core and q[1] >= 1024 > core[1]:
                 lines += [f"The {kind} file stays under 1 GB up to the QNN analysis ({core[1]:.0f} MB); "
