@@ -26,7 +26,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from typing import BinaryIO, Callable, Iterable, Iterator, Sequence
 
 from etscope.errors import FormatError
@@ -201,6 +200,8 @@ def _check_folder(folder: str, name: str) -> None:
         raise FormatError(f"cannot write: {e.strerror or e}", name) from None
     if not stat.S_ISDIR(st.st_mode):
         raise FormatError("cannot write: its parent is not a folder", name)
+    import tempfile   # here, not at the top: its import (random, shutil) costs every read-only command
+
     try:   # create and remove a probe: /proc, /sys, read-only mounts fail here, before any work
         fd, probe = tempfile.mkstemp(prefix=".etscope-probe.", suffix=".tmp", dir=folder)
         os.close(fd)
@@ -286,6 +287,8 @@ def atomic_paths(outputs: Sequence[Output | str], make_folder: bool = False) -> 
                 created.append(d)
     except OSError as e:
         raise _oserror(e, display(targets[0])) from None
+    import tempfile
+
     tmps = []
     try:
         try:
@@ -326,6 +329,8 @@ def write_with(out: Output | str, writer: Callable[[str], None], inputs: Iterabl
         with atomic_paths([out]) as (tmp,):
             writer(tmp)
         return
+    import tempfile
+
     with tempfile.TemporaryDirectory() as d:
         tmp = os.path.join(d, "out")
         writer(tmp)

@@ -14,7 +14,7 @@ from etscope import profile as P
 from etscope import units
 from etscope.analysis.memo import per_profile
 from etscope.analysis.stats import describe, grouped
-from etscope.arrays import unique
+from etscope.arrays import unique, unique_inverse
 
 
 def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
@@ -117,14 +117,14 @@ def fallback_ops(profile: P.Profile) -> list[dict]:
     ids = it["instruction_id"][cpu]
     if ids.size == 0:
         return []
-    uniq, inv = np.unique(ids, return_inverse=True)
+    uniq, inv = unique_inverse(ids)
     # Per (instruction, run) totals, then statistics over the runs that executed it.
-    key = inv.reshape(-1) * profile.n_runs + it["execute"][cpu]
-    kuniq, kinv = np.unique(key, return_inverse=True)
-    per_run = np.bincount(kinv.reshape(-1), weights=it["ns"][cpu])
+    key = inv * profile.n_runs + it["execute"][cpu]
+    kuniq, kinv = unique_inverse(key)
+    per_run = np.bincount(kinv, weights=it["ns"][cpu])
     group = kuniq // profile.n_runs
     st = grouped(group, units.ns_to_ms(per_run), len(uniq))
-    calls = np.bincount(inv.reshape(-1), minlength=len(uniq))
+    calls = np.bincount(inv, minlength=len(uniq))
     total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"])))
     rows = []
     for j, i in enumerate(uniq):

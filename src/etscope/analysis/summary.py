@@ -13,10 +13,14 @@ SCHEMA = "etscope.summary/1"
 def summarize(profile: P.Profile, top: int = 10, runtrace=None) -> dict:
     """The summary, running the op table and (for QNN programs) the QNN analysis it needs."""
     from etscope.analysis import qnn
-    from etscope.formats.qnn_compile_spec import soc_from_pte
 
     report = qnn.qnn_report(profile, runtrace=runtrace) if qnn.qnn_instructions(profile) else None
-    return summary_of(profile, ops_analysis.op_table(profile), report, soc_from_pte(profile.pte), top)
+    soc = None
+    if profile.pte is not None:   # the compile-spec reader (~15 ms to import) only when there is a .pte
+        from etscope.formats.qnn_compile_spec import soc_from_pte
+
+        soc = soc_from_pte(profile.pte)
+    return summary_of(profile, ops_analysis.op_table(profile), report, soc, top)
 
 
 def summary_of(profile: P.Profile, ops: list[dict], qnn_report: dict | None, soc: dict | None,

@@ -486,16 +486,15 @@ def _read_debug_values(buf, values, is_debug, cols, table, budget=None):
         local_numel = np.empty(keys.shape[1], dtype=np.int64)
         for j in range(keys.shape[1]):
             s, c = int(keys[0, j]), int(keys[1, j])
-            dims = buf.u8[s:s + 8 * c].copy().view("<i8") if c else np.zeros(0, np.int64)
-            local_shapes.append("x".join(str(int(v)) for v in dims) if c else "scalar")
+            dims = buf.u8[s:s + 8 * c].copy().view("<i8").tolist() if c else []
+            local_shapes.append("x".join(map(str, dims)) if c else "scalar")
             local_numel[j] = _numel(dims) if c else 1
         inv = inv.reshape(-1)
         sc = np.arange(len(local_shapes), dtype=np.int32)[inv]
         shape_codes[has_t] = table.merge(sc, local_shapes)
         n_el = local_numel[inv]
         numel[has_t] = n_el
-        elem = np.array([_SCALAR_TYPE_BYTES.get(int(x), -1) for x in range(-128, 128)], dtype=np.int64)
-        eb = elem[stype.astype(np.int64) + 128]
+        eb = _ELEM_BYTES[stype.astype(np.int64) + 128]
         # bytes unknown (-1) for unknown dtypes, unknown element counts and products past int64
         ok = (eb > 0) & (n_el >= 0) & (n_el <= _MAX_NUMEL // np.maximum(eb, 1))
         nbytes[has_t] = np.where(ok, n_el * np.where(ok, eb, 0), -1)
@@ -571,11 +570,13 @@ class _TensorRows:
                             np.concatenate(self.dims) if self.dims else np.zeros(0, np.int64))
 
 
+# bytes per element by ScalarType code (int8 range, offset by 128); -1: unknown dtype
+_ELEM_BYTES = np.array([_SCALAR_TYPE_BYTES.get(x, -1) for x in range(-128, 128)], dtype=np.int64)
 _MAX_DECODED_FACTOR = 4
 _MAX_NUMEL = 1 << 62
 
 
-def _numel(dims: np.ndarray) -> int:
+def _numel(dims) -> int:
     """Elements of a tensor of shape ``dims`` (negative dims count as 0); -1 when the product
     does not fit in an int64 (a corrupt or hostile shape)."""
     values = [int(v) for v in dims]

@@ -19,6 +19,7 @@ import binascii
 import json
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from etscope.errors import FormatError
@@ -143,6 +144,12 @@ def source_of(stack_trace: str | None) -> tuple[str | None, str | None, int | No
     the innermost frame when all are internal; Nones when there is no trace."""
     if not stack_trace:
         return None, None, None
+    return _source_of(stack_trace)
+
+
+# Nodes of one model share a few distinct stack traces and module stacks: parse each text once.
+@lru_cache(maxsize=4096)
+def _source_of(stack_trace: str) -> tuple[str | None, str | None, int | None]:
     frames = [(m.group(1), int(m.group(2))) for m in _FRAME_RE.finditer(stack_trace)]
     if not frames:
         return None, None, None
@@ -154,6 +161,8 @@ def source_of(stack_trace: str | None) -> tuple[str | None, str | None, int | No
 
 def _split_top(s: str) -> list[str]:
     """Split on commas outside brackets/parentheses (as torch.export's deserializer does)."""
+    if "[" not in s and "(" not in s and ")" not in s and "]" not in s:
+        return s.split(",")
     out, depth, start = [], 0, 0
     for i, c in enumerate(s):
         if c in "[(":
@@ -171,6 +180,11 @@ def parse_nn_module_stack(s) -> tuple[tuple[str, tuple[str, str]], ...]:
     """``"key,path,type;key,path,type"`` -> ((key, (path, type)), ...), outermost first."""
     if not isinstance(s, str) or not s:
         return ()
+    return _parse_nn_module_stack(s)
+
+
+@lru_cache(maxsize=4096)
+def _parse_nn_module_stack(s: str) -> tuple[tuple[str, tuple[str, str]], ...]:
     out = []
     for item in s.split(";"):
         parts = _split_top(item)
