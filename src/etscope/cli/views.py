@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from etscope.cli.numerics import report_numerics, report_numerics_options
 from etscope.cli.common import (
     EXIT_BAD_INPUT, echo_wrote, heap_view_of, human_size, load_profile, one_line, output_target,
     llm_tokens_options, qnn_heap_option, read_heap_file, require_files, runtrace_option, view_inputs, with_runs,
@@ -22,8 +23,10 @@ from etscope.cli.common import (
 @click.option("--compare-etrecord", type=str, help="ETRecord of the base run.")
 @click.option("--compare-pte", type=str, help=".pte of the base run.")
 @llm_tokens_options
+@report_numerics_options
 def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, qnn_heap, output, compare_etdump,
-           compare_etrecord, compare_pte, prompt_tokens, decode_tokens):
+           compare_etrecord, compare_pte, prompt_tokens, decode_tokens, debug_buffer, numerics_reference,
+           reference_buffer, reference_etrecord, numerics_thresholds):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
     import os
 
@@ -34,7 +37,7 @@ def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, qnn_heap, out
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
     out = output_target(output, etdump, etrecord, pte, qhas, optrace, runtrace, qnn_heap, compare_etdump,
-                  compare_etrecord, compare_pte)
+                  compare_etrecord, compare_pte, debug_buffer, numerics_reference, reference_buffer, reference_etrecord)
     heap = read_heap_file(qnn_heap)
     profile = load_profile(etdump, etrecord, pte, method)
     compare = None
@@ -46,7 +49,9 @@ def report(etdump, etrecord, pte, method, qhas, optrace, runtrace, qnn_heap, out
         _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
         r.summary["qnn_heap"] = heap_view_of(heap, profile.pte, profile.method)
         r.notes += ["DSP heap: " + n for n in r.summary["qnn_heap"]["notes"]]
-    w = write_report(out, r.view, compare=compare)
+    numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
+                               numerics_thresholds)
+    w = write_report(out, r.view, compare=compare, numerics=numerics)
     echo_wrote(out, f"({human_size(w['bytes'])}): open it in a browser"
                 + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
 

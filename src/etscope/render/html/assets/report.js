@@ -499,7 +499,7 @@
   }
 
   [renderGuideCards, renderCompare, renderIcicle, renderPlacement, renderOpsTable, function () { renderRuns('runs-chart', true); },
-   renderQnn, renderLlm, renderModules, renderGraph].forEach(function (f) {
+   renderQnn, renderLlm, renderNumerics, renderModules, renderGraph].forEach(function (f) {
     try { f(); } catch (e) {
       console.error('etscope report: a section failed to render:', e);
     }
