@@ -77,11 +77,11 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
                 for line in stats_lines(d, limit=limit, run=run):
                     click.echo(line)
             return
-        from etscope.analysis.numerics_compare import compare, comparison_dict
+        from etscope.analysis.numerics_compare import compare_methods, comparisons_dict
 
         ref = load_profile(reference, reference_etrecord, reference_pte, method)
         with DebugBuffer(reference_buffer) as rbuf:
-            d = comparison_dict(compare(profile, buf, ref, rbuf, thresholds))
+            d = comparisons_dict(compare_methods(profile, buf, ref, rbuf, thresholds))
     _export(d, export)
     if as_json:
         emit_json(d)

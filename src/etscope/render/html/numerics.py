@@ -38,11 +38,11 @@ def numerics_data(v: NumericsView | None) -> dict | None:
                    dtype=t["candidate"]["dtype"], ref_dtype=t["reference"]["dtype"], shape=t["candidate"]["shape"])
               for t in r["tensors"][:MAX_TENSORS]]
         drop = r["largest_drop"]
-        runs.append({"run": r["run"], "tensors": ts, "total_tensors": len(r["tensors"]),
+        runs.append({"run": r["run"], "phase": r["phase"], "reference_run": r["reference_run"], "tensors": ts, "total_tensors": len(r["tensors"]),
                      "first_divergence": r["first_divergence"],
                      "largest_drop": dict(drop, snr_drop_db=_r(drop["snr_drop_db"])) if drop else None})
     return {"kind": "compare", "thresholds": d["thresholds"], "snr_cap_db": d["snr_cap_db_for_drops"],
-            "match_by": d["match_by"], "candidate_runs": d["candidate_runs"], "reference_runs": d["reference_runs"],
+            "match_by": d["match_by"], "method": d["method"], "runs_paired_by": d["runs_paired_by"], "candidate_runs": d["candidate_runs"], "reference_runs": d["reference_runs"],
             "first_divergence": d["first_divergence"], "runs": runs,
             "unmatched_candidate": d["unmatched_candidate"], "unmatched_reference": d["unmatched_reference"],
             "notes": d["notes"],

@@ -43,7 +43,8 @@
     if (NUM.kind === 'stats') { renderNumericStats(box); return; }
     var th = NUM.thresholds, fd = NUM.first_divergence;
     box.appendChild(el('p', null, el('b', { text: thresholdText(th) }),
-      ' Matched by ' + NUM.match_by + '; runs paired in order (candidate ' + NUM.candidate_runs + ', reference ' + NUM.reference_runs + ').'));
+      ' Matched by ' + NUM.match_by + '; runs paired ' + (NUM.runs_paired_by === 'llm phase' ? 'by LLM phase (prefill with prefill, decode with decode)' : 'in order') +
+      ' (candidate ' + NUM.candidate_runs + ', reference ' + NUM.reference_runs + ' run(s))' + (NUM.method ? ', method ' + NUM.method : '') + '.'));
     box.appendChild(el('p', { id: 'numerics-first', 'class': fd ? 'bad-text' : 'ok' },
       fd ? 'First divergence (graph order): ' + fd.name + ' (run ' + fd.runs.join(', ') + ')' : 'No tensor crosses the thresholds in any run.'));
     var runs = NUM.runs || [];
@@ -51,7 +52,8 @@
     var pick = 0;
     runs.forEach(function (r, i) { if (pick === 0 && r.first_divergence !== null && runs[0].first_divergence === null) pick = i; });
     var sel = el('select', { 'aria-label': 'execute run' }, runs.map(function (r, i) {
-      return el('option', { value: String(i), text: 'run ' + r.run + (r.first_divergence ? ' · diverges at ' + r.first_divergence : '') });
+      return el('option', { value: String(i), text: 'run ' + r.run + (r.phase ? ' (' + r.phase + ', reference run ' + r.reference_run + ')' : '') +
+                                                     (r.first_divergence ? ' · diverges at ' + r.first_divergence : '') });
     }));
     sel.value = String(pick);
     var chart = el('div', { id: 'numerics-chart', 'class': 'chart' }), table = el('div', { id: 'numerics-table' });
