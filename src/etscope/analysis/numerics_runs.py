@@ -78,10 +78,10 @@ def method_pairs(pc: Profile, pr: Profile) -> tuple[list[tuple[str | None, Profi
     method of a several-method ETDump (unless --method chose one), paired by name."""
     split = pc.method_split
     if split is None or split.explicit or len(split.names) < 2:
-        return [(pc.method, pc, _ref_method(pr, pc.method, strict=False))], []
+        return [(pc.method, pc, reference_of(pr, pc.method, strict=False))], []
     out, notes = [], []
     for m in split.names:
-        ref = _ref_method(pr, m, strict=True)
+        ref = reference_of(pr, m, strict=True)
         if ref is None:
             notes.append(f"method {m}: the reference has no run of it, not compared")
             continue
@@ -89,7 +89,7 @@ def method_pairs(pc: Profile, pr: Profile) -> tuple[list[tuple[str | None, Profi
     return out, notes
 
 
-def _ref_method(pr: Profile, method: str | None, strict: bool) -> Profile | None:
+def reference_of(pr: Profile, method: str | None, strict: bool) -> Profile | None:
     """The reference's profile of ``method``; not strict (one method compared): the reference
     itself when it has no run of that name (e.g. two exports naming their method differently)."""
     if pr.method_split is not None and method in pr.method_split.profiles:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from etscope.analysis.numerics import NumericsResult, numerics
 from etscope.analysis.numerics_compare import SNR_CAP_DB, Comparison, compare
+from etscope.analysis.numerics_runs import reference_of
 from etscope.formats.debug_buffer import DebugBuffer
 from etscope.profile import Profile
 
@@ -44,6 +45,6 @@ def numerics_view(p: Profile, buf: DebugBuffer, ref: Profile | None = None, ref_
                   thresholds: dict[str, float] | None = None) -> NumericsView:
     if ref is None:
         return NumericsView(stats=numerics(p, buf))
-    c = compare(p, buf, ref, ref_buf, thresholds)
+    c = compare(p, buf, reference_of(ref, p.method, strict=False), ref_buf, thresholds)   # the report's method
     snr, div = node_snr(c)
     return NumericsView(comparison=c, node_snr=snr, node_diverged=div)
