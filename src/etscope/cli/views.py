@@ -5,11 +5,11 @@ import sys
 
 import click
 
-from etscope.cli.numerics import report_numerics, report_numerics_options
 from etscope.cli.common import (
     EXIT_BAD_INPUT, echo_wrote, heap_view_of, human_size, load_profile, one_line, output_target,
     llm_tokens_options, qnn_heap_option, read_heap_file, require_files, runtrace_option, view_inputs, with_runs,
 )
+from etscope.cli.numerics import report_numerics, report_numerics_options
 
 
 @click.command()

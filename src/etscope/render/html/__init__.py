@@ -155,7 +155,8 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
         "modules": modules_data(view.modules),
         "warnings": list(summary.get("warnings") or []) + view.checks + view.notes,
         "compare": None if compare is None else diff_view_data(compare),
-        "numerics": numerics_data(numerics),
+        # only with --debug-buffer (the key absent otherwise keeps every other report's data as before)
+        **({"numerics": numerics_data(numerics)} if numerics is not None else {}),
     })
 
 
