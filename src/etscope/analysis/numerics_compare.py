@@ -31,6 +31,7 @@ import numpy as np
 from etscope.analysis.numerics import (
     CHUNK_ELEMS, Quantization, QuantParams, TensorId, as_float, check_buffer, tensor_ids,
 )
+from etscope.analysis.numerics_runs import RunPairing, method_pairs, pair_runs, run_phase_labels
 from etscope.formats.debug_buffer import DebugBuffer, chunks
 from etscope.profile import Profile
 
@@ -68,6 +69,8 @@ class RunComparison:
     tensors: list[ComparedTensor]          # graph order
     first_divergence: int | None           # index into tensors
     largest_drop: tuple[int, int, float] | None  # (index before, index after the drop, dB)
+    ref_run: int | None = None             # the reference run compared with (LLM: same phase)
+    phase: str | None = None               # LLM phase of the run (prefill, decode...), None without
 
 
 @dataclass
@@ -80,6 +83,8 @@ class Comparison:
     unmatched_cand: list[str]
     unmatched_ref: list[str]
     notes: list[str] = field(default_factory=list)
+    method: str | None = None
+    runs_by_phase: bool = False            # runs paired by LLM phase (numerics_runs.pair_runs)
 
     @property
     def first_divergence(self) -> tuple[ComparedTensor, list[int]] | None:
@@ -116,10 +121,13 @@ def _last_of_handle(g) -> dict[str, int]:
     return {name: h for h, name in last.items()}
 
 
-def _keys(ids: list[TensorId], mode: str, handle_key: dict[str, int]) -> dict[tuple, TensorId]:
+def _keys(ids: list[TensorId], mode: str, run_of: dict[int, int] | None = None) -> dict[tuple, TensorId]:
+    """Matching key per tensor; ``run_of``: the run number to key on (the candidate run a
+    reference run is paired with; runs absent are not compared)."""
     out: dict[tuple, TensorId] = {}
     for t in ids:
-        if t.role == "delegate_input":
+        run = t.run if run_of is None else run_of.get(t.run)
+        if t.role == "delegate_input" or run is None:
             continue
         if t.role == "program_output":
             key = ("output", t.item)
@@ -131,12 +139,14 @@ def _keys(ids: list[TensorId], mode: str, handle_key: dict[str, int]) -> dict[tu
             key = ("node", t.node)
         else:
             continue
-        out.setdefault((t.run, *key), t)
+        out.setdefault((run, *key), t)
     return out
 
 
-def match(pc: Profile, ids_c: list[TensorId], pr: Profile, ids_r: list[TensorId]):
-    """Pairs (candidate, reference) per run, the matching rule used, unmatched names, notes."""
+def match(pc: Profile, ids_c: list[TensorId], pr: Profile, ids_r: list[TensorId],
+          ref_to_cand: dict[int, int] | None = None):
+    """Pairs (candidate, reference) per run, the matching rule used, unmatched names, notes;
+    ``ref_to_cand``: which candidate run each reference run is compared with (default: the same)."""
     gc, gr = _graph(pc), _graph(pr)
     notes = []
     if gc is None or gr is None:
@@ -145,7 +155,7 @@ def match(pc: Profile, ids_c: list[TensorId], pr: Profile, ids_r: list[TensorId]
                      "node instead): valid only when both ETDumps come from the same program")
     else:
         mode = "node"
-    kc, kr = _keys(ids_c, mode, {}), _keys(ids_r, mode, {})
+    kc, kr = _keys(ids_c, mode), _keys(ids_r, mode, ref_to_cand)
     pairs = {k: (kc[k], kr[k]) for k in kc if k in kr}
     if mode == "node" and _handles_agree(gc, gr):
         hc, hr = _last_of_handle(gc), _last_of_handle(gr)
@@ -291,18 +301,22 @@ def crosses(m: PairMetrics, thresholds: dict[str, float]) -> bool:
 
 
 def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
-            thresholds: dict[str, float] | None = None, chunk: int = CHUNK_ELEMS) -> Comparison:
+            thresholds: dict[str, float] | None = None, chunk: int = CHUNK_ELEMS,
+            pairing: RunPairing | None = None) -> Comparison:
+    """``pairing``: which runs to compare (``numerics_runs``; default: the LLM phase split of each
+    side when both have phases, else in order)."""
     thresholds = dict(DEFAULT_THRESHOLDS if thresholds is None else thresholds)
+    if pairing is None:
+        pairing = pair_runs(pc.n_runs, pr.n_runs, run_phase_labels(pc), run_phase_labels(pr))
     for p, b in ((pc, buf_c), (pr, buf_r)):
         if p.etdump.tensors is not None:
             check_buffer(p, b)
     ids_c, notes_c = tensor_ids(pc)
     ids_r, notes_r = tensor_ids(pr)
-    pairs, mode, un_c, un_r, notes = match(pc, ids_c, pr, ids_r)
-    notes = [*(f"candidate: {n}" for n in notes_c), *(f"reference: {n}" for n in notes_r), *notes]
-    if pc.n_runs != pr.n_runs:
-        notes.append(f"the candidate has {pc.n_runs} execute run(s), the reference {pr.n_runs}: "
-                     f"runs paired in order, the first {min(pc.n_runs, pr.n_runs)} compared")
+    pairs, mode, un_c, un_r, notes = match(pc, ids_c, pr, ids_r, pairing.ref_to_cand)
+    notes = [*(f"candidate: {n}" for n in notes_c), *(f"reference: {n}" for n in notes_r), *notes,
+             *pairing.notes]
+    cand_to_ref = {c: r for r, c in pairing.ref_to_cand.items()}
     by_run: dict[int, list[ComparedTensor]] = {}
     qc, qr = Quantization(_graph(pc)), Quantization(_graph(pr))
     for c, r in pairs:
@@ -318,9 +332,23 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
     for run in sorted(by_run):
         ts = sorted(by_run[run], key=lambda t: (t.ref.role == "program_output", t.ref.order, t.cand.order))
         first = next((i for i, t in enumerate(ts) if t.diverged), None)
-        runs.append(RunComparison(run, ts, first, largest_drop(ts)))
+        runs.append(RunComparison(run, ts, first, largest_drop(ts), ref_run=cand_to_ref.get(run),
+                                  phase=pairing.phase.get(run)))
     return Comparison(thresholds=thresholds, match_by=mode, runs=runs, cand_runs=pc.n_runs, ref_runs=pr.n_runs,
-                      unmatched_cand=un_c, unmatched_ref=un_r, notes=notes)
+                      unmatched_cand=un_c, unmatched_ref=un_r, notes=notes, method=pc.method,
+                      runs_by_phase=pairing.by_phase)
+
+
+def compare_methods(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
+                    thresholds: dict[str, float] | None = None, chunk: int = CHUNK_ELEMS) -> list[Comparison]:
+    """One comparison per method of the candidate's ETDump (every method of a several-method
+    ETDump unless --method chose one), each against the reference's runs of that method."""
+    pairs, notes = method_pairs(pc, pr)
+    if not pairs:      # no method in common: the loaded ones, said so
+        pairs = [(pc.method, pc, pr)]
+    out = [compare(c, buf_c, r, buf_r, thresholds, chunk) for _, c, r in pairs]
+    out[0].notes.extend(notes)
+    return out
 
 
 def largest_drop(ts: list[ComparedTensor]) -> tuple[int, int, float] | None:
@@ -360,15 +388,25 @@ def comparison_dict(c: Comparison) -> dict:
     runs = []
     for rc in c.runs:
         drop = rc.largest_drop
-        runs.append({"run": rc.run, "tensors": [tensor(t) for t in rc.tensors],
+        runs.append({"run": rc.run, "reference_run": rc.ref_run, "phase": rc.phase,
+                     "tensors": [tensor(t) for t in rc.tensors],
                      "first_divergence": rc.tensors[rc.first_divergence].name if rc.first_divergence is not None else None,
                      "largest_drop": ({"from": rc.tensors[drop[0]].name, "to": rc.tensors[drop[1]].name,
                                        "snr_drop_db": drop[2]} if drop else None)})
     fd = c.first_divergence
     return {"schema": SCHEMA, "thresholds": {"cosine_below": c.thresholds.get("cosine"),
                                              "snr_db_below": c.thresholds.get("snr")},
-            "snr_cap_db_for_drops": SNR_CAP_DB, "match_by": c.match_by,
+            "snr_cap_db_for_drops": SNR_CAP_DB, "match_by": c.match_by, "method": c.method,
+            "runs_paired_by": "llm phase" if c.runs_by_phase else "order",
             "candidate_runs": c.cand_runs, "reference_runs": c.ref_runs,
             "first_divergence": ({"name": fd[0].name, "runs": fd[1]} if fd else None),
             "runs": runs, "unmatched_candidate": c.unmatched_cand, "unmatched_reference": c.unmatched_ref,
             "notes": list(c.notes)}
+
+
+def comparisons_dict(cs: list[Comparison]) -> dict:
+    """One method: its comparison (``comparison_dict``); several: ``{"schema", "methods": [...]}``,
+    one comparison per method in the order they first ran."""
+    if len(cs) == 1:
+        return comparison_dict(cs[0])
+    return {"schema": SCHEMA, "methods": [comparison_dict(c) for c in cs]}

@@ -76,11 +76,11 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
 
                 render_stats(d, limit=limit, run=run)
             return
-        from etscope.analysis.numerics_compare import compare, comparison_dict
+        from etscope.analysis.numerics_compare import compare_methods, comparisons_dict
 
         ref = load_profile(reference, reference_etrecord, reference_pte, method)
         with DebugBuffer(reference_buffer) as rbuf:
-            d = comparison_dict(compare(profile, buf, ref, rbuf, thresholds))
+            d = comparisons_dict(compare_methods(profile, buf, ref, rbuf, thresholds))
     _export(d, export)
     if as_json:
         emit_json(d)
@@ -113,3 +113,44 @@ def _export(d: dict, target) -> None:
     with atomic_paths([out]) as (tmp,):
         write(d, tmp, fmt)
     click.echo(f"wrote {out.shown} ({fmt})", err=True)   # stderr: standard output may be the JSON
+
+
+# ---- etscope report's numerics section: options and the view ---------------------------------------
+def report_numerics_options(f):
+    """``--debug-buffer`` (statistics section) and ``--reference``/``--reference-buffer``/
+    ``--reference-etrecord``/``--numerics-threshold`` (comparison section, graph coloured by SNR)."""
+    for opt in reversed([
+        click.option("--debug-buffer", "debug_buffer", type=str,
+                     help="Debug buffer written with the ETDump: add a Numerics section (per-tensor statistics)."),
+        click.option("--reference", "numerics_reference", type=str,
+                     help="Reference ETDump (with --reference-buffer): compare tensors, SNR curve, graph coloured by SNR."),
+        click.option("--reference-buffer", type=str, help="The reference's debug buffer."),
+        click.option("--reference-etrecord", type=str, help="The reference's ETRecord (matching by graph node)."),
+        click.option("--numerics-threshold", "numerics_thresholds", multiple=True, callback=_thresholds,
+                     help="Divergence threshold as in etscope numerics --threshold (default cosine=0.999, snr=30)."),
+    ]):
+        f = opt(f)
+    return f
+
+
+def report_numerics(profile, method, debug_buffer, reference, reference_buffer, reference_etrecord, thresholds):
+    """The report's ``NumericsView`` (None without ``--debug-buffer``); bad options are usage errors."""
+    if debug_buffer is None:
+        if reference or reference_buffer or reference_etrecord or thresholds:
+            raise click.UsageError("--reference, --reference-buffer, --reference-etrecord and --numerics-threshold "
+                                   "need --debug-buffer")
+        return None
+    if (reference is None) != (reference_buffer is None):
+        raise click.UsageError("--reference and --reference-buffer go together")
+    if reference is None and (reference_etrecord or thresholds):
+        raise click.UsageError("--reference-etrecord and --numerics-threshold need --reference")
+    require_files(debug_buffer, reference, reference_buffer, reference_etrecord)
+    from etscope.analysis.numerics_view import numerics_view
+    from etscope.formats.debug_buffer import DebugBuffer
+
+    with DebugBuffer(debug_buffer) as buf:
+        if reference is None:
+            return numerics_view(profile, buf)
+        ref = load_profile(reference, reference_etrecord, None, method)
+        with DebugBuffer(reference_buffer) as rbuf:
+            return numerics_view(profile, buf, ref, rbuf, thresholds)

@@ -10,6 +10,7 @@ from etscope.cli.common import (
     output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
     with_runs,
 )
+from etscope.cli.numerics import report_numerics, report_numerics_options
 
 
 @click.command()
@@ -22,8 +23,10 @@ from etscope.cli.common import (
 @click.option("--compare-etrecord", type=str, help="ETRecord of the base run.")
 @click.option("--compare-pte", type=str, help=".pte of the base run.")
 @llm_tokens_options
+@report_numerics_options
 def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, output, compare_etdump,
-           compare_etrecord, compare_pte, prompt_tokens, decode_tokens):
+           compare_etrecord, compare_pte, prompt_tokens, decode_tokens, debug_buffer, numerics_reference,
+           reference_buffer, reference_etrecord, numerics_thresholds):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
     import os
 
@@ -35,8 +38,11 @@ def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
     if compare_etdump is not None and etdump is None:
         raise click.UsageError("--compare needs the ETDUMP to compare with it")
+    if debug_buffer is not None and etdump is None:
+        raise click.UsageError("--debug-buffer needs the ETDUMP whose debug events point into it")
     out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, qnn_heap,
-                        compare_etdump, compare_etrecord, compare_pte)
+                        compare_etdump, compare_etrecord, compare_pte, debug_buffer, numerics_reference,
+                        reference_buffer, reference_etrecord)
     heap = read_heap_file(qnn_heap)
     r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace,
                      llm_options=api.llm_options(pte, prompt_tokens, decode_tokens))
@@ -49,7 +55,9 @@ def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_
         _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
         r.summary["qnn_heap"] = heap_view_of(heap, r.program, profile.method if profile is not None else method)
         r.notes += ["DSP heap: " + n for n in r.summary["qnn_heap"]["notes"]]
-    w = write_report(out, r.view, compare=compare)
+    numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
+                               numerics_thresholds)
+    w = write_report(out, r.view, compare=compare, numerics=numerics)
     echo_wrote(out, f"({human_size(w['bytes'])}): open it in a browser"
                 + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
 

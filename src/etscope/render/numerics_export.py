@@ -22,10 +22,11 @@ def stats_table(d: dict) -> pa.Table:
 
 def compare_table(d: dict) -> pa.Table:
     rows = []
-    for r in d["runs"]:
+    for m, r in ((m, r) for m in d.get("methods") or [d] for r in m["runs"]):
         for t in r["tensors"]:
             c, ref = t["candidate"], t["reference"]
-            rows.append({"run": r["run"], "name": t["name"], "role": t["role"],
+            rows.append({"method": m.get("method"), "run": r["run"], "phase": r.get("phase"),
+                         "reference_run": r.get("reference_run"), "name": t["name"], "role": t["role"],
                          "candidate_instruction": c["instruction"], "candidate_node": c["node"],
                          "candidate_dtype": c["dtype"], "candidate_shape": _shape(c["shape"]),
                          "reference_instruction": ref["instruction"], "reference_node": ref["node"],
@@ -35,7 +36,7 @@ def compare_table(d: dict) -> pa.Table:
                          "max_abs_error": t["max_abs_error"], "relative_error": t["relative_error"],
                          "diverged": t["diverged"], "first_divergence": t["name"] == r["first_divergence"] and t["diverged"],
                          "note": t["note"]})
-    names = ["run", "name", "role", "candidate_instruction", "candidate_node", "candidate_dtype", "candidate_shape",
+    names = ["method", "run", "phase", "reference_run", "name", "role", "candidate_instruction", "candidate_node", "candidate_dtype", "candidate_shape",
              "reference_instruction", "reference_node", "reference_dtype", "reference_shape", "graph_pos", "compared",
              "equal", "cosine", "snr_db", "mse", "max_abs_error", "relative_error", "diverged", "first_divergence",
              "note"]
@@ -55,4 +56,4 @@ def _table(rows: list[dict], names: list[str]) -> pa.Table:
 
 
 def write(d: dict, path: str, fmt: str) -> None:
-    write_table(compare_table(d) if "runs" in d and "match_by" in d else stats_table(d), path, fmt)
+    write_table(compare_table(d) if "match_by" in d or "methods" in d else stats_table(d), path, fmt)

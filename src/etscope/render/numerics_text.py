@@ -84,7 +84,24 @@ def _m(x, unit: str = "", digits: int = 4) -> str:
 
 
 def compare_lines(d: dict, run: int | None = None) -> list:
-    """The comparison view: prose lines (str) and one :class:`Table` for the chosen run."""
+    """The comparison view: prose lines (str) and one :class:`Table` for the chosen run; one block
+    per method (``methods``) of a several-method ETDump."""
+    if "methods" in d:
+        out: list = []
+        for m in d["methods"]:
+            out += [f"method {shown(m['method'] or '?')}:", *_compare_lines(m, run), ""]
+        return out[:-1]
+    return _compare_lines(d, run)
+
+
+def _run_label(r: dict) -> str:
+    if r.get("phase") is None:
+        return f"run {r['run']}"
+    return f"run {r['run']} ({shown(r['phase'])}, reference run {r['reference_run']})"
+
+
+def _compare_lines(d: dict, run: int | None = None) -> list:
+    """One method's comparison: prose lines (str) and one :class:`Table` for the chosen run."""
     th = d["thresholds"]
     tests = [f"cosine < {th['cosine_below']}" if th["cosine_below"] is not None else "",
              f"SNR < {th['snr_db_below']} dB" if th["snr_db_below"] is not None else ""]
@@ -100,7 +117,7 @@ def compare_lines(d: dict, run: int | None = None) -> list:
     if run is not None and pick is None:
         out.append(f"run {run} has no compared tensor")
     if pick is not None:
-        out.append(f"run {pick['run']}:")
+        out.append(f"{_run_label(pick)}:")
         table = []
         for t in pick["tensors"]:
             mark = "<- first divergence" if t["name"] == pick["first_divergence"] and t["diverged"] else (
@@ -126,7 +143,7 @@ def compare_lines(d: dict, run: int | None = None) -> list:
             snrs = [t["snr_db"] for t in r["tensors"]
                     if t["compared"] and not t["equal"] and t["snr_db"] is not None and math.isfinite(t["snr_db"])]
             ld = r["largest_drop"]
-            out.append(f"  run {r['run']}: {shown(r['first_divergence'] or 'none')} / "
+            out.append(f"  {_run_label(r)}: {shown(r['first_divergence'] or 'none')} / "
                        + (f"{ld['snr_drop_db']:.1f} dB at {shown(ld['to'])}" if ld else "none") + " / "
                        + (f"{min(snrs):.1f} dB" if snrs else "all exact"))
         if len(runs) > 50:

@@ -27,9 +27,11 @@ import math
 from importlib import resources
 
 from etscope.analysis.diff_view import DiffView
+from etscope.analysis.numerics_view import NumericsView
 from etscope.analysis.report_view import ReportView
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
+from etscope.render.html.numerics import numerics_data
 from etscope.render.safe import without_controls
 from etscope.units import fmt_us
 from etscope.version import __version__
@@ -39,7 +41,7 @@ DIFF_SCHEMA = "etscope.diff-page/1"
 MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
 MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
 # Scripts of the report's sections that live in their own files, inlined before the page's script.
-PAGE_PARTS = {"report.js": ("modules.js", "graph.js")}
+PAGE_PARTS = {"report.js": ("modules.js", "numerics.js", "graph.js")}
 
 
 def _asset(name: str) -> str:
@@ -127,9 +129,11 @@ def modules_data(modules: dict | None) -> dict | None:
                 framework_overhead_us=_r(modules["framework_overhead_us"]))
 
 
-def report_data(view: ReportView, title: str | None = None, compare: DiffView | None = None) -> dict:
+def report_data(view: ReportView, title: str | None = None, compare: DiffView | None = None,
+                numerics: NumericsView | None = None) -> dict:
     """Everything the page shows, as one plain dict. ``compare``: the diff of a base run against
-    this one (the "Compared with base" section)."""
+    this one (the "Compared with base" section); ``numerics``: the debug buffer's tensors or their
+    comparison with a reference (the "Numerics" section, and the graph view's SNR colours)."""
     profile, summary = view.profile, view.summary
     summary_small = {k: v for k, v in summary.items() if k != "ops"}
     return _clean({
@@ -152,6 +156,8 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
         "modules": modules_data(view.modules),
         "warnings": list(summary.get("warnings") or []) + view.checks + view.notes,
         "compare": None if compare is None else diff_view_data(compare),
+        # only with --debug-buffer (the key absent otherwise keeps every other report's data as before)
+        **({"numerics": numerics_data(numerics)} if numerics is not None else {}),
     })
 
 
@@ -225,9 +231,10 @@ def render_diff_page(data: dict) -> str:
     return _render("diff.html.j2", ("diff_page.js",), data)
 
 
-def write_report(path: str, view: ReportView, title: str | None = None, compare: DiffView | None = None) -> dict:
+def write_report(path: str, view: ReportView, title: str | None = None, compare: DiffView | None = None,
+                 numerics: NumericsView | None = None) -> dict:
     """Build and write the report atomically; return {"path", "bytes"}."""
-    html = render_report(report_data(view, title=title, compare=compare))
+    html = render_report(report_data(view, title=title, compare=compare, numerics=numerics))
     return {"path": path, "bytes": write_text(path, html)}
 
 

@@ -16,7 +16,8 @@
                time: r[C.time_us], est: r[C.estimated], how: r[C.time_how], why: r[C.untimed_why],
                source: r[C.source], kind: r[C.input_kind], instr: r[C.instruction_id], hmx: r[C.hmx], hvx: r[C.hvx] };
     });
-    var state = { expanded: {}, weights: false, colour: 'placement' };
+    var bySnr = !!(NUM && NUM.kind === 'compare');    // numerics.js: a comparison was given
+    var state = { expanded: {}, weights: false, colour: bySnr ? 'snr' : 'placement' };
     function hidden(n) { return n.op === 'placeholder' && !state.weights && n.kind && n.kind !== 'user_input'; }
     function prefixes(m) {
       if (!m) return [];
@@ -87,7 +88,9 @@
     var info = el('span', { 'class': 'count' });
     var wToggle = el('input', { type: 'checkbox' });
     var colourSel = el('select', { 'aria-label': 'colour nodes by' },
-      [el('option', { value: 'placement', text: 'colour: placement (bar: time)' }), el('option', { value: 'time', text: 'colour: time per run' })]);
+      [el('option', { value: 'placement', text: 'colour: placement (bar: time)' }), el('option', { value: 'time', text: 'colour: time per run' }),
+       bySnr ? el('option', { value: 'snr', text: 'colour: SNR vs reference (lowest over runs)' }) : null]);
+    colourSel.value = state.colour;
     controls.appendChild(el('button', { type: 'button', text: 'collapse all', onclick: function () { state.expanded = {}; draw(); } }));
     controls.appendChild(el('button', { type: 'button', text: 'expand all', onclick: function () {
       Object.keys(modCount).forEach(function (m) { state.expanded[m] = true; }); draw(); } }));
@@ -189,7 +192,11 @@
         var g = sv('g', { 'class': 'unit' + (U.module ? ' module' : ''), transform: 'translate(' + p.x + ',' + p.y + ')' });
         var tm = unitTime(U), label1, label2, fill = null;
         var n = U.nodes[0];
-        if (state.colour === 'time') {
+        if (state.colour === 'snr') {
+          var sn = unitSnr(U);
+          fill = snrColour(sn.snr, sn.diverged);
+          g.appendChild(sv('rect', { 'class': 'snr' + (sn.diverged ? ' diverged' : ''), x: 0, y: 0, width: BW, height: BH, rx: U.module ? 0 : 4, fill: fill }));
+        } else if (state.colour === 'time') {
           fill = heat(tm.us, maxUnitUs);
           g.appendChild(sv('rect', { x: 0, y: 0, width: BW, height: BH, rx: U.module ? 0 : 4, fill: fill }));
         } else if (U.module) {
@@ -237,8 +244,26 @@
         collapsed + ' collapsed module' + (collapsed === 1 ? '' : 's');
       drawLegend(maxUnitUs);
     }
+    // Lowest SNR over a unit's nodes (numerics.js), and whether any of them diverged.
+    function unitSnr(U) {
+      var snr = null, diverged = false, nonfinite = false;
+      U.nodes.forEach(function (n) {
+        var s = numericsSnrOfNode(n.name);
+        if (s === undefined) return;
+        diverged = diverged || s.diverged;
+        if (s.snr === null) nonfinite = true;     // NaN/Inf values: drawn as diverged
+        else if (snr === null || s.snr < snr) snr = s.snr;
+      });
+      return { snr: nonfinite ? null : snr, diverged: diverged };
+    }
     function drawLegend(maxUnitUs) {
       legendBox.textContent = '';
+      if (state.colour === 'snr') {
+        legendBox.appendChild(snrLegend());
+        legendBox.appendChild(el('p', { 'class': 'hint', text: 'SNR of each node\'s logged output against the reference (lowest over runs; ' +
+          'a collapsed module: lowest over its nodes); see the Numerics section. ' + thresholdText(NUM.thresholds) }));
+        return;
+      }
       if (state.colour === 'time') {
         legendBox.appendChild(legend([['fastest', heat(0, 1)], ['slowest shown: ' + fmtUs(maxUnitUs), heat(1, 1)], ['no own time', '#eaeef2'],
                                       ['dashed frame: collapsed module (click to open)', '#ffffff']]));
@@ -266,7 +291,12 @@
               n.instr !== null && n.instr !== undefined ? 'instruction #' + n.instr : '',
               isNum(n.time) ? 'time: ' + fmtUs(n.time) + ' per run (' + (n.how || 'measured') + ')' : (n.why ? 'no own time: ' + n.why : ''),
               (n.hmx !== null && n.hmx !== undefined) || (n.hvx !== null && n.hvx !== undefined) ? 'HMX ' + flagMark(n.hmx) + '  HVX ' + flagMark(n.hvx) : '',
-              n.module ? 'module: ' + n.module : '', n.source ? 'source: ' + n.source : ''];
+              n.module ? 'module: ' + n.module : '', n.source ? 'source: ' + n.source : '', snrTip(n.name)];
+    }
+    function snrTip(name) {
+      var s = numericsSnrOfNode(name);
+      if (s === undefined) return '';
+      return 'SNR vs reference: ' + (s.snr === null ? 'NaN/Inf' : (s.snr >= NUM.snr_cap_db ? 'equal' : s.snr.toFixed(1) + ' dB')) + (s.diverged ? ' (diverged)' : '');
     }
     function flagMark(v) { return v === true ? '✓' : (v === false ? '–' : '?'); }
     draw();

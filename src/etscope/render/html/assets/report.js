@@ -502,7 +502,7 @@
   // QNN files without an ETDump: the sections drawn from ETDump events have nothing to show.
   function hideEtdumpSections() {
     if (!(DATA.summary && DATA.summary.qnn_only)) return;
-    ['time', 'placement', 'ops', 'runs', 'modules', 'graph'].forEach(function (id) {
+    ['time', 'placement', 'ops', 'runs', 'modules', 'graph', 'numerics'].forEach(function (id) {
       var sec = document.getElementById(id);
       if (sec) sec.hidden = true;
       Array.prototype.forEach.call(document.querySelectorAll('#nav a[href="#' + id + '"]'), function (a) { a.hidden = true; });
@@ -510,7 +510,7 @@
   }
 
   [hideEtdumpSections, renderGuideCards, renderCompare, renderIcicle, renderPlacement, renderOpsTable, function () { renderRuns('runs-chart', true); },
-   renderQnn, renderLlm, renderModules, renderGraph].forEach(function (f) {
+   renderQnn, renderLlm, renderNumerics, renderModules, renderGraph].forEach(function (f) {
     try { f(); } catch (e) {
       console.error('etscope report: a section failed to render:', e);
     }
