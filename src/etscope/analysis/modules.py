@@ -76,6 +76,25 @@ def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -
     g = graph_for_views(profile)
     if g is None:
         return None
+    module_of = {n.name: n.module_path or "" for n in g.nodes}
+    mods = _module_tree(g, module_of, _time_pieces(profile, ops, qnn, g, module_of))
+    parts = per_run_parts(profile)
+    latency = parts["latency"]
+    return {
+        "graph": g.name,
+        "method_execute_us": float(np.nanmean(latency)) / 1e3 if latency.size else None,
+        "framework_overhead_us": float(np.nanmean(parts["framework_overhead"])) / 1e3 if latency.size else None,
+        "attributed_us": mods[""].total_us,
+        "how": dict(HOW_TEXT),
+        "modules": [_row(m) for m in _tree_order(mods)],
+    }
+
+
+def _time_pieces(profile: P.Profile, ops: list[dict], qnn: dict | None, g, module_of: dict[str, str]
+                 ) -> list[tuple[str, float, str, str]]:
+    """Each instruction's mean time per run (µs) cut into (module, µs, placement, how) pieces:
+    a CPU kernel on its node(s), a delegate call on its matched / estimated nodes, the rest of the
+    call at the deepest module holding the partition's nodes."""
     n_runs = max(profile.n_runs, 1)
     it = instruction_times(profile)
     ins_us: dict[int, float] = {}
@@ -83,15 +102,7 @@ def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -
         ids, inv = np.unique(it["instruction_id"], return_inverse=True)
         sums = np.bincount(inv.reshape(-1), weights=it["ns"])
         ins_us = {int(i): float(s) / 1e3 / n_runs for i, s in zip(ids, sums)}
-    module_of = {n.name: n.module_path or "" for n in g.nodes}
-    types: dict[str, str] = {}
-    first: dict[str, int] = {}
-    for pos, n in enumerate(g.nodes):
-        for _, (path, ty) in n.nn_module_stack:
-            types.setdefault(path or "", ty)
-        if n.op == "call_function":
-            first.setdefault(module_of[n.name], pos)
-    pieces: list[tuple[str, float, str, str]] = []     # (module, µs, placement, how)
+    pieces: list[tuple[str, float, str, str]] = []
     matched = match_delegate_ops(profile, ops, g)
     qnn_nodes = qnn_ops_by_node(qnn)
     for iid in sorted(ins_us):
@@ -114,6 +125,19 @@ def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -
             how = ESTIMATED
         pieces += [(module_of[n], us * scale, placement, how) for n, us in per_node.items()]
         pieces.append((_common_module([module_of[n] for n in nodes]), max(t - s * scale, 0.0), placement, PARTITION))
+    return pieces
+
+
+def _module_tree(g, module_of: dict[str, str], pieces: list[tuple[str, float, str, str]]) -> dict[str, Module]:
+    """Every module of the graph (by path, "" the root) with its node count and the pieces' time
+    added to it and to every module above it."""
+    types: dict[str, str] = {}
+    first: dict[str, int] = {}
+    for pos, n in enumerate(g.nodes):
+        for _, (path, ty) in n.nn_module_stack:
+            types.setdefault(path or "", ty)
+        if n.op == "call_function":
+            first.setdefault(module_of[n.name], pos)
     mods: dict[str, Module] = {}
 
     def module(path: str) -> Module:
@@ -145,16 +169,7 @@ def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -
         while p is not None:
             mods[p].first = min(mods[p].first, m.first)
             p = _parent(p)
-    parts = per_run_parts(profile)
-    latency = parts["latency"]
-    return {
-        "graph": g.name,
-        "method_execute_us": float(np.nanmean(latency)) / 1e3 if latency.size else None,
-        "framework_overhead_us": float(np.nanmean(parts["framework_overhead"])) / 1e3 if latency.size else None,
-        "attributed_us": mods[""].total_us,
-        "how": dict(HOW_TEXT),
-        "modules": [_row(m) for m in _tree_order(mods)],
-    }
+    return mods
 
 
 def _delegate_node_times(iid: int, matched: dict, qnn_nodes: dict, module_of: dict) -> tuple[dict[str, float], str]:
