@@ -68,7 +68,7 @@ def test_overlapping_slices_get_lanes_nested_ones_do_not():
 def test_perfetto_tracks_valid_and_labelled():
     tl = htp_timeline(read_optrace(OT), read_qhas(QH)).to_dict()
     notes = []
-    ev = htp_unit_events({"htp_timeline": tl}, notes)
+    ev = htp_unit_events(tl, notes)
     assert not validate({"traceEvents": ev}) and not notes
     names = [e["args"]["name"] for e in ev if e["name"] == "thread_name"]
     assert names == ["HMX (tid 256)", "HVX (tid 512)", "HVX (tid 514)"]
@@ -82,5 +82,5 @@ def test_perfetto_tracks_valid_and_labelled():
 
 def test_perfetto_tracks_left_out_without_clock():
     notes = []
-    assert htp_unit_events({"htp_timeline": htp_timeline(read_optrace(OT)).to_dict()}, notes) == []
+    assert htp_unit_events(htp_timeline(read_optrace(OT)).to_dict(), notes) == []
     assert notes and "no clock" in notes[0]

@@ -195,6 +195,12 @@ def _check_content(views: dict) -> None:
     assert "Traceback" not in "".join(views.values())
 
 
+def _check_width(got: dict, width: int) -> None:
+    for name, text in got.items():
+        wide = [ln for ln in text.split("\n") if cell_len(ln) > width]
+        assert not wide, (name, wide[:3])
+
+
 def _unbroken(text: str) -> str:
     """``text`` with its lines joined (a long name piped at COLUMNS=80 is wrapped, not cut)."""
     return "".join(text.split("\n"))
@@ -203,9 +209,7 @@ def _unbroken(text: str) -> str:
 def test_terminal_80_columns(expected_opids, views):
     out = ANSI.sub("", _run_pty(_env("80"), views))
     got = _views(out, views)
-    for name, text in got.items():
-        wide = [ln for ln in text.split("\n") if cell_len(ln) > 80]
-        assert not wide, (name, wide[:3])
+    _check_width(got, 80)
     _check_opids(got, expected_opids)
     _check_content(got)
     assert "…" in got["ops"]            # names shortened in the middle and the 60-row limit said
@@ -224,9 +228,7 @@ def test_piped_with_columns_wraps_and_cuts_nothing(expected_opids, views):
     out = _run_pipe(_env("80"), views)
     assert "\x1b[" not in out and "…" not in out
     got = _views(out, views)
-    for name, text in got.items():
-        wide = [ln for ln in text.split("\n") if cell_len(ln) > 80]
-        assert not wide, (name, wide[:3])
+    _check_width(got, 80)
     _check_opids(got, expected_opids)
     _check_content(got)
     assert BROKEN in _unbroken(got["collect"])

@@ -77,13 +77,16 @@ def sort_option(default: str, help: str):
     return click.option("--sort", type=click.Choice(SORT_KEYS), default=default, show_default=True, help=help)
 
 
-def etdump_inputs(f):
+def etdump_companions(f):
+    """--etrecord, --pte and --method: what joins an ETDump's runs to the program."""
     f = click.option("--method", help="Method the runs executed (default: the one that fits; when the ETDump "
                                       "holds runs of several methods, the one with most runs).")(f)
     f = click.option("--pte", type=str, help="The .pte program.")(f)
-    f = click.option("--etrecord", type=str, help="The ETRecord from export.")(f)
-    f = click.argument("etdump", type=str)(f)
-    return f
+    return click.option("--etrecord", type=str, help="The ETRecord from export.")(f)
+
+
+def etdump_inputs(f):
+    return click.argument("etdump", type=str)(etdump_companions(f))
 
 
 def load_profile(etdump, etrecord, pte, method, announce=True):
@@ -130,10 +133,7 @@ def qnn_view_options(f):
                      help="QNN optrace JSON (HMX/HVX per op). " + QNN_PIN_HELP)(f)
     f = click.option("--qhas", type=str, multiple=True,
                      help="QHAS JSON (*_qnn_htp_analysis_summary.json): utilisation, VTCM, DRAM. " + QNN_PIN_HELP)(f)
-    f = click.option("--method", help="Method the runs executed (default: the one that fits; when the ETDump "
-                                      "holds runs of several methods, the one with most runs).")(f)
-    f = click.option("--pte", type=str, help="The .pte program.")(f)
-    return click.option("--etrecord", type=str, help="The ETRecord from export.")(f)
+    return etdump_companions(f)
 
 
 def qnn_paths(qhas, optrace) -> list[str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import click
 
 from etscope.cli.common import (
-    QNN_PIN_HELP, echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, qnn_paths,
-    read_heap_file, read_runtrace_file, require_files, runtrace_option, sort_option,
+    echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, qnn_paths, read_heap_file,
+    read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
 )
 
 
@@ -67,15 +67,7 @@ def ops(etdump, etrecord, pte, method, as_json, limit, sort, by):
 
 
 @click.command()
-@click.argument("etdump", type=str, required=False)
-@click.option("--etrecord", type=str, help="The ETRecord from export.")
-@click.option("--pte", type=str, help="The .pte program (SoC from its QNN compile spec).")
-@click.option("--method", help="Method the runs executed (default: the one that fits).")
-@click.option("--qhas", type=str, multiple=True, help="QHAS JSON (*_qnn_htp_analysis_summary.json). " + QNN_PIN_HELP)
-@click.option("--optrace", type=str, multiple=True, help="optrace JSON (Chrome trace, cycles). " + QNN_PIN_HELP)
-@click.option("--qnn-csv", "qnn_csv", type=str,
-              help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")
-@runtrace_option
+@view_inputs
 @qnn_heap_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--top", type=click.IntRange(min=0),

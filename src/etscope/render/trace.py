@@ -23,7 +23,7 @@ def build_trace(view: TraceView) -> dict:
                      "args": {"sort_index": t.sort_index}})
     out.sort(key=lambda x: (x["tid"], x["ts"], -x["dur"]))
     notes = list(view.notes)
-    out += htp_unit_events({"htp_timeline": view.htp_timeline}, notes)   # optrace HMX/HVX/DMA tracks
+    out += htp_unit_events(view.htp_timeline, notes)   # optrace HMX/HVX/DMA tracks
     return {"traceEvents": meta + out, "displayTimeUnit": "ms",
             "otherData": {"schema": SCHEMA, "generator": "etscope", "inputs": dict(view.sources),
                           "time_unit": view.time_unit, "time_origin": view.time_origin, "runs": view.runs,

@@ -9,9 +9,9 @@ from __future__ import annotations
 UNITS_PID = 2
 
 
-def htp_unit_events(qnn: dict | None, notes: list[str]) -> list[dict]:
-    """Metadata and slice events for the trace; a line in ``notes`` when tracks are left out."""
-    tl = (qnn or {}).get("htp_timeline")
+def htp_unit_events(tl: dict | None, notes: list[str]) -> list[dict]:
+    """Metadata and slice events for the trace of ``tl`` (the QNN report's ``htp_timeline``); a line
+    in ``notes`` when tracks are left out."""
     if not tl or not tl.get("tracks"):
         return []
     mhz = tl.get("clock_mhz")
