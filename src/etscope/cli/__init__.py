@@ -39,6 +39,9 @@ def main():
     Give it an ETDump (and optionally the ETRecord and .pte) to see what contains what, what ran on
     which backend or fell back to the CPU, and every number in its true unit.
     """
+    from etscope.cli import process
+
+    process.tune()
 
 
 def _register() -> None:

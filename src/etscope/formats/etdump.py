@@ -15,6 +15,7 @@ import numpy as np
 
 from etscope.errors import FormatError
 from etscope.paths import open_input
+from etscope.formats import etdump_repeats
 from etscope.formats.flatbuf import MAX_STRING_BYTES_FACTOR, Buffer, TableSet, root_table
 
 IDENTIFIER = b"ED00"
@@ -324,8 +325,8 @@ class _Columns:
             if name != "run":
                 self.cols[name] = np.full(n, FILL[name], dtype=EVENT_COLUMNS[name])
 
-    def put(self, name: str, a: int, rows, values) -> None:
-        """Set ``name[a + rows] = values`` (rows: index array within the chunk, or None: all)."""
+    def put(self, name: str, dest, values) -> None:
+        """Set ``name[dest] = values`` (dest: a slice or event positions)."""
         vals = np.asarray(values)
         col = self.cols.get(name)
         if col is None:
@@ -338,10 +339,7 @@ class _Columns:
             if lo < np.iinfo(col.dtype).min or hi > np.iinfo(col.dtype).max:
                 dt = next(t for t in _NARROW if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)
                 col = self.cols[name] = col.astype(dt)
-        if rows is None:
-            col[a:a + vals.shape[0]] = vals
-        else:
-            col[a + rows] = vals
+        col[dest] = vals
 
     def finish(self, run: np.ndarray) -> dict[str, np.ndarray]:
         out = {}
@@ -364,24 +362,55 @@ def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "
     run = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
     firsts = np.cumsum(counts) - counts
     cols = _Columns(n)
+    template = (etdump_repeats.find_copies(buf, ev_start, counts, firsts, cols.cols["start"], cols.cols["end"],
+                                           release) if COPY_REPEATED_RUNS else np.full(len(counts), -1))
+    parsed = template < 0
+    if parsed.all():
+        todo = None     # every event, in order: chunks are slices
+        m = n
+    else:
+        todo = np.flatnonzero(np.repeat(parsed, counts))
+        m = len(todo)
     # bytes left to decode over all chunks: [strings, tensor dims]
     budget = [MAX_STRING_BYTES_FACTOR * buf.size + (1 << 20), _MAX_DECODED_FACTOR * buf.size + (1 << 20)]
-    for a in range(0, n, CHUNK_EVENTS):
-        b = min(n, a + CHUNK_EVENTS)
-        r = run[a:b]
-        elems = ev_start[r] + 4 * (np.arange(a, b, dtype=np.int64) - firsts[r])
+    done = n - m
+    for a in range(0, m, CHUNK_EVENTS):
+        b = min(m, a + CHUNK_EVENTS)
+        idx = np.arange(a, b, dtype=np.int64) if todo is None else todo[a:b]
+        dest = _as_slice(idx)
+        r = run[idx]
+        elems = ev_start[r] + 4 * (idx - firsts[r])
         ev_pos = buf.v_indirect(elems)
-        lo, hi = _read_chunk(buf, ev_pos, a, cols, table, budget, tensors)
+        lo, hi = _read_chunk(buf, ev_pos, dest, cols, table, budget, tensors)
         if release is not None:
             release(min(lo, int(elems.min())), max(hi, int(elems.max())))
         if progress is not None:
-            progress(b, n)
+            progress(done + b, n)
+    etdump_repeats.copy_events(cols.cols, template, firsts, counts)
+    if progress is not None and todo is not None:
+        progress(n, n)
     return cols.finish(run)
 
 
-def _read_chunk(buf: Buffer, ev_pos: np.ndarray, a: int, cols: _Columns, table: "_StringTable",
+COPY_REPEATED_RUNS = True   # False: parse every run (tests compare both ways)
+
+
+def _as_slice(idx: np.ndarray):
+    """A slice when ``idx`` is a run of consecutive positions (cheaper to assign), else ``idx``."""
+    if idx.size and int(idx[-1]) - int(idx[0]) == idx.size - 1:
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
+def _rows(dest, rows: np.ndarray) -> np.ndarray:
+    """Absolute event positions of the chunk's ``rows`` (``dest``: the chunk's slice or positions)."""
+    return dest.start + rows if isinstance(dest, slice) else dest[rows]
+
+
+def _read_chunk(buf: Buffer, ev_pos: np.ndarray, dest, cols: _Columns, table: "_StringTable",
                 budget: list[int], tensors: "_TensorRows | None" = None) -> tuple[int, int]:
-    """Read events ``a .. a + len(ev_pos)``; returns the byte range the chunk's tables lie in."""
+    """Read the events at ``ev_pos`` into positions ``dest`` (a slice or positions); returns the
+    byte range the chunk's tables lie in."""
     m = len(ev_pos)
     events = TableSet(buf, ev_pos)
     prof = events.table(_EV_PROFILE)
@@ -395,15 +424,12 @@ def _read_chunk(buf: Buffer, ev_pos: np.ndarray, a: int, cols: _Columns, table: 
     kind = np.zeros(m, dtype=np.uint8)
     kind[is_alloc] = ALLOCATION
     kind[is_debug] = DEBUG
-    cols.cols["kind"][a:a + m] = kind
+    cols.cols["kind"][dest] = kind
     lo, hi = int(ev_pos.min()), int(ev_pos.max())
     all_prof = bool(is_prof.all())
 
     def put(name, mask, values):
-        if mask is None:
-            cols.put(name, a, None, values)
-        else:
-            cols.put(name, a, np.nonzero(mask)[0], values)
+        cols.put(name, dest if mask is None else _rows(dest, np.nonzero(mask)[0]), values)
 
     if is_prof.any():
         p = prof if all_prof else prof[is_prof]
@@ -442,7 +468,7 @@ def _read_chunk(buf: Buffer, ev_pos: np.ndarray, a: int, cols: _Columns, table: 
         for k, v in dcols.items():
             put(k, is_debug, v)
         if tensors is not None:
-            tensors.add(buf, values, a + np.flatnonzero(is_debug), budget)
+            tensors.add(buf, values, _rows(dest, np.flatnonzero(is_debug)), budget)
     return lo, hi + 64
 
 

@@ -135,16 +135,18 @@ class Buffer:
         residue = pos & (n - 1)
         first = int(residue[0])
         if first == 0 and not residue.any():
-            return self._typed(kind, 0)[pos >> shift]
+            return self.typed(kind, 0)[pos >> shift]
         if (residue == first).all():
-            return self._typed(kind, first)[(pos - first) >> shift]
+            return self.typed(kind, first)[(pos - first) >> shift]
         out = np.empty(pos.shape, dtype=_NP[kind])
         for r in unique(residue):
             m = residue == r
-            out[m] = self._typed(kind, int(r))[(pos[m] - r) >> shift]
+            out[m] = self.typed(kind, int(r))[(pos[m] - r) >> shift]
         return out
 
-    def _typed(self, kind: str, residue: int) -> np.ndarray:
+    def typed(self, kind: str, residue: int = 0) -> np.ndarray:
+        """The buffer from byte ``residue`` on as an array of ``kind`` (cached; the tail that does
+        not fill one element is left out)."""
         key = (kind, residue)
         view = self._views.get(key)
         if view is None:
@@ -333,7 +335,7 @@ class Buffer:
         r = pos & 3
         r0 = int(r[0])
         if (r == r0).all() and int(pos.max()) + 4 * words <= self.size and words <= len(_HASH_MULT):
-            view = self._typed("u32", r0)
+            view = self.typed("u32", r0)
             base = (pos - r0) >> 2
             W = np.empty((pos.size, words), dtype=np.uint32)
             h = np.zeros(pos.size, dtype=np.uint64)
@@ -482,7 +484,7 @@ class TableSet:
                 r0 = int(r[0])
                 if n == 1 or (r == r0).all():
                     shift = n.bit_length() - 1
-                    return self.buf._typed(kind, r0)[(pos - r0) >> shift] if n > 1 else \
+                    return self.buf.typed(kind, r0)[(pos - r0) >> shift] if n > 1 else \
                         self.buf.u8[pos].view(_NP[kind])
             return self.buf.v_read(kind, pos)
         out = np.full(pos.shape, default, dtype=_NP[kind])

@@ -228,10 +228,12 @@ def _partition_series(profile: P.Profile, iid: int, slices: list[slice]) -> QnnS
 
 def _fill_roots(roots: dict, profile: P.Profile, run, code, value, rm: np.ndarray) -> None:
     """Top-level events ``rm`` (the last copy of each name per run) into ``roots``, grouped by name
-    with one sort (a scan per root name was names x events)."""
+    with one sort (a scan per root name was names x events), in the order they were first logged
+    (string codes follow how the file was read, not the events)."""
     order = rm[np.argsort(code[rm], kind="stable")]
     cuts = np.flatnonzero(np.diff(code[order])) + 1
-    for grp in np.split(order, cuts) if order.size else []:
+    groups = np.split(order, cuts) if order.size else []
+    for grp in sorted(groups, key=lambda g: int(g[0])):
         arr = roots.setdefault(root_key(profile.strings[int(code[grp[0]])]), np.full(profile.n_runs, np.nan))
         arr[run[grp]] = value[grp]
 

@@ -1,0 +1,31 @@
+"""What the etscope command sets for its own process before a command runs (a library user's
+process is left alone).
+
+- glibc's allocator gives large freed blocks back to the kernel at once, so each of the many
+  temporary columns of a big file (a few MB each) comes back as fresh zeroed pages: on 10M events
+  that was 600k page faults and more system time than the reading itself. Keeping freed memory
+  (trim threshold), growing the heap in larger steps (top pad) and serving blocks up to 32 MB
+  from the heap remove most of them; peak memory does not change (measured in BENCHMARKS.md).
+- OpenBLAS starts a thread per core when numpy is imported; etscope does no linear algebra worth
+  threads, and on a busy machine those threads cost CPU time at every start.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
+
+
+def tune() -> None:
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt      # glibc; musl has none (AttributeError)
+    except (OSError, AttributeError):
+        return
+    for param, value in ((_M_TRIM_THRESHOLD, 256 << 20), (_M_TOP_PAD, 64 << 20), (_M_MMAP_THRESHOLD, 32 << 20)):
+        mallopt(param, value)

@@ -1,0 +1,218 @@
+"""Runs that repeat an earlier run byte for byte, times aside: copied instead of parsed.
+
+A static graph logs the same events in every run, and ExecuTorch writes each run's events again,
+names and delegate strings included, so a later run's bytes usually equal an earlier run's shifted
+by the distance between them, except the start/end times. Every FlatBuffer reference is relative
+(uoffsets to tables, strings and vectors; soffsets to vtables), so when every byte the earlier
+run's parse read is identical at the shifted place, parsing the later run would give the same
+events: that is checked with one contiguous comparison of the two byte ranges, and the run's
+events are then copied from the earlier run, with only their start/end times read.
+
+Nothing here trusts the file: a run is copied only after the comparison, any difference outside
+the time fields sends it to the ordinary reader, and the bytes compared over the whole file are
+capped (twice the file) so a crafted file cannot make the comparisons quadratic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from etscope.errors import FormatError
+from etscope.formats.flatbuf import Buffer, TableSet
+
+# Field slots, in schema order (etdump_schema_flatcc.fbs).
+_EV_PROFILE, _EV_ALLOCATION, _EV_DEBUG = 0, 1, 2
+_PE_NAME, _PE_DID_STR, _PE_META, _PE_START, _PE_END = 0, 4, 5, 6, 7
+
+TEMPLATES_PER_COUNT = 4       # earlier runs of one event count a run is compared with
+_MAX_SPAN_PER_EVENT = 1024    # bytes; ExecuTorch writes ~70 per profiling event
+_MAX_SPAN_EXTRA = 1 << 16
+
+
+@dataclass
+class _Layout:
+    """Where a parsed run's bytes lie, as int32 words from ``lo``: what must repeat, what may not."""
+
+    run: int
+    lo: int                     # first byte read (absolute, 4-aligned)
+    words: np.ndarray           # int32: the bytes of [lo, hi), zero padded to a whole word
+    must: np.ndarray            # int32: all ones on the bits that must repeat, 0 elsewhere
+    start_words: np.ndarray     # per event with a start time: its word (the low half) from lo
+    end_words: np.ndarray
+    start_events: np.ndarray    # the events that have one
+    end_events: np.ndarray
+    vt_words: np.ndarray        # the Event and ProfileEvent tables' words (their vtable offsets)
+    vt_offsets: np.ndarray      # int64: the template's offsets (table - vtable)
+    vt_inside: np.ndarray       # bool: that vtable lies in [lo, hi) (so a copy may use its copy)
+
+
+def _extent(lo: int, hi: int, start: np.ndarray, stop: np.ndarray) -> tuple[int, int]:
+    if start.size:
+        lo, hi = min(lo, int(start.min())), max(hi, int(stop.max()))
+    return lo, hi
+
+
+def _layout(buf: Buffer, run: int, vec_start: int, count: int) -> _Layout | None:
+    """The layout of a run made only of profiling events, or None (another kind of event, many
+    vtables, unaligned tables, a range far larger than its events need, or anything the ordinary
+    reader will report)."""
+    try:
+        events = TableSet(buf, buf.v_indirect(vec_start + 4 * np.arange(count, dtype=np.int64)))
+        if events.vts is None:
+            return None
+        prof = events.table(_EV_PROFILE)
+        if not (prof > 0).all() or (events.field(_EV_ALLOCATION) > 0).any() or (events.field(_EV_DEBUG) > 0).any():
+            return None
+        ts = TableSet(buf, prof)
+        if ts.vts is None:
+            return None
+        lo, hi = vec_start - 4, vec_start + 4 * count
+        for tables in (events, ts):
+            sizes = np.asarray(tables.t_size, dtype=np.int64)[tables.inv]
+            lo, hi = _extent(lo, hi, tables.tables, tables.tables + sizes)
+        for slot in (_PE_NAME, _PE_DID_STR, _PE_META):
+            start, length = ts.vector(slot, 1)
+            has = start > 0
+            lo, hi = _extent(lo, hi, start[has] - 4, start[has] + length[has])
+        start_pos, end_pos = ts.field(_PE_START), ts.field(_PE_END)
+    except FormatError:
+        return None
+    n_words = (hi - lo + 3) // 4
+    if hi - lo > _MAX_SPAN_PER_EVENT * count + _MAX_SPAN_EXTRA or lo % 4 or lo + 4 * n_words > buf.size:
+        return None
+    tables = np.concatenate([events.tables, ts.tables])
+    times = [pos[pos > 0] - lo for pos in (start_pos, end_pos)]
+    if any((t % 4).any() for t in times) or ((tables - lo) % 4).any():
+        return None
+    words = np.zeros(n_words * 4, dtype=np.uint8)
+    words[:hi - lo] = buf.u8[lo:hi]
+    must = np.zeros(n_words, dtype=np.int32)
+    must[:(hi - lo) // 4] = -1
+    if (hi - lo) % 4:
+        must[-1] = (1 << (8 * ((hi - lo) % 4))) - 1      # little endian: the low bytes are in range
+    for t in times:
+        must[t // 4] = must[t // 4 + 1] = 0
+    # Vtables are often shared by all runs (flatcc writes each distinct vtable once), so a table's
+    # offset to its vtable changes from run to run: it is checked on its own (it must lead to the
+    # same vtable, or to the shifted copy of one inside the compared range).
+    vt_words = (tables - lo) // 4
+    must[vt_words] = 0
+    vtables = np.concatenate([events.vts[events.inv], ts.vts[ts.inv]])
+    vt_end = vtables + np.maximum(4, np.concatenate([np.asarray(events.vt_size, np.int64)[events.inv],
+                                                     np.asarray(ts.vt_size, np.int64)[ts.inv]]))
+    inside = (vtables >= lo) & (vt_end <= hi)
+    return _Layout(run, lo, words.view("<i4"), must, times[0] // 4, times[1] // 4,
+                   np.flatnonzero(start_pos > 0), np.flatnonzero(end_pos > 0),
+                   vt_words, tables - vtables, inside)
+
+
+def find_copies(buf: Buffer, vec_start: np.ndarray, counts: np.ndarray, firsts: np.ndarray,
+                start_col: np.ndarray, end_col: np.ndarray, release=None) -> np.ndarray:
+    """For each run, the earlier run it repeats (-1: to be parsed). The start/end times of the
+    repeating runs are written into ``start_col``/``end_col`` as they are compared (their pages
+    are read once); ``release(lo, hi)`` drops a compared range's pages.
+
+    The first run of each event count becomes a template and every later run of that count is
+    compared with it at once; runs that differ are tried against the next template (up to
+    TEMPLATES_PER_COUNT per count, MAX_TEMPLATES in all), and are parsed when none fits."""
+    template = np.full(len(counts), -1, dtype=np.int64)
+    waiting = counts > 0
+    made: dict[int, int] = {}
+    budget = [_BUDGET_FACTOR * buf.size + (1 << 20)]
+    for _ in range(MAX_TEMPLATES):
+        pending = np.flatnonzero(waiting)
+        if pending.size == 0:
+            break
+        r = int(pending[0])
+        count = int(counts[r])
+        waiting[r] = False
+        same = pending[1:][counts[pending[1:]] == count]
+        made[count] = made.get(count, 0) + 1
+        if made[count] >= TEMPLATES_PER_COUNT:
+            waiting[same] = False        # no template after this one: the rest are parsed
+        lay = _layout(buf, r, int(vec_start[r]), count) if same.size else None
+        if lay is None:
+            continue
+        shifts = vec_start[same] - vec_start[r]
+        ok = _compare(buf, lay, same, shifts, firsts, (start_col, end_col), budget, release)
+        template[same[ok]] = r
+        waiting[same[ok]] = False
+    return template
+
+
+MAX_TEMPLATES = 256
+_BUDGET_FACTOR = 4              # bytes compared, over the whole file, per byte of the file
+_BLOCK_BYTES = 4 << 20          # rows compared at a time
+
+
+def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, firsts: np.ndarray,
+             time_cols: tuple[np.ndarray, np.ndarray], budget: list[int], release=None) -> np.ndarray:
+    """Which shifted copies of ``lay`` repeat it; their times go to ``time_cols`` (start, end).
+    Each block's pages are dropped once compared (``release``)."""
+    span = 4 * lay.words.size
+    ok = (shifts % 4 == 0) & (lay.lo + shifts > 0) & (lay.lo + shifts + span <= buf.size)  # 0 means absent
+    ok &= np.cumsum(ok) <= max(0, budget[0] // span)
+    budget[0] -= span * int(ok.sum())
+    idx = np.flatnonzero(ok)
+    if idx.size == 0:
+        return ok
+    # The rows as one strided int32 view per stretch of evenly stepping shifts.
+    order = idx[np.argsort(shifts[idx], kind="stable")]
+    sh = shifts[order]
+    cuts = np.flatnonzero(np.diff(np.diff(sh))) + 2 if sh.size > 2 else np.zeros(0, np.int64)
+    base = buf.typed("i32")
+    rows = max(1, _BLOCK_BYTES // span)
+    for a0, b0 in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [sh.size]])):
+        step = int(sh[a0 + 1] - sh[a0]) if b0 - a0 > 1 else 0
+        for a in range(int(a0), int(b0), rows):
+            b = min(int(b0), a + rows)
+            view = np.lib.stride_tricks.as_strided(base[(lay.lo + int(sh[a])) // 4:], (b - a, lay.words.size),
+                                                   (step, 4), writeable=False)
+            sel = order[a:b]
+            ok[sel] = same = _block_repeats(lay, view, sh[a:b])
+            dest = firsts[runs[sel[same]]][:, None]
+            for col, words, events in zip(time_cols, (lay.start_words, lay.end_words),
+                                          (lay.start_events, lay.end_events)):
+                if events.size:
+                    pair = view[:, np.stack([words, words + 1], axis=1)]     # rows x events x (low, high)
+                    pair = np.ascontiguousarray(pair if same.all() else pair[same])
+                    col[(dest + events).reshape(-1)] = pair.view("<u8").reshape(-1)
+            if release is not None:
+                release(lay.lo + int(sh[a]), lay.lo + int(sh[b - 1]) + span)
+    return ok
+
+
+def _block_repeats(lay: _Layout, view: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    """Rows of ``view`` (shifted by ``shifts``) equal to the template on every bit that must
+    repeat, whose tables lead to the template's vtables."""
+    diff = np.subtract(view, lay.words)        # int32, wraps
+    diff &= lay.must
+    same = ~diff.any(axis=1)
+    got = view[:, lay.vt_words].astype(np.int64)
+    moved = got == lay.vt_offsets + shifts[:, None]            # the same vtable, further away
+    copied = (got == lay.vt_offsets) & lay.vt_inside           # the shifted copy of the vtable
+    return same & (moved | copied).all(axis=1)
+
+
+def copy_events(columns: dict[str, np.ndarray], template: np.ndarray, firsts: np.ndarray,
+                counts: np.ndarray, skip: tuple[str, ...] = ("start", "end"),
+                block_events: int = 1 << 20) -> None:
+    """Fill the events of each repeating run with its template's (all ``columns`` but ``skip``)."""
+    copied = np.flatnonzero(template >= 0)
+    if copied.size == 0:
+        return
+    order = copied[np.argsort(template[copied], kind="stable")]
+    bounds = np.flatnonzero(np.diff(template[order])) + 1
+    for group in np.split(order, bounds):
+        t = int(template[group[0]])
+        n = int(counts[t])
+        src = slice(int(firsts[t]), int(firsts[t]) + n)
+        step = max(1, block_events // n)
+        within = np.arange(n, dtype=np.int64)
+        for b in range(0, len(group), step):
+            runs = group[b:b + step]
+            dest = (firsts[runs][:, None] + within).reshape(-1)
+            for name, col in columns.items():
+                if name not in skip:
+                    col[dest] = np.tile(col[src], len(runs))
