@@ -155,6 +155,7 @@ class NotebookProfile:
         """One line: file, method, runs, instructions by placement, p50 latency."""
         import numpy as np
 
+        from etscope.arrays import median
         from etscope.units import fmt_ms
 
         p = self.profile
@@ -163,7 +164,7 @@ class NotebookProfile:
             kinds[ins.backend] = kinds.get(ins.backend, 0) + 1
         lat = np.asarray(p.runs["latency_ns"], dtype=float)
         lat = lat[np.isfinite(lat)]
-        p50 = f"; Method::execute p50 {fmt_ms(float(np.median(lat)) / 1e6)}" if lat.size else ""
+        p50 = f"; Method::execute p50 {fmt_ms(float(median(lat)) / 1e6)}" if lat.size else ""
         return (f"<etscope profile {p.sources.get('etdump') or 'ETDump'}: method {p.method}, {p.n_runs} run(s), "
                 f"{len(p.instructions)} instruction(s) ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})"
                 f"{p50}; .ops() .qnn() .llm() .modules() .diff(new) .report(path)>")

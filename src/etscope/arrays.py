@@ -45,3 +45,40 @@ def unique_inverse(a, max_range: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]
     where = np.flatnonzero(present)
     code = np.cumsum(present, dtype=np.int64) - 1
     return (where + lo).astype(a.dtype), code[off]
+
+
+def median(a, axis: int | None = None):
+    """``np.median(a, axis)`` with the same result to the bit, without importing ``numpy.ma``
+    (~8 ms: np.median's NaN check asks whether its data is a masked array).
+
+    The same partition around the middle, the same ``np.mean`` of the middle one or two values,
+    and NaN wherever the data holds a NaN (np.median puts NaNs last: the largest value tells).
+    An empty input goes to np.median itself (its warning and NaN)."""
+    a = np.asarray(a)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = axis % max(a.ndim, 1)
+    n = a.shape[axis] if a.ndim else 1
+    if a.size == 0 or a.ndim == 0 or a.dtype.kind not in "biuf":
+        return np.median(a, axis=axis)
+    half = n // 2
+    middle = [half - 1, half] if n % 2 == 0 else [half]
+    inexact = a.dtype.kind == "f"
+    part = np.partition(a, middle + [n - 1] if inexact else middle, axis=axis)
+    out = np.mean(np.take(part, range(middle[0], middle[-1] + 1), axis=axis), axis=axis)
+    if inexact:
+        last = np.take(part, n - 1, axis=axis)
+        nan = np.isnan(last)
+        if np.ndim(out) == 0:
+            return last if nan else out
+        if nan.any():
+            out[nan] = last[nan]
+    return out
+
+
+def nanmedian(a):
+    """``np.nanmedian`` of a 1-D array, to the bit, without importing ``numpy.ma`` (which
+    np.nanmedian uses on small arrays): the median of the values that are not NaN."""
+    a = np.asarray(a).reshape(-1)
+    kept = a[~np.isnan(a)] if a.dtype.kind == "f" else a
+    return median(kept) if kept.size else np.nanmedian(a)

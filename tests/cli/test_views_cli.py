@@ -122,3 +122,17 @@ def test_importing_the_cli_stays_light():
             "'pyarrow', 'playwright') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
     assert out == "[]"
+
+
+def test_summary_of_a_cpu_program_loads_only_what_it_uses():
+    """The 1000-run budget of issue 20: no QNN package, numpy.ma, renderers or table libraries for
+    `summary --json` of a program without QNN partitions."""
+    code = ("import sys; from etscope.cli import main\n"
+            "sys.argv = ['etscope', 'summary', '--json', sys.argv[1]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "heavy = ('numpy.ma', 'etscope.analysis.qnn.report', 'etscope.analysis.qnn.partition', 'rich', "
+            "'pandas', 'pyarrow', 'duckdb', 'jinja2')\n"
+            "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, str(REAL / "gen_llama.etdump")],
+                          capture_output=True, text=True)
+    assert proc.stderr.strip().splitlines()[-1] == "[]"

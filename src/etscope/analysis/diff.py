@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from etscope.arrays import median, nanmedian
 from etscope import profile as P
 from etscope import units
 from etscope.analysis import diff_noise, diff_placement
@@ -42,7 +43,7 @@ def bootstrap_medians(values: np.ndarray, resamples: int, rng: np.random.Generat
     rows = max(1, BOOTSTRAP_CHUNK_VALUES // max(n, 1))
     for start in range(0, resamples, rows):
         k = min(rows, resamples - start)
-        out[start:start + k] = np.median(values[rng.integers(0, n, (k, n))], axis=1)
+        out[start:start + k] = median(values[rng.integers(0, n, (k, n))], axis=1)
     return out
 
 
@@ -53,7 +54,7 @@ def bootstrap_median_ratio(base: np.ndarray, new: np.ndarray, resamples: int = B
     new = new[~np.isnan(new)]
     if base.size == 0 or new.size == 0:
         return float("nan"), float("nan"), float("nan")
-    point = np.median(new) / np.median(base) - 1 if np.median(base) else float("nan")
+    point = median(new) / median(base) - 1 if median(base) else float("nan")
     if base.size < 2 or new.size < 2:       # one run has no spread to resample: no interval
         return float(point * 100), float("nan"), float("nan")
     rng = np.random.default_rng(seed)
@@ -94,11 +95,11 @@ def session_interval(base: list[np.ndarray], new: list[np.ndarray], prior_sd: fl
     base, new = [s for s in base if s.size], [s for s in new if s.size]
     if not base or not new or len(base) + len(new) + prior_df < 3:
         return float("nan"), float("nan"), float("nan")
-    pb, pn = np.median(np.concatenate(base)), np.median(np.concatenate(new))
+    pb, pn = median(np.concatenate(base)), median(np.concatenate(new))
     if not (pb > 0 and pn > 0):
         return float("nan"), float("nan"), float("nan")
-    lb = np.log([np.median(s) for s in base])
-    ln = np.log([np.median(s) for s in new])
+    lb = np.log([median(s) for s in base])
+    ln = np.log([median(s) for s in new])
     df = len(lb) + len(ln) - 2
     ss = float(((lb - lb.mean()) ** 2).sum() + ((ln - ln.mean()) ** 2).sum())
     ss, df = ss + prior_df * prior_sd ** 2, df + prior_df
@@ -245,7 +246,7 @@ def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: floa
                f"one session per side, so the interval holds run-to-run noise only: a change is called only "
                f"beyond the between-session allowance (±{allowance:g}%, as a ratio) or when localised")
     significant = bool(np.isfinite(lo) and (lo > 0 or hi < 0) and abs(change) >= min_effect_pct)
-    base_p50 = float(np.nanmedian(lb)) if lb.size else None
+    base_p50 = float(nanmedian(lb)) if lb.size else None
     shifts = diff_noise.op_shifts(samples_b, samples_n, base_p50 or 0.0, mann_whitney_p)
     program = diff_noise.program_identity(base, new, samples_b, samples_n)
     session_noise = None
@@ -256,7 +257,7 @@ def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: floa
         session_noise = diff_noise.judge_one_session_each(change, lo, hi, shifts, allowance)
         verdict = session_noise["verdict"]
     latency = {"base_p50_ms": base_p50,
-               "new_p50_ms": float(np.nanmedian(ln)) if ln.size else None,
+               "new_p50_ms": float(nanmedian(ln)) if ln.size else None,
                "change_pct": change, "ci_pct": [lo, hi], "base_runs": int(lb.size), "new_runs": int(ln.size),
                "base_sessions": len(bases), "new_sessions": len(news),
                "warmup_runs_dropped": {"base": [x[1] for x in sb], "new": [x[1] for x in sn]},
@@ -403,7 +404,7 @@ def _op_changes(a: dict, b: dict, min_effect_pct: float) -> list[dict]:
 def _p50(v) -> float | None:
     v = np.asarray(v, dtype=np.float64)
     v = v[~np.isnan(v)]
-    return float(np.median(v)) if v.size else None
+    return float(median(v)) if v.size else None
 
 
 def _qnn_changes(base: P.Profile, new: P.Profile) -> list[dict] | None:

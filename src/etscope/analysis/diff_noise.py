@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from etscope.arrays import median
 from etscope import units
 
 # Two sessions of one program: the ratio of their p50 latencies stayed within x(1 + this/100) in
@@ -53,14 +54,14 @@ def op_shifts(samples_base: dict, samples_new: dict, base_latency_ms: float, p_v
         a, b = x["values"][np.isfinite(x["values"])], y["values"][np.isfinite(y["values"])]
         if a.size == 0 or b.size == 0:
             continue
-        pa, pb = float(np.median(a)), float(np.median(b))
+        pa, pb = float(median(a)), float(median(b))
         share = pa / units.ms_to_ns(base_latency_ms) if base_latency_ms else 0.0
         if pa <= 0 or pb <= 0 or share < SUBSTANTIAL_SHARE:
             continue
         rows.append({"name": x["name"], "placement": x["placement"], "base_p50_ns": pa, "new_p50_ns": pb,
                      "ratio": pb / pa, "share_of_base": share, "p_value": p_value(a, b)})
     if rows:
-        common = float(np.median([math.log(r["ratio"]) for r in rows]))
+        common = float(median([math.log(r["ratio"]) for r in rows]))
         for r in rows:
             r["vs_common"] = math.exp(math.log(r["ratio"]) - common)
     return rows

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from etscope.arrays import median
 from etscope.units import fmt_us
 
 METHOD = "Method::execute"
@@ -85,7 +86,7 @@ class Nesting:
 
 def _p50(a: np.ndarray) -> float | None:
     a = a[~np.isnan(a)]
-    return float(np.median(a)) if a.size else None
+    return float(median(a)) if a.size else None
 
 
 def nesting(levels: list[tuple[str, np.ndarray]], cycles: np.ndarray | None = None,

@@ -14,7 +14,7 @@ from etscope import profile as P
 from etscope import units
 from etscope.analysis.memo import per_profile
 from etscope.analysis.stats import describe, grouped
-from etscope.arrays import unique, unique_inverse
+from etscope.arrays import median, unique, unique_inverse
 
 
 def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
@@ -87,12 +87,12 @@ def breakdown(profile: P.Profile) -> list[dict]:
         rows.append({"kind": "delegate", "backend": b,
                      "calls_per_run": float(parts[f"calls:{b}"][ok].mean()) if ok.any() else 0.0,
                      "mean_ms": _ms(d.mean()) if ok.any() else 0.0,
-                     "p50_ms": _ms(np.median(d)) if ok.any() else 0.0,
+                     "p50_ms": _ms(median(d)) if ok.any() else 0.0,
                      "share": float(d.mean() / mean_lat) if ok.any() and mean_lat else 0.0})
     for kind in ("cpu_ops", "framework_overhead"):
         d = parts[kind][ok]
         row = {"kind": kind, "mean_ms": _ms(d.mean()) if ok.any() else 0.0,
-               "p50_ms": _ms(np.median(d)) if ok.any() else 0.0,
+               "p50_ms": _ms(median(d)) if ok.any() else 0.0,
                "share": float(d.mean() / mean_lat) if ok.any() and mean_lat else 0.0}
         if kind == "cpu_ops":
             row["calls_per_run"] = float(parts["calls:cpu"][ok].mean()) if ok.any() else 0.0

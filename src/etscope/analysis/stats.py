@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import median
+
 
 def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None) -> dict[str, np.ndarray]:
     """Statistics of ``values`` per group id (0..n_groups-1). Empty groups give NaN (count 0)."""
@@ -80,7 +82,7 @@ def leading_warmup(latency: np.ndarray) -> int:
     while n < cap:
         rest = lat[n + 1:]
         rest = rest[np.isfinite(rest)]
-        if rest.size == 0 or not (lat[n] > WARMUP_FACTOR * np.median(rest)):
+        if rest.size == 0 or not (lat[n] > WARMUP_FACTOR * median(rest)):
             break
         n += 1
     return n

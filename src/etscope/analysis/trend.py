@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from etscope.arrays import median
 from etscope.analysis.diff import t975
 from etscope.analysis.diff_noise import SUBSTANTIAL_SHARE
 from etscope.analysis.stats import leading_warmup, t_two_sided_p
@@ -120,8 +121,8 @@ def session_p50s(file_hash: np.ndarray, execute: np.ndarray, latency_ms: np.ndar
         x = lat[lo:hi]
         x = x[np.isfinite(x)]
         x = x[leading_warmup(x):]
-        if x.size and np.median(x) > 0:
-            out[str(fh[lo])] = (float(np.median(x)), int(x.size))
+        if x.size and median(x) > 0:
+            out[str(fh[lo])] = (float(median(x)), int(x.size))
     return out
 
 
@@ -308,7 +309,7 @@ def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str],
         sel = ok & (label == lab)
         fs, vals = f_s[sel], ms[sel]
         first = [v / sessions[f][0] for f, v in zip(fs, vals) if build_of_file[f] == 0]
-        if first and float(np.median(first)) >= SUBSTANTIAL_SHARE:
+        if first and float(median(first)) >= SUBSTANTIAL_SHARE:
             candidates[lab] = (np.array([build_of_file[f] for f in fs]), np.log(vals), placement[sel][0])
     m = possible_tests(len(builds)) * max(1, len(candidates))
     out = []

@@ -109,7 +109,7 @@ def _some_id_of_both_kinds(profile: Profile) -> bool:
 
     delegate = unique_chunked(lambda sl: ids(sl, True), len(role))
     cpu = unique_chunked(lambda sl: ids(sl, False), len(role))
-    return bool(np.intersect1d(delegate, cpu).size)
+    return bool(np.intersect1d(delegate, cpu, assume_unique=True).size)   # both sorted distinct already
 
 
 def _instruction_sets(profile: Profile) -> tuple[np.ndarray, list[np.ndarray]]:

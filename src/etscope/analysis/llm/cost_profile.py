@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import median
+
 MIN_OPS_FOR_COST_SPLIT = 8   # instructions with >= 1 µs median needed to split by cost
 MIN_OP_NS = 1000.0
 SENSITIVE_LOG2 = 1.0         # an instruction "costs several times" more or less: >= 2x (after centring)
@@ -80,10 +82,10 @@ def cost_split(T: np.ndarray, timed: np.ndarray | None = None) -> dict | None:
         return None
     group, ops, score = found
     pre = group if direction > 0 else ~group
-    strength = np.median(R[pre][:, ops], axis=0) - np.median(R[~pre][:, ops], axis=0)
+    strength = median(R[pre][:, ops], axis=0) - median(R[~pre][:, ops], axis=0)
     order = np.argsort(-strength, kind="stable")
     return {"prefill": pre, "ops": cols[ops][order], "strength_log2": strength[order], "score": score,
-            "gap_log2": float(np.median(strength)),
+            "gap_log2": float(median(strength)),
             "found_from": "costlier runs" if direction > 0 else "cheaper runs"}
 
 
@@ -185,7 +187,7 @@ def _evidence_log2(R: np.ndarray, group: np.ndarray, ops: np.ndarray, direction:
     """How far the group is off in its pattern, as measured (no level taken out): the sum over
     the pattern's instructions of log2(group / others) in ``direction``, each counted up to 8x
     (a contention spike can make one instruction 50x slower; tokens make many several times)."""
-    off = direction * (R[group][:, ops].mean(axis=0) - np.median(R[~group][:, ops], axis=0))
+    off = direction * (R[group][:, ops].mean(axis=0) - median(R[~group][:, ops], axis=0))
     return float(np.clip(off, 0.0, 3.0).sum())
 
 
@@ -209,12 +211,12 @@ def _in_one_stretch(ops: np.ndarray, tm: np.ndarray) -> bool:
 
 def _nanmedian_cols(T: np.ndarray) -> np.ndarray:
     if not np.isnan(T).any():
-        return np.median(T, axis=0)
+        return median(T, axis=0)
     out = np.full(T.shape[1], np.nan)
     for j in range(T.shape[1]):
         col = T[:, j]
         col = col[~np.isnan(col)]
         if col.size:
-            out[j] = np.median(col)
+            out[j] = median(col)
     return out
 

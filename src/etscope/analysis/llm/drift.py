@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import median
 from etscope.analysis.stats import leading_warmup
 
 # A finding is stated only when the data carry it (issue: three values once made a "fact"):
@@ -21,7 +22,7 @@ def warmup_runs(runs: np.ndarray, latency: np.ndarray, name: str) -> tuple[list[
     for i in range(leading_warmup(lat)):
         rest = lat[i + 1:]
         rest = rest[np.isfinite(rest)]
-        med = float(np.median(rest))
+        med = float(median(rest))
         q25, q75 = (float(v) for v in np.percentile(rest, [25, 75]))
         out.append(int(runs[i]))
         notes.append({"run": int(runs[i]), "phase": name, "latency_ms": float(lat[i]),
@@ -81,7 +82,7 @@ def decode_drift(assign, names, warm, latency, steps, positions, decode) -> dict
     inv = inv.reshape(-1)
     order = np.argsort(inv, kind="stable")
     bounds = np.searchsorted(inv[order], np.arange(len(ux) + 1))
-    med = np.array([np.median(y[order[bounds[j]:bounds[j + 1]]]) for j in range(len(ux))])
+    med = np.array([median(y[order[bounds[j]:bounds[j + 1]]]) for j in range(len(ux))])
     cnt = np.diff(bounds)
     by = [[int(v), int(c), float(m)] for v, c, m in zip(ux, cnt, med)]
     # Least squares on the per-position medians (weighted by runs): robust to noisy single runs.
@@ -112,7 +113,7 @@ def decode_drift(assign, names, warm, latency, steps, positions, decode) -> dict
 def first_decode(first: np.ndarray, others: np.ndarray) -> dict:
     """The first decodes after a prefill against the other decodes: is it slower, and how surely."""
     q25, q50, q75 = (float(v) for v in np.percentile(others, [25, 50, 75]))
-    f50 = float(np.median(first))
+    f50 = float(median(first))
     slower = int((first > q75).sum())
     n = int(first.size)
     holds = bool(n >= FIRST_DECODE_MIN_INSTANCES and slower >= FIRST_DECODE_MIN_SHARE * n and f50 - q50 > q75 - q25)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import median
 from etscope.analysis.llm.cost_profile import CLOCK_CPU, CLOCK_DELEGATE, CLOCK_NONE, cost_split
 from etscope.analysis.llm.runs import stack
 from etscope.hashing import mix64
@@ -234,7 +235,7 @@ def _costlier(hi: int, lat: list[float], cycles: list[float]) -> bool:
 def _cycles_p50(files, file_of, local, inv) -> list[float]:
     """Per group (0, 1): median over its runs of the cycles logged inside delegate calls per run."""
     per_run = np.array([files[int(f)].delegate_cycles[int(r)] for f, r in zip(file_of, local)], dtype=np.float64)
-    return [float(np.median(per_run[inv == i])) if (inv == i).any() else 0.0 for i in range(2)]
+    return [float(median(per_run[inv == i])) if (inv == i).any() else 0.0 for i in range(2)]
 
 
 def _fitting_method(files, file_of, local, runs) -> str | None:

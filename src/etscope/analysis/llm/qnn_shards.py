@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import median
 from etscope import units
 from etscope.analysis import qnn as qnn_analysis
 
@@ -109,7 +110,7 @@ def _stats(per_run: dict[str, np.ndarray], tokens_per_run) -> dict:
     out = {}
     for k, v in per_run.items():
         ok = v[np.isfinite(v)]
-        out[k] = {"mean": float(ok.mean()), "p50": float(np.median(ok)), "runs": int(ok.size)} if ok.size else None
+        out[k] = {"mean": float(ok.mean()), "p50": float(median(ok)), "runs": int(ok.size)} if ok.size else None
     cyc, call, ovh = out["accel_cycles"], out["delegate_call_ms"], out["overhead_ms"]
     out["cycles_per_token"] = cyc["mean"] / tokens_per_run if cyc and tokens_per_run else None
     out["overhead_share"] = ovh["mean"] / call["mean"] if ovh and call and call["mean"] else None

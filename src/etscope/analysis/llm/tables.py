@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import median
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.llm.runs import label_text
@@ -94,7 +95,7 @@ def _breakdown(files, by_file, lat) -> list[dict]:
             c = np.concatenate(calls)[ok]
             row["calls_per_run"] = float(c.mean()) if c.size else 0.0
         row["mean_ms"] = float(vals.mean()) if vals.size else 0.0
-        row["p50_ms"] = float(np.median(vals)) if vals.size else 0.0
+        row["p50_ms"] = float(median(vals)) if vals.size else 0.0
         row["p10_ms"], row["p90_ms"] = (float(v) for v in np.percentile(vals, [10, 90])) if vals.size else (0.0, 0.0)
         row["share"] = float(row["mean_ms"] / mean_lat) if vals.size and mean_lat else 0.0
         out.append(row)
@@ -112,7 +113,7 @@ def _top_ops(files, by_file, mean_lat) -> list[dict]:
         T = units.ns_to_ms(np.nan_to_num(f.T[rows], nan=0.0))
         single = len(by_file) == 1
         means = T.mean(axis=0) if single else None
-        meds = np.median(T, axis=0) if single else None
+        meds = median(T, axis=0) if single else None
         for c, iid in enumerate(f.instr_ids):
             lab = f.label(iid)
             key = (lab["instruction_id"], lab["placement"], lab["op_type"], lab["kernel"])
@@ -127,7 +128,7 @@ def _top_ops(files, by_file, mean_lat) -> list[dict]:
         if vals:
             vals = np.concatenate(vals)
             a["mean_ms"] = float(vals.mean()) if vals.size else 0.0
-            a["p50_ms"] = float(np.median(vals)) if vals.size else 0.0
+            a["p50_ms"] = float(median(vals)) if vals.size else 0.0
         a.setdefault("mean_ms", 0.0)
         a.setdefault("p50_ms", 0.0)
         a["share"] = float(a["mean_ms"] / mean_lat) if mean_lat and np.isfinite(mean_lat) else None

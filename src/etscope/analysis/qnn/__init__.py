@@ -11,18 +11,53 @@ The modules: ``model`` (that shape, event names), ``etdump`` and ``qnn_files`` (
 ``clock`` (estimated / measured HTP clock), ``partition`` (one partition analysed), ``op_tables``
 (QHAS / optrace tables), ``report`` (``qnn_report``, everything together).
 """
-from etscope.analysis.qnn.clock import (PLAUSIBLE_MAX_CLOCK_MHZ, clock_estimate, clock_fields,
-                                        clock_warnings, measured_clock)
-from etscope.analysis.qnn.etdump import (MAX_QNN_PARTITIONS, SLICE_EVENTS, qnn_instructions, run_slices,
-                                         series_from_profile)
-from etscope.analysis.qnn.model import (ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, HVX_THREADS, LEVELS,
-                                        POWER_ON, QNN_ACCEL, QNN_EXECUTE, RPC_EXECUTE, SCHEMA, VTCM_ACQUIRE,
-                                        WELL_KNOWN, YIELDS, QnnSeries, as_list, is_node_name, p50, root_key)
-from etscope.analysis.qnn.op_tables import (merge_op_tables, optrace_op_table, optrace_summary, qhas_op_table,
-                                            qhas_summary)
-from etscope.analysis.qnn.partition import analyse_series, cold_runs
-from etscope.analysis.qnn.qnn_files import series_from_qnn_profile
-from etscope.analysis.qnn.report import lowering_graph, method_execute_us, qnn_report
+from __future__ import annotations
+
+import importlib
+
+# Names re-exported from the submodules, loaded on first use: a program without QNN partitions
+# then imports only what tells it so (``etdump.qnn_instructions``), not the whole package (~5 ms).
+_FROM = {
+    "PLAUSIBLE_MAX_CLOCK_MHZ": "clock",
+    "clock_estimate": "clock",
+    "clock_fields": "clock",
+    "clock_warnings": "clock",
+    "measured_clock": "clock",
+    "MAX_QNN_PARTITIONS": "etdump",
+    "SLICE_EVENTS": "etdump",
+    "qnn_instructions": "etdump",
+    "run_slices": "etdump",
+    "series_from_profile": "etdump",
+    "ACCEL_CYCLES": "model",
+    "ACCEL_EXCL_WAIT_US": "model",
+    "ACCEL_US": "model",
+    "HVX_THREADS": "model",
+    "LEVELS": "model",
+    "POWER_ON": "model",
+    "QNN_ACCEL": "model",
+    "QNN_EXECUTE": "model",
+    "RPC_EXECUTE": "model",
+    "SCHEMA": "model",
+    "VTCM_ACQUIRE": "model",
+    "WELL_KNOWN": "model",
+    "YIELDS": "model",
+    "QnnSeries": "model",
+    "as_list": "model",
+    "is_node_name": "model",
+    "p50": "model",
+    "root_key": "model",
+    "merge_op_tables": "op_tables",
+    "optrace_op_table": "op_tables",
+    "optrace_summary": "op_tables",
+    "qhas_op_table": "op_tables",
+    "qhas_summary": "op_tables",
+    "analyse_series": "partition",
+    "cold_runs": "partition",
+    "series_from_qnn_profile": "qnn_files",
+    "lowering_graph": "report",
+    "method_execute_us": "report",
+    "qnn_report": "report",
+}
 
 __all__ = [
     "ACCEL_CYCLES", "ACCEL_EXCL_WAIT_US", "ACCEL_US", "HVX_THREADS", "LEVELS", "MAX_QNN_PARTITIONS",
@@ -33,3 +68,16 @@ __all__ = [
     "qhas_op_table", "qhas_summary", "qnn_instructions", "qnn_report", "root_key", "run_slices",
     "series_from_profile", "series_from_qnn_profile",
 ]
+
+
+def __getattr__(name: str):
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import median, nanmedian
 from etscope.analysis.qnn.model import (ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, POWER_ON,
                                         VTCM_ACQUIRE, QnnSeries, p50)
 
@@ -42,7 +43,7 @@ def clock_estimate(s: QnnSeries) -> dict:
         excl = s.roots.get(ACCEL_EXCL_WAIT_US)
         bound_hi = np.where(excl > 0.5, cycles / (excl - 0.5), np.nan) if excl is not None else nan
     warning = None
-    p50 = np.nanmedian(mhz) if (~np.isnan(mhz)).any() else np.nan
+    p50 = nanmedian(mhz) if (~np.isnan(mhz)).any() else np.nan
     if p50 > PLAUSIBLE_MAX_CLOCK_MHZ:
         warning = (f"cycles ÷ µs gives {p50:,.0f} MHz, more than an HTP core runs at: the per-op cycles "
                    "are summed over HVX/HMX threads that ran in parallel. The 'clock' is then an "
@@ -67,7 +68,7 @@ def measured_clock(runtrace) -> dict | None:
         return None
     from etscope.formats.runtrace import GRAPH_EXECUTE
 
-    return {"mhz": float(np.median(per)), "per_execute": [float(x) for x in per],
+    return {"mhz": float(median(per)), "per_execute": [float(x) for x in per],
             "path": runtrace.path, "graphs": runtrace.graphs,
             # per execute of the runtrace, to tie its executes to a profile's runs
             "graph_mhz": runtrace.per_execute(GRAPH_EXECUTE)[:, 1],

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from etscope.arrays import median
 from etscope.formats.qnn_names import parse_qnn_event_name
 
 SCHEMA = "etscope.qnn/1"
@@ -80,7 +81,7 @@ def p50(a) -> float | None:
         return None
     a = np.asarray(a, dtype=np.float64)
     a = a[~np.isnan(a)]
-    return float(np.median(a)) if a.size else None
+    return float(median(a)) if a.size else None
 
 
 def as_list(a):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import nanmedian
+
 from etscope import units
 from etscope.analysis.nesting import METHOD as METHOD_EXECUTE
 from etscope.analysis.nesting import nesting as nesting_of
@@ -19,7 +21,7 @@ def cold_runs(s: QnnSeries) -> list[int]:
     power = s.roots.get(POWER_ON)
     if power is None or np.isnan(power).all():
         return []
-    base = np.nanmedian(power)
+    base = nanmedian(power)
     # Well above the typical run, by ratio and by at least a millisecond of absolute time.
     cold = np.nonzero((power > 1.5 * base) & (power > base + 1000))[0]
     return [int(s.runs[i]) for i in cold]
