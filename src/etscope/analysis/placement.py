@@ -123,7 +123,7 @@ def fallback_ops(profile: P.Profile) -> list[dict]:
     kuniq, kinv = unique_inverse(key)
     per_run = np.bincount(kinv, weights=it["ns"][cpu])
     group = kuniq // profile.n_runs
-    st = grouped(group, units.ns_to_ms(per_run), len(uniq))
+    st = grouped(group, per_run, len(uniq), transform=units.ns_to_ms)
     calls = np.bincount(inv, minlength=len(uniq))
     total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"])))
     rows = []

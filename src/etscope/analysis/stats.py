@@ -10,10 +10,16 @@ import numpy as np
 from etscope.arrays import median
 
 
-def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None) -> dict[str, np.ndarray]:
-    """Statistics of ``values`` per group id (0..n_groups-1). Empty groups give NaN (count 0)."""
+def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None,
+            transform=None) -> dict[str, np.ndarray]:
+    """Statistics of ``values`` per group id (0..n_groups-1). Empty groups give NaN (count 0).
+
+    ``transform`` (monotone non-decreasing, e.g. ``units.ns_to_ms``): statistics of
+    ``transform(values)``, sorted by the raw values, which as integers (ns) sort several times
+    faster than the transformed floats; the result is the same to the bit."""
     groups = np.asarray(groups, dtype=np.int64)
-    values = np.asarray(values, dtype=np.float64)
+    raw = np.asarray(values, dtype=np.float64)
+    values = raw if transform is None else np.asarray(transform(raw), dtype=np.float64)
     if n_groups is None:
         n_groups = int(groups.max()) + 1 if groups.size else 0
     count = np.bincount(groups, minlength=n_groups).astype(np.int64)
@@ -21,8 +27,9 @@ def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None)
     out = {"count": count, "total": total}
     with np.errstate(invalid="ignore", divide="ignore"):
         out["mean"] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
-    order = _order_by_group_then_value(groups, values)
-    sorted_vals = values[order]
+    sorted_vals = _values_sorted_by_group(groups, raw)
+    if transform is not None:
+        sorted_vals = np.asarray(transform(sorted_vals), dtype=np.float64)
     first = np.cumsum(count) - count
     nonempty = count > 0
     for q in (10, 50, 90, 99):
@@ -50,18 +57,19 @@ def describe(values: np.ndarray) -> dict[str, float]:
     return {k: (int(v[0]) if k == "count" else float(v[0])) for k, v in res.items()}
 
 
-def _order_by_group_then_value(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Indices sorting by (group, value). Packs both into one int64 when values are small
-    non-negative integers (durations in ns or cycles), which sorts several times faster."""
+def _values_sorted_by_group(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` sorted by (group, value). When values are small non-negative integers (durations
+    in ns or cycles) both are packed into one int64 and sorted as such (numpy's vectorised sort:
+    several times faster than an argsort), the values read back from the low bits."""
     if values.size and np.isfinite(values).all():
         vmin, vmax = float(values.min()), float(values.max())
         gmax = int(groups.max()) if groups.size else 0
         bits = max(1, int(vmax).bit_length()) if vmax >= 1 else 1
         if vmin >= 0 and vmax < 2 ** 52 and (gmax + 1).bit_length() + bits <= 62 and (
                 values == np.floor(values)).all():
-            packed = (groups << bits) | values.astype(np.int64)
-            return np.argsort(packed, kind="stable")
-    return np.lexsort((values, groups))
+            packed = np.sort((groups << bits) | values.astype(np.int64))
+            return (packed & ((1 << bits) - 1)).astype(np.float64)
+    return values[np.lexsort((values, groups))]
 
 
 WARMUP_FACTOR = 2.0      # a leading run this many times the median of the runs after it is warm-up

@@ -6,6 +6,10 @@ process is left alone).
   that was 600k page faults and more system time than the reading itself. Keeping freed memory
   (trim threshold), growing the heap in larger steps (top pad) and serving blocks up to 32 MB
   from the heap remove most of them; peak memory does not change (measured in BENCHMARKS.md).
+- numpy asks the kernel for transparent huge pages on every array of 4 MB or more; each first
+  touch then zeroes (and may compact memory for) a 2 MB page. etscope's big arrays are short-lived
+  columns, so that is pure cost: on 10M events it was 1.3 s of the 1.6 s of system time
+  (``summary`` 3.5 s -> 2.5 s without it, same peak memory).
 - OpenBLAS starts a thread per core when numpy is imported; etscope does no linear algebra worth
   threads, and on a busy machine those threads cost CPU time at every start.
 """
@@ -18,7 +22,8 @@ _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
 
 
 def tune() -> None:
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")      # both read when numpy is imported
+    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
     if not sys.platform.startswith("linux"):
         return
     try:

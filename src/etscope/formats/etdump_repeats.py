@@ -78,7 +78,7 @@ def _layout(buf: Buffer, run: int, vec_start: int, count: int) -> _Layout | None
         start_pos, end_pos = ts.field(_PE_START), ts.field(_PE_END)
     except FormatError:
         return None
-    n_words = (hi - lo + 3) // 4
+    n_words = (hi - lo + 7) // 8 * 2      # whole int64 words, for comparing 8 bytes at a time
     if hi - lo > _MAX_SPAN_PER_EVENT * count + _MAX_SPAN_EXTRA or lo % 4 or lo + 4 * n_words > buf.size:
         return None
     tables = np.concatenate([events.tables, ts.tables])
@@ -135,13 +135,19 @@ def find_copies(buf: Buffer, vec_start: np.ndarray, counts: np.ndarray, firsts: 
         if lay is None:
             continue
         shifts = vec_start[same] - vec_start[r]
-        ok = _compare(buf, lay, same, shifts, firsts, (start_col, end_col), budget, release)
-        template[same[ok]] = r
-        waiting[same[ok]] = False
+        # The next few runs first: when none of them repeats this run (the first run after a
+        # warm-up often differs), the others are left for a later template instead of compared.
+        ok = _compare(buf, lay, same[:_PROBE], shifts[:_PROBE], firsts, (start_col, end_col), budget, release)
+        if ok.any() and same.size > _PROBE:
+            ok = np.concatenate([ok, _compare(buf, lay, same[_PROBE:], shifts[_PROBE:], firsts,
+                                              (start_col, end_col), budget, release)])
+        template[same[:ok.size][ok]] = r
+        waiting[same[:ok.size][ok]] = False
     return template
 
 
 MAX_TEMPLATES = 256
+_PROBE = 16                     # runs compared before the rest
 _BUDGET_FACTOR = 4              # bytes compared, over the whole file, per byte of the file
 _BLOCK_BYTES = 4 << 20          # rows compared at a time
 
@@ -161,16 +167,22 @@ def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, fi
     order = idx[np.argsort(shifts[idx], kind="stable")]
     sh = shifts[order]
     cuts = np.flatnonzero(np.diff(np.diff(sh))) + 2 if sh.size > 2 else np.zeros(0, np.int64)
-    base = buf.typed("i32")
     rows = max(1, _BLOCK_BYTES // span)
+    scratch = np.empty(min(rows, sh.size) * span, dtype=np.uint8)   # reused: no fresh pages per block
     for a0, b0 in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [sh.size]])):
         step = int(sh[a0 + 1] - sh[a0]) if b0 - a0 > 1 else 0
+        # 8 bytes at a time when every row starts at the same offset modulo 8, else 4
+        width = 8 if step % 8 == 0 else 4
+        res = (lay.lo + int(sh[a0])) % width
+        base = buf.typed("i64" if width == 8 else "i32", res)
         for a in range(int(a0), int(b0), rows):
             b = min(int(b0), a + rows)
-            view = np.lib.stride_tricks.as_strided(base[(lay.lo + int(sh[a])) // 4:], (b - a, lay.words.size),
-                                                   (step, 4), writeable=False)
+            wide = np.lib.stride_tricks.as_strided(base[(lay.lo + int(sh[a]) - res) // width:],
+                                                   (b - a, span // width), (step, width), writeable=False)
+            view = wide.view(np.int32)          # the words the layout's columns index
             sel = order[a:b]
-            ok[sel] = same = _block_repeats(lay, view, sh[a:b])
+            diff = scratch[:(b - a) * span].view(wide.dtype).reshape(wide.shape)
+            ok[sel] = same = _block_repeats(lay, wide, view, sh[a:b], diff)
             dest = firsts[runs[sel[same]]][:, None]
             for col, words, events in zip(time_cols, (lay.start_words, lay.end_words),
                                           (lay.start_events, lay.end_events)):
@@ -183,11 +195,13 @@ def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, fi
     return ok
 
 
-def _block_repeats(lay: _Layout, view: np.ndarray, shifts: np.ndarray) -> np.ndarray:
-    """Rows of ``view`` (shifted by ``shifts``) equal to the template on every bit that must
-    repeat, whose tables lead to the template's vtables."""
-    diff = np.subtract(view, lay.words)        # int32, wraps
-    diff &= lay.must
+def _block_repeats(lay: _Layout, wide: np.ndarray, view: np.ndarray, shifts: np.ndarray,
+                   diff: np.ndarray) -> np.ndarray:
+    """Rows (shifted by ``shifts``) equal to the template on every bit that must repeat, whose
+    tables lead to the template's vtables. ``wide``: the rows as int64 or int32 words (compared);
+    ``view``: the same as int32 words; ``diff``: scratch of ``wide``'s shape."""
+    np.bitwise_xor(wide, lay.words.view(wide.dtype), out=diff)
+    diff &= lay.must.view(wide.dtype)
     same = ~diff.any(axis=1)
     got = view[:, lay.vt_words].astype(np.int64)
     moved = got == lay.vt_offsets + shifts[:, None]            # the same vtable, further away

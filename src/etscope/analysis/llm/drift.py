@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from etscope.arrays import median
+from etscope.arrays import median, stable_argsort
 from etscope.analysis.stats import leading_warmup
 
 # A finding is stated only when the data carry it (issue: three values once made a "fact"):
@@ -80,7 +80,7 @@ def decode_drift(assign, names, warm, latency, steps, positions, decode) -> dict
         return None
     ux, inv = np.unique(x, return_inverse=True)
     inv = inv.reshape(-1)
-    order = np.argsort(inv, kind="stable")
+    order = stable_argsort(inv)
     bounds = np.searchsorted(inv[order], np.arange(len(ux) + 1))
     med = np.array([median(y[order[bounds[j]:bounds[j + 1]]]) for j in range(len(ux))])
     cnt = np.diff(bounds)

@@ -70,12 +70,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    module = _FROM.get(name)
+def __getattr__(attr: str):
+    module = _FROM.get(attr)      # only the fixed table above: never a name from outside
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
+        raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+    value = getattr(importlib.import_module(f".{module}", __package__), attr)
+    globals()[attr] = value
     return value
 
 

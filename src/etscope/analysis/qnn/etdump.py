@@ -10,7 +10,7 @@ import numpy as np
 from etscope import profile as P
 from etscope.analysis.memo import per_profile
 from etscope.analysis.qnn.model import QnnSeries, is_node_name, root_key
-from etscope.arrays import unique
+from etscope.arrays import stable_argsort, unique
 
 _QNN_ROOT_HINT = re.compile(r"^(QNN|RPC|Accelerator|Number of HVX|Num times yield|Time for )")
 
@@ -23,7 +23,7 @@ def _group_by_instruction(profile: P.Profile, role: int) -> tuple[np.ndarray, np
     ev = profile.events
     idx = np.flatnonzero(ev["role"] == role)
     instr = ev["instruction_id"][idx]
-    order = np.argsort(instr, kind="stable")
+    order = stable_argsort(instr)
     idx, instr = idx[order], instr[order]
     cut = np.flatnonzero(np.diff(instr)) + 1 if instr.size else np.zeros(0, np.int64)
     starts = np.concatenate([[0], cut, [instr.size]]).astype(np.int64)
@@ -230,7 +230,7 @@ def _fill_roots(roots: dict, profile: P.Profile, run, code, value, rm: np.ndarra
     """Top-level events ``rm`` (the last copy of each name per run) into ``roots``, grouped by name
     with one sort (a scan per root name was names x events), in the order they were first logged
     (string codes follow how the file was read, not the events)."""
-    order = rm[np.argsort(code[rm], kind="stable")]
+    order = rm[stable_argsort(code[rm])]
     cuts = np.flatnonzero(np.diff(code[order])) + 1
     groups = np.split(order, cuts) if order.size else []
     for grp in sorted(groups, key=lambda g: int(g[0])):
