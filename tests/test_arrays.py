@@ -56,3 +56,17 @@ def test_median_leaves_numpy_ma_unimported():
     code = ("import sys, numpy as np; from etscope.arrays import median, nanmedian; "
             "median(np.array([3.0, np.nan, 1.0])); nanmedian(np.array([1.0, np.nan])); print('numpy.ma' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_isin_and_stable_argsort_are_numpys():
+    from etscope.arrays import isin, stable_argsort
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        a = rng.integers(-70_000, 70_000, int(rng.integers(0, 300)))
+        v = rng.integers(-80_000, 80_000, int(rng.integers(0, 12)))
+        small = a % 1000
+        assert (isin(a, v) == np.isin(a, v)).all()
+        assert (isin(small.astype(np.int32), v % 1000) == np.isin(small, v % 1000)).all()
+        assert (stable_argsort(small) == np.argsort(small, kind="stable")).all()
+        assert (stable_argsort(a) == np.argsort(a, kind="stable")).all()

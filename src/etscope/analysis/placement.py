@@ -14,7 +14,7 @@ from etscope import profile as P
 from etscope import units
 from etscope.analysis.memo import per_profile
 from etscope.analysis.stats import describe, grouped
-from etscope.arrays import median, unique, unique_inverse
+from etscope.arrays import isin, median, unique, unique_inverse
 
 
 def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
@@ -40,7 +40,7 @@ def _instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
     sel = op_call | dcall
     kern = np.nonzero((role == P.ROLE_KERNEL) & in_exec)[0]
     if kern.size:
-        sel[kern[~np.isin(instr[kern], with_op_call)]] = True
+        sel[kern[~isin(instr[kern], with_op_call)]] = True
     idx = np.nonzero(sel)[0]
     return {"execute": ex[idx].astype(np.int32), "instruction_id": instr[idx].astype(np.int32),
             "ns": ev["value"][idx], "is_delegate": dcall[idx]}
@@ -63,7 +63,7 @@ def _per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
     inside = np.zeros(n)
     for b in backends:
         bid = np.array([i for i, bk in backend_of.items() if bk == b and profile.instructions[i].kind == "delegate"])
-        m = it["is_delegate"] & np.isin(ids, bid)
+        m = it["is_delegate"] & isin(ids, bid)
         parts[f"delegate:{b}"] = np.bincount(it["execute"][m], weights=it["ns"][m], minlength=n)
         parts[f"calls:{b}"] = np.bincount(it["execute"][m], minlength=n).astype(np.float64)
         inside += parts[f"delegate:{b}"]

@@ -149,7 +149,7 @@ def find_copies(buf: Buffer, vec_start: np.ndarray, counts: np.ndarray, firsts: 
 MAX_TEMPLATES = 256
 _PROBE = 16                     # runs compared before the rest
 _BUDGET_FACTOR = 4              # bytes compared, over the whole file, per byte of the file
-_BLOCK_BYTES = 4 << 20          # rows compared at a time
+_BLOCK_BYTES = 1 << 20          # rows compared at a time
 
 
 def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, firsts: np.ndarray,
@@ -183,13 +183,13 @@ def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, fi
             sel = order[a:b]
             diff = scratch[:(b - a) * span].view(wide.dtype).reshape(wide.shape)
             ok[sel] = same = _block_repeats(lay, wide, view, sh[a:b], diff)
-            dest = firsts[runs[sel[same]]][:, None]
+            starts = firsts[runs[sel[same]]]
             for col, words, events in zip(time_cols, (lay.start_words, lay.end_words),
                                           (lay.start_events, lay.end_events)):
                 if events.size:
                     pair = view[:, np.stack([words, words + 1], axis=1)]     # rows x events x (low, high)
                     pair = np.ascontiguousarray(pair if same.all() else pair[same])
-                    col[(dest + events).reshape(-1)] = pair.view("<u8").reshape(-1)
+                    _put_rows(col, starts, events, pair.view("<u8")[:, :, 0])
             if release is not None:
                 release(lay.lo + int(sh[a]), lay.lo + int(sh[b - 1]) + span)
     return ok
@@ -222,11 +222,27 @@ def copy_events(columns: dict[str, np.ndarray], template: np.ndarray, firsts: np
         t = int(template[group[0]])
         n = int(counts[t])
         src = slice(int(firsts[t]), int(firsts[t]) + n)
+        every = np.arange(n, dtype=np.int64)
         step = max(1, block_events // n)
-        within = np.arange(n, dtype=np.int64)
         for b in range(0, len(group), step):
-            runs = group[b:b + step]
-            dest = (firsts[runs][:, None] + within).reshape(-1)
+            starts = firsts[group[b:b + step]]
             for name, col in columns.items():
                 if name not in skip:
-                    col[dest] = np.tile(col[src], len(runs))
+                    _put_rows(col, starts, every, col[src][None, :])
+
+
+def _put_rows(col: np.ndarray, starts: np.ndarray, events: np.ndarray, values: np.ndarray) -> None:
+    """``col[starts[i] + events] = values[i]`` for every row i (``values`` may broadcast one row).
+    Runs whose events follow each other in the column (the usual case: consecutive runs, every
+    event) are written as one 2-D slice instead of through an index of every event."""
+    n = events.size
+    if n and int(events[-1]) == n - 1 and starts.size:
+        gaps = np.diff(starts)
+        if starts.size == 1 or (gaps == n).all():
+            col[int(starts[0]):int(starts[0]) + n * starts.size].reshape(starts.size, n)[:] = values
+            return
+        if (gaps == -n).all():
+            lo = int(starts[-1])
+            col[lo:lo + n * starts.size].reshape(starts.size, n)[::-1] = values
+            return
+    col[(starts[:, None] + events).reshape(-1)] = np.broadcast_to(values, (starts.size, n)).reshape(-1)
