@@ -125,14 +125,15 @@ def test_importing_the_cli_stays_light():
 
 
 def test_summary_of_a_cpu_program_loads_only_what_it_uses():
-    """The 1000-run budget of issue 20: no QNN package, numpy.ma, renderers or table libraries for
-    `summary --json` of a program without QNN partitions."""
+    """The 1000-run budget of issue 20: no QNN package, numpy.ma, zipfile (and the pathlib, shutil
+    it pulls in), renderers or table libraries for `summary --json` of a program without QNN
+    partitions, with its ETRecord."""
     code = ("import sys; from etscope.cli import main\n"
-            "sys.argv = ['etscope', 'summary', '--json', sys.argv[1]]\n"
+            "sys.argv = ['etscope', 'summary', '--json', sys.argv[1], '--etrecord', sys.argv[2]]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
             "heavy = ('numpy.ma', 'etscope.analysis.qnn.report', 'etscope.analysis.qnn.partition', 'rich', "
-            "'pandas', 'pyarrow', 'duckdb', 'jinja2')\n"
+            "'pandas', 'pyarrow', 'duckdb', 'jinja2', 'zipfile', 'pathlib')\n"
             "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
-    proc = subprocess.run([sys.executable, "-c", code, str(REAL / "gen_llama.etdump")],
+    proc = subprocess.run([sys.executable, "-c", code, str(REAL / "gen_llama.etdump"), str(REAL / "gen_llama.etrecord")],
                           capture_output=True, text=True)
     assert proc.stderr.strip().splitlines()[-1] == "[]"

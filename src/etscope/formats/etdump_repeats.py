@@ -10,7 +10,7 @@ events are then copied from the earlier run, with only their start/end times rea
 
 Nothing here trusts the file: a run is copied only after the comparison, any difference outside
 the time fields sends it to the ordinary reader, and the bytes compared over the whole file are
-capped (twice the file) so a crafted file cannot make the comparisons quadratic.
+capped (four times the file) so a crafted file cannot make the comparisons quadratic.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from etscope.arrays import unique
 from etscope.errors import FormatError
 from etscope.formats.flatbuf import Buffer, TableSet
 
@@ -102,6 +103,12 @@ def _layout(buf: Buffer, run: int, vec_start: int, count: int) -> _Layout | None
     vt_end = vtables + np.maximum(4, np.concatenate([np.asarray(events.vt_size, np.int64)[events.inv],
                                                      np.asarray(ts.vt_size, np.int64)[ts.inv]]))
     inside = (vtables >= lo) & (vt_end <= hi)
+    # A copy may use its own copy of such a vtable only when every byte of it was compared (a
+    # crafted file could lay a vtable over bytes that may differ, such as a time field).
+    for v in unique(vtables[inside]):
+        end = int(vt_end[vtables == v][0])
+        if not (must[(int(v) - lo) // 4:(end - lo + 3) // 4] == -1).all():
+            inside[vtables == v] = False
     return _Layout(run, lo, words.view("<i4"), must, times[0] // 4, times[1] // 4,
                    np.flatnonzero(start_pos > 0), np.flatnonzero(end_pos > 0),
                    vt_words, tables - vtables, inside)

@@ -35,7 +35,6 @@ import json
 import os
 import re
 import struct
-import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -285,7 +284,7 @@ def read_etrecord(path: str | os.PathLike, limits: ZipLimits = ZipLimits()) -> E
         return _read(name, limits)
     except FormatError as e:
         raise e.with_file(name) from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, NotImplementedError,
+    except (zlib.error, EOFError, NotImplementedError,
             RuntimeError, struct.error) as e:  # RuntimeError: encrypted entries
         raise FormatError(f"damaged ETRecord zip ({e})", file=name) from None
     except OSError as e:

@@ -5,8 +5,8 @@ each entry, decompressed by streaming under a running cap.
 ``zipfile``'s own reader inflates deflate in bounded steps, but hands a bzip2 or LZMA decompressor
 a whole megabyte of compressed input at once with no bound on the output: 1.3 kB of bzip2 is
 200 MB of zeros, 30 kB of LZMA is 200 MB, all in memory before any size check can run. Here the
-entry's compressed bytes are read from the file directly (``zipfile`` only supplies the central
-directory) and every decompressor call is given ``max_length``, so no call produces more than the
+entry's compressed bytes are read from the file directly (the central directory comes from
+``zip_directory``) and every decompressor call is given ``max_length``, so no call produces more than the
 remaining allowance plus one byte: work and memory follow the bytes allowed, not the bytes claimed.
 
 Methods read: stored (0), deflate (8), bzip2 (12), LZMA (14), the ones ``zipfile`` writes. Any
@@ -15,26 +15,25 @@ Integrity: the decompressed size must equal the central directory's and the CRC-
 """
 from __future__ import annotations
 
-import bz2
-import lzma
 import os
 import re
 import struct
-import zipfile
+import sys
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from etscope.errors import FormatError
+from etscope.formats.zip_directory import NotAZip, ZipEntry, declared_entry_count, read_directory
 from etscope.paths import open_input
 
 _IN_CHUNK = 64 << 10     # compressed bytes read per step
 _OUT_CHUNK = 1 << 20     # decompressed bytes asked for per step
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")   # APPNOTE 4.3.7, as zipfile's structFileHeader
 
-READ_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
-                zipfile.ZIP_LZMA: "LZMA"}
+_STORED, _DEFLATED, _BZIP2, _LZMA = 0, 8, 12, 14     # zip compression methods (APPNOTE 4.4.5)
+READ_METHODS = {_STORED: "stored", _DEFLATED: "deflate", _BZIP2: "bzip2", _LZMA: "LZMA"}
 _OTHER_METHODS = {1: "shrink", 2: "reduce", 3: "reduce", 4: "reduce", 5: "reduce", 6: "implode", 9: "deflate64",
                   10: "PKWARE implode", 18: "IBM TERSE", 19: "IBM LZ77", 20: "Zstandard (old id)",
                   93: "Zstandard", 94: "MP3", 95: "xz", 96: "JPEG", 97: "WavPack", 98: "PPMd",
@@ -94,18 +93,18 @@ class EntryReader:
         self.total = 0
         self.read_limit = min(limits.max_total_bytes, int(limits.read_grace + limits.max_read_factor * file_size))
 
-    def read(self, info: zipfile.ZipInfo) -> bytes:
+    def read(self, info: ZipEntry) -> bytes:
         data = self._read(info, None)
         self.total += len(data)
         return data
 
-    def peek(self, info: zipfile.ZipInfo, n: int) -> bytes:
+    def peek(self, info: ZipEntry, n: int) -> bytes:
         """The first ``n`` decompressed bytes (not counted, not checked against the CRC)."""
         return self._read(info, n)[:n]
 
     # ---- internals ----
 
-    def _read(self, info: zipfile.ZipInfo, peek: int | None) -> bytes:
+    def _read(self, info: ZipEntry, peek: int | None) -> bytes:
         name = info.filename
         if info.flag_bits & 0x1 or info.compress_type == 99:
             raise FormatError(f"entry {name!r} is encrypted")
@@ -157,7 +156,7 @@ class EntryReader:
                     raise FormatError(next(msg for cap, msg in caps if got > cap))
                 crc = zlib.crc32(out, crc)
                 chunks.append(out)
-        except (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError) as e:
+        except (zlib.error, OSError, EOFError, ValueError, _lzma_error()) as e:
             raise FormatError(f"damaged ETRecord zip (entry {name!r}: {e})") from None
         if peek is None and (got != info.file_size or crc != info.CRC):
             raise FormatError(f"damaged ETRecord zip (entry {name!r}: "
@@ -172,7 +171,7 @@ class EntryReader:
         return (f"ETRecord entries decompress to more than {self.read_limit} bytes from a {self.file_size}-byte "
                 "file (overall compression ratio limit; zip bomb?)")
 
-    def _seek_data(self, info: zipfile.ZipInfo) -> int:
+    def _seek_data(self, info: ZipEntry) -> int:
         """Position the file at the entry's data (after its local header); returns its compressed size."""
         name = info.filename
         self.f.seek(info.header_offset)
@@ -191,14 +190,18 @@ class EntryReader:
         self.f.seek(start)
         return info.compress_size
 
-    def _decompressor(self, info: zipfile.ZipInfo, comp_left: int):
+    def _decompressor(self, info: ZipEntry, comp_left: int):
         method = info.compress_type
-        if method == zipfile.ZIP_STORED:
+        if method == _STORED:
             return _Stored(), comp_left
-        if method == zipfile.ZIP_DEFLATED:
+        if method == _DEFLATED:
             return _Inflate(), comp_left
-        if method == zipfile.ZIP_BZIP2:
+        if method == _BZIP2:
+            import bz2
+
             return bz2.BZ2Decompressor(), comp_left
+        import lzma
+
         # LZMA in zip (APPNOTE 5.8.8): version (2 bytes), properties size (2), properties (5 for LZMA1:
         # lc/lp/pb byte, dictionary size), then a raw LZMA1 stream.
         head = self.f.read(4) if comp_left >= 4 else b""
@@ -231,29 +234,26 @@ def open_zip(name: str, limits: ZipLimits, kind: str) -> Iterator["ZipArchive"]:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             raise FormatError(f"empty file (0 bytes), not an {kind}")
-        declared = _declared_entry_count(f, size)
-        if declared is not None and declared > limits.max_entries:
-            raise FormatError(f"zip declares {declared} entries (limit {limits.max_entries})")
-        f.seek(0)
         try:
-            zf = zipfile.ZipFile(f)
-        except zipfile.BadZipFile as e:
-            raise FormatError(f"not an {kind} (not a zip file: {e})") from None
-        with zf:
-            yield ZipArchive(zf, EntryReader(f, limits, size), limits)
+            declared = declared_entry_count(f, size)
+            if declared is not None and declared > limits.max_entries:
+                raise FormatError(f"zip declares {declared} entries (limit {limits.max_entries})")
+            infos = read_directory(f, size)
+        except NotAZip as e:
+            raise FormatError(f"not an {kind} (not a zip file: {e.what})") from None
+        yield ZipArchive(infos, EntryReader(f, limits, size), limits)
 
 
 class ZipArchive:
     """The entries of an open zip whose names are safe (in central-directory order), read through
     one EntryReader (so its running caps cover all entries read). Nothing is extracted to disk."""
 
-    def __init__(self, zf: zipfile.ZipFile, reader: EntryReader, limits: ZipLimits):
-        infos = zf.infolist()
+    def __init__(self, infos: list[ZipEntry], reader: EntryReader, limits: ZipLimits):
         if len(infos) > limits.max_entries:
             raise FormatError(f"zip has {len(infos)} entries (limit {limits.max_entries})")
         self.reader = reader
         self.skipped: list[tuple[str, str]] = []      # (name, why) for unsafe names
-        self._by_name: dict[str, zipfile.ZipInfo] = {}
+        self._by_name: dict[str, ZipEntry] = {}
         self._dupes: set[str] = set()
         for info in infos:
             why = _unsafe_name(info.filename)
@@ -279,35 +279,10 @@ class ZipArchive:
         """The entry's first ``n`` decompressed bytes (not counted, not checked against the CRC)."""
         return self.reader.peek(self._info(name), n)
 
-    def _info(self, name: str) -> zipfile.ZipInfo:
+    def _info(self, name: str) -> ZipEntry:
         if name in self._dupes:
             raise FormatError(f"zip holds entry {name!r} more than once")
         return self._by_name[name]
-
-
-def _declared_entry_count(f, size: int) -> int | None:
-    """Entry count from the end-of-central-directory record, read before zipfile parses it all."""
-    tail_len = min(size, 22 + 0xFFFF)
-    f.seek(size - tail_len)
-    tail = f.read(tail_len)
-    pos = tail.rfind(b"PK\x05\x06")
-    if pos < 0 or pos + 22 > len(tail):
-        return None
-    count = struct.unpack_from("<H", tail, pos + 10)[0]
-    if count != 0xFFFF:
-        return count
-    # zip64: the locator sits just before the EOCD and points at the zip64 EOCD record
-    loc = pos - 20
-    if loc < 0 or tail[loc:loc + 4] != b"PK\x06\x07":
-        return None
-    rec = struct.unpack_from("<Q", tail, loc + 8)[0]
-    if rec + 56 > size:
-        return None
-    f.seek(rec)
-    head = f.read(56)
-    if head[:4] != b"PK\x06\x06":
-        return None
-    return struct.unpack_from("<Q", head, 32)[0]
 
 
 def _unsafe_name(n: str) -> str | None:
@@ -320,3 +295,13 @@ def _unsafe_name(n: str) -> str | None:
     if any(part in ("..", ".") for part in n.split("/")):
         return "path traversal"
     return None
+
+
+class _NoLzmaYet(Exception):
+    """Stands for lzma.LZMAError before lzma is imported (nothing can raise it then)."""
+
+
+def _lzma_error() -> type[Exception]:
+    """lzma's error class once lzma is in use (it is imported only for LZMA entries)."""
+    lzma = sys.modules.get("lzma")
+    return lzma.LZMAError if lzma is not None else _NoLzmaYet
