@@ -153,10 +153,16 @@ def _source_of(stack_trace: str) -> tuple[str | None, str | None, int | None]:
     frames = [(m.group(1), int(m.group(2))) for m in _FRAME_RE.finditer(stack_trace)]
     if not frames:
         return None, None, None
-    user = [fr for fr in frames if not _INTERNAL_FRAME.search(fr[0].replace("\\", "/"))]
+    user = [fr for fr in frames if not _is_internal(fr[0])]
     path, line = (user or frames)[-1]
     base = path.replace("\\", "/").rsplit("/", 1)[-1]
     return f"{base}:{line}", path, line
+
+
+@lru_cache(maxsize=4096)
+def _is_internal(path: str) -> bool:
+    """A frame in torch/executorch internals (traces of one model share a few files: asked once each)."""
+    return _INTERNAL_FRAME.search(path.replace("\\", "/")) is not None
 
 
 def _split_top(s: str) -> list[str]:
