@@ -95,3 +95,22 @@ def test_with_pte_and_etrecord_ops_get_types_and_sources(real):
     assert all(f["source"] and f["source"].startswith("attention.py:") for f in idx)
     assert s["memory"]["planned_bytes"] > 0
     assert {d["backend_from"] for d in s["delegate_calls"]} == {"ETRecord"}
+
+
+@pytest.mark.parametrize("args, code", [
+    (("ops", "{real}/llama_nodebug.etdump", "--json"), 0),           # large output through a pipe
+    (("summary", "{real}/none.etdump"), 2),                          # bad input
+    (("diff", "{diff}/diff_same_00.etdump", "{diff}/diff_conv_cpu.etdump", "--fail-on-regression", "5%", "--json"), 1),
+])
+def test_the_command_ends_at_once_with_its_output_and_exit_code(real, args, code):
+    """`etscope` (cli.run) skips the interpreter's teardown after a command: everything written
+    must still arrive and the exit code must be the command's, as `main` gives them in-process."""
+    diff = real.parent / "diff"
+    argv = [a.format(real=real, diff=diff) for a in args]
+    proc = subprocess.run([sys.executable, "-m", "etscope.cli", *argv], capture_output=True, text=True)
+    inproc = CliRunner().invoke(main, argv)
+    assert proc.returncode == inproc.exit_code == code
+    if code != 2:
+        assert proc.stdout == inproc.stdout and len(proc.stdout) > 1000
+    else:
+        assert proc.stderr.strip().startswith("etscope: ") and proc.stdout == ""

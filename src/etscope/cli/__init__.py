@@ -9,10 +9,16 @@ import sys
 
 import click
 
+from etscope.cli import process
 from etscope.cli.common import EXIT_BAD_INPUT, one_line
 
 
 class _Group(click.Group):
+    def resolve_command(self, ctx, args):
+        name, command, rest = super().resolve_command(ctx, args)
+        process.command = name
+        return name, command, rest
+
     def invoke(self, ctx):
         from etscope.errors import FormatError
 
@@ -39,8 +45,6 @@ def main():
     Give it an ETDump (and optionally the ETRecord and .pte) to see what contains what, what ran on
     which backend or fell back to the CPU, and every number in its true unit.
     """
-    from etscope.cli import process
-
     process.tune()
 
 
@@ -55,3 +59,12 @@ def _register() -> None:
 
 
 _register()
+
+
+def run() -> None:
+    """The ``etscope`` command (and ``python -m etscope.cli``): ``main``, then the process ends
+    without tearing the interpreter down (see ``process.finish``). Tests call ``main`` itself."""
+    try:
+        main()
+    except SystemExit as done:
+        process.finish(done)

@@ -1,4 +1,4 @@
 """`python -m etscope.cli`."""
-from etscope.cli import main
+from etscope.cli import run
 
-main()
+run()
