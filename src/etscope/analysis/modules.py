@@ -24,6 +24,7 @@ from etscope import profile as P
 from etscope.analysis.delegate_ops import MATCHED_HOW, match_delegate_ops
 from etscope.analysis.nodes import graph_for_views, qnn_ops_by_node
 from etscope.analysis.placement import instruction_times, per_run_parts
+from etscope.arrays import unique_inverse
 
 MEASURED, MATCHED, PARTITION, ESTIMATED = "measured", MATCHED_HOW, "partition", "estimated"
 HOW = (MEASURED, MATCHED, PARTITION, ESTIMATED)
@@ -99,7 +100,7 @@ def _time_pieces(profile: P.Profile, ops: list[dict], qnn: dict | None, g, modul
     it = instruction_times(profile)
     ins_us: dict[int, float] = {}
     if len(it["instruction_id"]):
-        ids, inv = np.unique(it["instruction_id"], return_inverse=True)
+        ids, inv = unique_inverse(it["instruction_id"])
         sums = np.bincount(inv.reshape(-1), weights=it["ns"])
         ins_us = {int(i): float(s) / 1e3 / n_runs for i, s in zip(ids, sums)}
     pieces: list[tuple[str, float, str, str]] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import unique_inverse
 from etscope.profile.model import ROLE_DELEGATE_INTERNAL, Accumulation, Profile
 from etscope.profile.subset import event_subset
 
@@ -82,7 +83,7 @@ def _older_copies(ev, idx: np.ndarray, present: np.ndarray) -> np.ndarray | None
     differ from those the earlier run logged as its own."""
     run = ev["execute"][idx].astype(np.int64)
     ds = ev["delegate_id_str"][idx]
-    _, code = np.unique(np.where(ds >= 0, ds, ev["name"][idx]), return_inverse=True)   # dense names
+    _, code = unique_inverse(np.where(ds >= 0, ds, ev["name"][idx]))   # dense names
     code = code.reshape(-1).astype(np.int64)
     value = ev["value"][idx]
     rank = np.searchsorted(present, run)                  # 0 for the first run holding events

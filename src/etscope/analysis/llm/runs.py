@@ -9,6 +9,7 @@ from etscope import profile as P
 from etscope import units
 from etscope.analysis import placement
 from etscope.analysis.llm.tokens import tokens_from_debug
+from etscope.arrays import unique_inverse
 from etscope.formats import etdump as etdump_format
 from etscope.hashing import MIX3, mix64, sum_u64
 
@@ -31,7 +32,7 @@ class FileRuns:
         self.etdump_run = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
         it = placement.instruction_times(profile)
         self.call_run, self.call_instr = it["execute"], it["instruction_id"]   # every call, sparse
-        ids, inv = np.unique(it["instruction_id"], return_inverse=True)
+        ids, inv = unique_inverse(it["instruction_id"])
         kept, inv = _columns_within_budget(np.bincount(inv.reshape(-1), minlength=len(ids)), inv.reshape(-1),
                                            self.n, len(profile.events["run"]))
         self.instructions_total = len(ids)
