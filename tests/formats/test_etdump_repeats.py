@@ -129,3 +129,37 @@ def test_no_comparison_budget_means_no_copy(monkeypatch):
     template = _copied(data, monkeypatch)
     # 1 MiB of comparisons is left without the factor: a few runs at most
     assert int((template >= 0).sum()) <= (1 << 20) // 1000
+
+
+def test_a_table_led_to_another_vtable_is_read_as_parsing_reads_it(monkeypatch):
+    """The vtable offsets of a repeating run's tables may differ from the template's (shared
+    vtables): each must still lead to the same vtable. Point some at other places: the copy path
+    must give what parsing gives (another layout, or the same error)."""
+    from etscope.formats.flatbuf import Buffer, TableSet, root_table
+
+    data = (FIXTURES / "qnn_etdump/synthetic_qnn_llm.etdump").read_bytes()
+    template = _copied(data, monkeypatch)
+    outer = Buffer(data)
+    buf, root = root_table(outer, E.IDENTIFIER)
+    base = len(data) - buf.size                       # the size prefix, if any
+    runs, ev_start, counts = E._read_runs(buf, buf.tables(root, 1))
+    run = int(np.flatnonzero(template >= 0)[len(np.flatnonzero(template >= 0)) // 2])
+    events = TableSet(buf, buf.v_indirect(ev_start[run] + 4 * np.arange(counts[run])))
+    tables = np.concatenate([events.tables, events.table(0)])
+    rng = np.random.default_rng(11)
+    for pos in rng.choice(tables, 40, replace=False):
+        for delta in (-8, -4, 4, 8, 12):
+            trial = bytearray(data)
+            at = base + int(pos)
+            soff = int.from_bytes(trial[at:at + 4], "little", signed=True) + delta
+            trial[at:at + 4] = soff.to_bytes(4, "little", signed=True)
+            outcome = []
+            for copy in (False, True):
+                try:
+                    outcome.append(_parse(bytes(trial), copy, monkeypatch))
+                except FormatError as err:
+                    outcome.append(str(err))
+            if isinstance(outcome[0], str) or isinstance(outcome[1], str):
+                assert outcome[0] == outcome[1]
+            else:
+                _same(*outcome, codes=False)
