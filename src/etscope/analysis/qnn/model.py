@@ -87,5 +87,5 @@ def p50(a) -> float | None:
 def as_list(a):
     if a is None:
         return None
-    return [None if (x != x) else float(x) for x in np.asarray(a, dtype=np.float64)]
+    return [None if x != x else x for x in np.asarray(a, dtype=np.float64).tolist()]   # NaN -> None
 
