@@ -8,7 +8,7 @@
 The goals of issue 20 are reported side by side, as ratios measured in the same run:
 etscope `summary --json` (with the ETRecord) against the Inspector (with the ETRecord) on the
 1000-run file, whole process each; `summary`, `llm` and `report` on 10M events against reading
-that file once with `np.fromfile` (best of three); `etscope --help` and `summary` of the packaged
+that file once with `np.fromfile` (best of three up front and one before each etscope run); `etscope --help` and `summary` of the packaged
 sample against their time budgets.
 
 Every measurement is a separate child process: its wall time (time.perf_counter around the child)
@@ -328,8 +328,13 @@ def big_files(a, res: dict, big: Path, env: dict) -> None:
         info = ensure_10m(kind, path, big, n)
         ff_script = a.workdir / "etscope_bench_fromfile.py"
         ff_script.write_text(FROMFILE)
-        reads = [json.loads(measure([ETSCOPE_PYTHON, str(ff_script), str(path)], stdout=subprocess.PIPE)["stdout"])
-                 ["read_s"] for _ in range(3)]
+        def fromfile() -> float:
+            return json.loads(measure([ETSCOPE_PYTHON, str(ff_script), str(path)], stdout=subprocess.PIPE)["stdout"])[
+                "read_s"]
+
+        # Three reads first, then one before every etscope run: the baseline is the best of all, so
+        # a spell in which the machine's page faults are slow cannot flatter the ratios.
+        reads = [fromfile() for _ in range(3)]
         info["fromfile_s"] = reads
         print(f"{kind}: np.fromfile best of 3 {min(reads):.2f} s", flush=True)
         html = a.workdir / "etscope_bench_report.html"
@@ -341,6 +346,7 @@ def big_files(a, res: dict, big: Path, env: dict) -> None:
         for name, cmd in cmds.items():
             tries = []
             for _ in range(a.repeat_10m):
+                reads.append(fromfile())
                 r = measure(etscope(*cmd), env=env, stdout=subprocess.PIPE)
                 out = r.pop("stdout")
                 if name == "summary":
@@ -349,10 +355,11 @@ def big_files(a, res: dict, big: Path, env: dict) -> None:
             best = min(tries, key=lambda x: x["wall_s"])
             best["samples_s"] = [x["wall_s"] for x in tries]
             best["rss_mb"] = max(x["rss_mb"] for x in tries)
-            best["x_fromfile"] = best["wall_s"] / min(reads)
             runs[name] = best
-            print(f"{kind} {n:,} events: etscope {name} {best['wall_s']:.1f} s ({best['x_fromfile']:.1f}x np.fromfile), "
-                  f"{best['rss_mb']:.0f} MB", flush=True)
+        for name, best in runs.items():       # against the best read of the whole run
+            best["x_fromfile"] = best["wall_s"] / min(reads)
+            print(f"{kind} {n:,} events: etscope {name} {best['wall_s']:.1f} s ({best['x_fromfile']:.1f}x np.fromfile "
+                  f"best of {len(reads)}: {min(reads):.2f} s), {best['rss_mb']:.0f} MB", flush=True)
         html.unlink(missing_ok=True)
         st_script = a.workdir / "etscope_bench_stages.py"
         st_script.write_text(STAGES)
@@ -375,7 +382,7 @@ def goals(r: dict) -> list[str]:
     many = f"{r.get('big_events', 10_000_000) / 1e6:g}M events"
     if llama and llama["file"].get("fromfile_s"):
         for name, x in llama["runs"].items():
-            rows.append(f"| {many}: `{name}` wall / `np.fromfile` best of 3 | **{x['x_fromfile']:.1f}x** | <= 6x "
+            rows.append(f"| {many}: `{name}` wall / `np.fromfile` best of {len(llama['file']['fromfile_s'])} | **{x['x_fromfile']:.1f}x** | <= 6x "
                         f"| {ok(x['x_fromfile'] <= 6)} |")
             rows.append(f"| {many}: `{name}` peak RSS | {x['rss_mb']:.0f} MB | < 600 MB | {ok(x['rss_mb'] < 600)} |")
     if r.get("help"):
@@ -442,7 +449,7 @@ def render(r: dict) -> str:
         for kind, b in r["big"].items():
             ff = b["file"].get("fromfile_s")
             if ff:
-                lines.append(f"| {kind} | {b['file']['bytes'] / 1e6:.0f} MB | `np.fromfile` (best of 3; "
+                lines.append(f"| {kind} | {b['file']['bytes'] / 1e6:.0f} MB | `np.fromfile` (best of {len(ff)}; "
                              + ", ".join(f"{x:.2f}" for x in ff) + f") | {min(ff):.2f} s | 1 | |")
             for cmd, x in b["runs"].items():
                 ratio = f"{x['x_fromfile']:.1f}x" if "x_fromfile" in x else ""
