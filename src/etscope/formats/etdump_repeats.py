@@ -14,8 +14,6 @@ capped (four times the file) so a crafted file cannot make the comparisons quadr
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from etscope.arrays import unique
@@ -31,21 +29,26 @@ _MAX_SPAN_PER_EVENT = 1024    # bytes; ExecuTorch writes ~70 per profiling event
 _MAX_SPAN_EXTRA = 1 << 16
 
 
-@dataclass
 class _Layout:
     """Where a parsed run's bytes lie, as int32 words from ``lo``: what must repeat, what may not."""
 
-    run: int
-    lo: int                     # first byte read (absolute, 4-aligned)
-    words: np.ndarray           # int32: the bytes of [lo, hi), zero padded to a whole word
-    must: np.ndarray            # int32: all ones on the bits that must repeat, 0 elsewhere
-    start_words: np.ndarray     # per event with a start time: its word (the low half) from lo
-    end_words: np.ndarray
-    start_events: np.ndarray    # the events that have one
-    end_events: np.ndarray
-    vt_words: np.ndarray        # the Event and ProfileEvent tables' words (their vtable offsets)
-    vt_offsets: np.ndarray      # int64: the template's offsets (table - vtable)
-    vt_inside: np.ndarray       # bool: that vtable lies in [lo, hi) (so a copy may use its copy)
+    __slots__ = ("run", "lo", "words", "must", "start_words", "end_words", "start_events", "end_events",
+                 "vt_words", "vt_offsets", "vt_inside")
+
+    def __init__(self, run: int, lo: int, words: np.ndarray, must: np.ndarray, start_words: np.ndarray,
+                 end_words: np.ndarray, start_events: np.ndarray, end_events: np.ndarray, vt_words: np.ndarray,
+                 vt_offsets: np.ndarray, vt_inside: np.ndarray):
+        self.run = run
+        self.lo = lo                        # first byte read (absolute, 4-aligned)
+        self.words = words                  # int32: the bytes of [lo, hi), zero padded to whole int64 words
+        self.must = must                    # int32: all ones on the bits that must repeat, 0 elsewhere
+        self.start_words = start_words      # per event with a start time: its word (the low half) from lo
+        self.end_words = end_words
+        self.start_events = start_events    # the events that have one
+        self.end_events = end_events
+        self.vt_words = vt_words            # the Event and ProfileEvent tables' words (their vtable offsets)
+        self.vt_offsets = vt_offsets        # int64: the template's offsets (table - vtable)
+        self.vt_inside = vt_inside          # bool: that vtable lies in [lo, hi) and was compared whole
 
 
 def _extent(lo: int, hi: int, start: np.ndarray, stop: np.ndarray) -> tuple[int, int]:

@@ -9,8 +9,6 @@ as zipfile reads them: offsets shifted by what precedes the directory.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-
 from etscope.errors import FormatError
 
 _EOCD = struct.Struct("<4s4H2LH")             # end of central directory record (22 bytes + comment)
@@ -20,18 +18,18 @@ _ENTRY = struct.Struct("<4s4B4HL2L5H2L")       # central directory file header (
 _MAX_COMMENT = 0xFFFF
 
 
-@dataclass
 class ZipEntry:
     """What the readers need of a central-directory entry (``zipfile.ZipInfo``'s names)."""
 
-    filename: str            # orig_filename cut at a NUL byte (as zipfile does)
-    orig_filename: str
-    flag_bits: int
-    compress_type: int
-    CRC: int
-    compress_size: int
-    file_size: int
-    header_offset: int
+    __slots__ = ("filename", "orig_filename", "flag_bits", "compress_type", "CRC", "compress_size",
+                 "file_size", "header_offset")
+
+    def __init__(self, filename: str, orig_filename: str, flag_bits: int, compress_type: int, CRC: int,
+                 compress_size: int, file_size: int, header_offset: int):
+        self.filename = filename            # orig_filename cut at a NUL byte (as zipfile does)
+        self.orig_filename = orig_filename
+        self.flag_bits, self.compress_type, self.CRC = flag_bits, compress_type, CRC
+        self.compress_size, self.file_size, self.header_offset = compress_size, file_size, header_offset
 
 
 class NotAZip(FormatError):

@@ -3,7 +3,6 @@ inside each DELEGATE_CALL, per execute, walked in run-aligned slices so memory s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -131,15 +130,14 @@ def _read_series(profile: P.Profile, slice_events: int) -> list[QnnSeries]:
     return [_partition_series(profile, iid, slices) for iid in qnn_instructions(profile)[:MAX_QNN_PARTITIONS]]
 
 
-@dataclass
 class _Names:
     """Pass 1 over one partition: the names seen, how many copies each run holds of its most repeated
     name, the most repeats of each name within one run, and the number of events."""
 
-    seen: np.ndarray
-    copies: np.ndarray
-    max_occ: np.ndarray
-    n_events: int
+    __slots__ = ("seen", "copies", "max_occ", "n_events")
+
+    def __init__(self, seen: np.ndarray, copies: np.ndarray, max_occ: np.ndarray, n_events: int):
+        self.seen, self.copies, self.max_occ, self.n_events = seen, copies, max_occ, n_events
 
 
 def _scan_names(profile: P.Profile, iid: int, slices: list[slice]) -> _Names:
