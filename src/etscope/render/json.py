@@ -28,7 +28,7 @@ def to_jsonable(x):
 # the invisible direction marks and line/paragraph separators (same string, written as escapes).
 _C1 = {c: f"\\u{c:04x}" for c in [*range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, 0x2028, 0x2029]}
 # Lone surrogates (undecodable bytes of a file name) cannot be UTF-8: written as the text \xNN.
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"         # compiled on first non-ASCII output (re caches it)
 
 
 def dumps(obj, indent: int | None = 2) -> str:
@@ -38,11 +38,13 @@ def dumps(obj, indent: int | None = 2) -> str:
 def _safe(text: str) -> str:
     """C1 controls escaped; lone surrogates (undecodable file-name bytes) shown escaped, so the
     output is valid UTF-8."""
+    if text.isascii() and "\x7f" not in text:
+        return text                       # nothing to escape (the common case: no pattern needed)
     text = text.translate(_C1)
-    if _SURROGATE.search(text):
+    if re.search(_SURROGATE, text):
         from etscope.paths import display
 
-        text = _SURROGATE.sub(lambda m: display(m.group()).replace("\\", "\\\\"), text)
+        text = re.sub(_SURROGATE, lambda m: display(m.group()).replace("\\", "\\\\"), text)
     return text
 
 
