@@ -18,11 +18,9 @@ import numpy as np
 
 from etscope.arrays import unique
 from etscope.errors import FormatError
+from etscope.formats.etdump_schema import (EV_ALLOCATION, EV_DEBUG, EV_PROFILE, PE_DID_STR, PE_END, PE_META, PE_NAME,
+                                           PE_START)
 from etscope.formats.flatbuf import Buffer, TableSet
-
-# Field slots, in schema order (etdump_schema_flatcc.fbs).
-_EV_PROFILE, _EV_ALLOCATION, _EV_DEBUG = 0, 1, 2
-_PE_NAME, _PE_DID_STR, _PE_META, _PE_START, _PE_END = 0, 4, 5, 6, 7
 
 TEMPLATES_PER_COUNT = 4       # earlier runs of one event count a run is compared with
 _MAX_SPAN_PER_EVENT = 1024    # bytes; ExecuTorch writes ~70 per profiling event
@@ -65,8 +63,8 @@ def _layout(buf: Buffer, run: int, vec_start: int, count: int) -> _Layout | None
         events = TableSet(buf, buf.v_indirect(vec_start + 4 * np.arange(count, dtype=np.int64)))
         if events.vts is None:
             return None
-        prof = events.table(_EV_PROFILE)
-        if not (prof > 0).all() or (events.field(_EV_ALLOCATION) > 0).any() or (events.field(_EV_DEBUG) > 0).any():
+        prof = events.table(EV_PROFILE)
+        if not (prof > 0).all() or (events.field(EV_ALLOCATION) > 0).any() or (events.field(EV_DEBUG) > 0).any():
             return None
         ts = TableSet(buf, prof)
         if ts.vts is None:
@@ -75,11 +73,11 @@ def _layout(buf: Buffer, run: int, vec_start: int, count: int) -> _Layout | None
         for tables in (events, ts):
             sizes = np.asarray(tables.t_size, dtype=np.int64)[tables.inv]
             lo, hi = _extent(lo, hi, tables.tables, tables.tables + sizes)
-        for slot in (_PE_NAME, _PE_DID_STR, _PE_META):
+        for slot in (PE_NAME, PE_DID_STR, PE_META):
             start, length = ts.vector(slot, 1)
             has = start > 0
             lo, hi = _extent(lo, hi, start[has] - 4, start[has] + length[has])
-        start_pos, end_pos = ts.field(_PE_START), ts.field(_PE_END)
+        start_pos, end_pos = ts.field(PE_START), ts.field(PE_END)
     except FormatError:
         return None
     n_words = (hi - lo + 7) // 8 * 2      # whole int64 words, for comparing 8 bytes at a time
