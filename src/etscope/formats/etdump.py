@@ -14,24 +14,20 @@ from typing import Callable
 import numpy as np
 
 from etscope.errors import FormatError
-from etscope.paths import open_input
 from etscope.formats import etdump_repeats
+from etscope.formats.etdump_schema import (
+    ETDUMP_RUN_DATA, RUN_NAME, RUN_BUNDLED_INPUT, RUN_ALLOCATORS, RUN_EVENTS, EV_PROFILE, EV_ALLOCATION,
+    EV_DEBUG, PE_NAME, PE_CHAIN, PE_INSTR, PE_DID_INT, PE_DID_STR, PE_META, PE_START, PE_END, AE_ALLOCATOR,
+    AE_SIZE, DE_CHAIN, DE_INSTR, DE_VALUE, DE_DID_INT, DE_DID_STR, DE_NAME, VAL_TYPE, VAL_TENSOR,
+    VAL_TENSOR_LIST, VAL_OUTPUT, T_SCALAR_TYPE, T_SIZES, T_STRIDES, T_OFFSET)
 from etscope.formats.flatbuf import MAX_STRING_BYTES_FACTOR, Buffer, TableSet, root_table
+from etscope.paths import open_input
 
 IDENTIFIER = b"ED00"
 
 # Event kinds (column ``kind``).
 PROFILE, ALLOCATION, DEBUG = 0, 1, 2
 
-# Field slots, in schema order.
-_ETDUMP_RUN_DATA = 1
-_RUN_NAME, _RUN_BUNDLED_INPUT, _RUN_ALLOCATORS, _RUN_EVENTS = 0, 1, 2, 3
-_EV_PROFILE, _EV_ALLOCATION, _EV_DEBUG = 0, 1, 2
-_PE_NAME, _PE_CHAIN, _PE_INSTR, _PE_DID_INT, _PE_DID_STR, _PE_META, _PE_START, _PE_END = range(8)
-_AE_ALLOCATOR, _AE_SIZE = 0, 1
-_DE_CHAIN, _DE_INSTR, _DE_VALUE, _DE_DID_INT, _DE_DID_STR, _DE_NAME = range(6)
-_VAL_TYPE, _VAL_TENSOR, _VAL_TENSOR_LIST, _VAL_OUTPUT = 0, 1, 2, 7
-_T_SCALAR_TYPE, _T_SIZES, _T_STRIDES, _T_OFFSET = 0, 1, 2, 3
 
 VALUE_TYPES = ("Null", "Int", "Bool", "Float", "Double", "Tensor", "TensorList", "String")
 
@@ -67,6 +63,7 @@ _DENSE = ("run", "kind", "name", "delegate_id_str", "instruction_id", "start", "
 _NARROW = (np.int8, np.int16, np.int32, np.int64)   # "chain": usually -1 and 0
 
 CHUNK_EVENTS = 1 << 16   # events read at a time: bounds the temporaries (~25 MB) and keeps them in cache
+COPY_REPEATED_RUNS = True   # runs repeating an earlier one are copied (False: parse every run; tests compare)
 
 
 @dataclass
@@ -210,7 +207,7 @@ def parse_etdump(data, path: str = "<etdump>", progress: Callable[[int, int], No
     base = int(buf.u8.__array_interface__["data"][0] - outer.u8.__array_interface__["data"][0]) \
         if buf.size else 0
     version = int(buf.scalar(root, 0, "u32", 0))
-    run_pos = buf.tables(root, _ETDUMP_RUN_DATA)
+    run_pos = buf.tables(root, ETDUMP_RUN_DATA)
     shifted = None if release is None else (lambda lo, hi: release(lo + base, hi + base))
     runs, ev_start, counts = _read_runs(buf, run_pos, shifted)
     table = _StringTable()
@@ -241,9 +238,9 @@ def _read_runs(buf: Buffer, run_pos: np.ndarray, release=None):
         pos = run_pos[a:a + RUN_CHUNK]
         if pos.size == 0:
             break
-        codes, strings = buf.v_strings(pos, _RUN_NAME)
-        bundled = buf.v_scalar(pos, _RUN_BUNDLED_INPUT, "i32", -1)
-        alloc_pos, alloc_owner = buf.v_table_vectors(pos, _RUN_ALLOCATORS)
+        codes, strings = buf.v_strings(pos, RUN_NAME)
+        bundled = buf.v_scalar(pos, RUN_BUNDLED_INPUT, "i32", -1)
+        alloc_pos, alloc_owner = buf.v_table_vectors(pos, RUN_ALLOCATORS)
         # The same bound over all chunks (v_table_vectors checks one chunk): runs sharing one
         # allocators vector would otherwise list size**2 / 8192 allocator names.
         n_allocs += len(alloc_pos)
@@ -251,7 +248,7 @@ def _read_runs(buf: Buffer, run_pos: np.ndarray, release=None):
             buf.fail(f"allocator vectors claim {n_allocs} elements, more than a {buf.size}-byte file can hold "
                      "(shared or overlapping tables)")
         alloc_codes, alloc_strings = buf.v_strings(alloc_pos, 0)
-        st, cnt = buf.v_vector(pos, _RUN_EVENTS, 4)
+        st, cnt = buf.v_vector(pos, RUN_EVENTS, 4)
         ev_start[a:a + len(pos)] = st
         counts[a:a + len(pos)] = cnt
         # An event takes at least MIN_EVENT_BYTES of the file (see there); more events than that
@@ -392,8 +389,6 @@ def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "
     return cols.finish(run)
 
 
-COPY_REPEATED_RUNS = True   # False: parse every run (tests compare both ways)
-
 
 def _as_slice(idx: np.ndarray):
     """A slice when ``idx`` is a run of consecutive positions (cheaper to assign), else ``idx``."""
@@ -413,9 +408,9 @@ def _read_chunk(buf: Buffer, ev_pos: np.ndarray, dest, cols: _Columns, table: "_
     byte range the chunk's tables lie in."""
     m = len(ev_pos)
     events = TableSet(buf, ev_pos)
-    prof = events.table(_EV_PROFILE)
-    alloc = events.table(_EV_ALLOCATION)
-    debug = events.table(_EV_DEBUG)
+    prof = events.table(EV_PROFILE)
+    alloc = events.table(EV_ALLOCATION)
+    debug = events.table(EV_DEBUG)
     is_prof, is_alloc, is_debug = prof > 0, alloc > 0, debug > 0
     kinds = is_prof.astype(np.int8) + is_alloc + is_debug
     if (kinds != 1).any():
@@ -436,34 +431,34 @@ def _read_chunk(buf: Buffer, ev_pos: np.ndarray, dest, cols: _Columns, table: "_
         lo, hi = min(lo, int(p.min())), max(hi, int(p.max()))
         ts = TableSet(buf, p)
         mask = None if all_prof else is_prof
-        put("name", mask, table.merge(*ts.strings(_PE_NAME, budget)))
-        put("delegate_id_str", mask, table.merge(*ts.strings(_PE_DID_STR, budget)))
-        put("chain", mask, ts.scalar(_PE_CHAIN, "i32", 0))
-        put("instruction_id", mask, ts.scalar(_PE_INSTR, "i32", -1))
-        put("delegate_id_int", mask, ts.scalar(_PE_DID_INT, "i32", -1))
-        put("metadata_len", mask, ts.vector(_PE_META, 1)[1].astype(np.int32))
-        put("start", mask, ts.scalar(_PE_START, "u64", 0))
-        put("end", mask, ts.scalar(_PE_END, "u64", 0))
+        put("name", mask, table.merge(*ts.strings(PE_NAME, budget)))
+        put("delegate_id_str", mask, table.merge(*ts.strings(PE_DID_STR, budget)))
+        put("chain", mask, ts.scalar(PE_CHAIN, "i32", 0))
+        put("instruction_id", mask, ts.scalar(PE_INSTR, "i32", -1))
+        put("delegate_id_int", mask, ts.scalar(PE_DID_INT, "i32", -1))
+        put("metadata_len", mask, ts.vector(PE_META, 1)[1].astype(np.int32))
+        put("start", mask, ts.scalar(PE_START, "u64", 0))
+        put("end", mask, ts.scalar(PE_END, "u64", 0))
 
     if is_alloc.any():
         al = alloc[is_alloc]
         lo, hi = min(lo, int(al.min())), max(hi, int(al.max()))
         ts = TableSet(buf, al)
-        put("allocator_id", is_alloc, ts.scalar(_AE_ALLOCATOR, "i32", 0))
-        put("allocation_size", is_alloc, ts.scalar(_AE_SIZE, "u64", 0))
+        put("allocator_id", is_alloc, ts.scalar(AE_ALLOCATOR, "i32", 0))
+        put("allocation_size", is_alloc, ts.scalar(AE_SIZE, "u64", 0))
 
     if is_debug.any():
         d = debug[is_debug]
         lo, hi = min(lo, int(d.min())), max(hi, int(d.max()))
         ts = TableSet(buf, d)
-        put("name", is_debug, table.merge(*ts.strings(_DE_NAME, budget)))
-        put("delegate_id_str", is_debug, table.merge(*ts.strings(_DE_DID_STR, budget)))
-        put("chain", is_debug, ts.scalar(_DE_CHAIN, "u64", 0).astype(np.int64))
-        put("instruction_id", is_debug, ts.scalar(_DE_INSTR, "i32", -1))
-        put("delegate_id_int", is_debug, ts.scalar(_DE_DID_INT, "i32", -1))
+        put("name", is_debug, table.merge(*ts.strings(DE_NAME, budget)))
+        put("delegate_id_str", is_debug, table.merge(*ts.strings(DE_DID_STR, budget)))
+        put("chain", is_debug, ts.scalar(DE_CHAIN, "u64", 0).astype(np.int64))
+        put("instruction_id", is_debug, ts.scalar(DE_INSTR, "i32", -1))
+        put("delegate_id_int", is_debug, ts.scalar(DE_DID_INT, "i32", -1))
         dcols = {k: np.empty(len(d), dtype=EVENT_COLUMNS[k])
                  for k in ("value_type", "tensor_shape", "tensor_numel", "tensor_nbytes")}
-        values = ts.table(_DE_VALUE)
+        values = ts.table(DE_VALUE)
         _read_debug_values(buf, values, np.ones(len(d), dtype=bool), dcols, table, budget)
         for k, v in dcols.items():
             put(k, is_debug, v)
@@ -476,12 +471,12 @@ def _read_debug_values(buf, values, is_debug, cols, table, budget=None):
     """Shape, element count and bytes of each debug event's tensor (first tensor of a list)."""
     has = values > 0
     vtype = np.full(values.shape, -1, dtype=np.int8)
-    vtype[has] = buf.v_scalar(values[has], _VAL_TYPE, "i8", 0)
+    vtype[has] = buf.v_scalar(values[has], VAL_TYPE, "i8", 0)
     tensor = np.zeros(values.shape, dtype=np.int64)
-    tensor[has] = buf.v_table(values[has], _VAL_TENSOR)
+    tensor[has] = buf.v_table(values[has], VAL_TENSOR)
     is_list = has & (tensor == 0)
     if is_list.any():
-        lists = buf.v_table(values[is_list], _VAL_TENSOR_LIST)
+        lists = buf.v_table(values[is_list], VAL_TENSOR_LIST)
         first = np.zeros(lists.shape, dtype=np.int64)
         nonempty = lists > 0
         if nonempty.any():
@@ -497,8 +492,8 @@ def _read_debug_values(buf, values, is_debug, cols, table, budget=None):
     has_t = tensor > 0
     if has_t.any():
         t = tensor[has_t]
-        stype = buf.v_scalar(t, _T_SCALAR_TYPE, "i8", 0)
-        start, count = buf.v_vector(t, _T_SIZES, 8)
+        stype = buf.v_scalar(t, T_SCALAR_TYPE, "i8", 0)
+        start, count = buf.v_vector(t, T_SIZES, 8)
         # Shapes repeat: decode each distinct sizes vector once.
         keys, inv = np.unique(np.stack([start, count]), axis=1, return_inverse=True)
         # Distinct sizes vectors may overlap in a hostile file: cap the dims decoded, as for strings
@@ -546,11 +541,11 @@ class _TensorRows:
         if values.size == 0:
             return
         output = np.zeros(values.shape, dtype=bool)
-        out_tab = buf.v_table(values, _VAL_OUTPUT)
+        out_tab = buf.v_table(values, VAL_OUTPUT)
         if (out_tab > 0).any():
             output[out_tab > 0] = buf.v_scalar(out_tab[out_tab > 0], 0, "u8", 0) != 0
-        single = buf.v_table(values, _VAL_TENSOR)
-        lists = buf.v_table(values, _VAL_TENSOR_LIST)
+        single = buf.v_table(values, VAL_TENSOR)
+        lists = buf.v_table(values, VAL_TENSOR_LIST)
         one = single > 0
         in_list = (~one) & (lists > 0)
         pos_l, owner = buf.v_table_vectors(lists[in_list], 0)
@@ -571,10 +566,10 @@ class _TensorRows:
         ev, item, pos, out = ev[order], item[order], pos[order], out[order]
         if pos.size == 0:
             return
-        stype = buf.v_scalar(pos, _T_SCALAR_TYPE, "i8", 0)
-        offset = buf.v_scalar(pos, _T_OFFSET, "i64", 0)
+        stype = buf.v_scalar(pos, T_SCALAR_TYPE, "i8", 0)
+        offset = buf.v_scalar(pos, T_OFFSET, "i64", 0)
         cols = {"event": ev, "item": item, "scalar_type": stype, "offset": offset, "program_output": out}
-        for slot, start_col, n_col in ((_T_SIZES, "dims_start", "ndim"), (_T_STRIDES, "strides_start", "nstrides")):
+        for slot, start_col, n_col in ((T_SIZES, "dims_start", "ndim"), (T_STRIDES, "strides_start", "nstrides")):
             start, count = buf.v_vector(pos, slot, 8)
             total = int(count.sum())
             budget[1] -= 8 * total     # shared or overlapping vectors cannot multiply the work
