@@ -120,18 +120,8 @@ def fallback_ops(profile: P.Profile) -> list[dict]:
     uniq, inv = unique_inverse(ids)
     # Per (instruction, run) totals, then statistics over the runs that executed it.
     key = inv * profile.n_runs + it["execute"][cpu]
-    ns = it["ns"][cpu]
-    cells = len(uniq) * profile.n_runs
-    if cells <= max(4 * key.size, 1 << 20):
-        # (instruction, run) cells as one dense table: the cells that occur, in key order (as the
-        # sorted distinct keys), summed in event order (as bincount over their codes).
-        count = np.bincount(key, minlength=cells)
-        kuniq = np.flatnonzero(count)
-        per_run = np.bincount(key, weights=ns, minlength=cells)[kuniq]
-    else:
-        kuniq, kinv = unique_inverse(key)
-        per_run = np.bincount(kinv, weights=ns)
-    del key, ns
+    kuniq, kinv = unique_inverse(key)      # a table over the keys' span when it is small
+    per_run = np.bincount(kinv, weights=it["ns"][cpu])
     group = kuniq // profile.n_runs
     st = grouped(group, per_run, len(uniq), transform=units.ns_to_ms)
     calls = np.bincount(inv, minlength=len(uniq))

@@ -135,9 +135,8 @@ def _values_and_units(strings, ev, role):
     other_kinds = bool(kind.any())          # allocation or debug events (profiling events are kind 0)
     unit = np.where(kind == etdump_format.PROFILE, np.uint8(units.NS), np.uint8(units.UNKNOWN)) if other_kinds \
         else np.full(n, units.NS, dtype=np.uint8)
-    internal = role == ROLE_DELEGATE_INTERNAL
-    value_style = internal & (start == 0) if internal.any() else None
-    if value_style is not None and value_style.any():
+    value_style = (role == ROLE_DELEGATE_INTERNAL) & (start == 0)
+    if value_style.any():
         np.copyto(value, end, where=value_style, casting="unsafe")
         codes = np.where(ev["name"] >= 0, ev["name"], ev["delegate_id_str"])
         # Unit per string code (the last entry serves code -1).
