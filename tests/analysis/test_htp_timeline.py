@@ -59,6 +59,26 @@ def test_empty_unit_tracks_are_hidden():
     assert [x.category for x in t.tracks] == [["hmx"], ["dma"]]
 
 
+def test_units_table_and_optrace_summary_agree_on_every_track():
+    """One definition of a unit's ops and busy cycles: the units table and the optrace summary
+    (which also lists idle tracks) give the same numbers; an op without a timestamp counts in
+    neither (it has no place on a timeline)."""
+    from etscope.analysis.qnn.op_tables import optrace_summary
+
+    meta = [{"ph": "M", "pid": 0, "tid": tid, "name": "thread_name", "args": {"name": f"Type: {k}"}}
+            for tid, k in ((256, "HMX"), (512, "HVX"), (514, "HVX"))]
+    ops = [{"ph": "X", "pid": 0, "tid": 256, "name": "q::Conv", "ts": 0, "dur": 100, "args": {}},
+           {"ph": "X", "pid": 0, "tid": 256, "name": "q::Conv", "ts": 120, "dur": 30, "args": {}},
+           {"ph": "X", "pid": 0, "tid": 512, "name": "q::Add", "dur": 7, "args": {}}]   # no ts
+    for ot in (read_optrace(OT), parse_optrace({"header": {"artifact_type": "OP_TRACE"}, "traceEvents": meta + ops})):
+        table = {(x.tid, x.slices_total, x.busy_cycles) for x in htp_timeline(ot).tracks}
+        summary = optrace_summary(ot)
+        busy = {(t["tid"], t["ops"], t["busy_cycles"]) for t in summary["tracks"] if t["ops"]}
+        assert table == busy and table
+        assert summary["ops"] == sum(n for _, n, _ in table)
+    assert table == {(256, 2, 130.0)}
+
+
 def test_overlapping_slices_get_lanes_nested_ones_do_not():
     s = np.array([0.0, 1, 5, 6, 20])
     e = np.array([10.0, 4, 12, 8, 21])   # [1,4] nests in [0,10]; [5,12] overlaps it; [6,8] fits lane 0 again

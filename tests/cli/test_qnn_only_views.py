@@ -121,7 +121,12 @@ def test_qnn_optrace_alone_prints_findings():
     assert "No QNN data found" not in r.stdout
     assert "11 QNN ops, 68,626 cycles in all; the largest is MatMul_0 (32,707 cycles, 48%)" in r.stdout
     assert "8 of 11 ops used HMX" in r.stdout
-    assert "optrace: HMX (tid 256, pid 0) busy 38,764 cycles over 43 op(s)." in r.stdout
+    # The units are listed once, in the HTP units table (its busy cycles and op counts), not again
+    # as sentences under the findings.
+    units = [ln.split() for ln in r.stdout.splitlines() if ln.startswith(("HMX ", "HVX "))]
+    assert [(u[0], u[3], u[4]) for u in units] == [("HMX", "43", "38,764"), ("HVX", "1", "24,061"),
+                                                   ("HVX", "1", "5,801")]
+    assert "optrace: HMX" not in r.stdout and r.stdout.count("38,764") == 1
     assert "Missing: no ETDump" in r.stdout
     j = json.loads(run("qnn", "--optrace", KINDS["optrace"][1], "--json").stdout)
     assert len(j["qnn"]["files"]["ops"]) == 11

@@ -119,14 +119,38 @@ def timeline_clock(qhas=None, runtrace=None, etdump_mhz: float | None = None) ->
     return None, None, True, "no clock: QHAS, runtrace or a QNN ETDump would convert cycles to time"
 
 
-def htp_timeline(optrace, qhas=None, runtrace=None, etdump_mhz: float | None = None) -> HtpTimeline:
-    """The optrace's executed ops per HTP thread (see the module docstring)."""
+def _timed_ops(optrace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The optrace's op events that have a timestamp: (event index, start, duration) in cycles."""
     ev = optrace.events
     idx = np.asarray(optrace.op_event_indices(), dtype=np.int64)
     ts = np.asarray(ev.ts_cycles, dtype=np.float64)[idx]
     dur = np.nan_to_num(np.asarray(ev.dur_cycles, dtype=np.float64)[idx], nan=0.0)
     ok = ~np.isnan(ts)
-    idx, ts, dur = idx[ok], ts[ok], dur[ok]
+    return idx[ok], ts[ok], dur[ok]
+
+
+def unit_totals(optrace) -> dict[tuple[int, int], tuple[int, float]]:
+    """Per HTP thread (pid, tid): (ops, busy cycles) of its timed op events, in one pass. The one
+    definition of a unit's busy cycles: the units table (htp_timeline) and the optrace summary
+    (analysis.qnn.op_tables) both use it."""
+    idx, _, dur = _timed_ops(optrace)
+    ev = optrace.events
+    pid = np.asarray(ev.pid, dtype=np.int64)[idx]
+    tid = np.asarray(ev.tid, dtype=np.int64)[idx]
+    if not idx.size:
+        return {}
+    keys, inv = np.unique(np.stack([pid, tid]), axis=1, return_inverse=True)
+    inv = inv.reshape(-1)
+    ops = np.bincount(inv, minlength=keys.shape[1])
+    busy = np.bincount(inv, weights=dur, minlength=keys.shape[1])
+    return {(int(p), int(t)): (int(ops[j]), float(busy[j])) for j, (p, t) in enumerate(keys.T.tolist())}
+
+
+def htp_timeline(optrace, qhas=None, runtrace=None, etdump_mhz: float | None = None) -> HtpTimeline:
+    """The optrace's executed ops per HTP thread (see the module docstring)."""
+    ev = optrace.events
+    idx, ts, dur = _timed_ops(optrace)
+    totals = unit_totals(optrace)
     t0 = float(ts.min()) if ts.size else 0.0
     span = float((ts + dur).max() - t0) if ts.size else 0.0
     pid = np.asarray(ev.pid, dtype=np.int64)[idx]
@@ -150,7 +174,7 @@ def htp_timeline(optrace, qhas=None, runtrace=None, etdump_mhz: float | None = N
             lane=lanes(s, s + d), op=[str(a.get("HTP Op Type") or ev.name[i]) for a, i in zip(args, idx[order])],
             qnn_op=[str(a.get("QNN Op Name") or "") for a in args],
             category=[_category(a.get("Flags")) for a in args],
-            busy_cycles=float(dur[(pid == key[0]) & (tid == key[1])].sum()), slices_total=int(total)))
+            busy_cycles=totals[key][1], slices_total=int(total)))
         listed.add(key)
     tracks.sort(key=lambda t: (UNIT_ORDER.get(t.kind, 9), t.tid))
     executed = {k for k, kind in optrace.tracks.items() if kind != "non_executed"}

@@ -49,10 +49,12 @@ def op_findings(rows: list[dict]) -> list[str]:
     return out
 
 
-def unit_findings(rows: list[dict]) -> list[str]:
+def unit_findings(rows: list[dict], optrace_shown: bool = False) -> list[str]:
     """Per-unit findings from ``qnn_units`` rows: the busy units (idle tracks are not listed). QHAS
-    and optrace describe the same inference: with both, QHAS's rows (with utilisation) are used."""
-    if any(r.get("file") == "qhas" for r in rows):
+    and optrace describe the same inference: with both, QHAS's rows (with utilisation) are used.
+    ``optrace_shown``: the view already lists the optrace's units (the HTP units table, from
+    ``analysis.htp_timeline``), so its rows are not repeated here as sentences."""
+    if optrace_shown or any(r.get("file") == "qhas" for r in rows):
         rows = [r for r in rows if r.get("file") == "qhas"]
     out = []
     for r in rows:
@@ -119,7 +121,7 @@ def files_view(qnn: dict, file_ops: dict | None, source: str, have: set[str]) ->
     from etscope.analysis.qnn_tables import file_op_rows, unit_rows
 
     ops = file_op_rows(file_ops, source)
-    findings = op_findings(ops) + unit_findings(unit_rows(qnn))
+    findings = op_findings(ops) + unit_findings(unit_rows(qnn), optrace_shown=True)
     rt = qnn.get("runtrace") or {}
     if rt.get("clock_mhz"):
         per = [f"{m:,.0f}" for m in rt.get("clock_mhz_per_execute") or []]

@@ -219,10 +219,12 @@ class Table:
     caption: str | None = None
     columns: list[Column] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)
+    row_styles: list[str | None] = field(default_factory=list)
     title_style: str = "bold"
 
     def __init__(self, title=None, caption=None, **_ignored):
         self.title, self.caption, self.columns, self.rows, self.title_style = title, caption, [], [], "bold"
+        self.row_styles = []
 
     def add_column(self, header: str, justify: str = "left", kind: str | None = None, detail: int | bool = 0,
                    **_ignored) -> None:
@@ -230,8 +232,10 @@ class Table:
         by default num when right-aligned, else name. ``detail``: see :class:`Column`."""
         self.columns.append(Column(header, justify, kind or ("num" if justify == "right" else "name"), int(detail)))
 
-    def add_row(self, *cells) -> None:
+    def add_row(self, *cells, style: str | None = None) -> None:
+        """``style``: a rich style for the whole row on a terminal (e.g. a regression in red)."""
         self.rows.append([c.plain if isinstance(c, Text) else "" if c is None else str(c) for c in cells])
+        self.row_styles.append(style or None)
 
     # -- layout --
     def lines(self, limit: int | None, terminal: bool) -> list[tuple[str, str | None]]:
@@ -259,7 +263,7 @@ class Table:
             out.append((_join(["-" * w for w in widths], widths, ["left"] * len(widths)), None))
             indent = " " * min(8, limit // 4 if limit else 8)
             for k, r in enumerate(self.rows):
-                out += [(ln, None) for ln in _row_lines(cols, shown, widths, r, terminal, lens[k])]
+                out += [(ln, self.row_styles[k]) for ln in _row_lines(cols, shown, widths, r, terminal, lens[k])]
                 items = [f"{cols[i].header}: {r[i]}" for i in detail if r[i] not in ("", "—")]
                 if items:
                     out += [(indent + ln, "dim") for ln in _wrap_items(items, limit - len(indent) if limit else None)]

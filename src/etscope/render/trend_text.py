@@ -35,7 +35,7 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
                 late = "" if ch["significant_at"] == ch["build"] else f" (significant from {ch['significant_at']})"
                 c.print(safe_text(f"• {ch['verdict']} at {ch['build']} (after {ch['previous_build']}): "
                            f"{_pct(ch['change_pct'])}, p = {_p(ch['p_value'])}{late}"),
-                        style=VERDICT_STYLE[ch["verdict"]])
+                        style=VERDICT_STYLE.get(ch["verdict"]))
         else:
             c.print("• no significant change in p50 latency")
         # The shared Table (render.screen): it fits the terminal and cuts nothing when piped; the
@@ -48,7 +48,7 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
         for p in s.builds:
             table.add_row(safe_text(p.build), safe_text(p.order_key), str(p.sessions), fmt_ms(p.p50_ms),
                           "—" if p.lo_ms != p.lo_ms else f"{fmt_ms(p.lo_ms)} to {fmt_ms(p.hi_ms)}",
-                          _pct(p.change_pct), _p(p.p_value), p.verdict)
+                          _pct(p.change_pct), _p(p.p_value), p.verdict, style=VERDICT_STYLE.get(p.verdict))
         c.print(table)
         if s.op_changes:
             ops = Table(title="Op changes")
@@ -58,7 +58,7 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
                                detail={"placement": 2, "p": 1}.get(col, 0))
             for o in s.op_changes[:top_ops]:
                 ops.add_row(safe_text(o.build), safe_text(o.op), safe_text(o.placement or "—"), _pct(o.change_pct),
-                            _p(o.p_value), o.verdict)
+                            _p(o.p_value), o.verdict, style=VERDICT_STYLE.get(o.verdict))
             c.print(ops)
             if len(s.op_changes) > top_ops:
                 c.print(f"({len(s.op_changes) - top_ops} more op changes in --json)")

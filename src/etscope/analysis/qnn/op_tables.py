@@ -2,7 +2,7 @@
 optrace-level run): HMX/HVX/DMA use, DRAM/VTCM bytes, busy cycles."""
 from __future__ import annotations
 
-import numpy as np
+from etscope.analysis.htp_timeline import unit_totals
 
 
 def qhas_op_table(qhas) -> dict[str, dict]:
@@ -109,27 +109,14 @@ def qhas_summary(qhas, vtcm_bytes: int | None = None, soc: str | None = None) ->
 
 
 def optrace_summary(trace) -> dict:
-    """Per-track busy cycles from an optrace (cycles, not µs)."""
-    ev = trace.events
-    idx = trace.op_event_indices() if hasattr(trace, "op_event_indices") else np.arange(len(ev.name))
+    """Per-track ops and busy cycles from an optrace (cycles, not µs), idle tracks included."""
+    totals = unit_totals(trace)
     tracks = []
-    # Op events grouped by track in one pass (a per-track scan was tracks x events).
-    idx = np.asarray(idx, dtype=np.int64)
-    pids = np.asarray(ev.pid, dtype=np.int64)[idx]
-    tids = np.asarray(ev.tid, dtype=np.int64)[idx]
-    dur = np.asarray(ev.dur_cycles, dtype=np.float64)[idx]
-    keys, inv = (np.unique(np.stack([pids, tids]), axis=1, return_inverse=True) if idx.size
-                 else (np.zeros((2, 0), np.int64), np.zeros(0, np.int64)))
-    inv = inv.reshape(-1)
-    n_ops = np.bincount(inv, minlength=keys.shape[1])
-    busy = np.bincount(inv, weights=np.nan_to_num(dur, nan=0.0), minlength=keys.shape[1])
-    at = {(int(p), int(t)): j for j, (p, t) in enumerate(keys.T.tolist())}
-    ops_of = {k: int(n_ops[j]) for k, j in at.items()}
-    busy_of = {k: float(busy[j]) for k, j in at.items()}
     for (pid, tid), kind in sorted(trace.tracks.items()):
+        ops, busy = totals.get((pid, tid), (0, 0.0))
         tracks.append({"pid": int(pid), "tid": int(tid), "kind": kind,
                        "name": trace.thread_names.get((pid, tid)) if isinstance(trace.thread_names, dict) else None,
-                       "ops": ops_of.get((pid, tid), 0), "busy_cycles": busy_of.get((pid, tid), 0.0)})
-    return {"ops": int(len(idx)), "tracks": tracks, "unit": "cycles"}
+                       "ops": ops, "busy_cycles": busy})
+    return {"ops": sum(ops for ops, _ in totals.values()), "tracks": tracks, "unit": "cycles"}
 
 
