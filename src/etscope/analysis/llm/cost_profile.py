@@ -128,13 +128,20 @@ def _cost_pattern(R, tm, direction: int, seeds: str, max_share: float, min_runs:
     from seeds measured against the ``seeds`` reference ("spread", "median", "upper quartile"):
     (group mask, column mask, per-run score) or None."""
     n = R.shape[0]
+    # The seeds' searches often meet the same group (the same reference runs): each off-matrix is
+    # computed once (its percentiles over thousands of runs are most of the cost).
+    seen: dict[tuple, np.ndarray] = {}
 
     def off(rest: np.ndarray, spread: bool = True, ref_q: float = 50) -> np.ndarray:
-        C = _relative_costs(R, rest, tm, direction, ref_q)
-        if not spread:
-            return C > SENSITIVE_LOG2
-        q25, q75 = np.percentile(C[rest], [25, 75], axis=0)
-        return C > np.maximum(SENSITIVE_LOG2, q75 + 3 * (q75 - q25))
+        key = (np.packbits(rest).tobytes(), spread, ref_q)
+        if key not in seen:
+            C = _relative_costs(R, rest, tm, direction, ref_q)
+            if spread:
+                q25, q75 = np.percentile(C[rest], [25, 75], axis=0)
+                seen[key] = C > np.maximum(SENSITIVE_LOG2, q75 + 3 * (q75 - q25))
+            else:
+                seen[key] = C > SENSITIVE_LOG2
+        return seen[key]
 
     everyone = np.ones(n, dtype=bool)
     ref_q = 75 if seeds == "upper quartile" else 50
