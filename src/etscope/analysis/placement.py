@@ -41,9 +41,10 @@ def _instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
     kern = np.nonzero((role == P.ROLE_KERNEL) & in_exec)[0]
     if kern.size:
         sel[kern[~isin(instr[kern], with_op_call)]] = True
-    idx = np.nonzero(sel)[0]
-    return {"execute": ex[idx].astype(np.int32), "instruction_id": instr[idx].astype(np.int32),
-            "ns": ev["value"][idx], "is_delegate": dcall[idx]}
+    # Selected by the mask itself, not through an index of the selected events (on 10M events
+    # that index alone was 33 MB); the int32 columns are not copied twice.
+    return {"execute": ex[sel].astype(np.int32, copy=False), "instruction_id": instr[sel].astype(np.int32, copy=False),
+            "ns": ev["value"][sel], "is_delegate": dcall[sel]}
 
 
 def per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
@@ -118,13 +119,21 @@ def fallback_ops(profile: P.Profile) -> list[dict]:
     if ids.size == 0:
         return []
     uniq, inv = unique_inverse(ids)
-    # Per (instruction, run) totals, then statistics over the runs that executed it.
-    key = inv * profile.n_runs + it["execute"][cpu]
-    kuniq, kinv = unique_inverse(key)      # a table over the keys' span when it is small
-    per_run = np.bincount(kinv, weights=it["ns"][cpu])
-    group = kuniq // profile.n_runs
-    st = grouped(group, per_run, len(uniq), transform=units.ns_to_ms)
+    del ids
     calls = np.bincount(inv, minlength=len(uniq))
+    # Per (instruction, run) totals, then statistics over the runs that executed it. Each
+    # temporary has one value per call (~30 MB on 10M events): each goes as soon as it is used.
+    key = inv * profile.n_runs
+    del inv
+    key += it["execute"][cpu]
+    kuniq, kinv = unique_inverse(key)      # a table over the keys' span when it is small
+    del key
+    per_run = np.bincount(kinv, weights=it["ns"][cpu])
+    del kinv, cpu, it
+    group = kuniq // profile.n_runs
+    del kuniq
+    st = grouped(group, per_run, len(uniq), transform=units.ns_to_ms)
+    del group, per_run
     total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"])))
     rows = []
     for j, i in enumerate(uniq):

@@ -19,11 +19,11 @@ def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None,
     faster than the transformed floats; the result is the same to the bit."""
     groups = np.asarray(groups, dtype=np.int64)
     raw = np.asarray(values, dtype=np.float64)
-    values = raw if transform is None else np.asarray(transform(raw), dtype=np.float64)
     if n_groups is None:
         n_groups = int(groups.max()) + 1 if groups.size else 0
     count = np.bincount(groups, minlength=n_groups).astype(np.int64)
-    total = np.bincount(groups, weights=values, minlength=n_groups)
+    total = np.bincount(groups, weights=raw if transform is None else np.asarray(transform(raw), dtype=np.float64),
+                        minlength=n_groups)
     out = {"count": count, "total": total}
     with np.errstate(invalid="ignore", divide="ignore"):
         out["mean"] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
@@ -67,8 +67,11 @@ def _values_sorted_by_group(groups: np.ndarray, values: np.ndarray) -> np.ndarra
         bits = max(1, int(vmax).bit_length()) if vmax >= 1 else 1
         if vmin >= 0 and vmax < 2 ** 52 and (gmax + 1).bit_length() + bits <= 62 and (
                 values == np.floor(values)).all():
-            packed = np.sort((groups << bits) | values.astype(np.int64))
-            return (packed & ((1 << bits) - 1)).astype(np.float64)
+            packed = groups << bits             # in place from here: one array of the input's size
+            packed |= values.astype(np.int64)
+            packed.sort()
+            packed &= (1 << bits) - 1
+            return packed.astype(np.float64)
     return values[np.lexsort((values, groups))]
 
 
