@@ -23,9 +23,8 @@ def _group_by_instruction(profile: P.Profile, role: int) -> tuple[np.ndarray, np
     idx = np.flatnonzero(ev["role"] == role)
     instr = ev["instruction_id"][idx]
     order = stable_argsort(instr)
-    # Kept for the profile's lifetime: int32 positions when they fit (half the memory).
-    idx = idx[order].astype(np.int32) if ev["role"].size < 2 ** 31 else idx[order]
-    instr = instr[order]
+    # int64 positions although int32 would fit: every column taken at them would convert them.
+    idx, instr = idx[order], instr[order]
     del order
     cut = np.flatnonzero(np.diff(instr)) + 1 if instr.size else np.zeros(0, np.int64)
     starts = np.concatenate([[0], cut, [instr.size]]).astype(np.int64)
