@@ -129,3 +129,57 @@ def test_walking_events_in_small_slices_gives_the_same_report(name):
                           default=str)
 
     assert analysed(7) == analysed(qnn.SLICE_EVENTS)
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+def test_events_grouped_by_instruction_the_same_by_scans_and_by_sort(name, monkeypatch):
+    """A few delegate instructions are grouped by a scan each, many by one sort: same groups."""
+    from etscope import profile as P
+    from etscope.analysis.qnn import etdump as qe
+
+    profile = _load(name, with_etrecord=False)
+    for role in (P.ROLE_DELEGATE_INTERNAL, P.ROLE_DELEGATE_CALL, P.ROLE_OPERATOR_CALL):
+        monkeypatch.setattr(qe, "_SCANNED_INSTRUCTIONS", 10 ** 6)
+        scanned = qe._group_by_instruction(profile, role)
+        monkeypatch.setattr(qe, "_SCANNED_INSTRUCTIONS", 0)
+        sorted_ = qe._group_by_instruction(profile, role)
+        for a, b in zip(scanned, sorted_):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+        idx, ids, starts = scanned
+        assert starts[-1] == idx.size and (len(ids) == len(starts) - 1 or idx.size == 0)
+        for g, iid in enumerate(ids):          # each group: that instruction's events, in file order
+            assert np.array_equal(idx[starts[g]:starts[g + 1]],
+                                  np.flatnonzero((profile.events["role"] == role)
+                                                 & (profile.events["instruction_id"] == iid)))
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST))
+@pytest.mark.parametrize("slice_events", [7, 1 << 20])
+def test_static_slices_read_from_their_first_run_give_the_same_series(name, slice_events, monkeypatch):
+    """Slices whose runs all log the same names in the same order are read from their first run
+    (qnn.etdump._period); reading every event gives the same series, and the shortcut is taken."""
+    from etscope.analysis.qnn import etdump as qe
+
+    profile = _load(name)
+    taken = []
+    period = qe._period
+    monkeypatch.setattr(qe, "_period", lambda run, code: taken.append(period(run, code)) or taken[-1])
+    fast = json.dumps([qnn.analyse_series(s) for s in qe._read_series(profile, slice_events)], default=str)
+    monkeypatch.setattr(qe, "_period", lambda run, code: 0)
+    slow = json.dumps([qnn.analyse_series(s) for s in qe._read_series(profile, slice_events)], default=str)
+    assert fast == slow
+    if slice_events > 7 and name != "synthetic_qnn_accumulate":
+        assert any(taken)
+
+
+def test_period_only_for_whole_runs_of_one_sequence():
+    from etscope.analysis.qnn.etdump import _period
+
+    run, code = np.repeat(np.arange(3), 4), np.tile(np.array([5, 6, 5, 7]), 3)
+    assert _period(run, code) == 4
+    assert _period(run[:-1], code[:-1]) == 0                  # a run cut short
+    c = code.copy(); c[10] = 6
+    assert _period(run, c) == 0                                # one name differs in one run
+    assert _period(np.repeat([0, 2, 1], 4), code) == 0         # runs out of order
+    assert _period(np.repeat([0, 0, 1], 4), code) == 0         # a run split in two
+    assert _period(np.zeros(4, np.int64), code[:4]) == 0       # one run: nothing to repeat

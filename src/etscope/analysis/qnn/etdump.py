@@ -13,22 +13,37 @@ from etscope.arrays import stable_argsort, unique
 
 _QNN_ROOT_HINT = re.compile(r"^(QNN|RPC|Accelerator|Number of HVX|Num times yield|Time for )")
 
+# Up to this many instructions, each one's events are found by a scan of the role and instruction
+# columns; more are grouped by one sort (a scan per instruction would be instructions x events).
+_SCANNED_INSTRUCTIONS = 8
 
 
 def _group_by_instruction(profile: P.Profile, role: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Indices of the events of ``role``, grouped by instruction id (file order within a group):
     (indices, the group's instruction ids, group starts + end). Built once per profile (memoised
-    below): a scan of every event per instruction was instructions x events (20k partitions: minutes)."""
+    below). A model has a few delegate instructions (a scan each: no sort, no index of every
+    event of the role to permute) or up to thousands (one stable sort)."""
     ev = profile.events
-    idx = np.flatnonzero(ev["role"] == role)
-    instr = ev["instruction_id"][idx]
+    of_role = ev["role"] == role
+    instr_all = ev["instruction_id"]
+    instr = instr_all[of_role]
+    if instr.size == 0:
+        return np.zeros(0, np.int64), instr, np.zeros(2, np.int64)
+    lo, hi = int(instr.min()), int(instr.max())
+    if hi - lo < 1 << 22:
+        counts = np.bincount((instr - lo) if lo else instr, minlength=hi - lo + 1)
+        ids = np.flatnonzero(counts)
+        if ids.size <= _SCANNED_INSTRUCTIONS:
+            del instr
+            idx = np.concatenate([np.flatnonzero(of_role & (instr_all == i + lo)) for i in ids])
+            starts = np.concatenate([[0], np.cumsum(counts[ids])]).astype(np.int64)
+            return idx, (ids + lo).astype(instr_all.dtype), starts
     order = stable_argsort(instr)
-    # int64 positions although int32 would fit: every column taken at them would convert them.
-    idx, instr = idx[order], instr[order]
+    idx, instr = np.flatnonzero(of_role)[order], instr[order]
     del order
-    cut = np.flatnonzero(np.diff(instr)) + 1 if instr.size else np.zeros(0, np.int64)
+    cut = np.flatnonzero(np.diff(instr)) + 1
     starts = np.concatenate([[0], cut, [instr.size]]).astype(np.int64)
-    return idx, instr[starts[:-1]] if instr.size else instr, starts
+    return idx, instr[starts[:-1]], starts
 
 
 @per_profile
@@ -92,17 +107,21 @@ def run_slices(profile: P.Profile, size: int = SLICE_EVENTS) -> list[slice]:
     return out
 
 
-def _partition_events(profile: P.Profile, iid: int, sl: slice):
-    """The QNN events of instruction ``iid`` in one slice: (execute, name code, value)."""
+def _partition_events(profile: P.Profile, iid: int, sl: slice, values: bool = True):
+    """The QNN events of instruction ``iid`` in one slice: (execute, name code, value); the value
+    is None when ``values`` is False (the names pass needs none)."""
     ev = profile.events
     mine = _events_of(profile, P.ROLE_DELEGATE_INTERNAL, iid)
     sel = mine[np.searchsorted(mine, sl.start):np.searchsorted(mine, sl.stop)]
-    sel = sel[ev["execute"][sel] >= 0]
+    run = ev["execute"][sel]
     ds = ev["delegate_id_str"][sel]
     code = np.where(ds >= 0, ds, ev["name"][sel])     # unnamed delegate events: their id string
-    # An event with neither a name nor a string id (only an integer debug id) names no QNN event.
-    named = code >= 0
-    return ev["execute"][sel][named], code[named], ev["value"][sel][named]
+    # Events outside an execute belong to no run; an event with neither a name nor a string id
+    # (only an integer debug id) names no QNN event.
+    keep = (run >= 0) & (code >= 0)
+    if keep.all():
+        return run, code, ev["value"][sel] if values else None
+    return run[keep], code[keep], ev["value"][sel[keep]] if values else None
 
 
 # Partitions analysed per ETDump. Models have a handful to a few hundred QNN partitions; each costs
@@ -147,11 +166,17 @@ def _scan_names(profile: P.Profile, iid: int, slices: list[slice]) -> _Names:
     names = _Names(np.zeros(n_strings, dtype=bool), np.zeros(profile.n_runs, dtype=np.int64),
                    np.full(n_strings, -1, dtype=np.int64), 0)
     for sl in slices:
-        run, code, _ = _partition_events(profile, iid, sl)
+        run, code, _ = _partition_events(profile, iid, sl, values=False)
         if not run.size:
             continue
         names.n_events += run.size
-        occ, count = _occurrence_and_count(run, code)
+        k = _period(run, code)
+        if k:       # every run of the slice logged what its first run logged: that run tells
+            run, code = run[::k], code[:k]
+            occ, count = _occurrence_and_count(np.zeros(k, dtype=np.int64), code)
+            count = np.full(run.size, count.max())
+        else:
+            occ, count = _occurrence_and_count(run, code)
         names.seen[code] = True
         # values in the tables' own dtype: ufunc.at's fast loop (a cast makes it ~15x slower)
         np.maximum.at(names.copies, run, count.astype(names.copies.dtype))
@@ -224,13 +249,19 @@ def _partition_series(profile: P.Profile, iid: int, slices: list[slice]) -> QnnS
         run, code, value = _partition_events(profile, iid, sl)
         if not run.size:
             continue
-        occ, count = _occurrence_and_count(run, code)
+        k = _period(run, code)
+        occ, count = _occurrence_and_count(run, code, k)
         node = is_node[code]
         _fill_roots(roots, profile, run, code, value, np.flatnonzero(~node & (occ == count - 1)))
         del count
         if skip_nodes or not node.any():
             continue
-        node_rows[index.rows_of(dense[code[node]] * span + occ[node]), run[node]] = value[node]
+        if k:       # the same rows in every run: looked up for the first run, repeated
+            first = node[:k]
+            rows = np.tile(index.rows_of(dense[code[:k][first]] * span + occ[:k][first]), run.size // k)
+        else:
+            rows = index.rows_of(dense[code[node]] * span + occ[node])
+        node_rows[rows, run[node]] = value[node]
     node_names, node_unit = _row_labels(profile, index.in_order, node_codes, span)
     return QnnSeries(key=f"instruction {iid}", instruction_id=iid, runs=np.arange(n_runs),
                      roots=roots, node_names=node_names, node_values=node_rows[: len(index.in_order)],
@@ -261,12 +292,31 @@ def _row_labels(profile: P.Profile, row_keys: list[int], node_codes: np.ndarray,
     return node_names, node_unit
 
 
-def _occurrence_and_count(run: np.ndarray, code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _period(run: np.ndarray, code: np.ndarray) -> int:
+    """k when the events are m >= 2 runs (ascending) of k events each, every run logging the same
+    names in the same order (a static graph): what holds for the first run then holds for each;
+    else 0. Three passes over the events, against a sort and its scatters."""
+    n = run.size
+    if n < 2:
+        return 0
+    k = int(np.argmax(run != run[0]))           # events of the first run (0: all of one run)
+    if k == 0 or n % k:
+        return 0
+    runs, codes = run.reshape(-1, k), code.reshape(-1, k)
+    if (runs == runs[:, :1]).all() and (np.diff(runs[:, 0]) > 0).all() and (codes == codes[0]).all():
+        return k
+    return 0
+
+
+def _occurrence_and_count(run: np.ndarray, code: np.ndarray, period: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """For each event: its index among events of the same (run, name) in file order, and how many
-    such events exist. One stable sort."""
+    such events exist. One stable sort; with ``period`` (``_period``), one run's, repeated."""
     n = run.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    if period:
+        occ, count = _occurrence_and_count(run[:period], code[:period])
+        return np.tile(occ, n // period), np.tile(count, n // period)
     r0 = int(run.min())
     key = (run - r0).astype(np.int64) * (int(code.max()) + 1) + code
     order = np.argsort(key, kind="stable")     # timsort: the keys repeat in runs, nearly sorted
