@@ -17,6 +17,13 @@ def test_time_conversions_keep_the_type_and_round_trip():
     assert units.ms_to_ns(units.ns_to_ms(x)) == pytest.approx(x)
 
 
+def test_ns_to_ms_in_place_gives_the_same_bits_in_the_same_array():
+    a = np.random.default_rng(0).integers(0, 10 ** 12, 10_000).astype(np.float64)
+    expected = units.ns_to_ms(a)
+    out = units.ns_to_ms_in_place(a)
+    assert out is a and np.array_equal(out.view(np.int64), expected.view(np.int64))
+
+
 def test_clock_from_cycles_and_time():
     assert units.clock_mhz(1_000_000, 1000.0) == 1000.0            # 1M cycles in 1 ms: 1 GHz
     assert units.mhz_to_ghz(units.clock_mhz(1_000_000, 1000.0)) == 1.0

@@ -32,7 +32,7 @@ def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_
 
     from etscope import api
     from etscope.paths import display
-    from etscope.render.html import write_report
+    from etscope.render.html import report_data, write_report_data
 
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
@@ -57,7 +57,13 @@ def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_
         r.notes += ["DSP heap: " + n for n in r.summary["qnn_heap"]["notes"]]
     numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
                                numerics_thresholds)
-    w = write_report(out, r.view, compare=compare, numerics=numerics)
+    data = report_data(r.view, compare=compare, numerics=numerics)
+    # The page needs only its data: the events and analyses go before it is rendered.
+    del r, profile, compare, numerics
+    import gc
+
+    gc.collect()
+    w = write_report_data(out, data)
     echo_wrote(out, f"({human_size(w['bytes'])}): open it in a browser"
                 + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
 

@@ -112,15 +112,19 @@ def _relative_costs(R: np.ndarray, rest: np.ndarray, tm: np.ndarray, direction: 
     """log2 cost against each column's median (or ``ref_q`` percentile) over ``rest``, each run's
     own level over the timed columns taken out (see cost_split); positive = off in ``direction``
     (+1 costlier, -1 cheaper)."""
-    L = R - np.percentile(R[rest], ref_q, axis=0)
+    # The percentiles partition copies made here (boolean indexing copies), not copies of those:
+    # on 90k runs each matrix is ~70 MB.
+    L = R - np.percentile(R[rest], ref_q, axis=0, overwrite_input=True)
     for c in np.unique(tm[tm != CLOCK_NONE]):
         cls = tm == c
         if direction > 0:
-            level = np.percentile(L[:, cls], 25, axis=1, keepdims=True)
+            level = np.percentile(L[:, cls], 25, axis=1, keepdims=True, overwrite_input=True)
         else:
-            level = np.minimum(np.percentile(L[:, cls], 75, axis=1, keepdims=True), 0.0)
+            level = np.minimum(np.percentile(L[:, cls], 75, axis=1, keepdims=True, overwrite_input=True), 0.0)
         L[:, cls] -= level
-    return direction * L
+    if direction < 0:
+        np.negative(L, out=L)
+    return L
 
 
 def _cost_pattern(R, tm, direction: int, seeds: str, max_share: float, min_runs: int, min_ops: int):
@@ -137,7 +141,7 @@ def _cost_pattern(R, tm, direction: int, seeds: str, max_share: float, min_runs:
         if key not in seen:
             C = _relative_costs(R, rest, tm, direction, ref_q)
             if spread:
-                q25, q75 = np.percentile(C[rest], [25, 75], axis=0)
+                q25, q75 = np.percentile(C[rest], [25, 75], axis=0, overwrite_input=True)
                 seen[key] = C > np.maximum(SENSITIVE_LOG2, q75 + 3 * (q75 - q25))
             else:
                 seen[key] = C > SENSITIVE_LOG2

@@ -110,7 +110,8 @@ def _top_ops(files, by_file, mean_lat) -> list[dict]:
         rows = np.asarray(rows)
         if not f.instr_ids.size:
             continue
-        T = units.ns_to_ms(np.nan_to_num(f.T[rows], nan=0.0))
+        # One copy of the phase's rows (~70 MB on 90k runs), converted in place.
+        T = units.ns_to_ms_in_place(np.nan_to_num(f.T[rows], nan=0.0, copy=False))
         single = len(by_file) == 1
         means = T.mean(axis=0) if single else None
         meds = median(T, axis=0) if single else None

@@ -234,8 +234,14 @@ def render_diff_page(data: dict) -> str:
 def write_report(path: str, view: ReportView, title: str | None = None, compare: DiffView | None = None,
                  numerics: NumericsView | None = None) -> dict:
     """Build and write the report atomically; return {"path", "bytes"}."""
-    html = render_report(report_data(view, title=title, compare=compare, numerics=numerics))
-    return {"path": path, "bytes": write_text(path, html)}
+    return write_report_data(path, report_data(view, title=title, compare=compare, numerics=numerics))
+
+
+def write_report_data(path: str, data: dict) -> dict:
+    """Write the page of ``report_data``'s result atomically; return {"path", "bytes"}. The data is
+    plain (no arrays, no profile): a caller that drops its profile and analyses first renders the
+    page without holding them (on 10M events, half a gigabyte)."""
+    return {"path": path, "bytes": write_text(path, render_report(data))}
 
 
 def write_diff_page(path: str, view: DiffView, title: str | None = None) -> dict:
