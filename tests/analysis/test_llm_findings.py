@@ -143,3 +143,32 @@ def test_real_llama_with_two_prefills_makes_no_first_decode_claim():
     assert f["instances"] == 2 and f["slower"] is False
     (line,) = [x for x in r["findings"] if "first decode" in x]
     assert line.startswith("Too few prefill→decode transitions (2; 5 needed)")
+
+
+@pytest.mark.parametrize("p99, noted", [(1.6, False), (4.9, False), (5.0, True), (66.0, True)])
+def test_no_split_says_when_the_runs_vary_too_much_to_tell(p99, noted):
+    """No split found: the spread of the runs is said when it is far beyond what token counts
+    explain (p99 >= 5x p50), with its numbers; a steady series gets no such note."""
+    phase = {"name": "all runs", "steady_runs": 997, "breakdown": [], "top_ops": [],
+             "latency_ms": {"p50": 0.439, "p90": 1.35, "p99": p99 * 0.439, "max": 40.0, "min": 0.2, "mean": 1.0}}
+    out = llm_findings.plain_findings([phase], None, None, None, [], {"by": "none", "evidence": "x"})
+    line = next(x for x in out if x.startswith("No prefill/decode split was found"))
+    assert ("varies widely" in line) == noted
+    if noted:
+        assert f"p99 {p99:.0f}x the p50" in line and "p90 3.1x" in line
+
+
+def test_llm_text_says_no_phases_were_told_apart_and_why():
+    import io
+
+    from rich.console import Console
+
+    from etscope.render.llm_text import render_llm
+
+    profile = load(REAL / "gen_llama_mixed.etdump")
+    r = llm.llm_report([profile])
+    assert r["llm"]["phase_split"]["by"] == "none"
+    buf = io.StringIO()
+    render_llm(r, Console(file=buf, width=200))
+    head = buf.getvalue().splitlines()[1]
+    assert "no phases told apart: " + r["llm"]["phase_split"]["evidence"] in head and "phases by none" not in head

@@ -45,7 +45,9 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     extra = sorted({f"{k}: {shown(v)}" for i in inputs for k, v in i.items() if k != "etdump"})
     if extra:
         c.print(Text(", ".join(extra), style="dim"))
-    c.print(safe_text(f"{llm['runs']} Execute run(s); phases by {llm['phase_split']['by']}."))
+    split = llm["phase_split"]
+    c.print(safe_text(f"{llm['runs']} Execute run(s); " + (f"phases by {split['by']}." if split["by"] != "none" else
+                                                          f"no phases told apart: {split.get('evidence') or 'none'}.")))
     named = [ph for ph in llm["phases"] if ph.get("method_from")]
     if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.lookalike
         c.print(safe_text("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)

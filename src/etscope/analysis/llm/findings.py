@@ -61,11 +61,22 @@ def plain_findings(phases, tps, ttft, drift, warm_notes, split, tokens_unknown=N
     if drift:
         out.append(_drift_finding(drift))
     if tps is None and len(phases) == 1 and phases[0]["latency_ms"] and phases[0]["latency_ms"]["p50"]:
-        p50 = phases[0]["latency_ms"]["p50"]     # 0 when Method::execute lasted 0 ns: no rate
-        out.append(f"No prefill/decode split was found: {units.per_s_from_ms(p50):,.1f} runs/s (p50 {p50:.3f} ms per run over "
-                   f"{phases[0]['steady_runs']} runs; tokens per run unknown; use --prompt-runs to name the "
-                   "prefill runs).")
+        lat = phases[0]["latency_ms"]
+        p50 = lat["p50"]     # 0 when Method::execute lasted 0 ns: no rate
+        msg = (f"No prefill/decode split was found: {units.per_s_from_ms(p50):,.1f} runs/s (p50 {p50:.3f} ms per run over "
+               f"{phases[0]['steady_runs']} runs; tokens per run unknown; use --prompt-runs to name the "
+               "prefill runs).")
+        if lat.get("p99") is not None and lat["p99"] >= NOISY_P99_OVER_P50 * p50:
+            msg += (f" The runs' latency varies widely (p90 {lat['p90'] / p50:.1f}x, p99 {lat['p99'] / p50:.0f}x the p50): "
+                    "runs slowed several times over (contention, throttling) can show part of a prefill's "
+                    "pattern and hide it; a capture on a quieter device may tell the phases apart.")
+        out.append(msg)
     return out
+
+
+# Steady runs whose p99 is this many times their p50 vary far more than token counts explain (a
+# prefill of a few tokens costs ~2-4x a decode, and prefills are a few % of the runs).
+NOISY_P99_OVER_P50 = 5.0
 
 
 def _basis(ph: dict | None, sep: str = " (") -> str:
