@@ -462,3 +462,43 @@ def test_nothing_is_left_out_of_an_honest_profile():
     r = _report("gen_llama")
     assert "instructions_left_out" not in r["llm"]
     assert not any("left out of the per-instruction tables" in w for w in r["warnings"])
+
+
+def _profiles_of_every_fixture():
+    for path in sorted(REAL.glob("*.etdump")) + sorted(QNN_ETDUMP.glob("*.etdump")):
+        p = load(path)
+        yield from ((path.name, q) for q in (p.method_split.profiles.values() if p.method_split else [p]))
+
+
+def test_run_signatures_from_the_first_run_when_all_runs_logged_the_same(monkeypatch):
+    """A static graph's runs are hashed from the first one (llm.runs._identical_runs); hashing
+    every event gives the same signatures, on every fixture and per method of multi-method ones."""
+    from etscope.analysis.llm import runs as llm_runs
+
+    taken = []
+    for name, profile in _profiles_of_every_fixture():
+        if profile.n_runs == 0:
+            continue
+        shortcut = llm_runs._run_signatures(profile)
+        taken.append(llm_runs._identical_runs(profile) is not None)
+        with monkeypatch.context() as m:
+            m.setattr(llm_runs, "_identical_runs", lambda p: None)
+            every_event = llm_runs._run_signatures(profile)
+        assert all(np.array_equal(a, b) for a, b in zip(shortcut, every_event)), name
+    assert any(taken) and not all(taken)
+
+
+def test_runs_differing_in_one_event_are_not_taken_as_identical():
+    from etscope.analysis.llm import runs as llm_runs
+
+    profile = load(REAL / "gen_llama.etdump")
+    assert llm_runs._identical_runs(profile) is not None
+    block = llm_runs._identical_runs(profile)
+    k = block.stop - block.start
+    for col in ("name", "instruction_id", "role"):
+        saved = profile.events[col]
+        changed = saved.copy()
+        changed[block.start + 3 * k + 5] += 1           # one event of the fourth run
+        profile.events[col] = changed
+        assert llm_runs._identical_runs(profile) is None, col
+        profile.events[col] = saved

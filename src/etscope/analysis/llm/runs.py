@@ -109,35 +109,73 @@ def label_text(lab: dict) -> str:
 def _run_signatures(profile: P.Profile, chunk: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:
     """Per run, an order-independent hash of what it executed: the multiset of (role, instruction,
     name) of all its profile events (full), and of its instruction-level events only. Computed
-    over chunks of events, so memory stays bounded on huge files."""
-    ev = profile.events
+    over chunks of events, so memory stays bounded on huge files; when every run logged the same
+    events (a static graph, checked column by column), from the first run alone."""
     n = profile.n_runs
     full = np.zeros(n, dtype=np.uint64)
     instr_sig = np.zeros(n, dtype=np.uint64)
     counts = np.zeros(n, dtype=np.int64)
-    total = len(ev["run"])
-    for a in range(0, total, chunk):
-        sl = slice(a, min(total, a + chunk))
-        ex = ev["execute"][sl]
-        sel = (ex >= 0) & (ev["kind"][sl] == etdump_format.PROFILE)
-        if not sel.any():
-            continue
-        role = ev["role"][sl][sel]
-        dstr = ev["delegate_id_str"][sl][sel]
-        name = ev["name"][sl][sel]
-        name = np.where(role == P.ROLE_DELEGATE_INTERNAL, np.where(dstr >= 0, dstr, name), name)
-        instr = ev["instruction_id"][sl][sel].astype(np.int64) + 1
-        with np.errstate(over="ignore"):
-            key = mix64(role.astype(np.uint64) * np.uint64(1 << 56)
-                       + (instr.astype(np.uint64) << np.uint64(28)) + (name.astype(np.int64) + 1).astype(np.uint64))
-            run = ex[sel].astype(np.int64)
-            full += sum_u64(run, key, n)
-            top = (role == P.ROLE_DELEGATE_CALL) | (role == P.ROLE_OPERATOR_CALL) | (role == P.ROLE_KERNEL)
-            instr_sig += sum_u64(run[top], key[top], n)
-        counts += np.bincount(run, minlength=n)
+    rows = _identical_runs(profile)
+    if rows is not None:
+        _add_signatures(profile.events, rows, full[:1], instr_sig[:1], counts[:1])
+        full[:], instr_sig[:], counts[:] = full[0], instr_sig[0], counts[0]
+    else:
+        for a in range(0, len(profile.events["run"]), chunk):
+            _add_signatures(profile.events, slice(a, a + chunk), full, instr_sig, counts)
     with np.errstate(over="ignore"):
         full = full + counts.astype(np.uint64) * MIX3
     return full, instr_sig
+
+
+def _add_signatures(ev, sl: slice, full: np.ndarray, instr_sig: np.ndarray, counts: np.ndarray) -> None:
+    """The events of ``sl`` added to the per-run sums (runs by their ``execute`` index)."""
+    n = full.size
+    ex = ev["execute"][sl]
+    sel = (ex >= 0) & (ev["kind"][sl] == etdump_format.PROFILE)
+    if not sel.any():
+        return
+    role = ev["role"][sl][sel]
+    dstr = ev["delegate_id_str"][sl][sel]
+    name = ev["name"][sl][sel]
+    name = np.where(role == P.ROLE_DELEGATE_INTERNAL, np.where(dstr >= 0, dstr, name), name)
+    instr = ev["instruction_id"][sl][sel].astype(np.int64) + 1
+    with np.errstate(over="ignore"):
+        key = mix64(role.astype(np.uint64) * np.uint64(1 << 56)
+                    + (instr.astype(np.uint64) << np.uint64(28)) + (name.astype(np.int64) + 1).astype(np.uint64))
+        run = ex[sel].astype(np.int64)
+        full += sum_u64(run, key, n)
+        top = (role == P.ROLE_DELEGATE_CALL) | (role == P.ROLE_OPERATOR_CALL) | (role == P.ROLE_KERNEL)
+        instr_sig += sum_u64(run[top], key[top], n)
+    counts += np.bincount(run, minlength=n)
+
+
+# The columns a run signature reads: runs equal in all of them have equal signatures.
+_SIGNATURE_COLUMNS = ("kind", "role", "instruction_id", "name", "delegate_id_str")
+
+
+def _identical_runs(profile: P.Profile) -> slice | None:
+    """The first run's events when every run's events are the same in the signature's columns
+    (runs of one length, back to back in the file, their events and only theirs in their run:
+    checked), else None."""
+    ev = profile.events
+    n = profile.n_runs
+    counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
+    if n < 2 or counts[0] == 0 or (counts != counts[0]).any():
+        return None
+    k = int(counts[0])
+    first = profile.etdump.runs[int(profile.runs["etdump_run"][0])].first_event
+    last = profile.etdump.runs[int(profile.runs["etdump_run"][-1])].first_event
+    block = slice(first, first + n * k)
+    if last != first + (n - 1) * k or block.stop > len(ev["run"]):
+        return None
+    ex = ev["execute"][block].reshape(n, k)
+    if not (ex == np.arange(n)[:, None]).all() or int((ev["execute"] >= 0).sum()) != n * k:
+        return None
+    for col in _SIGNATURE_COLUMNS:
+        rows = ev[col][block].reshape(n, k)
+        if not (rows == rows[0]).all():
+            return None
+    return slice(first, first + k)
 
 
 def _inner_matrix(profile: P.Profile, sig_full: np.ndarray) -> tuple[np.ndarray, list[str]]:
