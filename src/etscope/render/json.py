@@ -14,6 +14,8 @@ def to_jsonable(x):
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
+        if _plain_numbers(x):       # per-run series (100k values): no call per value
+            return [v if v == v and v not in _INFINITIES else None for v in x]
         return [to_jsonable(v) for v in x]
     if isinstance(x, np.generic):
         x = x.item()
@@ -22,6 +24,15 @@ def to_jsonable(x):
     if isinstance(x, np.ndarray):
         return to_jsonable(x.tolist())
     return x
+
+
+_INFINITIES = (math.inf, -math.inf)
+
+
+def _plain_numbers(x) -> bool:
+    """Every item a Python int or float (not bool, not a numpy scalar): JSON-able as it is, but
+    for NaN and the infinities."""
+    return all(type(v) is float or type(v) is int for v in x)
 
 
 # json escapes C0 controls only; DEL and C1 (U+009B is CSI on some terminals) are escaped too, and

@@ -90,9 +90,17 @@ def _rounded_tree(node: dict | None) -> dict | None:
             for k, v in node.items()}
 
 
+def _rounded_column(values: list) -> list:
+    """``[_r(x) if isinstance(x, float) else x for x in values]`` without a call of ``_r`` per
+    value (a column has one value per run: 100k on a long LLM session)."""
+    fmt = "{:.6g}".format
+    return [(float(fmt(x)) if x - x == 0 else None) if type(x) is float     # x - x: NaN for NaN and inf
+            else _r(x) if isinstance(x, float) else x for x in values]
+
+
 def runs_data(runs: dict) -> dict:
     """Per-run columns (``ReportView.runs``), floats rounded."""
-    cols = {k: [_r(x) if isinstance(x, float) else x for x in v] for k, v in runs["columns"].items()}
+    cols = {k: _rounded_column(v) for k, v in runs["columns"].items()}
     return {"columns": cols, "phase": runs["phase"]}
 
 
