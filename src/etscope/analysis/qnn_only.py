@@ -85,34 +85,23 @@ def qnn_only_summary(qnn: dict, inputs: dict[str, str], soc: dict | None, brief:
         "memory": {"planned_bytes": None, "planned_buffers": None, "allocation_events": 0,
                    "allocated_bytes_per_run": None, "delegate_blob_bytes": None},
         "qnn": brief, "qnn_compile": soc, "warnings": list(qnn.get("warnings") or []),
-        "qnn_only": {"files": sorted(have), "missing": gaps, "guide": guide(qnn, have, gaps)},
+        "qnn_only": {"files": sorted(have), "missing": gaps, "facts": facts(qnn, have)},
     }
 
 
-def guide(qnn: dict, have: set[str], gaps: list[str]) -> list[str]:
-    """The reading guide of QNN files alone: what each file shows here, then what is missing."""
-    lines = ["Only QNN files were given (" + ", ".join(sorted(have)) + "): the views show what they hold."]
-    for p in qnn.get("partitions") or []:
-        bits = [f"{p['key']}: {p['runs']} execute(s)"]
-        if p.get("qnn_execute_us") is not None:
-            bits.append(f"QNN (execute) {p['qnn_execute_us']:,.0f} µs p50")
-        if p.get("accel_us") is not None:
-            bits.append(f"HTP accelerator {p['accel_us']:,.0f} µs (waits included)")
-        if p.get("accel_cycles") is not None:
-            bits.append(f"{p['accel_cycles']:,.0f} cycles over {len(p.get('ops') or [])} per-op rows")
-        lines.append(", ".join(bits) + ".")
-    ot = qnn.get("optrace")
-    if ot:
-        busy = [t for t in ot.get("tracks") or [] if t.get("busy_cycles")]
-        lines.append(f"optrace: {ot['ops']} op events on {len(busy)} busy HTP unit track(s), in cycles.")
-    q = qnn.get("qhas")
-    if q and q.get("percent_utilization") is not None:
-        lines.append(f"QHAS: NPU utilisation {q['percent_utilization']:.1f}% of {q.get('timeline_cycles') or 0:,.0f} "
-                     "timeline cycles (first inference).")
-    rt = qnn.get("runtrace")
-    if rt and rt.get("clock_mhz"):
-        lines.append(f"runtrace: HTP clock {rt['clock_mhz']:,.0f} MHz measured (p50 of its Graph Execute spans).")
-    return lines + ["Missing: " + g + "." for g in gaps]
+def facts(qnn: dict, have: set[str]) -> dict:
+    """What each given QNN file shows here, as numbers (``render.guide`` says it in words)."""
+    ot, q, rt = qnn.get("optrace"), qnn.get("qhas"), qnn.get("runtrace")
+    return {
+        "partitions": [{"key": p["key"], "runs": p["runs"], "qnn_execute_us": p.get("qnn_execute_us"),
+                        "accel_us": p.get("accel_us"), "accel_cycles": p.get("accel_cycles"),
+                        "per_op_rows": len(p.get("ops") or [])} for p in qnn.get("partitions") or []],
+        "optrace": None if not ot else {
+            "ops": ot["ops"], "busy_tracks": sum(1 for t in ot.get("tracks") or [] if t.get("busy_cycles"))},
+        "qhas": None if not q or q.get("percent_utilization") is None else {
+            "utilization_pct": q["percent_utilization"], "timeline_cycles": q.get("timeline_cycles") or 0},
+        "runtrace_clock_mhz": (rt or {}).get("clock_mhz") or None,
+    }
 
 
 def files_view(qnn: dict, file_ops: dict | None, source: str, have: set[str]) -> dict:

@@ -7,8 +7,8 @@ from etscope.units import fmt_ms, us_to_ms
 def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 - one sentence per fact
     """``qnn``: the QNN report when the view has one (the report): the guide then says which QNN
     files were given instead of asking for them."""
-    if s.get("qnn_only"):       # QNN files without an ETDump: analysis.qnn_only wrote the guide
-        return list(s["qnn_only"]["guide"])
+    if s.get("qnn_only"):       # QNN files without an ETDump (analysis.qnn_only)
+        return _qnn_only_guide(s["qnn_only"])
     lines: list[str] = []
     runs = s["runs"]
     lat = runs.get("latency_ms")
@@ -149,3 +149,27 @@ def compact_sources(sources: list[str]) -> str:
 
 def _num(x: float) -> str:
     return f"{x:.0f}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
+
+
+def _qnn_only_guide(only: dict) -> list[str]:
+    """The reading guide of QNN files alone: what each file shows here, then what is missing."""
+    f = only["facts"]
+    lines = ["Only QNN files were given (" + ", ".join(only["files"]) + "): the views show what they hold."]
+    for p in f["partitions"]:
+        bits = [f"{p['key']}: {p['runs']} execute(s)"]
+        if p["qnn_execute_us"] is not None:
+            bits.append(f"QNN (execute) {p['qnn_execute_us']:,.0f} µs p50")
+        if p["accel_us"] is not None:
+            bits.append(f"HTP accelerator {p['accel_us']:,.0f} µs (waits included)")
+        if p["accel_cycles"] is not None:
+            bits.append(f"{p['accel_cycles']:,.0f} cycles over {p['per_op_rows']} per-op rows")
+        lines.append(", ".join(bits) + ".")
+    if f["optrace"]:
+        lines.append(f"optrace: {f['optrace']['ops']} op events on {f['optrace']['busy_tracks']} busy HTP unit "
+                     "track(s), in cycles.")
+    if f["qhas"]:
+        lines.append(f"QHAS: NPU utilisation {f['qhas']['utilization_pct']:.1f}% of {f['qhas']['timeline_cycles']:,.0f} "
+                     "timeline cycles (first inference).")
+    if f["runtrace_clock_mhz"]:
+        lines.append(f"runtrace: HTP clock {f['runtrace_clock_mhz']:,.0f} MHz measured (p50 of its Graph Execute spans).")
+    return lines + ["Missing: " + g + "." for g in only["missing"]]
