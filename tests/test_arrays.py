@@ -16,6 +16,22 @@ def test_unique_matches_numpy(a):
     assert got.dtype == a.dtype and got.tolist() == np.unique(a).tolist()
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64])
+def test_unique_by_table_and_by_sort_match_numpy(dtype):
+    """Narrow spans take unique's table, wide ones its sort; type limits included."""
+    rng = np.random.default_rng(3)
+    info = np.iinfo(dtype)
+    for trial in range(200):
+        n = int(rng.integers(0, 3000))
+        lo = int(rng.integers(max(info.min, -10 ** 6), min(info.max, 10 ** 6)))
+        span = int(rng.integers(1, 20_000))
+        vals = rng.integers(lo, min(info.max, lo + span) + 1, n).astype(dtype) if n else np.zeros(0, dtype)
+        if trial % 7 == 0 and n:
+            vals[0], vals[-1] = info.max, info.min
+        got = unique(vals)
+        assert got.dtype == vals.dtype and np.array_equal(got, np.unique(vals)), (lo, span, n)
+
+
 def test_unique_inverse_matches_numpy_on_narrow_and_wide_spans():
     from etscope.arrays import unique_inverse
 

@@ -183,3 +183,27 @@ def test_period_only_for_whole_runs_of_one_sequence():
     assert _period(np.repeat([0, 2, 1], 4), code) == 0         # runs out of order
     assert _period(np.repeat([0, 0, 1], 4), code) == 0         # a run split in two
     assert _period(np.zeros(4, np.int64), code[:4]) == 0       # one run: nothing to repeat
+
+
+def test_delegate_string_codes_per_instruction_match_a_scan_of_each():
+    """qnn_instructions reads each delegate's event names from one keyed pass (_internal_codes):
+    the same sorted codes as selecting that instruction's delegate events, on every fixture."""
+    from etscope import profile as P
+    from etscope.analysis.qnn import etdump as qe
+    from etscope.arrays import unique
+
+    checked = 0
+    for path in sorted(D.parent.glob("**/*.etdump")):
+        try:
+            p = load(path)
+        except Exception:       # fuzz/upstream files that are meant to be refused
+            continue
+        for q in (p.method_split.profiles.values() if p.method_split else [p]):
+            ev, codes = q.events, qe._internal_codes(q)
+            for ins in q.instructions.values():
+                if ins.kind == "delegate":
+                    sel = (ev["role"] == P.ROLE_DELEGATE_INTERNAL) & (ev["instruction_id"] == ins.id)
+                    assert np.array_equal(codes.get(ins.id, np.zeros(0, np.int64)),
+                                          unique(ev["delegate_id_str"][sel])), (path.name, ins.id)
+                    checked += 1
+    assert checked > 100

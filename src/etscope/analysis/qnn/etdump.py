@@ -79,12 +79,33 @@ def qnn_instructions(profile: P.Profile) -> list[int]:
             ids.append(ins.id)
             continue
         if ins.backend_from == "event names":
-            sel = _events_of(profile, P.ROLE_DELEGATE_INTERNAL, ins.id)
-            codes = unique(ev["delegate_id_str"][sel])[:20]
+            codes = _internal_codes(profile).get(ins.id, ())[:20]
             if any(_QNN_ROOT_HINT.match(profile.strings[c]) or is_node_name(profile.strings[c])
                    for c in codes if c >= 0):
                 ids.append(ins.id)
     return ids
+
+
+@per_profile
+def _internal_codes(profile: P.Profile) -> dict[int, np.ndarray]:
+    """Per instruction, the distinct delegate string codes (ascending) of its delegate-internal
+    events: one pass over them, keyed (instruction, code), without grouping every event by
+    instruction (a model of XNNPACK delegates only needs no such index)."""
+    ev = profile.events
+    internal = ev["role"] == P.ROLE_DELEGATE_INTERNAL
+    instr = ev["instruction_id"][internal].astype(np.int64)
+    if instr.size == 0:
+        return {}
+    width = len(profile.strings) + 1                   # codes -1 .. len(strings) - 1
+    lo = int(instr.min())
+    instr -= lo
+    instr *= width
+    instr += ev["delegate_id_str"][internal]
+    instr += 1
+    keys = unique(instr)                              # a table over the keys' span when it is small
+    owner, codes = keys // width + lo, keys % width - 1
+    cuts = np.flatnonzero(np.diff(owner)) + 1
+    return {int(owner[a]): codes[a:b] for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [keys.size]]))}
 
 
 # Events per slice when walking a partition's QNN events: every per-event temporary is this size, so
