@@ -111,3 +111,23 @@ def test_ops_sort_cycles_without_cycles_rows_falls_back_to_total_and_says_so():
 
     q = etscope.load(qnn_fixture("synthetic_qnn_llm"), etrecord=QNN_ETDUMP / "synthetic_qnn_llm.etrecord")
     assert ops_sort_used(q.results.ops, "cycles") == ("cycles", OPS_SORT_TITLE["cycles"])
+
+
+def test_a_row_style_colours_its_row_on_a_terminal_only():
+    """trend gives a regression's row its verdict's colour; piped output stays plain text."""
+    from etscope.render.text import console_or_default
+
+    def shown(terminal: bool) -> str:
+        buf = io.StringIO()
+        c = console_or_default(Console(file=buf, force_terminal=terminal, width=80, color_system="standard"))
+        t = Table()
+        for col in ("build", "verdict"):
+            t.add_column(col)
+        t.add_row("b1", "no change")
+        t.add_row("b2", "regression", style="bold red")
+        c.print(t)
+        return buf.getvalue()
+
+    assert "\x1b[1;31mb2     regression\x1b[0m" in shown(True)
+    assert "b1     no change\n" in shown(True)
+    assert "\x1b" not in shown(False) and "b2     regression" in shown(False)
