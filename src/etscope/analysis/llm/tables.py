@@ -31,14 +31,15 @@ def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top
         tpr = int(u[0]) if len(u) == 1 else float(tok.mean())
     elif name in (given or {}):
         tpr, tokens_from = given[name]
-    by_file = {}
-    for r in steady:
-        by_file.setdefault(int(file_of[r]), []).append(int(local[r]))
+    # Each part's steady runs (its own run numbers), parts in order of their first steady run.
+    owner, own_run = np.asarray(file_of)[steady], np.asarray(local)[steady]
+    firsts = np.unique(owner, return_index=True)[1] if owner.size else np.zeros(0, np.int64)
+    by_file = {int(fi): own_run[owner == fi] for fi in owner[np.sort(firsts)]}
     methods = sorted({files[fi].profile.method for fi in by_file if files[fi].profile.method})
     ops = _top_ops(files, by_file, float(lat.mean()) if lat.size else float("nan"))
     return {
         "name": name,
-        "runs": [int(r) for r in runs],
+        "runs": runs.tolist(),
         "steady_runs": int(steady.size),
         "warmup_runs": [int(r) for r in runs if warm[r]],
         "method": methods[0] if len(methods) == 1 else (methods or None),
