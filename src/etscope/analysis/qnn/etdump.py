@@ -20,9 +20,10 @@ _SCANNED_INSTRUCTIONS = 8
 
 def _group_by_instruction(profile: P.Profile, role: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Indices of the events of ``role``, grouped by instruction id (file order within a group):
-    (indices, the group's instruction ids, group starts + end). Built once per profile (memoised
-    below). A model has a few delegate instructions (a scan each: no sort, no index of every
-    event of the role to permute) or up to thousands (one stable sort)."""
+    (indices, the group's instruction ids, group starts + end), for the series reader (delegate
+    events) and, memoised, for the delegate calls. A model has a few delegate instructions (a scan
+    each: no sort, no index of every event of the role to permute) or up to thousands (one stable
+    sort; a scan per instruction would be instructions x events)."""
     ev = profile.events
     of_role = ev["role"] == role
     instr_all = ev["instruction_id"]
@@ -63,7 +64,6 @@ def _events_of(grouped: tuple[np.ndarray, np.ndarray, np.ndarray], iid: int) -> 
 def qnn_instructions(profile: P.Profile) -> list[int]:
     """Delegate instructions that are QNN partitions: by backend id, or by their event names."""
     ids = []
-    ev = profile.events
     for ins in sorted(profile.instructions.values(), key=lambda i: i.id):
         if ins.kind != "delegate":
             continue
@@ -85,16 +85,16 @@ def _internal_codes(profile: P.Profile) -> dict[int, np.ndarray]:
     instruction (a model of XNNPACK delegates only needs no such index)."""
     ev = profile.events
     internal = ev["role"] == P.ROLE_DELEGATE_INTERNAL
-    instr = ev["instruction_id"][internal].astype(np.int64)
-    if instr.size == 0:
+    keys = ev["instruction_id"][internal].astype(np.int64)
+    if keys.size == 0:
         return {}
     width = len(profile.strings) + 1                   # codes -1 .. len(strings) - 1
-    lo = int(instr.min())
-    instr -= lo
-    instr *= width
-    instr += ev["delegate_id_str"][internal]
-    instr += 1
-    keys = unique(instr)                              # a table over the keys' span when it is small
+    lo = int(keys.min())
+    keys -= lo                                         # in place: (instruction - lo) * width + code + 1
+    keys *= width
+    keys += ev["delegate_id_str"][internal]
+    keys += 1
+    keys = unique(keys)                                # a table over the keys' span when it is small
     owner, codes = keys // width + lo, keys % width - 1
     cuts = np.flatnonzero(np.diff(owner)) + 1
     return {int(owner[a]): codes[a:b] for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [keys.size]]))}
