@@ -222,7 +222,8 @@ def parse_etdump(data, path: str = "<etdump>", progress: Callable[[int, int], No
 # least its 4-byte vtable offset; vtables may be shared). Files where events share tables can
 # claim more events than this; the reader refuses them.
 MIN_EVENT_BYTES = 16
-RUN_CHUNK = 512   # RunData tables read at a time (their pages are released after each chunk)
+RUN_CHUNK = 4096  # RunData tables read at a time (their pages are released after each chunk; 512 was
+                  # 60 ms more on 93k runs, in per-chunk calls)
 
 
 def _read_runs(buf: Buffer, run_pos: np.ndarray, release=None):
