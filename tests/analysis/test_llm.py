@@ -471,34 +471,35 @@ def _profiles_of_every_fixture():
 
 
 def test_run_signatures_from_the_first_run_when_all_runs_logged_the_same(monkeypatch):
-    """A static graph's runs are hashed from the first one (llm.runs._identical_runs); hashing
+    """A static graph's runs are hashed from the first one (profile.repeats.identical_runs); hashing
     every event gives the same signatures, on every fixture and per method of multi-method ones."""
     from etscope.analysis.llm import runs as llm_runs
+    from etscope.profile.repeats import identical_runs
 
     taken = []
     for name, profile in _profiles_of_every_fixture():
         if profile.n_runs == 0:
             continue
         shortcut = llm_runs._run_signatures(profile)
-        taken.append(llm_runs._identical_runs(profile) is not None)
+        taken.append(identical_runs(profile) is not None)
         with monkeypatch.context() as m:
-            m.setattr(llm_runs, "_identical_runs", lambda p: None)
+            m.setattr(llm_runs, "identical_runs", lambda p: None)
             every_event = llm_runs._run_signatures(profile)
         assert all(np.array_equal(a, b) for a, b in zip(shortcut, every_event)), name
     assert any(taken) and not all(taken)
 
 
 def test_runs_differing_in_one_event_are_not_taken_as_identical():
-    from etscope.analysis.llm import runs as llm_runs
+    from etscope.profile.repeats import identical_runs
 
     profile = load(REAL / "gen_llama.etdump")
-    assert llm_runs._identical_runs(profile) is not None
-    block = llm_runs._identical_runs(profile)
+    assert identical_runs(profile) is not None
+    block = identical_runs(profile)
     k = block.stop - block.start
     for col in ("name", "instruction_id", "role"):
         saved = profile.events[col]
         changed = saved.copy()
         changed[block.start + 3 * k + 5] += 1           # one event of the fourth run
         profile.events[col] = changed
-        assert llm_runs._identical_runs(profile) is None, col
+        assert identical_runs(profile) is None, col
         profile.events[col] = saved

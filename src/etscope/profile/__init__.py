@@ -4,8 +4,9 @@ instruction is (backend or CPU kernel, op type, source location), joined from ET
 Built by :func:`load`. Analysis lives in ``etscope.analysis``; this package only joins inputs:
 ``model`` (the Profile and its parts), ``build`` (load, roles, values and units, runs),
 ``instructions`` (what each instruction is), ``plans`` and ``join`` (the .pte / ETRecord side),
-``methods`` (runs of several methods in one ETDump), ``subset`` (a profile of some runs) and
-``accumulation`` (backend events repeated across executes).
+``methods`` (runs of several methods in one ETDump), ``subset`` (a profile of some runs),
+``accumulation`` (backend events repeated across executes) and ``repeats`` (runs that logged the
+same events).
 """
 from etscope.profile.build import build, load
 from etscope.profile.methods import MAX_INSTRUCTION_SETS

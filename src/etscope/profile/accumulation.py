@@ -6,6 +6,7 @@ import numpy as np
 
 from etscope.arrays import unique_inverse
 from etscope.profile.model import ROLE_DELEGATE_INTERNAL, Accumulation, Profile
+from etscope.profile.repeats import identical_runs
 from etscope.profile.subset import event_subset
 
 _CHUNK = 1 << 20
@@ -26,6 +27,8 @@ def remove_accumulated_copies(profile: Profile) -> None:
                    dtype=np.int64)
     if n_runs < 2 or not ids.size:
         return
+    if identical_runs(profile) is not None:
+        return      # every run logged the same events: none grows from one execute to the next
     role, execute, instr = ev["role"], ev["execute"], ev["instruction_id"]
     # Cheap first test: delegate-internal events per (instruction, run) growing 1x, 2x, 3x, ...
     # Counted sparsely (pairs that occur), in chunks: memory follows the events, not ids x runs.

@@ -12,6 +12,7 @@ from etscope.analysis.llm.tokens import tokens_from_debug
 from etscope.arrays import unique_inverse
 from etscope.formats import etdump as etdump_format
 from etscope.hashing import MIX3, mix64, sum_u64
+from etscope.profile.repeats import identical_runs
 
 # The (runs x instructions) tables hold at most this many cells per event of the file, plus a base
 # (8 MB of float64); past that the least-called instructions are left out of them (and said so).
@@ -115,7 +116,7 @@ def _run_signatures(profile: P.Profile, chunk: int = 1 << 20) -> tuple[np.ndarra
     full = np.zeros(n, dtype=np.uint64)
     instr_sig = np.zeros(n, dtype=np.uint64)
     counts = np.zeros(n, dtype=np.int64)
-    rows = _identical_runs(profile)
+    rows = identical_runs(profile)
     if rows is not None:
         _add_signatures(profile.events, rows, full[:1], instr_sig[:1], counts[:1])
         full[:], instr_sig[:], counts[:] = full[0], instr_sig[0], counts[0]
@@ -147,35 +148,6 @@ def _add_signatures(ev, sl: slice, full: np.ndarray, instr_sig: np.ndarray, coun
         top = (role == P.ROLE_DELEGATE_CALL) | (role == P.ROLE_OPERATOR_CALL) | (role == P.ROLE_KERNEL)
         instr_sig += sum_u64(run[top], key[top], n)
     counts += np.bincount(run, minlength=n)
-
-
-# The columns a run signature reads: runs equal in all of them have equal signatures.
-_SIGNATURE_COLUMNS = ("kind", "role", "instruction_id", "name", "delegate_id_str")
-
-
-def _identical_runs(profile: P.Profile) -> slice | None:
-    """The first run's events when every run's events are the same in the signature's columns
-    (runs of one length, back to back in the file, their events and only theirs in their run:
-    checked), else None."""
-    ev = profile.events
-    n = profile.n_runs
-    counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
-    if n < 2 or counts[0] == 0 or (counts != counts[0]).any():
-        return None
-    k = int(counts[0])
-    first = profile.etdump.runs[int(profile.runs["etdump_run"][0])].first_event
-    last = profile.etdump.runs[int(profile.runs["etdump_run"][-1])].first_event
-    block = slice(first, first + n * k)
-    if last != first + (n - 1) * k or block.stop > len(ev["run"]):
-        return None
-    ex = ev["execute"][block].reshape(n, k)
-    if not (ex == np.arange(n)[:, None]).all() or int((ev["execute"] >= 0).sum()) != n * k:
-        return None
-    for col in _SIGNATURE_COLUMNS:
-        rows = ev[col][block].reshape(n, k)
-        if not (rows == rows[0]).all():
-            return None
-    return slice(first, first + k)
 
 
 def _inner_matrix(profile: P.Profile, sig_full: np.ndarray) -> tuple[np.ndarray, list[str]]:

@@ -1,0 +1,36 @@
+"""Runs that logged the same events: a static graph writes, run after run, the same events in the
+same order, only their times and values differ. Checked here once, column by column, so the
+analyses that depend only on what ran (not on how long) can read the first run for all of them."""
+from __future__ import annotations
+
+import numpy as np
+
+from etscope.profile.model import Profile
+
+# What identifies an event apart from its times and value: runs equal in these logged the same.
+IDENTITY_COLUMNS = ("kind", "role", "instruction_id", "name", "delegate_id_str")
+
+
+def identical_runs(profile: Profile) -> slice | None:
+    """The first run's events when every Execute run's events are the same in ``IDENTITY_COLUMNS``
+    (runs of one length, back to back in the file, their events and only theirs in their run:
+    checked), else None."""
+    ev = profile.events
+    n = profile.n_runs
+    counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
+    if n < 2 or counts[0] == 0 or (counts != counts[0]).any():
+        return None
+    k = int(counts[0])
+    first = profile.etdump.runs[int(profile.runs["etdump_run"][0])].first_event
+    last = profile.etdump.runs[int(profile.runs["etdump_run"][-1])].first_event
+    block = slice(first, first + n * k)
+    if last != first + (n - 1) * k or block.stop > len(ev["run"]):
+        return None
+    ex = ev["execute"][block].reshape(n, k)
+    if not (ex == np.arange(n)[:, None]).all() or int((ev["execute"] >= 0).sum()) != n * k:
+        return None
+    for col in IDENTITY_COLUMNS:
+        rows = ev[col][block].reshape(n, k)
+        if not (rows == rows[0]).all():
+            return None
+    return slice(first, first + k)
