@@ -26,7 +26,7 @@ def join_method(profile: Profile, etrecord, pte, method_hint):
 
     delegate_ids = ids(role == ROLE_DELEGATE_CALL)
     cpu_ids = ids((role == ROLE_OPERATOR_CALL) | (role == ROLE_KERNEL))
-    inner = _delegate_internal_names(profile) if len(delegate_ids) else {}
+    inner = delegate_internal_names(profile) if len(delegate_ids) else {}
     for i in delegate_ids:
         found[int(i)] = Instruction(int(i), "delegate", _guess_backend(profile, int(i), inner.get(int(i), [])))
     for i in cpu_ids:
@@ -55,37 +55,31 @@ _XNNPACK_HINT = re.compile(r"\((?:N[CDH]|ND|NHWC|NCHW)[^()]*\)|#\d+$")
 _QNN_HINT = re.compile(r"\((?:us|cycles|bytes|count)\)$|OpId_\d+|^QNN ")
 
 
-def _delegate_internal_names(profile: Profile) -> dict[int, list[int]]:
+def delegate_internal_names(profile: Profile) -> dict[int, np.ndarray]:
     """Per instruction id, the distinct delegate_debug_id_str codes of its delegate-internal events
-    (sorted, -1 = none), computed for all instructions in one pass."""
+    (ascending, -1 = none), for all instructions in one keyed pass: (instruction, code) pairs
+    marked in a table when their span is small (QNN files are mostly delegate-internal events)."""
     ev = profile.events
-    role = ev["role"]
-    n = len(role)
-    parts = []
-    # In chunks: QNN files are mostly delegate-internal events (10M events: 400 MB of temporaries
-    # in one go); the distinct pairs are few.
-    for a in range(0, n, 1 << 20):
-        sel = role[a:a + (1 << 20)] == ROLE_DELEGATE_INTERNAL
-        if not sel.any():
-            continue
-        instr = (ev["instruction_id"][a:a + (1 << 20)][sel].astype(np.int64) + (1 << 31)).astype(np.uint64)
-        code = (ev["delegate_id_str"][a:a + (1 << 20)][sel].astype(np.int64) + 1).astype(np.uint64)  # -1 -> 0
-        parts.append(unique((instr << np.uint64(32)) | code))
-    if not parts:
+    internal = ev["role"] == ROLE_DELEGATE_INTERNAL
+    keys = ev["instruction_id"][internal].astype(np.int64)
+    if keys.size == 0:
         return {}
-    packed = unique(np.concatenate(parts))
-    ids = (packed >> np.uint64(32)).astype(np.int64) - (1 << 31)
-    codes = (packed & np.uint64(0xFFFFFFFF)).astype(np.int64) - 1
-    out: dict[int, list[int]] = {}
-    for i, c in zip(ids.tolist(), codes.tolist()):
-        out.setdefault(i, []).append(c)
-    return out
+    width = len(profile.strings) + 1                   # codes -1 .. len(strings) - 1
+    lo = int(keys.min())
+    keys -= lo                                         # in place: (instruction - lo) * width + code + 1
+    keys *= width
+    keys += ev["delegate_id_str"][internal]
+    keys += 1
+    keys = unique(keys)
+    owner, codes = keys // width + lo, keys % width - 1
+    cuts = np.flatnonzero(np.diff(owner)) + 1
+    return {int(owner[a]): codes[a:b] for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [keys.size]]))}
 
 
 def _guess_backend(profile: Profile, instruction_id: int, codes: list[int] | None = None) -> str:
     """Without ETRecord or .pte, tell the backend from the names of its internal events."""
     if codes is None:
-        codes = _delegate_internal_names(profile).get(instruction_id, [])
+        codes = delegate_internal_names(profile).get(instruction_id, [])
     names = [profile.strings[c] for c in codes[:50] if c >= 0]
     if any(_QNN_HINT.search(n) for n in names):
         return "QnnBackend"

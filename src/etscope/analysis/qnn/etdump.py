@@ -9,7 +9,8 @@ import numpy as np
 from etscope import profile as P
 from etscope.analysis.memo import per_profile
 from etscope.analysis.qnn.model import QnnSeries, is_node_name, root_key
-from etscope.arrays import stable_argsort, unique
+from etscope.arrays import stable_argsort
+from etscope.profile.instructions import delegate_internal_names
 
 _QNN_ROOT_HINT = re.compile(r"^(QNN|RPC|Accelerator|Number of HVX|Num times yield|Time for )")
 
@@ -80,24 +81,9 @@ def qnn_instructions(profile: P.Profile) -> list[int]:
 
 @per_profile
 def _internal_codes(profile: P.Profile) -> dict[int, np.ndarray]:
-    """Per instruction, the distinct delegate string codes (ascending) of its delegate-internal
-    events: one pass over them, keyed (instruction, code), without grouping every event by
-    instruction (a model of XNNPACK delegates only needs no such index)."""
-    ev = profile.events
-    internal = ev["role"] == P.ROLE_DELEGATE_INTERNAL
-    keys = ev["instruction_id"][internal].astype(np.int64)
-    if keys.size == 0:
-        return {}
-    width = len(profile.strings) + 1                   # codes -1 .. len(strings) - 1
-    lo = int(keys.min())
-    keys -= lo                                         # in place: (instruction - lo) * width + code + 1
-    keys *= width
-    keys += ev["delegate_id_str"][internal]
-    keys += 1
-    keys = unique(keys)                                # a table over the keys' span when it is small
-    owner, codes = keys // width + lo, keys % width - 1
-    cuts = np.flatnonzero(np.diff(owner)) + 1
-    return {int(owner[a]): codes[a:b] for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [keys.size]]))}
+    """``profile.instructions.delegate_internal_names``, once per profile (of its events now:
+    after accumulated copies were removed)."""
+    return delegate_internal_names(profile)
 
 
 # Events per slice when walking a partition's QNN events: every per-event temporary is this size, so
