@@ -480,7 +480,7 @@ def render(r: dict) -> str:
         "- The file is memory-mapped. A run that repeats an earlier run byte for byte (times and vtable",
         "  offsets aside: a static graph) is compared with it a block of runs at a time and copied, its",
         "  times read from the same view; the other runs are parsed in chunks of 64k events (RunData",
-        "  tables in chunks of 512). Either way each block's pages are dropped (`madvise(MADV_DONTNEED)`)",
+        "  tables in chunks of 4096). Either way each block's pages are dropped (`madvise(MADV_DONTNEED)`)",
         "  once read, so the file never stays resident. Per event the columns keep ~33 bytes (run, kind, name, delegate id string,",
         "  instruction id, chain as int8, start, end); columns a file does not use (allocation, debug",
         "  tensors, metadata, delegate int ids) are zero-stride views; the Profile adds role, run, value, unit.",
