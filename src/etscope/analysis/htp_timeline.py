@@ -134,10 +134,16 @@ def unit_totals(optrace) -> dict[tuple[int, int], tuple[int, float]]:
     definition of a unit's busy cycles: the units table (htp_timeline) and the optrace summary
     (analysis.qnn.op_tables) both use it."""
     idx, _, dur = _timed_ops(optrace)
+    return _totals(*_threads(optrace, idx), dur)
+
+
+def _threads(optrace, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ev = optrace.events
-    pid = np.asarray(ev.pid, dtype=np.int64)[idx]
-    tid = np.asarray(ev.tid, dtype=np.int64)[idx]
-    if not idx.size:
+    return np.asarray(ev.pid, dtype=np.int64)[idx], np.asarray(ev.tid, dtype=np.int64)[idx]
+
+
+def _totals(pid: np.ndarray, tid: np.ndarray, dur: np.ndarray) -> dict[tuple[int, int], tuple[int, float]]:
+    if not pid.size:
         return {}
     keys, inv = np.unique(np.stack([pid, tid]), axis=1, return_inverse=True)
     inv = inv.reshape(-1)
@@ -150,14 +156,13 @@ def htp_timeline(optrace, qhas=None, runtrace=None, etdump_mhz: float | None = N
     """The optrace's executed ops per HTP thread (see the module docstring)."""
     ev = optrace.events
     idx, ts, dur = _timed_ops(optrace)
-    totals = unit_totals(optrace)
+    pid, tid = _threads(optrace, idx)
+    totals = _totals(pid, tid, dur)
     t0 = float(ts.min()) if ts.size else 0.0
     span = float((ts + dur).max() - t0) if ts.size else 0.0
-    pid = np.asarray(ev.pid, dtype=np.int64)[idx]
-    tid = np.asarray(ev.tid, dtype=np.int64)[idx]
     tracks = []
     listed = set()
-    for key in sorted({(int(p), int(t)) for p, t in zip(pid, tid)}):
+    for key in sorted(totals):           # the threads with timed ops
         sel = np.flatnonzero((pid == key[0]) & (tid == key[1]))
         kind = optrace.track_kind(*key)
         if kind == "non_executed":

@@ -55,25 +55,31 @@ _XNNPACK_HINT = re.compile(r"\((?:N[CDH]|ND|NHWC|NCHW)[^()]*\)|#\d+$")
 _QNN_HINT = re.compile(r"\((?:us|cycles|bytes|count)\)$|OpId_\d+|^QNN ")
 
 
-def delegate_internal_names(profile: Profile) -> dict[int, np.ndarray]:
+def delegate_internal_names(profile: Profile) -> dict[int, list[int]]:
     """Per instruction id, the distinct delegate_debug_id_str codes of its delegate-internal events
-    (ascending, -1 = none), for all instructions in one keyed pass: (instruction, code) pairs
-    marked in a table when their span is small (QNN files are mostly delegate-internal events)."""
+    (sorted, -1 = none), computed for all instructions in one pass."""
     ev = profile.events
-    internal = ev["role"] == ROLE_DELEGATE_INTERNAL
-    keys = ev["instruction_id"][internal].astype(np.int64)
-    if keys.size == 0:
+    role = ev["role"]
+    n = len(role)
+    parts = []
+    # In chunks: QNN files are mostly delegate-internal events (10M events: 400 MB of temporaries
+    # in one go); the distinct pairs are few.
+    for a in range(0, n, 1 << 20):
+        sel = role[a:a + (1 << 20)] == ROLE_DELEGATE_INTERNAL
+        if not sel.any():
+            continue
+        instr = (ev["instruction_id"][a:a + (1 << 20)][sel].astype(np.int64) + (1 << 31)).astype(np.uint64)
+        code = (ev["delegate_id_str"][a:a + (1 << 20)][sel].astype(np.int64) + 1).astype(np.uint64)  # -1 -> 0
+        parts.append(unique((instr << np.uint64(32)) | code))
+    if not parts:
         return {}
-    width = len(profile.strings) + 1                   # codes -1 .. len(strings) - 1
-    lo = int(keys.min())
-    keys -= lo                                         # in place: (instruction - lo) * width + code + 1
-    keys *= width
-    keys += ev["delegate_id_str"][internal]
-    keys += 1
-    keys = unique(keys)
-    owner, codes = keys // width + lo, keys % width - 1
-    cuts = np.flatnonzero(np.diff(owner)) + 1
-    return {int(owner[a]): codes[a:b] for a, b in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [keys.size]]))}
+    packed = unique(np.concatenate(parts))
+    ids = (packed >> np.uint64(32)).astype(np.int64) - (1 << 31)
+    codes = (packed & np.uint64(0xFFFFFFFF)).astype(np.int64) - 1
+    out: dict[int, list[int]] = {}
+    for i, c in zip(ids.tolist(), codes.tolist()):
+        out.setdefault(i, []).append(c)
+    return out
 
 
 def _guess_backend(profile: Profile, instruction_id: int, codes: list[int] | None = None) -> str:

@@ -80,7 +80,7 @@ def qnn_instructions(profile: P.Profile) -> list[int]:
 
 
 @per_profile
-def _internal_codes(profile: P.Profile) -> dict[int, np.ndarray]:
+def _internal_codes(profile: P.Profile) -> dict[int, list[int]]:
     """``profile.instructions.delegate_internal_names``, once per profile (of its events now:
     after accumulated copies were removed)."""
     return delegate_internal_names(profile)
@@ -174,9 +174,8 @@ def _scan_names(profile: P.Profile, mine: np.ndarray, slices: list[slice]) -> _N
         names.n_events += run.size
         k = _period(run, code)
         if k:       # every run of the slice logged what its first run logged: that run tells
-            run, code = run[::k], code[:k]
-            occ, count = _occurrence_and_count(np.zeros(k, dtype=np.int64), code)
-            count = np.full(run.size, count.max())
+            occ, count = _occurrence_and_count(run[:k], code[:k])
+            run, code, count = run[::k], code[:k], np.full(run.size // k, count.max())
         else:
             occ, count = _occurrence_and_count(run, code)
         names.seen[code] = True
