@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from etscope.arrays import unique
 from etscope.errors import FormatError
 from etscope.formats.etdump_schema import (EV_ALLOCATION, EV_DEBUG, EV_PROFILE, PE_DID_STR, PE_END, PE_META, PE_NAME,
                                            PE_START)
@@ -105,11 +104,13 @@ def _layout(buf: Buffer, run: int, vec_start: int, count: int) -> _Layout | None
                                                      np.asarray(ts.vt_size, np.int64)[ts.inv]]))
     inside = (vtables >= lo) & (vt_end <= hi)
     # A copy may use its own copy of such a vtable only when every byte of it was compared (a
-    # crafted file could lay a vtable over bytes that may differ, such as a time field).
-    for v in unique(vtables[inside]):
-        end = int(vt_end[vtables == v][0])
-        if not (must[(int(v) - lo) // 4:(end - lo + 3) // 4] == -1).all():
-            inside[vtables == v] = False
+    # crafted file could lay a vtable over bytes that may differ, such as a time field). Counted
+    # with a prefix sum of the words not compared whole: one pass, not one per distinct vtable
+    # (a crafted run can give every table a vtable of its own).
+    not_whole = np.concatenate([[0], np.cumsum(must != -1)])
+    first_word = np.clip((vtables - lo) // 4, 0, n_words)
+    end_word = np.clip((vt_end - lo + 3) // 4, 0, n_words)
+    inside &= not_whole[end_word] == not_whole[first_word]
     return _Layout(run, lo, words.view("<i4"), must, times[0] // 4, times[1] // 4,
                    np.flatnonzero(start_pos > 0), np.flatnonzero(end_pos > 0),
                    vt_words, tables - vtables, inside)
