@@ -50,3 +50,53 @@ def test_a_profile_is_equal_only_to_itself():
     assert a == a and a != b and len({a, b}) == 2     # hashable by identity (analysis memoises per profile)
     assert a.n_runs == 10 and a.name_of(-1) == "" and a.names(np.array([-1])) == [""]
     assert a.backends() == ["XnnpackBackend"]
+
+
+FIXTURES = REAL.parent
+
+
+def test_end_times_give_back_the_file_s_end_time_of_every_event():
+    """Bit for bit, on every ETDump fixture (interval and value events, allocation and debug
+    events, accumulated copies removed, runs of several methods split): the profile keeps no end
+    column where its values give it back."""
+    from etscope.formats.etdump import read_etdump
+    from etscope.profile import end_times
+
+    checked = 0
+    for path in sorted(FIXTURES.glob("**/*.etdump")):
+        raw = read_etdump(path).events
+        p = load(path)
+        profiles = p.method_split.profiles.values() if p.method_split else (p,)
+        for q in profiles:
+            file_end = raw["end"][q.events["file_event"]] if "file_event" in q.events else raw["end"]
+            assert "end" not in q.events and "end" not in q.etdump.events, path
+            np.testing.assert_array_equal(end_times(q), file_end, err_msg=str(path))
+            assert end_times(q).dtype == np.uint64
+            checked += 1
+    assert checked >= 40
+
+
+def test_end_times_past_the_exact_range_of_a_float_stay_a_column():
+    """A duration (or value) of 2**53 or more has no exact float value: the end column is kept and
+    returned as read. Timestamps past 2**63 with short durations are given back exactly."""
+    import dataclasses
+
+    from etscope.formats.etdump import read_etdump
+    from etscope.profile import build, end_times
+
+    data = read_etdump(REAL / "cnn.etdump")
+    ev = dict(data.events)
+    prof = np.flatnonzero(ev["kind"] == 0)
+    # Shift every timestamp past 2**63: durations unchanged, so the end column still goes.
+    past = np.where(ev["kind"] == 0, np.uint64(1 << 63), np.uint64(0))
+    shifted = dataclasses.replace(data, events={**ev, "start": ev["start"] + past, "end": ev["end"] + past})
+    p = build(shifted)
+    assert "end" not in p.events
+    np.testing.assert_array_equal(end_times(p), shifted.events["end"])
+    # One event lasting 2**53 + 1 ticks: kept, and identical.
+    end = ev["end"].copy()
+    end[prof[3]] = ev["start"][prof[3]] + np.uint64((1 << 53) + 1)
+    long = dataclasses.replace(data, events={**ev, "end": end})
+    p = build(long)
+    assert "end" in p.events
+    np.testing.assert_array_equal(end_times(p), end)

@@ -181,7 +181,7 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
     t0 = first_timed_ns(profile)
     timed = timed_mask(profile)
     start = since_origin(ev["start"], t0)
-    end = since_origin(ev["end"], t0)
+    end = since_origin(P.end_times(profile), t0)
     dur_us = np.where(unit == units.NS, value / 1e3, np.where(unit == units.US, value, np.nan))
     shapes = ev.get("tensor_shape", np.full(n, -1, np.int32))
     nbytes = ev.get("tensor_nbytes", np.full(n, -1, np.int64))

@@ -68,7 +68,7 @@ class _Events:
         n = len(ev["run"])
         t0 = first_timed_ns(profile)
         self.ev, self.strings = ev, profile.strings
-        self.start, self.end = since_origin(ev["start"], t0), since_origin(ev["end"], t0)
+        self.start, self.end = since_origin(ev["start"], t0), since_origin(P.end_times(profile), t0)
         self.names = effective_names(profile) if n else np.zeros(0, np.int32)
         self.role, self.execute = ev["role"], ev["execute"]
         self.instr = ev["instruction_id"].astype(np.int64)
