@@ -46,3 +46,23 @@ def test_same_name_events_in_one_run_are_all_kept(real):
     assert len(stats) == 4
     assert {s["instruction_id"] for s in stats} == {54, 65, 102, 113}
     assert all(s["runs"] == 24 for s in stats)
+
+
+def test_fallback_ops_same_with_the_dense_table_and_the_sorted_keys(monkeypatch):
+    """The per (instruction, run) totals come from a dense table when it is small, else from
+    sorted keys: both give the same rows, to the bit, on every fixture with CPU ops."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    compared = 0
+    for path in sorted(fixtures.glob("**/*.etdump")):
+        p = load(path)
+        profiles = p.method_split.profiles.values() if p.method_split else (p,)
+        for q in profiles:
+            dense = placement.fallback_ops(q)
+            with monkeypatch.context() as m:
+                m.setattr(placement, "DENSE_TABLE_FACTOR", 0)
+                m.setattr(placement, "DENSE_TABLE_MIN_CELLS", 0)
+                assert placement.fallback_ops(q) == dense, path
+            compared += bool(dense)
+    assert compared >= 20

@@ -17,17 +17,26 @@ from etscope.analysis.stats import describe, grouped
 from etscope.arrays import isin, median, unique, unique_inverse
 
 
-def instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
+def instruction_times(profile: P.Profile, rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Per (run, instruction): wall time in ns of its instruction-level events and their count.
 
     For CPU instructions the OPERATOR_CALL event is the instruction's time; when a build logs only
-    the kernel event, that is used instead. Computed once per profile (a copy of the dict each call).
-    """
-    return dict(_instruction_times(profile))
+    the kernel event, that is used instead. ``rows``: some of :func:`instruction_rows` (default:
+    all). The columns are the caller's own: only the rows are kept per profile (on 10M events
+    16 MB, where keeping the four columns held 70 MB through the whole command), and gathering
+    them by position is cheaper than the boolean selection they came from."""
+    ev = profile.events
+    if rows is None:
+        rows = instruction_rows(profile)
+    return {"execute": ev["execute"][rows].astype(np.int32, copy=False),
+            "instruction_id": ev["instruction_id"][rows].astype(np.int32, copy=False),
+            "ns": ev["value"][rows], "is_delegate": ev["role"][rows] == P.ROLE_DELEGATE_CALL}
 
 
 @per_profile
-def _instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
+def instruction_rows(profile: P.Profile) -> np.ndarray:
+    """Positions of the instruction-level events of the Execute runs, in file order (int32 when
+    the profile's events fit)."""
     ev = profile.events
     ex = ev["execute"]
     role = ev["role"]
@@ -37,14 +46,20 @@ def _instruction_times(profile: P.Profile) -> dict[str, np.ndarray]:
     instr = ev["instruction_id"]
     # Instructions that have an OPERATOR_CALL anywhere use it; others fall back to their kernel event.
     with_op_call = unique(instr[op_call])
-    sel = op_call | dcall
+    sel = op_call
+    sel |= dcall
+    del dcall
     kern = np.nonzero((role == P.ROLE_KERNEL) & in_exec)[0]
     if kern.size:
         sel[kern[~isin(instr[kern], with_op_call)]] = True
-    # Selected by the mask itself, not through an index of the selected events (on 10M events
-    # that index alone was 33 MB); the int32 columns are not copied twice.
-    return {"execute": ex[sel].astype(np.int32, copy=False), "instruction_id": instr[sel].astype(np.int32, copy=False),
-            "ns": ev["value"][sel], "is_delegate": dcall[sel]}
+    rows = np.flatnonzero(sel)
+    return rows.astype(np.int32) if len(ex) <= np.iinfo(np.int32).max else rows
+
+
+def cpu_rows(profile: P.Profile) -> np.ndarray:
+    """The :func:`instruction_rows` of CPU instructions (not delegate calls)."""
+    rows = instruction_rows(profile)
+    return rows[profile.events["role"][rows] != P.ROLE_DELEGATE_CALL]
 
 
 def per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
@@ -56,24 +71,31 @@ def per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
 @per_profile
 def _per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
     n = profile.n_runs
-    it = instruction_times(profile)
+    ev = profile.events
+    rows = instruction_rows(profile)
+    is_call = ev["role"][rows] == P.ROLE_DELEGATE_CALL
+    calls = rows[is_call]
     parts: dict[str, np.ndarray] = {"latency": profile.runs["latency_ns"].astype(np.float64)}
     backend_of = {i.id: i.backend for i in profile.instructions.values()}
     backends = profile.backends()
-    ids = it["instruction_id"]
+    ids = ev["instruction_id"][calls]
     inside = np.zeros(n)
     for b in backends:
         bid = np.array([i for i, bk in backend_of.items() if bk == b and profile.instructions[i].kind == "delegate"])
-        m = it["is_delegate"] & isin(ids, bid)
-        parts[f"delegate:{b}"] = np.bincount(it["execute"][m], weights=it["ns"][m], minlength=n)
-        parts[f"calls:{b}"] = np.bincount(it["execute"][m], minlength=n).astype(np.float64)
+        parts[f"delegate:{b}"], parts[f"calls:{b}"] = _run_totals(ev, calls[isin(ids, bid)], n)
         inside += parts[f"delegate:{b}"]
-    cpu = ~it["is_delegate"]
-    parts["cpu_ops"] = np.bincount(it["execute"][cpu], weights=it["ns"][cpu], minlength=n)
-    parts["calls:cpu"] = np.bincount(it["execute"][cpu], minlength=n).astype(np.float64)
+    del calls, ids
+    parts["cpu_ops"], parts["calls:cpu"] = _run_totals(ev, rows[~is_call], n)
     inside += parts["cpu_ops"]
     parts["framework_overhead"] = parts["latency"] - inside
     return parts
+
+
+def _run_totals(ev, rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per run (of ``n``): the summed value of the events ``rows`` and their count (as floats)."""
+    execute = ev["execute"][rows]
+    return (np.bincount(execute, weights=ev["value"][rows], minlength=n),
+            np.bincount(execute, minlength=n).astype(np.float64))
 
 
 def breakdown(profile: P.Profile) -> list[dict]:
@@ -113,25 +135,14 @@ def latency_summary(profile: P.Profile) -> dict:
 
 def fallback_ops(profile: P.Profile) -> list[dict]:
     """One entry per CPU-kernel instruction, in instruction order."""
-    it = instruction_times(profile)
-    cpu = ~it["is_delegate"]
-    ids = it["instruction_id"][cpu]
-    if ids.size == 0:
+    rows = cpu_rows(profile)
+    if rows.size == 0:
         return []
-    uniq, inv = unique_inverse(ids)
-    del ids
+    ev = profile.events
+    uniq, inv = unique_inverse(ev["instruction_id"][rows])
     calls = np.bincount(inv, minlength=len(uniq))
-    # Per (instruction, run) totals, then statistics over the runs that executed it. Each
-    # temporary has one value per call (~30 MB on 10M events): each goes as soon as it is used.
-    key = inv * profile.n_runs
-    del inv
-    key += it["execute"][cpu]
-    kuniq, kinv = unique_inverse(key)      # a table over the keys' span when it is small
-    del key
-    per_run = np.bincount(kinv, weights=it["ns"][cpu])
-    del kinv, cpu, it
-    group = kuniq // profile.n_runs
-    del kuniq
+    group, per_run = _per_instruction_and_run(ev, rows, inv, len(uniq), profile.n_runs)
+    del rows, inv
     st = grouped(group, per_run, len(uniq), transform=units.ns_to_ms)
     del group, per_run
     total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"])))
@@ -153,6 +164,37 @@ def fallback_ops(profile: P.Profile) -> list[dict]:
             "nodes": ins.nodes if ins else [],
         })
     return rows
+
+
+# A (runs x instructions) table of at most this many cells per call, or this many, replaces a sort.
+DENSE_TABLE_FACTOR, DENSE_TABLE_MIN_CELLS = 4, 1 << 20
+
+
+def _per_instruction_and_run(ev, rows: np.ndarray, inv: np.ndarray, k: int, n: int
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    """Totals per (instruction, run) of the events ``rows`` (instruction code ``inv`` among ``k``,
+    in ``n`` runs), over the pairs that occur, ordered by instruction then run: (instruction code,
+    ns). Each temporary has one value per call (~30 MB on 10M events) and goes once used; a dense
+    (runs x instructions) table replaces the sort of the keys when it is not much larger."""
+    key = ev["execute"][rows].astype(np.int64)
+    if n * k <= max(DENSE_TABLE_FACTOR * rows.size, DENSE_TABLE_MIN_CELLS):
+        key *= k
+        key += inv                                  # run-major: the table is (runs, instructions)
+        table = np.bincount(key, weights=ev["value"][rows], minlength=n * k)
+        seen = np.zeros(n * k, dtype=bool)
+        seen[key] = True
+        del key
+        seen = seen.reshape(n, k).T                 # instruction-major, runs in order
+        per_run = table.reshape(n, k).T[seen]
+        del table
+        return np.repeat(np.arange(k, dtype=np.int64), seen.sum(axis=1)), per_run
+    key += inv * n                                  # instruction-major keys
+    kuniq, kinv = unique_inverse(key)
+    del key
+    per_run = np.bincount(kinv, weights=ev["value"][rows])
+    del kinv
+    kuniq //= n
+    return kuniq, per_run
 
 
 def _op_type_origin(ins) -> str | None:

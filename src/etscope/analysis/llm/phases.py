@@ -251,7 +251,7 @@ def _fitting_method(files, file_of, local, runs) -> str | None:
         return f.profile.method if pte is not None else None
     in_rows = np.zeros(f.n, dtype=bool)
     in_rows[local[runs]] = True
-    used = np.unique(f.call_instr[in_rows[f.call_run]])
+    used = f.instructions_called(in_rows)
     fits = []
     for m in pte.methods:
         by_index = {ins.index: ins for ins in m.instructions}

@@ -31,30 +31,41 @@ class FileRuns:
         self.n = profile.n_runs
         self.latency_ns = np.asarray(profile.runs["latency_ns"], dtype=np.float64)
         self.etdump_run = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
-        it = placement.instruction_times(profile)
-        self.call_run, self.call_instr = it["execute"], it["instruction_id"]   # every call, sparse
-        ids, inv = unique_inverse(it["instruction_id"])
+        ev = profile.events
+        rows = placement.instruction_rows(profile)                # every call, in file order
+        ids, inv = unique_inverse(ev["instruction_id"][rows])
         kept, inv = _columns_within_budget(np.bincount(inv.reshape(-1), minlength=len(ids)), inv.reshape(-1),
-                                           self.n, len(profile.events["run"]))
+                                           self.n, len(ev["run"]))
         self.instructions_total = len(ids)
         self.instr_ids = ids[kept]
         k = len(self.instr_ids)
-        on = inv >= 0
-        flat = it["execute"][on].astype(np.int64)
+        if not (inv >= 0).all():
+            on = inv >= 0
+            rows, inv = rows[on], inv[on]
+        flat = ev["execute"][rows].astype(np.int64)
         flat *= max(k, 1)
-        flat += inv[on]
+        flat += inv
+        del inv
         size = self.n * k
-        self.T = np.bincount(flat, weights=it["ns"][on], minlength=size).reshape(self.n, k) if size else \
+        self.T = np.bincount(flat, weights=ev["value"][rows], minlength=size).reshape(self.n, k) if size else \
             np.zeros((self.n, k))
-        counts = np.bincount(flat, minlength=size).reshape(self.n, k) if size else np.zeros((self.n, k))
-        self.T[counts == 0] = np.nan
+        called = np.zeros(size, dtype=bool)
+        called[flat] = True
+        self.T[~called.reshape(self.n, k)] = np.nan
         # One value per call each (~30 MB apiece on 10M events): gone before the next analyses.
-        del ids, inv, on, flat, counts, it
+        del ids, rows, flat, called
         self.sig_full, self.sig_instr = _run_signatures(profile)
         self.tokens, self.token_evidence = tokens_from_debug(profile)
         self.parts = placement.per_run_parts(profile)
         self.inner_T, self.inner_names = _inner_matrix(profile, self.sig_full)
         self.delegate_cycles = _delegate_cycles(profile)
+
+    def instructions_called(self, in_rows: np.ndarray) -> np.ndarray:
+        """Instruction ids called by the runs where ``in_rows`` (a mask over this part's runs),
+        including those the tables leave out."""
+        ev = self.profile.events
+        rows = placement.instruction_rows(self.profile)
+        return np.unique(ev["instruction_id"][rows][in_rows[ev["execute"][rows]]])
 
     def label_text(self, iid: int) -> str:
         return label_text(self.label(iid))
