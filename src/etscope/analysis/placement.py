@@ -135,15 +135,12 @@ def latency_summary(profile: P.Profile) -> dict:
 
 def fallback_ops(profile: P.Profile) -> list[dict]:
     """One entry per CPU-kernel instruction, in instruction order."""
-    rows = cpu_rows(profile)
-    if rows.size == 0:
+    totals = _cpu_totals_by_instruction_and_run(profile)
+    if totals is None:
         return []
-    ev = profile.events
-    uniq, inv = unique_inverse(ev["instruction_id"][rows])
-    calls = np.bincount(inv, minlength=len(uniq))
-    group, per_run = _per_instruction_and_run(ev, rows, inv, len(uniq), profile.n_runs)
-    del rows, inv
-    st = grouped(group, per_run, len(uniq), transform=units.ns_to_ms)
+    uniq, calls, group, per_run = totals
+    del totals
+    st = grouped(group, per_run, len(uniq), transform=units.ns_to_ms, overwrite=True)
     del group, per_run
     total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"])))
     rows = []
@@ -170,31 +167,44 @@ def fallback_ops(profile: P.Profile) -> list[dict]:
 DENSE_TABLE_FACTOR, DENSE_TABLE_MIN_CELLS = 4, 1 << 20
 
 
-def _per_instruction_and_run(ev, rows: np.ndarray, inv: np.ndarray, k: int, n: int
-                             ) -> tuple[np.ndarray, np.ndarray]:
-    """Totals per (instruction, run) of the events ``rows`` (instruction code ``inv`` among ``k``,
-    in ``n`` runs), over the pairs that occur, ordered by instruction then run: (instruction code,
-    ns). Each temporary has one value per call (~30 MB on 10M events) and goes once used; a dense
+def _cpu_totals_by_instruction_and_run(profile: P.Profile):
+    """The CPU instructions (ids, calls), and their totals per (instruction, run) over the pairs
+    that occur, ordered by instruction then run: (instruction code, ns). None without CPU calls.
+
+    Each temporary has one value per call (~30 MB on 10M events) and goes once used; a dense
     (runs x instructions) table replaces the sort of the keys when it is not much larger."""
-    key = ev["execute"][rows].astype(np.int64)
+    ev = profile.events
+    n = profile.n_runs
+    rows = cpu_rows(profile)
+    if rows.size == 0:
+        return None
+    uniq, key = unique_inverse(ev["instruction_id"][rows])
+    k = len(uniq)
+    calls = np.bincount(key, minlength=k)
     if n * k <= max(DENSE_TABLE_FACTOR * rows.size, DENSE_TABLE_MIN_CELLS):
-        key *= k
-        key += inv                                  # run-major: the table is (runs, instructions)
-        table = np.bincount(key, weights=ev["value"][rows], minlength=n * k)
+        run_part = ev["execute"][rows].astype(np.int64)
+        run_part *= k
+        key += run_part                             # run-major: the table is (runs, instructions)
+        del run_part
+        weights = ev["value"][rows]
+        del rows
+        table = np.bincount(key, weights=weights, minlength=n * k)
+        del weights
         seen = np.zeros(n * k, dtype=bool)
         seen[key] = True
         del key
         seen = seen.reshape(n, k).T                 # instruction-major, runs in order
         per_run = table.reshape(n, k).T[seen]
         del table
-        return np.repeat(np.arange(k, dtype=np.int64), seen.sum(axis=1)), per_run
-    key += inv * n                                  # instruction-major keys
+        return uniq, calls, np.repeat(np.arange(k, dtype=np.int64), seen.sum(axis=1)), per_run
+    key *= n
+    key += ev["execute"][rows]                      # instruction-major keys
     kuniq, kinv = unique_inverse(key)
     del key
     per_run = np.bincount(kinv, weights=ev["value"][rows])
-    del kinv
+    del kinv, rows
     kuniq //= n
-    return kuniq, per_run
+    return uniq, calls, kuniq, per_run
 
 
 def _op_type_origin(ins) -> str | None:

@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope import units
 from etscope.arrays import median
 
 
 def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None,
-            transform=None) -> dict[str, np.ndarray]:
+            transform=None, overwrite: bool = False) -> dict[str, np.ndarray]:
     """Statistics of ``values`` per group id (0..n_groups-1). Empty groups give NaN (count 0).
 
     ``transform`` (monotone non-decreasing, e.g. ``units.ns_to_ms``): statistics of
     ``transform(values)``, sorted by the raw values, which as integers (ns) sort several times
-    faster than the transformed floats; the result is the same to the bit."""
+    faster than the transformed floats; the result is the same to the bit.
+
+    ``overwrite``: ``groups`` (int64) and ``values`` (float64) are the caller's temporaries and may
+    be overwritten (two arrays of their size fewer at the peak)."""
     groups = np.asarray(groups, dtype=np.int64)
     raw = np.asarray(values, dtype=np.float64)
     if n_groups is None:
@@ -27,8 +31,10 @@ def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None,
     out = {"count": count, "total": total}
     with np.errstate(invalid="ignore", divide="ignore"):
         out["mean"] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
-    sorted_vals = _values_sorted_by_group(groups, raw)
-    if transform is not None:
+    sorted_vals = _values_sorted_by_group(groups, raw, overwrite)
+    if transform is units.ns_to_ms and sorted_vals is raw:
+        units.ns_to_ms_in_place(sorted_vals)         # raw is ours to overwrite
+    elif transform is not None:
         sorted_vals = np.asarray(transform(sorted_vals), dtype=np.float64)
     first = np.cumsum(count) - count
     nonempty = count > 0
@@ -57,20 +63,32 @@ def describe(values: np.ndarray) -> dict[str, float]:
     return {k: (int(v[0]) if k == "count" else float(v[0])) for k, v in res.items()}
 
 
-def _values_sorted_by_group(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+_CHUNK = 1 << 20     # values converted at a time while packing
+
+
+def _values_sorted_by_group(groups: np.ndarray, values: np.ndarray, overwrite: bool = False) -> np.ndarray:
     """``values`` sorted by (group, value). When values are small non-negative integers (durations
     in ns or cycles) both are packed into one int64 and sorted as such (numpy's vectorised sort:
-    several times faster than an argsort), the values read back from the low bits."""
+    several times faster than an argsort), the values read back from the low bits. ``overwrite``:
+    the packing is done in ``groups`` and the result written over ``values``."""
     if values.size and np.isfinite(values).all():
         vmin, vmax = float(values.min()), float(values.max())
         gmax = int(groups.max()) if groups.size else 0
         bits = max(1, int(vmax).bit_length()) if vmax >= 1 else 1
         if vmin >= 0 and vmax < 2 ** 52 and (gmax + 1).bit_length() + bits <= 62 and (
                 values == np.floor(values)).all():
-            packed = groups << bits             # in place from here: one array of the input's size
-            packed |= values.astype(np.int64)
+            if overwrite and groups.dtype == np.int64 and values.dtype == np.float64:
+                packed = groups
+                packed <<= bits
+            else:
+                packed = groups << bits         # in place from here: one array of the input's size
+            for a in range(0, packed.size, _CHUNK):
+                packed[a:a + _CHUNK] |= values[a:a + _CHUNK].astype(np.int64)
             packed.sort()
             packed &= (1 << bits) - 1
+            if overwrite and values.dtype == np.float64:
+                values[:] = packed
+                return values
             return packed.astype(np.float64)
     return values[np.lexsort((values, groups))]
 
