@@ -446,7 +446,7 @@ def test_instructions_left_out_of_the_tables_are_the_least_called_and_counted(tm
     f = tmp_path / "x.etdump"
     f.write_bytes(G.build_etdump_shared(runs))
     p = load(f)
-    n_events = len(p.events["run"])
+    n_events = p.n_events
     r = llm.llm_report(p)
     cap = (llm.MAX_TABLE_CELLS_PER_EVENT * n_events + llm.MAX_TABLE_CELLS_BASE) // n
     assert cap < n + 1                                           # the case is over budget

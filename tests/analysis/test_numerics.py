@@ -12,7 +12,7 @@ import pytest
 from etscope.analysis.numerics import numerics, tensor_ids
 from etscope.analysis.numerics_compare import compare
 from etscope.formats.debug_buffer import DebugBuffer
-from etscope.profile import load
+from etscope.profile import event_runs, load
 
 NUM = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "numerics"
 
@@ -30,7 +30,7 @@ def _oracle_of(p, name):
 
     def get(tid):
         e = int(data.tensors.columns["event"][tid.index])
-        r = int(data.events["run"][e])
+        r = int(event_runs(p, np.array([e]))[0])
         return o[f"r{r}_e{e - firsts[r]}_t{int(data.tensors.columns['item'][tid.index])}"]
     return get
 

@@ -17,7 +17,7 @@ from etscope.analysis import ops
 from etscope.analysis.summary import summarize
 from etscope.errors import MismatchError
 from etscope.formats.pte import read_pte
-from etscope.profile import load, select_runs
+from etscope.profile import event_runs, load, select_runs
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 NAME = "gen_llama_mixed"
@@ -107,7 +107,7 @@ def test_summary_of_each_method_counts_that_method_s_calls():
         assert s["method"] == name and s["runs"]["count"] == sub.n_runs
         # The file's events, and this method's (its runs plus load/init, which every method shows).
         assert s["etdump"]["events"] == sum(len(r["events"]) for r in raw["run_data"])
-        assert s["etdump"]["events_of_method"] == len(sub.events["run"])
+        assert s["etdump"]["events_of_method"] == sub.n_events
         delegate = next(b for b in s["breakdown"] if b["kind"] == "delegate")
         assert delegate["calls_per_run"] == len(_pte_method(name).delegate_calls)
 
@@ -164,7 +164,7 @@ def test_select_runs_keeps_events_and_runs_aligned():
     for k, r in enumerate(sub.runs["etdump_run"]):
         rd = sub.etdump.runs[int(r)]
         window = slice(rd.first_event, rd.first_event + rd.event_count)
-        assert (ev["run"][window] == r).all() and (ev["execute"][window] == k).all()
+        assert (event_runs(sub)[window] == r).all() and (ev["execute"][window] == k).all()
         orig = p.etdump.runs[int(r)]
         whole = slice(orig.first_event, orig.first_event + orig.event_count)
         assert ev["start"][window].tolist() == full["start"][whole].tolist()
@@ -175,7 +175,7 @@ def test_select_runs_keeps_events_and_runs_aligned():
     # Columns holding one value everywhere stay zero-stride views.
     for name, col in full.items():
         if col.ndim == 1 and col.strides[0] == 0 and len(col):
-            assert ev[name].strides[0] == 0 and len(ev[name]) == len(ev["run"])
+            assert ev[name].strides[0] == 0 and len(ev[name]) == sub.n_events
 
 
 # ---- without the program -------------------------------------------------------------------------------

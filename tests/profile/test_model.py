@@ -60,7 +60,7 @@ def test_end_times_give_back_the_file_s_end_time_of_every_event():
     events, accumulated copies removed, runs of several methods split): the profile keeps no end
     column where its values give it back."""
     from etscope.formats.etdump import read_etdump
-    from etscope.profile import end_times
+    from etscope.profile import end_times, event_runs
 
     checked = 0
     for path in sorted(FIXTURES.glob("**/*.etdump")):
@@ -72,6 +72,13 @@ def test_end_times_give_back_the_file_s_end_time_of_every_event():
             assert "end" not in q.events and "end" not in q.etdump.events, path
             np.testing.assert_array_equal(end_times(q), file_end, err_msg=str(path))
             assert end_times(q).dtype == np.uint64
+            # The RunData index of each event, whole and at some positions (the runs' RunData
+            # keep the file's indices; a subset's events keep their run).
+            file_run = raw["run"][q.events["file_event"]] if "file_event" in q.events else raw["run"]
+            assert "run" not in q.events and "run" not in q.etdump.events, path
+            np.testing.assert_array_equal(event_runs(q), file_run, err_msg=str(path))
+            some = np.arange(0, q.n_events, 7)
+            np.testing.assert_array_equal(event_runs(q, some), file_run[some], err_msg=str(path))
             checked += 1
     assert checked >= 40
 
@@ -100,3 +107,20 @@ def test_end_times_past_the_exact_range_of_a_float_stay_a_column():
     p = build(long)
     assert "end" in p.events
     np.testing.assert_array_equal(end_times(p), end)
+
+
+def test_a_run_column_the_run_data_do_not_describe_is_kept():
+    """Events out of run order (a crafted file could not give this, a caller's data could): the
+    column stays and is what event_runs returns."""
+    import dataclasses
+
+    from etscope.formats.etdump import read_etdump
+    from etscope.profile import build, event_runs
+
+    data = read_etdump(REAL / "cnn.etdump")
+    run = data.events["run"].copy()
+    last = data.runs[-1]
+    run[last.first_event] = len(data.runs) - 2          # the last run's first event said to be the previous run's
+    p = build(dataclasses.replace(data, events={**data.events, "run": run}))
+    assert "run" in p.events
+    np.testing.assert_array_equal(event_runs(p), run)

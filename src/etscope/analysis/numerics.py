@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from etscope.formats.debug_buffer import BFLOAT16, DebugBuffer, chunks, decodable, dtype_name
-from etscope.profile import Profile
+from etscope.profile import Profile, event_runs
 
 CHUNK_ELEMS = 1 << 20      # elements per chunk: ~8 MB of float64 per temporary
 SATURATION_SHARE = 0.01    # flag a quantized tensor when more than 1% of its values sit at a limit
@@ -106,7 +106,7 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
     run_of = np.full(len(data.runs), -1, dtype=np.int64)
     run_of[p.runs["etdump_run"]] = np.arange(p.n_runs)
     ev_idx = cols["event"]
-    runs = run_of[ev["run"][ev_idx]]
+    runs = run_of[event_runs(p, ev_idx)]
     instr = ev["instruction_id"][ev_idx].astype(np.int64)
     did_str = ev["delegate_id_str"][ev_idx]
     did_int = ev["delegate_id_int"][ev_idx]
@@ -375,7 +375,7 @@ def check_buffer(p: Profile, buf: DebugBuffer) -> None:
 
     def where(i: int) -> str:
         e = int(data.tensors.columns["event"][i])
-        return f"tensor {i} (RunData {int(ev['run'][e])}, instruction {int(ev['instruction_id'][e])})"
+        return f"tensor {i} (RunData {int(event_runs(p, np.array([e]))[0])}, instruction {int(ev['instruction_id'][e])})"
     buf.check(data.tensors, where)
 
 

@@ -133,7 +133,7 @@ def _signature_stats(profile: P.Profile, idx: np.ndarray):
     statistics of their values: (signatures, first index into idx, inverse, stats)."""
     ev = profile.events
     name = effective_names(profile)[idx].astype(np.int64)
-    run = ev["run"][idx].astype(np.int64)
+    run = P.event_runs(profile, idx).astype(np.int64)
     instr = ev["instruction_id"][idx].astype(np.int64)
     role = ev["role"][idx].astype(np.int64)
     # Instruction id is meaningless for framework events (chain -1): keep it out of the identity.

@@ -93,7 +93,7 @@ def _run_name_column(profile: P.Profile) -> pa.Array:
     uniq_names = sorted(set(run_names))
     name_code = {s: i for i, s in enumerate(uniq_names)}
     per_run = np.array([name_code[s] for s in run_names], dtype=np.int32)
-    ev_run = profile.events["run"]
+    ev_run = P.event_runs(profile)
     return _dict_column(per_run[ev_run] if len(ev_run) else np.zeros(0, np.int32), uniq_names)
 
 
@@ -149,7 +149,7 @@ def _qnn_est_us(profile: P.Profile, qnn: dict | None, cycles: np.ndarray) -> np.
     clock for that run: the clock comes from the ETDump's own events, with or without a graph to
     name the ops."""
     ev = profile.events
-    est_us = np.full(len(ev["run"]), np.nan)
+    est_us = np.full(profile.n_events, np.nan)
     instr, ex, value = ev["instruction_id"], ev["execute"], ev["value"]
     for iid, part in qnn_partitions(qnn).items():
         m = cycles[instr[cycles] == iid]
@@ -165,7 +165,7 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
     from etscope.analysis.ops import effective_names
 
     ev = profile.events
-    n = len(ev["run"])
+    n = profile.n_events
     strings = profile.strings
     names = effective_names(profile).astype(np.int32) if n else np.zeros(0, np.int32)
     instr = ev["instruction_id"].astype(np.int64)
@@ -189,7 +189,7 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
     cols = {
         "event": pa.array(np.asarray(ev["file_event"], dtype=np.int64) if "file_event" in ev
                           else np.arange(n, dtype=np.int64)),
-        "run": pa.array(ev["run"].astype(np.int32)),
+        "run": pa.array(P.event_runs(profile).astype(np.int32, copy=False)),
         "run_name": _run_name_column(profile),
         "execute": _nullable(ev["execute"].astype(np.int32), ev["execute"] < 0),
         "kind": _dict_column(ev["kind"].astype(np.int32), list(KIND_NAMES)),

@@ -65,7 +65,7 @@ class _Events:
         from etscope.analysis.ops import effective_names
 
         ev = profile.events
-        n = len(ev["run"])
+        n = profile.n_events
         t0 = first_timed_ns(profile)
         self.ev, self.strings = ev, profile.strings
         self.start, self.end = since_origin(ev["start"], t0), since_origin(P.end_times(profile), t0)
@@ -117,7 +117,7 @@ def _main_track(profile: P.Profile, e: _Events) -> list[dict]:
     attached_l = (e.ev["chain"][sel] >= 0).tolist()
     ex_l, name_l = e.execute[sel].tolist(), e.names[sel].tolist()
     run_names = [r.name for r in profile.etdump.runs]
-    run_l = e.ev["run"][sel].tolist()
+    run_l = P.event_runs(profile, sel).tolist()
     label: dict[tuple[int, int, int], tuple[str, dict]] = {}   # (role, instruction, name) -> (name, args)
     out: list[dict] = []
     for k in range(len(sel)):

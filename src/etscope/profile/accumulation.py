@@ -22,7 +22,7 @@ def remove_accumulated_copies(profile: Profile) -> None:
     the older copies repeat the values the earlier runs logged as their own. Each run then keeps
     its newest copy (the last occurrences of each name). Anything less regular is left alone."""
     ev = profile.events
-    n_runs, n = profile.n_runs, len(ev["run"])
+    n_runs, n = profile.n_runs, profile.n_events
     ids = np.array(sorted(i for i, ins in profile.instructions.items() if ins.kind == "delegate"),
                    dtype=np.int64)
     if n_runs < 2 or not ids.size:

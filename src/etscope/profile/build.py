@@ -16,7 +16,8 @@ from etscope.profile.instructions import join_method
 from etscope.profile.methods import assign_methods, split_by_method
 from etscope.profile.model import (DELEGATE_CALL, METHOD_EXECUTE, OPERATOR_CALL, ROLE_ALLOCATION, ROLE_DEBUG,
                                    ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL, ROLE_METHOD,
-                                   ROLE_OPERATOR_CALL, ROLE_OTHER, Profile, drop_end_times)
+                                   ROLE_OPERATOR_CALL, ROLE_OTHER, Profile, drop_end_times,
+                                   drop_run_column)
 
 def load(etdump, etrecord=None, pte=None, method: str | None = None, progress=None) -> Profile:
     """Read and join the inputs. Each argument may be a path or an already-read object.
@@ -57,8 +58,12 @@ def build(data: etdump_format.EtdumpData, etrecord=None, pte=None, method=None, 
     events.update(role=role, execute=execute, value=value, unit=unit)
 
     runs = _run_table(data, events, execute_runs, warnings)
-    if drop_end_times(events):      # the values give them back (model.end_times)
-        data = dataclasses.replace(data, events={k: v for k, v in ev.items() if k != "end"})
+    # Columns other data give back are not kept (model.end_times, model.event_runs).
+    dropped = {"end"} if drop_end_times(events) else set()
+    if drop_run_column(data, events):
+        dropped.add("run")
+    if dropped:
+        data = dataclasses.replace(data, events={k: v for k, v in ev.items() if k not in dropped})
     profile = Profile(etdump=data, strings=strings, events=events, runs=runs, instructions={},
                       method=None, etrecord=etrecord, pte=pte, sources=dict(sources or {}),
                       warnings=warnings)

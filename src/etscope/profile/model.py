@@ -84,6 +84,10 @@ class Profile:
     def n_runs(self) -> int:
         return int(self.runs["etdump_run"].shape[0])
 
+    @property
+    def n_events(self) -> int:
+        return int(self.events["kind"].shape[0])
+
     def name_of(self, code: int) -> str:
         return self.strings[code] if code >= 0 else ""
 
@@ -96,6 +100,49 @@ class Profile:
             if ins.kind == "delegate" and ins.backend not in seen:
                 seen.append(ins.backend)
         return seen
+
+
+def run_ends(data: etdump_format.EtdumpData) -> np.ndarray:
+    """Per RunData, the index one past its last event (int64): events lie run after run."""
+    return np.cumsum(np.fromiter((r.event_count for r in data.runs), dtype=np.int64, count=len(data.runs)))
+
+
+def event_runs(profile: Profile, rows: np.ndarray | None = None) -> np.ndarray:
+    """The RunData index (int32) of every event, or of the events ``rows``.
+
+    Events lie run after run (the reader's order, kept by every subset), so the runs' event counts
+    give it; the build keeps no such column when they do (40 MB on 10M events, see
+    ``drop_run_column``)."""
+    ev = profile.events
+    if "run" in ev:
+        return ev["run"] if rows is None else ev["run"][rows]
+    ends = run_ends(profile.etdump)
+    if rows is None:
+        return np.repeat(np.arange(len(ends), dtype=np.int32), np.diff(ends, prepend=0))
+    return np.searchsorted(ends, rows, side="right").astype(np.int32)
+
+
+def drop_run_column(data: etdump_format.EtdumpData, events: dict[str, np.ndarray], chunk: int = 1 << 20) -> bool:
+    """Remove ``run`` from ``events`` when the RunData give it back (checked: each run's events
+    start at its first event, one run after another, and the column changes only there)."""
+    run = events.get("run")
+    if run is None:
+        return False
+    ends = run_ends(data)
+    counts = np.diff(ends, prepend=0)
+    firsts = np.fromiter((r.first_event for r in data.runs), dtype=np.int64, count=len(data.runs))
+    n = len(run)
+    if (int(ends[-1]) if len(ends) else 0) != n or not np.array_equal(firsts, ends - counts):
+        return False
+    starts = firsts[counts > 0]
+    if not np.array_equal(run[starts], np.flatnonzero(counts > 0)):
+        return False
+    changes = [np.flatnonzero(run[a + 1:b + 1] != run[a:b]) + a + 1
+               for a, b in ((a, min(a + chunk, n - 1)) for a in range(0, n - 1, chunk))]
+    if not np.array_equal(np.concatenate(changes) if changes else starts[1:], starts[1:]):
+        return False
+    del events["run"]
+    return True
 
 
 # Past this, an int64 difference is not exact as a float64 value, so the end times stay a column.

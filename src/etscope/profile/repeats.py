@@ -24,7 +24,7 @@ def identical_runs(profile: Profile) -> slice | None:
     first = profile.etdump.runs[int(profile.runs["etdump_run"][0])].first_event
     last = profile.etdump.runs[int(profile.runs["etdump_run"][-1])].first_event
     block = slice(first, first + n * k)
-    if last != first + (n - 1) * k or block.stop > len(ev["run"]):
+    if last != first + (n - 1) * k or block.stop > profile.n_events:
         return None
     ex = ev["execute"][block].reshape(n, k)
     if not (ex == np.arange(n)[:, None]).all() or int((ev["execute"] >= 0).sum()) != n * k:

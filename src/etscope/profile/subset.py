@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from etscope.profile.instructions import join_method
-from etscope.profile.model import Profile
+from etscope.profile.model import Profile, run_ends
 
 def select_runs(profile: Profile, keep) -> Profile:
     """A Profile of the Execute runs where ``keep`` (bool per run) is true, joined again to the
@@ -44,14 +44,27 @@ def event_subset(profile: Profile, keep_event: np.ndarray):
     if "file_event" not in events:
         events["file_event"] = np.flatnonzero(keep_event).astype(np.int64)
     data = profile.etdump
-    counts = np.bincount(events["run"], minlength=len(data.runs)) if len(events["run"]) else \
-        np.zeros(len(data.runs), np.int64)
+    counts = _kept_per_run(profile, events, keep_event)
     firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     run_data = [dataclasses.replace(r, first_event=int(f), event_count=int(c))
                 for r, f, c in zip(data.runs, firsts, counts)]
     tensors = data.tensors.subset(keep_event) if data.tensors is not None else None
     data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events}, tensors=tensors)
     return data, events
+
+
+def _kept_per_run(profile: Profile, events: dict[str, np.ndarray], keep_event: np.ndarray) -> np.ndarray:
+    """Per RunData, how many of its events are kept."""
+    data = profile.etdump
+    if "run" in events:
+        return np.bincount(events["run"], minlength=len(data.runs)) if len(events["run"]) else \
+            np.zeros(len(data.runs), np.int64)
+    ends = run_ends(data)
+    counts = np.zeros(len(ends), dtype=np.int64)
+    nonempty = np.flatnonzero(np.diff(ends, prepend=0) > 0)
+    if nonempty.size:           # each segment from a non-empty run's first event to the next one's
+        counts[nonempty] = np.add.reduceat(keep_event, (ends - np.diff(ends, prepend=0))[nonempty], dtype=np.int64)
+    return counts
 
 
 def _select(column: np.ndarray, keep: np.ndarray) -> np.ndarray:

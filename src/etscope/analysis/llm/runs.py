@@ -35,7 +35,7 @@ class FileRuns:
         rows = placement.instruction_rows(profile)                # every call, in file order
         ids, inv = unique_inverse(ev["instruction_id"][rows])
         kept, inv = _columns_within_budget(np.bincount(inv.reshape(-1), minlength=len(ids)), inv.reshape(-1),
-                                           self.n, len(ev["run"]))
+                                           self.n, profile.n_events)
         self.instructions_total = len(ids)
         self.instr_ids = ids[kept]
         k = len(self.instr_ids)
@@ -132,7 +132,7 @@ def _run_signatures(profile: P.Profile, chunk: int = 1 << 20) -> tuple[np.ndarra
         _add_signatures(profile.events, rows, full[:1], instr_sig[:1], counts[:1])
         full[:], instr_sig[:], counts[:] = full[0], instr_sig[0], counts[0]
     else:
-        for a in range(0, len(profile.events["run"]), chunk):
+        for a in range(0, profile.n_events, chunk):
             _add_signatures(profile.events, slice(a, a + chunk), full, instr_sig, counts)
     with np.errstate(over="ignore"):
         full = full + counts.astype(np.uint64) * MIX3

@@ -93,14 +93,18 @@ SLICE_EVENTS = 1 << 20
 
 def run_slices(profile: P.Profile, size: int = SLICE_EVENTS) -> list[slice]:
     """Slices of the event arrays of about ``size`` events that never split a RunData."""
-    run = profile.events["run"]
-    n = int(run.shape[0])
+    n = profile.n_events
+    ends = P.run_ends(profile.etdump) if "run" not in profile.events else None
     out, lo = [], 0
     while lo < n:
         hi = min(lo + size, n)
         if hi < n:
             # extend to the end of the RunData holding event hi-1 (RunData events are contiguous)
-            hi = int(np.searchsorted(run, run[hi - 1], side="right"))
+            if ends is None:
+                run = profile.events["run"]
+                hi = int(np.searchsorted(run, run[hi - 1], side="right"))
+            else:
+                hi = int(ends[np.searchsorted(ends, hi - 1, side="right")])
         out.append(slice(lo, hi))
         lo = hi
     return out
