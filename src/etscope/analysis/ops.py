@@ -17,11 +17,13 @@ from etscope.analysis.stats import grouped
 from etscope.formats import etdump as etdump_format
 
 
-def effective_names(profile: P.Profile) -> np.ndarray:
-    """Name code per event: ProfileEvent.name, or delegate_debug_id_str for unnamed delegate events."""
+def effective_names(profile: P.Profile, rows: np.ndarray | None = None) -> np.ndarray:
+    """Name code per event (or of the events ``rows``): ProfileEvent.name, or delegate_debug_id_str
+    for unnamed delegate events."""
     ev = profile.events
-    return np.where(ev["role"] == P.ROLE_DELEGATE_INTERNAL,
-                    np.where(ev["delegate_id_str"] >= 0, ev["delegate_id_str"], ev["name"]), ev["name"])
+    role, dstr, name = (ev["role"], ev["delegate_id_str"], ev["name"]) if rows is None else \
+        (ev["role"][rows], ev["delegate_id_str"][rows], ev["name"][rows])
+    return np.where(role == P.ROLE_DELEGATE_INTERNAL, np.where(dstr >= 0, dstr, name), name)
 
 
 def occurrences(run: np.ndarray, instr: np.ndarray, name: np.ndarray) -> np.ndarray:
@@ -132,7 +134,7 @@ def _signature_stats(profile: P.Profile, idx: np.ndarray):
     """Signatures (block, role, name, instruction, occurrence, unit) of the events ``idx`` and
     statistics of their values: (signatures, first index into idx, inverse, stats)."""
     ev = profile.events
-    name = effective_names(profile)[idx].astype(np.int64)
+    name = effective_names(profile, idx).astype(np.int64)
     run = P.event_runs(profile, idx).astype(np.int64)
     instr = ev["instruction_id"][idx].astype(np.int64)
     role = ev["role"][idx].astype(np.int64)
