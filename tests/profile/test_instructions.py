@@ -37,3 +37,26 @@ def test_the_program_names_backend_operator_and_method():
 def test_an_unknown_method_is_a_mismatch_naming_the_available_ones():
     with pytest.raises(MismatchError, match=r"method 'nope' not found \(available: forward\)"):
         load(REAL / "cnn.etdump", pte=REAL / "cnn.pte", method="nope")
+
+
+def test_instructions_and_methods_read_from_the_first_of_identical_runs_are_those_of_every_run(monkeypatch):
+    """When every run logged the same events, the instructions (kinds, backends, kernels) and the
+    method split are read from the first run: the same as from every event, on every fixture."""
+    import etscope.profile.instructions as instructions_module
+    import etscope.profile.methods as methods_module
+    from etscope.profile.repeats import identical_runs
+
+    shortcut_taken = 0
+    for path in sorted(FIX.glob("**/*.etdump")):
+        fast = load(path)
+        with monkeypatch.context() as m:
+            m.setattr(instructions_module, "identical_runs", lambda p: None)
+            m.setattr(methods_module, "identical_runs", lambda p: None)
+            full = load(path)
+        assert fast.instructions == full.instructions, path
+        assert fast.method == full.method and fast.warnings == full.warnings, path
+        assert (fast.method_split is None) == (full.method_split is None), path
+        if fast.method_split is not None:
+            assert fast.method_split.names == full.method_split.names, path
+        shortcut_taken += identical_runs(fast) is not None
+    assert shortcut_taken >= 10

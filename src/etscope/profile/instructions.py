@@ -12,13 +12,18 @@ from etscope.profile.join import join_etrecord, join_pte
 from etscope.profile.model import (CPU, ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL,
                                    ROLE_OPERATOR_CALL, UNKNOWN_DELEGATE, Instruction, Profile)
 from etscope.profile.plans import fits_plan, method_names, method_plans, require_method
+from etscope.profile.repeats import identical_runs
 
 def join_method(profile: Profile, etrecord, pte, method_hint):
     """Instructions of the profile's runs (all of one method), joined to .pte and ETRecord."""
     ev = profile.events
-    in_exec = ev["execute"] >= 0
-    role = ev["role"]
-    instr = ev["instruction_id"]
+    scope = identical_runs(profile)
+    if scope is not None:       # every run logged the same events: the first run tells them all
+        role, instr, names = ev["role"][scope], ev["instruction_id"][scope], ev["name"][scope]
+        in_exec = np.ones(len(role), dtype=bool)
+    else:
+        role, instr, names = ev["role"], ev["instruction_id"], ev["name"]
+        in_exec = ev["execute"] >= 0
     found: dict[int, Instruction] = {}
 
     def ids(mask):
@@ -39,7 +44,7 @@ def join_method(profile: Profile, etrecord, pte, method_hint):
     if kmask.any():
         # (instruction, name) pairs in sorted order; kernel events have both >= 0, so one packed key.
         packed = unique_chunked(lambda sl: (instr[sl][kmask[sl]].astype(np.int64) << 32)
-                                 | ev["name"][sl][kmask[sl]].astype(np.int64), len(instr))
+                                 | names[sl][kmask[sl]].astype(np.int64), len(instr))
         for i, code in zip((packed >> 32).tolist(), (packed & 0xFFFFFFFF).tolist()):
             ins = found.get(int(i))
             if ins is not None and ins.kind == "cpu" and ins.kernel is None:

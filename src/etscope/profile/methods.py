@@ -12,6 +12,7 @@ from etscope.hashing import mix64, sum_u64
 from etscope.profile.instructions import join_method
 from etscope.profile.model import ROLE_DELEGATE_CALL, ROLE_KERNEL, ROLE_OPERATOR_CALL, MethodSplit, Profile
 from etscope.profile.plans import fits_plan, method_names, method_plans, require_method
+from etscope.profile.repeats import identical_runs
 from etscope.profile.subset import run_subset
 
 def assign_methods(profile: Profile, etrecord, pte) -> tuple[np.ndarray, list[str], list[str]] | None:
@@ -20,8 +21,8 @@ def assign_methods(profile: Profile, etrecord, pte) -> tuple[np.ndarray, list[st
     when one method fits all runs, when some run fits no method (the join reports the mismatch)
     or when the program has one method."""
     program_methods = method_names(pte) if pte is not None else method_names(etrecord)
-    if profile.n_runs == 0:
-        return None
+    if profile.n_runs == 0 or identical_runs(profile) is not None:
+        return None             # runs that all logged the same events executed one method
     if not program_methods:
         return _methods_without_program(profile)
     if len(program_methods) < 2:

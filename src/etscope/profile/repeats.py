@@ -3,6 +3,8 @@ same order, only their times and values differ. Checked here once, column by col
 analyses that depend only on what ran (not on how long) can read the first run for all of them."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from etscope.profile.model import Profile
@@ -11,10 +13,26 @@ from etscope.profile.model import Profile
 IDENTITY_COLUMNS = ("kind", "role", "instruction_id", "name", "delegate_id_str")
 
 
+# Per profile: the columns the answer rests on (weakly, so that a replaced event table is neither
+# kept alive nor mistaken for the new one) and the answer. The build, the method split and llm ask.
+_checked: "weakref.WeakKeyDictionary[Profile, tuple]" = weakref.WeakKeyDictionary()
+_READ = IDENTITY_COLUMNS + ("execute",)
+
+
 def identical_runs(profile: Profile) -> slice | None:
     """The first run's events when every Execute run's events are the same in ``IDENTITY_COLUMNS``
     (runs of one length, back to back in the file, their events and only theirs in their run:
-    checked), else None."""
+    checked), else None. Checked again only when a column it reads was replaced."""
+    arrays = [profile.events[c] for c in _READ] + [profile.runs["event_count"], profile.runs["etdump_run"]]
+    hit = _checked.get(profile)
+    if hit is not None and all(ref() is a for ref, a in zip(hit[0], arrays)):
+        return hit[1]
+    found = _identical_runs(profile)
+    _checked[profile] = ([weakref.ref(a) for a in arrays], found)
+    return found
+
+
+def _identical_runs(profile: Profile) -> slice | None:
     ev = profile.events
     n = profile.n_runs
     counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
