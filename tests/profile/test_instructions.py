@@ -60,3 +60,19 @@ def test_instructions_and_methods_read_from_the_first_of_identical_runs_are_thos
             assert fast.method_split.names == full.method_split.names, path
         shortcut_taken += identical_runs(fast) is not None
     assert shortcut_taken >= 10
+
+
+def test_delegate_internal_names_from_the_first_of_identical_runs_are_those_of_every_event(monkeypatch):
+    import etscope.profile.instructions as instructions_module
+    from etscope.profile.repeats import distinct_event_slices
+
+    shortened = 0
+    for path in sorted(FIX.glob("**/*.etdump")):
+        p = load(path)
+        for q in (p.method_split.profiles.values() if p.method_split else (p,)):
+            fast = instructions_module.delegate_internal_names(q)
+            with monkeypatch.context() as m:
+                m.setattr(instructions_module, "distinct_event_slices", lambda prof: [slice(0, prof.n_events)])
+                assert instructions_module.delegate_internal_names(q) == fast, path
+            shortened += sum(s.stop - s.start for s in distinct_event_slices(q)) < q.n_events
+    assert shortened >= 10

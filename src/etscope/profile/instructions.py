@@ -12,7 +12,7 @@ from etscope.profile.join import join_etrecord, join_pte
 from etscope.profile.model import (CPU, ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL,
                                    ROLE_OPERATOR_CALL, UNKNOWN_DELEGATE, Instruction, Profile)
 from etscope.profile.plans import fits_plan, method_names, method_plans, require_method
-from etscope.profile.repeats import identical_runs
+from etscope.profile.repeats import distinct_event_slices, identical_runs
 
 def join_method(profile: Profile, etrecord, pte, method_hint):
     """Instructions of the profile's runs (all of one method), joined to .pte and ETRecord."""
@@ -65,16 +65,17 @@ def delegate_internal_names(profile: Profile) -> dict[int, list[int]]:
     (sorted, -1 = none), computed for all instructions in one pass."""
     ev = profile.events
     role = ev["role"]
-    n = len(role)
     parts = []
     # In chunks: QNN files are mostly delegate-internal events (10M events: 400 MB of temporaries
-    # in one go); the distinct pairs are few.
-    for a in range(0, n, 1 << 20):
-        sel = role[a:a + (1 << 20)] == ROLE_DELEGATE_INTERNAL
+    # in one go); the distinct pairs are few. Identical runs: their first one tells.
+    chunks = [slice(a, min(a + (1 << 20), s.stop)) for s in distinct_event_slices(profile)
+              for a in range(s.start, s.stop, 1 << 20)]
+    for c in chunks:
+        sel = role[c] == ROLE_DELEGATE_INTERNAL
         if not sel.any():
             continue
-        instr = (ev["instruction_id"][a:a + (1 << 20)][sel].astype(np.int64) + (1 << 31)).astype(np.uint64)
-        code = (ev["delegate_id_str"][a:a + (1 << 20)][sel].astype(np.int64) + 1).astype(np.uint64)  # -1 -> 0
+        instr = (ev["instruction_id"][c][sel].astype(np.int64) + (1 << 31)).astype(np.uint64)
+        code = (ev["delegate_id_str"][c][sel].astype(np.int64) + 1).astype(np.uint64)  # -1 -> 0
         parts.append(unique((instr << np.uint64(32)) | code))
     if not parts:
         return {}

@@ -52,3 +52,14 @@ def _identical_runs(profile: Profile) -> slice | None:
         if not (rows == rows[0]).all():
             return None
     return slice(first, first + k)
+
+
+def distinct_event_slices(profile: Profile) -> list[slice]:
+    """Slices of the events that hold every event's identity (``IDENTITY_COLUMNS``) at least once:
+    with identical runs, the first of them and the events outside them (load, init); else all."""
+    n = profile.n_events
+    first = identical_runs(profile)
+    if first is None:
+        return [slice(0, n)]
+    end = first.start + profile.n_runs * (first.stop - first.start)      # past the identical runs
+    return [s for s in (slice(0, first.stop), slice(end, n)) if s.stop > s.start]
