@@ -66,3 +66,22 @@ def test_fallback_ops_same_with_the_dense_table_and_the_sorted_keys(monkeypatch)
                 assert placement.fallback_ops(q) == dense, path
             compared += bool(dense)
     assert compared >= 20
+
+
+def test_instruction_rows_of_identical_runs_are_those_of_every_event(monkeypatch):
+    from pathlib import Path
+
+    from etscope.profile.repeats import identical_runs
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    taken = 0
+    for path in sorted(fixtures.glob("**/*.etdump")):
+        p = load(path)
+        for q in (p.method_split.profiles.values() if p.method_split else (p,)):
+            fast = placement.instruction_rows.__wrapped__(q)
+            with monkeypatch.context() as m:
+                m.setattr(placement, "identical_runs", lambda prof: None)
+                full = placement.instruction_rows.__wrapped__(q)
+            assert fast.dtype == full.dtype and np.array_equal(fast, full), path
+            taken += identical_runs(q) is not None
+    assert taken >= 10

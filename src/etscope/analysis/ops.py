@@ -15,6 +15,7 @@ from etscope import units
 from etscope.analysis.memo import per_profile
 from etscope.analysis.stats import grouped
 from etscope.formats import etdump as etdump_format
+from etscope.profile.repeats import identical_runs
 
 
 def effective_names(profile: P.Profile, rows: np.ndarray | None = None) -> np.ndarray:
@@ -190,8 +191,9 @@ def template_event_table(profile: P.Profile) -> EventTable | None:
         return None
     # Equal (role, name, delegate id string) per position means equal effective names.
     chain_ok = ev["chain"] >= 0
-    checks = [ev["kind"], ev["role"], ev["name"], ev["delegate_id_str"], ev["instruction_id"], chain_ok,
-              ev["unit"]]
+    checks = [chain_ok, ev["unit"]]
+    if identical_runs(profile) is None:      # else these five were checked once for the profile
+        checks += [ev["kind"], ev["role"], ev["name"], ev["delegate_id_str"], ev["instruction_id"]]
     templates = [c[tmpl] for c in checks]
     for blk in blocks:
         a = int(firsts[blk[0]])

@@ -15,6 +15,7 @@ from etscope import units
 from etscope.analysis.memo import per_profile
 from etscope.analysis.stats import describe, grouped
 from etscope.arrays import isin, median, unique, unique_inverse
+from etscope.profile.repeats import identical_runs
 
 
 def instruction_times(profile: P.Profile, rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -36,24 +37,39 @@ def instruction_times(profile: P.Profile, rows: np.ndarray | None = None) -> dic
 @per_profile
 def instruction_rows(profile: P.Profile) -> np.ndarray:
     """Positions of the instruction-level events of the Execute runs, in file order (int32 when
-    the profile's events fit)."""
+    the profile's events fit). When every run logged the same events, those of the first run
+    repeated at each run's offset."""
     ev = profile.events
-    ex = ev["execute"]
-    role = ev["role"]
-    in_exec = ex >= 0
-    op_call = (role == P.ROLE_OPERATOR_CALL) & in_exec
-    dcall = (role == P.ROLE_DELEGATE_CALL) & in_exec
-    instr = ev["instruction_id"]
+    wide = np.int32 if profile.n_events <= np.iinfo(np.int32).max else np.int64
+    first = identical_runs(profile)
+    if first is not None:
+        k = first.stop - first.start
+        at = np.flatnonzero(_instruction_level(ev["role"][first], ev["instruction_id"][first], None))
+        starts = first.start + k * np.arange(profile.n_runs, dtype=np.int64)
+        return (starts[:, None] + at[None, :]).reshape(-1).astype(wide)
+    return np.flatnonzero(_instruction_level(ev["role"], ev["instruction_id"], ev["execute"] >= 0)).astype(wide)
+
+
+def _instruction_level(role: np.ndarray, instr: np.ndarray, in_exec: np.ndarray | None) -> np.ndarray:
+    """Which events are instruction-level (``in_exec``: inside Execute runs; None: all are)."""
+    op_call = role == P.ROLE_OPERATOR_CALL
+    dcall = role == P.ROLE_DELEGATE_CALL
+    if in_exec is not None:
+        op_call &= in_exec
+        dcall &= in_exec
     # Instructions that have an OPERATOR_CALL anywhere use it; others fall back to their kernel event.
     with_op_call = unique(instr[op_call])
     sel = op_call
     sel |= dcall
     del dcall
-    kern = np.nonzero((role == P.ROLE_KERNEL) & in_exec)[0]
+    kern_mask = role == P.ROLE_KERNEL
+    if in_exec is not None:
+        kern_mask &= in_exec
+    kern = np.nonzero(kern_mask)[0]
+    del kern_mask
     if kern.size:
         sel[kern[~isin(instr[kern], with_op_call)]] = True
-    rows = np.flatnonzero(sel)
-    return rows.astype(np.int32) if len(ex) <= np.iinfo(np.int32).max else rows
+    return sel
 
 
 def cpu_rows(profile: P.Profile) -> np.ndarray:
