@@ -48,40 +48,77 @@ def test_same_name_events_in_one_run_are_all_kept(real):
     assert all(s["runs"] == 24 for s in stats)
 
 
+def _fixture_profiles():
+    """(path, profile) of every fixture ETDump, one per method when it splits by method."""
+    from pathlib import Path
+
+    for path in sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("**/*.etdump")):
+        p = load(path)
+        for q in (p.method_split.profiles.values() if p.method_split else (p,)):
+            yield path, q
+
+
 def test_fallback_ops_same_with_the_dense_table_and_the_sorted_keys(monkeypatch):
     """The per (instruction, run) totals come from a dense table when it is small, else from
     sorted keys: both give the same rows, to the bit, on every fixture with CPU ops."""
-    from pathlib import Path
-
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    monkeypatch.setattr(placement, "_per_run_of_identical_runs", lambda prof, rows: None)   # tested below
     compared = 0
-    for path in sorted(fixtures.glob("**/*.etdump")):
-        p = load(path)
-        profiles = p.method_split.profiles.values() if p.method_split else (p,)
-        for q in profiles:
-            dense = placement.fallback_ops(q)
-            with monkeypatch.context() as m:
-                m.setattr(placement, "DENSE_TABLE_FACTOR", 0)
-                m.setattr(placement, "DENSE_TABLE_MIN_CELLS", 0)
-                assert placement.fallback_ops(q) == dense, path
-            compared += bool(dense)
+    for path, q in _fixture_profiles():
+        dense = placement.fallback_ops(q)
+        with monkeypatch.context() as m:
+            m.setattr(placement, "DENSE_TABLE_FACTOR", 0)
+            m.setattr(placement, "DENSE_TABLE_MIN_CELLS", 0)
+            assert placement.fallback_ops(q) == dense, path
+        compared += bool(dense)
     assert compared >= 20
 
 
 def test_instruction_rows_of_identical_runs_are_those_of_every_event(monkeypatch):
-    from pathlib import Path
-
     from etscope.profile.repeats import identical_runs
 
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
     taken = 0
-    for path in sorted(fixtures.glob("**/*.etdump")):
-        p = load(path)
-        for q in (p.method_split.profiles.values() if p.method_split else (p,)):
-            fast = placement.instruction_rows.__wrapped__(q)
-            with monkeypatch.context() as m:
-                m.setattr(placement, "identical_runs", lambda prof: None)
-                full = placement.instruction_rows.__wrapped__(q)
-            assert fast.dtype == full.dtype and np.array_equal(fast, full), path
-            taken += identical_runs(q) is not None
+    for path, q in _fixture_profiles():
+        fast = placement.instruction_rows.__wrapped__(q)
+        with monkeypatch.context() as m:
+            m.setattr(placement, "identical_runs", lambda prof: None)
+            full = placement.instruction_rows.__wrapped__(q)
+        assert fast.dtype == full.dtype and np.array_equal(fast, full), path
+        taken += identical_runs(q) is not None
     assert taken >= 10
+
+
+def test_totals_of_identical_runs_are_those_of_the_bincount(monkeypatch):
+    """Per-run parts and CPU-kernel rows read column by column from identical runs equal, to the
+    bit, what the bincount over every event gives, on every fixture with identical runs."""
+    from etscope.profile.repeats import identical_runs
+
+    taken = 0
+    for path, q in _fixture_profiles():
+        fast_parts = placement._per_run_parts.__wrapped__(q)
+        fast_rows = placement.fallback_ops(q)
+        with monkeypatch.context() as m:
+            m.setattr(placement, "_per_run_of_identical_runs", lambda prof, rows: None)
+            full_parts = placement._per_run_parts.__wrapped__(q)
+            assert placement.fallback_ops(q) == fast_rows, path
+        assert fast_parts.keys() == full_parts.keys()
+        for key, col in fast_parts.items():
+            assert col.dtype == full_parts[key].dtype and np.array_equal(col, full_parts[key], equal_nan=True), \
+                (path, key)
+        taken += identical_runs(q) is not None and bool(fast_rows)
+    assert taken >= 5
+
+
+def test_cpu_totals_of_identical_runs_add_repeated_calls_in_file_order():
+    """An instruction called several times per run (a loop): its calls add up in file order, as the
+    bincount over (instruction, run) keys does, bit for bit on values whose sum depends on order."""
+    rng = np.random.default_rng(7)
+    instr = np.array([5, 3, 5, 9, 3, 5, 1])
+    n = 50
+    values = rng.standard_normal((n, instr.size)) * 10.0 ** rng.integers(-8, 9, (n, instr.size))
+    uniq, calls, table = placement._cpu_table_of_identical_runs(instr, values)
+    key = np.searchsorted(uniq, np.tile(instr, n)) + uniq.size * np.repeat(np.arange(n), instr.size)
+    want = np.bincount(key, weights=values.reshape(-1), minlength=uniq.size * n).reshape(n, uniq.size)
+    assert uniq.tolist() == [1, 3, 5, 9] and calls.tolist() == [n, 2 * n, 3 * n, n]
+    assert np.array_equal(table, want)
+    assert placement._cpu_table_of_identical_runs(np.zeros(placement.IDENTICAL_RUNS_MAX_CALLS + 1, dtype=int),
+                                                   np.ones((2, placement.IDENTICAL_RUNS_MAX_CALLS + 1))) is None

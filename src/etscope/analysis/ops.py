@@ -13,7 +13,7 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.memo import per_profile
-from etscope.analysis.stats import grouped
+from etscope.analysis.stats import column_stats, grouped
 from etscope.formats import etdump as etdump_format
 from etscope.profile.repeats import identical_runs
 
@@ -219,7 +219,7 @@ def template_event_table(profile: P.Profile) -> EventTable | None:
     occ_t = occurrences(np.zeros(kp, dtype=np.int64), instr_key_t, name_t)
     unit_t = ev["unit"][t].astype(np.int64)
     keys = np.stack([np.ones(kp, dtype=np.int64), role_t, name_t, instr_key_t, occ_t, unit_t])
-    st = _column_stats(values)
+    st = column_stats(values, overwrite=True)
     del values
     # Events outside the Execute runs (Program::load_method, Method::init): the general path.
     other = np.nonzero((ev["kind"] == etdump_format.PROFILE) & (ev["execute"] < 0))[0]
@@ -245,23 +245,6 @@ def template_event_table(profile: P.Profile) -> EventTable | None:
 
     entries.sort(key=lambda e: e[0])
     return EventTable([_stats_row(profile, key, s, j, g) for _, key, s, j, g in entries], groups)
-
-
-def _column_stats(values: np.ndarray) -> dict[str, np.ndarray]:
-    """``stats.grouped`` for one group per column of a complete (runs x groups) matrix."""
-    n = values.shape[0]
-    total = values.sum(axis=0)          # rows in run order: the same sums as grouped's bincount
-    out = {"count": np.full(values.shape[1], n, dtype=np.int64), "total": total, "mean": total / n}
-    values.sort(axis=0)
-    for q in (10, 50, 90, 99):
-        pos = (n - 1) * (q / 100.0)
-        lo = int(np.floor(pos))
-        hi = min(lo + 1, n - 1)
-        frac = pos - lo
-        a, b = values[lo], values[hi]
-        out[f"p{q}"] = a + (b - a) * frac
-    out["min"], out["max"] = values[0].copy(), values[-1].copy()
-    return out
 
 
 def samples(profile: P.Profile, rows: list[dict]) -> np.ndarray:

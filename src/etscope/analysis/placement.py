@@ -13,7 +13,7 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.memo import per_profile
-from etscope.analysis.stats import describe, grouped
+from etscope.analysis.stats import column_stats, describe, grouped
 from etscope.arrays import isin, median, unique, unique_inverse
 from etscope.profile.repeats import identical_runs
 
@@ -98,20 +98,46 @@ def _per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
     inside = np.zeros(n)
     for b in backends:
         bid = np.array([i for i, bk in backend_of.items() if bk == b and profile.instructions[i].kind == "delegate"])
-        parts[f"delegate:{b}"], parts[f"calls:{b}"] = _run_totals(ev, calls[isin(ids, bid)], n)
+        parts[f"delegate:{b}"], parts[f"calls:{b}"] = _run_totals(profile, calls[isin(ids, bid)])
         inside += parts[f"delegate:{b}"]
     del calls, ids
-    parts["cpu_ops"], parts["calls:cpu"] = _run_totals(ev, rows[~is_call], n)
+    parts["cpu_ops"], parts["calls:cpu"] = _run_totals(profile, rows[~is_call])
     inside += parts["cpu_ops"]
     parts["framework_overhead"] = parts["latency"] - inside
     return parts
 
 
-def _run_totals(ev, rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per run (of ``n``): the summed value of the events ``rows`` and their count (as floats)."""
+def _run_totals(profile: P.Profile, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per run: the summed value of the events ``rows`` (some of :func:`instruction_rows`, chosen by
+    what the events are) and their count, as floats. Each sum adds the run's values in file order,
+    so both ways of computing it give the same bits."""
+    ev = profile.events
+    n = profile.n_runs
+    per_run = _per_run_of_identical_runs(profile, rows)
+    if per_run is not None:
+        values = ev["value"][rows].reshape(n, per_run)
+        total = np.zeros(n)
+        for j in range(per_run):
+            total += values[:, j]
+        return total, np.full(n, float(per_run))
     execute = ev["execute"][rows]
     return (np.bincount(execute, weights=ev["value"][rows], minlength=n),
             np.bincount(execute, minlength=n).astype(np.float64))
+
+
+# Above this many events per run the column-by-column sums of identical runs cost more than a sort.
+IDENTICAL_RUNS_MAX_PER_RUN = 4096
+
+
+def _per_run_of_identical_runs(profile: P.Profile, rows: np.ndarray) -> int | None:
+    """How many of ``rows`` each run holds when the runs are identical (``rows``, chosen among
+    :func:`instruction_rows` by what the events are, then hold as many events in every run, run
+    after run), and summing them per run, column by column, is cheap; else None."""
+    n = profile.n_runs
+    if n == 0 or rows.size % n or identical_runs(profile) is None:
+        return None
+    per_run = rows.size // n
+    return per_run if 0 < per_run <= min(IDENTICAL_RUNS_MAX_PER_RUN, n) else None
 
 
 def breakdown(profile: P.Profile) -> list[dict]:
@@ -151,13 +177,10 @@ def latency_summary(profile: P.Profile) -> dict:
 
 def fallback_ops(profile: P.Profile) -> list[dict]:
     """One entry per CPU-kernel instruction, in instruction order."""
-    totals = _cpu_totals_by_instruction_and_run(profile)
-    if totals is None:
+    found = _cpu_stats_by_instruction(profile)
+    if found is None:
         return []
-    uniq, calls, group, per_run = totals
-    del totals
-    st = grouped(group, per_run, len(uniq), transform=units.ns_to_ms, overwrite=True)
-    del group, per_run
+    uniq, calls, st = found
     total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"])))
     rows = []
     for j, i in enumerate(uniq):
@@ -183,17 +206,35 @@ def fallback_ops(profile: P.Profile) -> list[dict]:
 DENSE_TABLE_FACTOR, DENSE_TABLE_MIN_CELLS = 4, 1 << 20
 
 
+def _cpu_stats_by_instruction(profile: P.Profile):
+    """The CPU instructions (ids, calls) and the statistics in ms (``stats.grouped``) of their
+    totals per run, over the runs they ran in. None without CPU calls."""
+    ev = profile.events
+    n = profile.n_runs
+    rows = cpu_rows(profile)
+    if rows.size == 0:
+        return None
+    per_run = _per_run_of_identical_runs(profile, rows)
+    if per_run is not None:
+        found = _cpu_table_of_identical_runs(ev["instruction_id"][rows[:per_run]],
+                                             ev["value"][rows].reshape(n, per_run))
+        if found is not None:
+            uniq, calls, table = found
+            return uniq, calls, column_stats(table, transform=units.ns_to_ms, overwrite=True)
+    del rows
+    uniq, calls, group, per_run = _cpu_totals_by_instruction_and_run(profile)
+    return uniq, calls, grouped(group, per_run, len(uniq), transform=units.ns_to_ms, overwrite=True)
+
+
 def _cpu_totals_by_instruction_and_run(profile: P.Profile):
     """The CPU instructions (ids, calls), and their totals per (instruction, run) over the pairs
-    that occur, ordered by instruction then run: (instruction code, ns). None without CPU calls.
+    that occur, ordered by instruction then run: (instruction code, ns); some CPU calls needed.
 
     Each temporary has one value per call (~30 MB on 10M events) and goes once used; a dense
     (runs x instructions) table replaces the sort of the keys when it is not much larger."""
     ev = profile.events
     n = profile.n_runs
     rows = cpu_rows(profile)
-    if rows.size == 0:
-        return None
     uniq, key = unique_inverse(ev["instruction_id"][rows])
     k = len(uniq)
     calls = np.bincount(key, minlength=k)
@@ -221,6 +262,31 @@ def _cpu_totals_by_instruction_and_run(profile: P.Profile):
     del kinv, rows
     kuniq //= n
     return uniq, calls, kuniq, per_run
+
+
+# Past this many calls of one instruction per run, the sums per level of call cost more than a sort.
+IDENTICAL_RUNS_MAX_CALLS = 64
+
+
+def _cpu_table_of_identical_runs(instr: np.ndarray, values: np.ndarray):
+    """The CPU instructions of identical runs (ids, calls) and their totals per run (runs x
+    instructions): ``instr`` the instruction of each of a run's CPU calls, ``values`` their
+    values (runs x calls). Every instruction runs in every run; an instruction called several
+    times per run adds its calls in file order, as the bincount over every call does. None when
+    an instruction is called too often per run for that to be cheap."""
+    n = values.shape[0]
+    uniq, key = unique_inverse(instr)
+    k = len(uniq)
+    calls = np.bincount(key, minlength=k)
+    if calls.max() > IDENTICAL_RUNS_MAX_CALLS:
+        return None
+    order = np.argsort(key, kind="stable")           # by instruction, then file order
+    starts = np.concatenate(([0], np.cumsum(calls)[:-1]))
+    table = values[:, order[starts]]                 # each instruction's first call
+    for level in range(1, int(calls.max())):
+        more = np.flatnonzero(calls > level)
+        table[:, more] += values[:, order[starts[more] + level]]
+    return uniq, calls * n, table
 
 
 def _op_type_origin(ins) -> str | None:

@@ -38,7 +38,7 @@ def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None,
         sorted_vals = np.asarray(transform(sorted_vals), dtype=np.float64)
     first = np.cumsum(count) - count
     nonempty = count > 0
-    for q in (10, 50, 90, 99):
+    for q in QUANTILES:
         res = np.full(n_groups, np.nan)
         pos = (count[nonempty] - 1) * (q / 100.0)
         lo = np.floor(pos).astype(np.int64)
@@ -54,6 +54,68 @@ def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None,
     maxs[nonempty] = sorted_vals[first[nonempty] + count[nonempty] - 1]
     out["min"], out["max"] = mins, maxs
     return out
+
+
+QUANTILES = (10, 50, 90, 99)
+
+
+def column_stats(values: np.ndarray, transform=None, overwrite: bool = False) -> dict[str, np.ndarray]:
+    """:func:`grouped` of a complete (samples x groups) matrix, one group per column, samples in
+    the order grouped would add them: the same result to the bit.
+
+    No sort: the percentiles need only a few order statistics per column, which a partition finds,
+    on int32 copies of the values when they are integers in its range (ns and cycles of single
+    events are): half the bytes, twice as fast. ``overwrite``: ``values`` may be reordered."""
+    n, k = values.shape
+    total = sum_in_order(values if transform is None else np.asarray(transform(values), dtype=np.float64))
+    out = {"count": np.full(k, n, dtype=np.int64), "total": total, "mean": total / n}
+    if n == 0:
+        for key in [f"p{q}" for q in QUANTILES] + ["min", "max"]:
+            out[key] = np.full(k, np.nan)
+        out["mean"] = np.full(k, np.nan)
+        return out
+    spots = [(q, (n - 1) * (q / 100.0)) for q in QUANTILES]
+    ranks = sorted({0, n - 1} | {int(np.floor(pos)) for _, pos in spots} |
+                   {min(int(np.floor(pos)) + 1, n - 1) for _, pos in spots})
+    ranked = order_statistics(values, ranks, overwrite)
+    if transform is not None:
+        ranked = np.asarray(transform(ranked), dtype=np.float64)
+    row = {r: ranked[i] for i, r in enumerate(ranks)}
+    for q, pos in spots:
+        lo = int(np.floor(pos))
+        a, b = row[lo], row[min(lo + 1, n - 1)]
+        out[f"p{q}"] = a + (b - a) * (pos - lo)
+    out["min"], out["max"] = row[0].copy(), row[n - 1].copy()
+    return out
+
+
+_SUM_ROWS = 4096     # rows accumulated at a time
+
+
+def sum_in_order(values: np.ndarray) -> np.ndarray:
+    """Column sums of ``values`` (samples x groups) added one sample after the other, as a bincount
+    adds them: ``values.sum(axis=0)`` may add pairwise (it does for one column), which rounds
+    differently. An accumulation is sequential by definition; it runs over row blocks."""
+    n, k = values.shape
+    total = np.zeros((1, k))
+    for a in range(0, n, _SUM_ROWS):
+        block = np.concatenate((total, values[a:a + _SUM_ROWS]))
+        total = np.add.accumulate(block, axis=0)[-1:]
+    return total[0]
+
+
+def order_statistics(values: np.ndarray, ranks: list[int], overwrite: bool = False) -> np.ndarray:
+    """Per column of ``values`` (samples x groups): its ``ranks``-th smallest values, NaN last as in a
+    sort (len(ranks) x groups, float64)."""
+    with np.errstate(invalid="ignore"):
+        narrow = values.astype(np.int32)
+    if np.array_equal(narrow, values):           # integers in int32's range: no NaN, no rounding
+        narrow.partition(ranks, axis=0)
+        return narrow[ranks].astype(np.float64)
+    del narrow
+    work = values if overwrite else values.copy()
+    work.partition(ranks, axis=0)
+    return work[ranks].astype(np.float64, copy=True)
 
 
 def describe(values: np.ndarray) -> dict[str, float]:
