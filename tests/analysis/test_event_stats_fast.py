@@ -31,3 +31,20 @@ def test_fast_path_is_used_on_static_graphs():
     p = load(FIX / "real" / "gen_llama.etdump")
     assert ops.template_event_table(p) is not None
     assert ops.event_table(p).rows == ops.template_event_table(p).rows
+
+
+def test_fast_path_reads_the_value_column_in_place_and_leaves_it_as_it_was():
+    """The runs' values are one slice of the value column when the runs lie back to back: the
+    statistics then read it where it lies, and must not reorder it (fractional values take the
+    partition of a copy, integers an int32 copy)."""
+    p = load(FIX / "real" / "gen_llama.etdump")
+    for shift in (0.0, 0.25):
+        values = p.events["value"] + shift
+        p.events["value"] = values
+        kept = values.copy()
+        fast = ops.template_event_table(p)
+        assert fast is not None
+        np.testing.assert_array_equal(p.events["value"], kept)
+        general = ops.general_event_table(p)
+        assert [{k: v for k, v in r.items() if k != "group"} for r in fast.rows] == \
+               [{k: v for k, v in r.items() if k != "group"} for r in general.rows]

@@ -204,11 +204,15 @@ def template_event_table(profile: P.Profile) -> EventTable | None:
     all_prof = bool(prof.all())
     at = np.nonzero(prof)[0]                           # profile positions within a run
     kp = len(at)
-    values = np.empty((n_runs, kp), dtype=np.float64)
-    for blk in blocks:
-        a = int(firsts[blk[0]])
-        v = ev["value"][a:a + k * len(blk)].reshape(-1, k)
-        values[blk] = v if all_prof else v[:, at]
+    shared = all_prof and len(blocks) == 1
+    if shared:                                          # the runs' values as they lie: no copy
+        values = ev["value"][t0:t0 + k * n_runs].reshape(n_runs, k)
+    else:
+        values = np.empty((n_runs, kp), dtype=np.float64)
+        for blk in blocks:
+            a = int(firsts[blk[0]])
+            v = ev["value"][a:a + k * len(blk)].reshape(-1, k)
+            values[blk] = v if all_prof else v[:, at]
     # Signature keys from the template run.
     t = at + t0
     role_t = ev["role"][t].astype(np.int64)
@@ -219,7 +223,7 @@ def template_event_table(profile: P.Profile) -> EventTable | None:
     occ_t = occurrences(np.zeros(kp, dtype=np.int64), instr_key_t, name_t)
     unit_t = ev["unit"][t].astype(np.int64)
     keys = np.stack([np.ones(kp, dtype=np.int64), role_t, name_t, instr_key_t, occ_t, unit_t])
-    st = column_stats(values, overwrite=True)
+    st = column_stats(values, overwrite=not shared)
     del values
     # Events outside the Execute runs (Program::load_method, Method::init): the general path.
     other = np.nonzero((ev["kind"] == etdump_format.PROFILE) & (ev["execute"] < 0))[0]

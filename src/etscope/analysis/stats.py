@@ -89,19 +89,15 @@ def column_stats(values: np.ndarray, transform=None, overwrite: bool = False) ->
     return out
 
 
-_SUM_ROWS = 4096     # rows accumulated at a time
-
-
 def sum_in_order(values: np.ndarray) -> np.ndarray:
     """Column sums of ``values`` (samples x groups) added one sample after the other, as a bincount
-    adds them: ``values.sum(axis=0)`` may add pairwise (it does for one column), which rounds
-    differently. An accumulation is sequential by definition; it runs over row blocks."""
-    n, k = values.shape
-    total = np.zeros((1, k))
-    for a in range(0, n, _SUM_ROWS):
-        block = np.concatenate((total, values[a:a + _SUM_ROWS]))
-        total = np.add.accumulate(block, axis=0)[-1:]
-    return total[0]
+    adds them. numpy reduces a C-ordered matrix over its rows row after row, but a single column
+    as one contiguous run, pairwise, which rounds differently: that one is accumulated
+    (sequential by definition). Tested on both shapes against the bincount."""
+    values = np.ascontiguousarray(values)
+    if values.shape[1] == 1 and values.shape[0]:
+        return np.add.accumulate(values[:, 0])[-1:]
+    return np.add.reduce(values, axis=0)
 
 
 def order_statistics(values: np.ndarray, ranks: list[int], overwrite: bool = False) -> np.ndarray:
