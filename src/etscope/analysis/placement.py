@@ -282,10 +282,11 @@ def _cpu_table_of_identical_runs(instr: np.ndarray, values: np.ndarray):
         return None
     order = np.argsort(key, kind="stable")           # by instruction, then file order
     starts = np.concatenate(([0], np.cumsum(calls)[:-1]))
-    table = values[:, order[starts]]                 # each instruction's first call
+    # take, not values[:, cols]: that one comes out column-major, which column sums would add pairwise.
+    table = np.take(values, order[starts], axis=1)   # each instruction's first call
     for level in range(1, int(calls.max())):
         more = np.flatnonzero(calls > level)
-        table[:, more] += values[:, order[starts[more] + level]]
+        table[:, more] += np.take(values, order[starts[more] + level], axis=1)
     return uniq, calls * n, table
 
 
