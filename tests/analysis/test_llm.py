@@ -503,3 +503,25 @@ def test_runs_differing_in_one_event_are_not_taken_as_identical():
         profile.events[col] = changed
         assert identical_runs(profile) is None, col
         profile.events[col] = saved
+
+
+def test_time_table_of_identical_runs_is_the_bincount_one(monkeypatch):
+    """The (runs x instructions) time table read from identical runs equals, to the bit, the one
+    the bincount over every call gives, on every fixture whose runs are identical."""
+    from etscope.analysis import placement
+    from etscope.analysis.llm import runs as llm_runs
+    from etscope.profile import load
+    from etscope.profile.repeats import identical_runs
+
+    taken = 0
+    for path in sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("**/*.etdump")):
+        p = load(path)
+        for q in (p.method_split.profiles.values() if p.method_split else (p,)):
+            fast = llm_runs._time_table(q)
+            with monkeypatch.context() as m:
+                m.setattr(placement, "instruction_table", lambda prof, rows: None)
+                full = llm_runs._time_table(q)
+            assert fast[1] == full[1] and np.array_equal(fast[0], full[0]), path
+            assert fast[2].dtype == full[2].dtype and np.array_equal(fast[2], full[2], equal_nan=True), path
+            taken += identical_runs(q) is not None and fast[2].size > 0
+    assert taken >= 10

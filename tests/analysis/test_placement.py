@@ -115,10 +115,10 @@ def test_cpu_totals_of_identical_runs_add_repeated_calls_in_file_order():
     instr = np.array([5, 3, 5, 9, 3, 5, 1])
     n = 50
     values = rng.standard_normal((n, instr.size)) * 10.0 ** rng.integers(-8, 9, (n, instr.size))
-    uniq, calls, table = placement._cpu_table_of_identical_runs(instr, values)
+    uniq, calls, table = placement._table_of_identical_runs(instr, values)
     key = np.searchsorted(uniq, np.tile(instr, n)) + uniq.size * np.repeat(np.arange(n), instr.size)
     want = np.bincount(key, weights=values.reshape(-1), minlength=uniq.size * n).reshape(n, uniq.size)
     assert uniq.tolist() == [1, 3, 5, 9] and calls.tolist() == [n, 2 * n, 3 * n, n]
     assert np.array_equal(table, want)
-    assert placement._cpu_table_of_identical_runs(np.zeros(placement.IDENTICAL_RUNS_MAX_CALLS + 1, dtype=int),
+    assert placement._table_of_identical_runs(np.zeros(placement.IDENTICAL_RUNS_MAX_CALLS + 1, dtype=int),
                                                    np.ones((2, placement.IDENTICAL_RUNS_MAX_CALLS + 1))) is None

@@ -209,18 +209,13 @@ DENSE_TABLE_FACTOR, DENSE_TABLE_MIN_CELLS = 4, 1 << 20
 def _cpu_stats_by_instruction(profile: P.Profile):
     """The CPU instructions (ids, calls) and the statistics in ms (``stats.grouped``) of their
     totals per run, over the runs they ran in. None without CPU calls."""
-    ev = profile.events
-    n = profile.n_runs
     rows = cpu_rows(profile)
     if rows.size == 0:
         return None
-    per_run = _per_run_of_identical_runs(profile, rows)
-    if per_run is not None:
-        found = _cpu_table_of_identical_runs(ev["instruction_id"][rows[:per_run]],
-                                             ev["value"][rows].reshape(n, per_run))
-        if found is not None:
-            uniq, calls, table = found
-            return uniq, calls, column_stats(table, transform=units.ns_to_ms, overwrite=True)
+    found = instruction_table(profile, rows)
+    if found is not None:
+        uniq, calls, table = found
+        return uniq, calls, column_stats(table, transform=units.ns_to_ms, overwrite=True)
     del rows
     uniq, calls, group, per_run = _cpu_totals_by_instruction_and_run(profile)
     return uniq, calls, grouped(group, per_run, len(uniq), transform=units.ns_to_ms, overwrite=True)
@@ -268,9 +263,22 @@ def _cpu_totals_by_instruction_and_run(profile: P.Profile):
 IDENTICAL_RUNS_MAX_CALLS = 64
 
 
-def _cpu_table_of_identical_runs(instr: np.ndarray, values: np.ndarray):
-    """The CPU instructions of identical runs (ids, calls) and their totals per run (runs x
-    instructions): ``instr`` the instruction of each of a run's CPU calls, ``values`` their
+def instruction_table(profile: P.Profile, rows: np.ndarray):
+    """When the runs are identical: the instructions of the events ``rows`` (some of
+    :func:`instruction_rows`, chosen by what the events are), ascending, their calls, and their
+    summed values per run (runs x instructions), each sum in file order as a bincount over every
+    event adds it. None otherwise, or when that is not cheaper than the bincount."""
+    per_run = _per_run_of_identical_runs(profile, rows)
+    if per_run is None:
+        return None
+    ev = profile.events
+    return _table_of_identical_runs(ev["instruction_id"][rows[:per_run]],
+                                    ev["value"][rows].reshape(profile.n_runs, per_run))
+
+
+def _table_of_identical_runs(instr: np.ndarray, values: np.ndarray):
+    """The instructions of identical runs (ids, calls) and their totals per run (runs x
+    instructions): ``instr`` the instruction of each of a run's calls, ``values`` their
     values (runs x calls). Every instruction runs in every run; an instruction called several
     times per run adds its calls in file order, as the bincount over every call does. None when
     an instruction is called too often per run for that to be cheap."""

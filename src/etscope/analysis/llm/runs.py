@@ -31,29 +31,7 @@ class FileRuns:
         self.n = profile.n_runs
         self.latency_ns = np.asarray(profile.runs["latency_ns"], dtype=np.float64)
         self.etdump_run = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
-        ev = profile.events
-        rows = placement.instruction_rows(profile)                # every call, in file order
-        ids, inv = unique_inverse(ev["instruction_id"][rows])
-        kept, inv = _columns_within_budget(np.bincount(inv.reshape(-1), minlength=len(ids)), inv.reshape(-1),
-                                           self.n, profile.n_events)
-        self.instructions_total = len(ids)
-        self.instr_ids = ids[kept]
-        k = len(self.instr_ids)
-        if not (inv >= 0).all():
-            on = inv >= 0
-            rows, inv = rows[on], inv[on]
-        flat = ev["execute"][rows].astype(np.int64)
-        flat *= max(k, 1)
-        flat += inv
-        del inv
-        size = self.n * k
-        self.T = np.bincount(flat, weights=ev["value"][rows], minlength=size).reshape(self.n, k) if size else \
-            np.zeros((self.n, k))
-        called = np.zeros(size, dtype=bool)
-        called[flat] = True
-        self.T[~called.reshape(self.n, k)] = np.nan
-        # One value per call each (~30 MB apiece on 10M events): gone before the next analyses.
-        del ids, rows, flat, called
+        self.instr_ids, self.instructions_total, self.T = _time_table(profile)
         self.sig_full, self.sig_instr = _run_signatures(profile)
         self.tokens, self.token_evidence = tokens_from_debug(profile)
         self.parts = placement.per_run_parts(profile)
@@ -77,6 +55,38 @@ class FileRuns:
                     "source": None}
         return {"instruction_id": int(iid), "placement": ins.backend, "op_type": ins.op_type,
                 "kernel": ins.kernel, "source": ins.source}
+
+
+def _time_table(profile: P.Profile) -> tuple[np.ndarray, int, np.ndarray]:
+    """The instructions given a column (ids, ascending), how many instructions there are, and the
+    (runs x instructions) table of their summed times per run (NaN: not called in that run)."""
+    ev = profile.events
+    n = profile.n_runs
+    rows = placement.instruction_rows(profile)                # every call, in file order
+    identical = placement.instruction_table(profile, rows)  # every run calls every instruction
+    if identical is not None:
+        ids, calls, table = identical
+        if len(_columns_within_budget(calls, np.zeros(0, np.int64), n, profile.n_events)[0]) == len(ids):
+            return ids, len(ids), table
+    ids, inv = unique_inverse(ev["instruction_id"][rows])
+    kept, inv = _columns_within_budget(np.bincount(inv.reshape(-1), minlength=len(ids)), inv.reshape(-1),
+                                       n, profile.n_events)
+    total = len(ids)
+    ids = ids[kept]
+    k = len(ids)
+    if not (inv >= 0).all():
+        on = inv >= 0
+        rows, inv = rows[on], inv[on]
+    flat = ev["execute"][rows].astype(np.int64)
+    flat *= max(k, 1)
+    flat += inv
+    del inv
+    size = n * k
+    table = np.bincount(flat, weights=ev["value"][rows], minlength=size).reshape(n, k) if size else np.zeros((n, k))
+    called = np.zeros(size, dtype=bool)
+    called[flat] = True
+    table[~called.reshape(n, k)] = np.nan
+    return ids, total, table
 
 
 def _delegate_cycles(profile: P.Profile) -> np.ndarray:
