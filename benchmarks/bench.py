@@ -492,7 +492,9 @@ def render(r: dict) -> str:
         "- The QNN analysis walks a partition's events in run-aligned slices of 1M events (two passes:",
         "  names and repeats, then values), so its temporaries do not grow with the file.",
         "- Statistics per event signature use one (runs x events) matrix when every run logged the same",
-        "  event sequence (a static graph), instead of sorting signature keys of every event.",
+        "  event sequence (a static graph), instead of sorting signature keys of every event. That",
+        "  matrix is the value column itself when the runs lie back to back (no copy), and its",
+        "  percentiles come from a partition of an int32 copy (integer values), not from a sort.",
         "",
     ]
     return "\n".join(lines)
