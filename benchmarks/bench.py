@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_ETRECORD = Path("/work/shared/data/executorch-cpu/llama.etrecord")
+DEFAULT_ETRECORD = Path(os.environ.get("ETSCOPE_SHARED_DATA", REPO.parent / "shared" / "data")) / "executorch-cpu" / "llama.etrecord"
 SMALL = REPO / "src/etscope/data/sample_cnn.etdump"
 
 INSPECTOR = r"""

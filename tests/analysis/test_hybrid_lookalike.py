@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import SHARED
 
 from etscope.analysis.llm import llm_report
 from etscope.analysis.lookalike import lookalike_methods, name_phases
@@ -18,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "qnn_hybrid"
 ETDUMP = FIX / "synthetic_qnn_hybrid_stories.etdump"
 TRUTH = json.loads((FIX / "synthetic_qnn_hybrid_stories.truth.json").read_text())["runs"]
-STORIES = Path("/work/shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte")
-EMULATOR = Path("/work/shared/data/qnn-htp-emulator/tblock_qdq/detailed/qnn_profile.csv")
+STORIES = SHARED / "qnn-device/stories260k_hybrid_llama_qnn.pte"
+EMULATOR = SHARED / "qnn-htp-emulator/tblock_qdq/detailed/qnn_profile.csv"
 
 needs_stories = pytest.mark.skipif(not STORIES.exists(), reason="shared QNN device data not present")
 

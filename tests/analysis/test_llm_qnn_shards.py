@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED
 
 from etscope.analysis.llm import llm_report
 from etscope.formats.etdump import read_etdump
@@ -23,7 +24,7 @@ ETDUMP = FIX / "synthetic_qnn_4shard.etdump"
 ETRECORD = FIX / "synthetic_qnn_4shard.etrecord"
 TRUTH = json.loads((FIX / "synthetic_qnn_4shard.truth.json").read_text())["runs"]
 SHARD_IDS = [0, 2, 4, 6]
-DATA = Path("/work/shared/data")
+DATA = SHARED
 needs_data = pytest.mark.skipif(not (DATA / "qnn-htp-emulator").exists() or not (DATA / "qnn-device").exists(),
                                 reason="shared QNN data not present")
 

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import SHARED
 
 from etscope.analysis.program import (DelegateView, MethodView, QnnSpecView, program_checks,
                                       program_report)
@@ -14,7 +15,7 @@ from etscope.render.json import dumps
 from etscope.render.program_text import WIDTH, program_lines
 
 ROOT = Path(__file__).resolve().parents[1]
-STORIES = Path("/work/shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte")
+STORIES = SHARED / "qnn-device/stories260k_hybrid_llama_qnn.pte"
 REAL_PTES = sorted((ROOT / "fixtures" / "real").glob("*.pte"))
 QNN_PTE = ROOT / "fixtures" / "qnn_pte"
 

@@ -4,8 +4,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from click.testing import CliRunner
+from conftest import SHARED
 
 from etscope.cli import main
 
@@ -111,7 +111,7 @@ def test_summary_of_a_mixed_etdump_shows_one_method_and_says_so(real):
 
 
 HYBRID = Path(__file__).resolve().parents[1] / "fixtures" / "qnn_hybrid"
-STORIES = Path("/work/shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte")
+STORIES = SHARED / "qnn-device/stories260k_hybrid_llama_qnn.pte"
 
 
 def test_llm_tokens_from_the_program_and_prompt_tokens():

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import SHARED
 
 from etscope.cli import main
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 HYBRID = FIX / "qnn_hybrid"
 REAL = FIX / "real"
-STORIES = Path("/work/shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte")
+STORIES = SHARED / "qnn-device/stories260k_hybrid_llama_qnn.pte"
 _BLOB = re.compile(r'<script type="application/json" id="etscope-data">(.*?)</script>', re.S)
 
 

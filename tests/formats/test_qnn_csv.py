@@ -1,19 +1,18 @@
 """QNN profile CSV reader and the shared QnnProfile block model."""
 import json
 import math
-import os
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED
 
 from etscope.errors import FormatError
 from etscope.formats import optrace, qhas, qnn_csv, qnn_json, qnn_names, qnn_text
 from etscope.formats.qnn_csv import ACCEL_CYCLES, parse_qnn_csv, read_qnn_csv
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "qnn"
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", "/work/shared/data"))
 EMU = SHARED / "qnn-htp-emulator"
 
 FINALIZE_STEPS = ["Graph Preparation Initializing", "Graph Optimizations", "Post Graph Optimization",

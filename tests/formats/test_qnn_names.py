@@ -1,16 +1,15 @@
 """qnn_names: event-name parsing, FX candidates, units, input helpers."""
-import os
 import re
 from pathlib import Path
 
 import pytest
+from conftest import SHARED
 
 from etscope.errors import FormatError
 from etscope.formats import qnn_names as N
 from etscope.formats.qnn_names import QnnEventName, fx_node_candidates, parse_qnn_event_name
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "qnn"
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", "/work/shared/data"))
 
 
 @pytest.mark.parametrize("name, expected", [
