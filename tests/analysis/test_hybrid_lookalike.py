@@ -4,16 +4,19 @@ program's methods. Truth: the fixture's manifest (tools/synth_qnn_hybrid.py)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import SHARED
 
 from etscope.analysis.llm import llm_report
 from etscope.analysis.lookalike import lookalike_methods, name_phases
 from etscope.formats.pte import read_pte
 from etscope.profile import load
+
+# The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
+SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "qnn_hybrid"

@@ -7,16 +7,19 @@ shards per method, CPU ops between, SM8650 device overheads); its truth file hol
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SHARED
 
 from etscope.analysis.llm import llm_report
 from etscope.formats.etdump import read_etdump
 from etscope.profile import load
+
+# The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
+SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "qnn_hybrid"

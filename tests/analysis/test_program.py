@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
-from conftest import SHARED
 
 from etscope.analysis.program import (DelegateView, MethodView, QnnSpecView, program_checks,
                                       program_report)
@@ -13,6 +13,9 @@ from etscope.formats.pte import read_pte
 from etscope.formats.qnn_compile_spec import decode_qnn_compile_spec
 from etscope.render.json import dumps
 from etscope.render.program_text import WIDTH, program_lines
+
+# The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
+SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 ROOT = Path(__file__).resolve().parents[1]
 STORIES = SHARED / "qnn-device/stories260k_hybrid_llama_qnn.pte"

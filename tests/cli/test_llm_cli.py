@@ -1,13 +1,16 @@
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED
 
 from etscope.cli import main
+
+# The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
+SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 
 def run(*args):

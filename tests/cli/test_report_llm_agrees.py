@@ -1,14 +1,17 @@
 """``report``'s LLM section and ``llm --json`` show the same numbers for the same inputs: the same
 runs (every method), the same token sources (--prompt-tokens, --decode-tokens, the .pte's get_ar_len)."""
 import json
+import os
 import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED
 
 from etscope.cli import main
+
+# The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
+SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 HYBRID = FIX / "qnn_hybrid"

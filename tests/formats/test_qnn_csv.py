@@ -1,16 +1,19 @@
 """QNN profile CSV reader and the shared QnnProfile block model."""
 import json
 import math
+import os
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SHARED
 
 from etscope.errors import FormatError
 from etscope.formats import optrace, qhas, qnn_csv, qnn_json, qnn_names, qnn_text
 from etscope.formats.qnn_csv import ACCEL_CYCLES, parse_qnn_csv, read_qnn_csv
+
+# The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
+SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "qnn"
 EMU = SHARED / "qnn-htp-emulator"

@@ -1,13 +1,16 @@
 """qnn_names: event-name parsing, FX candidates, units, input helpers."""
+import os
 import re
 from pathlib import Path
 
 import pytest
-from conftest import SHARED
 
 from etscope.errors import FormatError
 from etscope.formats import qnn_names as N
 from etscope.formats.qnn_names import QnnEventName, fx_node_candidates, parse_qnn_event_name
+
+# The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
+SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "qnn"
 
