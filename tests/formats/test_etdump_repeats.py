@@ -160,3 +160,46 @@ def test_a_table_led_to_another_vtable_is_read_as_parsing_reads_it(monkeypatch):
             soff = int.from_bytes(trial[at:at + 4], "little", signed=True) + delta
             trial[at:at + 4] = soff.to_bytes(4, "little", signed=True)
             _read_alike(bytes(trial), monkeypatch)
+
+
+def test_changes_in_the_last_partly_compared_word_read_as_parsing_reads_them(monkeypatch):
+    """A run's bytes rarely end on a 4-byte boundary: its last int32 word is compared on its low
+    bytes only. Every byte of that word and of the next one, changed in each copied run, is read
+    as parsing reads it (a change inside the run's bytes stops the copy; one past them does not)."""
+    layouts, starts = [], {}
+    real_layout, real_find = R._layout, R.find_copies
+
+    def layout_spy(buf, run, vec_start, count):
+        lay = real_layout(buf, run, vec_start, count)
+        layouts.append((lay, vec_start))
+        return lay
+
+    def find_spy(buf, vec_start, *args, **kw):
+        starts["vec"] = vec_start.copy()
+        return real_find(buf, vec_start, *args, **kw)
+
+    tried = 0
+    for path in ALL:
+        data = path.read_bytes()
+        layouts.clear()
+        with monkeypatch.context() as m:
+            m.setattr(R, "_layout", layout_spy)
+            m.setattr(R, "find_copies", find_spy)
+            template = _copied(data, m)
+        partial = [(lay, v, np.flatnonzero(template == lay.run)[:2]) for lay, v in layouts
+                   if lay is not None and lay.must[-1] not in (0, -1)]
+        partial = [p for p in partial if p[2].size]
+        if not partial:
+            continue
+        lay, vec, copies = partial[0]
+        end = lay.lo + 4 * (lay.must.size - 1)                        # the partly compared word
+        for r in copies:
+            shift = int(starts["vec"][r]) - vec
+            for pos in range(end + shift, end + shift + 8):
+                trial = bytearray(data)
+                trial[pos] ^= 0x5A
+                _read_alike(bytes(trial), monkeypatch, pos)
+                tried += 1
+        if tried >= 32:
+            break
+    assert tried >= 16
