@@ -42,8 +42,8 @@ def _column_cases():
     odd = rng.standard_normal((64, 5)) * 1e6
     odd[3, 0], odd[10, 1], odd[0, 2], odd[5, 2], odd[7, 3] = np.nan, np.inf, -np.inf, np.nan, -5.0
     rough = rng.standard_normal((5000, 1)) * 10.0 ** rng.integers(-6, 7, (5000, 1))   # sums depend on order
-    return {"one_column": rough, "int32": ints, "wide": wide, "fractions": frac, "nan_inf": odd, "two_rows": ints[:2].copy(), "two_columns": np.ascontiguousarray(rough.reshape(2500, 2)),
-            "one_row": ints[:1].copy()}
+    return {"one_column": rough, "two_columns": np.ascontiguousarray(rough.reshape(2500, 2)), "int32": ints,
+            "wide": wide, "fractions": frac, "nan_inf": odd, "two_rows": ints[:2].copy(), "one_row": ints[:1].copy()}
 
 
 @pytest.mark.parametrize("case", list(_column_cases()))

@@ -214,10 +214,11 @@ def _block_repeats(lay: _Layout, view: np.ndarray, shifts: np.ndarray, equal: np
     if lay.partial.size:
         part = view[:, lay.partial] ^ lay.words[lay.partial]
         same &= ~(part & lay.must[lay.partial]).any(axis=1)
-    got = view[:, lay.vt_words].astype(np.int64)
-    moved = got == lay.vt_offsets + shifts[:, None]            # the same vtable, further away
-    copied = (got == lay.vt_offsets) & lay.vt_inside           # the shifted copy of the vtable
-    return same & (moved | copied).all(axis=1)
+    away = np.take(view, lay.vt_words, axis=1).astype(np.int64)
+    away -= lay.vt_offsets                  # how much further from its table each vtable lies than in the template
+    leads = away == shifts[:, None]         # the same vtable, further away
+    leads |= (away == 0) & lay.vt_inside    # the shifted copy of the vtable
+    return same & leads.all(axis=1)
 
 
 def copy_events(columns: dict[str, np.ndarray], template: np.ndarray, firsts: np.ndarray,
