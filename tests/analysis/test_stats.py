@@ -43,7 +43,8 @@ def _column_cases():
     odd[3, 0], odd[10, 1], odd[0, 2], odd[5, 2], odd[7, 3] = np.nan, np.inf, -np.inf, np.nan, -5.0
     rough = rng.standard_normal((5000, 1)) * 10.0 ** rng.integers(-6, 7, (5000, 1))   # sums depend on order
     return {"one_column": rough, "two_columns": np.ascontiguousarray(rough.reshape(2500, 2)), "int32": ints,
-            "wide": wide, "fractions": frac, "nan_inf": odd, "two_rows": ints[:2].copy(), "one_row": ints[:1].copy()}
+            "wide": wide, "fractions": frac, "nan_inf": odd, "two_rows": ints[:2].copy(), "one_row": ints[:1].copy(),
+            "no_rows": ints[:0].copy()}
 
 
 @pytest.mark.parametrize("case", list(_column_cases()))

@@ -125,7 +125,7 @@ def _run_totals(profile: P.Profile, rows: np.ndarray) -> tuple[np.ndarray, np.nd
             np.bincount(execute, minlength=n).astype(np.float64))
 
 
-# Above this many events per run the column-by-column sums of identical runs cost more than a sort.
+# Above this many events per run the column-by-column sums of identical runs cost more than a bincount.
 IDENTICAL_RUNS_MAX_PER_RUN = 4096
 
 
@@ -259,7 +259,7 @@ def _cpu_totals_by_instruction_and_run(profile: P.Profile):
     return uniq, calls, kuniq, per_run
 
 
-# Past this many calls of one instruction per run, the sums per level of call cost more than a sort.
+# Past this many calls of one instruction per run, the sums per level of call cost more than a bincount.
 IDENTICAL_RUNS_MAX_CALLS = 64
 
 

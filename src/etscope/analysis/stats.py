@@ -68,12 +68,12 @@ def column_stats(values: np.ndarray, transform=None, overwrite: bool = False) ->
     events are): half the bytes, twice as fast. ``overwrite``: ``values`` may be reordered."""
     n, k = values.shape
     total = sum_in_order(values if transform is None else np.asarray(transform(values), dtype=np.float64))
-    out = {"count": np.full(k, n, dtype=np.int64), "total": total, "mean": total / n}
-    if n == 0:
-        for key in [f"p{q}" for q in QUANTILES] + ["min", "max"]:
+    out = {"count": np.full(k, n, dtype=np.int64), "total": total}
+    if n == 0:                                   # as grouped gives empty groups
+        for key in ["mean"] + [f"p{q}" for q in QUANTILES] + ["min", "max"]:
             out[key] = np.full(k, np.nan)
-        out["mean"] = np.full(k, np.nan)
         return out
+    out["mean"] = total / n
     spots = [(q, (n - 1) * (q / 100.0)) for q in QUANTILES]
     ranks = sorted({0, n - 1} | {int(np.floor(pos)) for _, pos in spots} |
                    {min(int(np.floor(pos)) + 1, n - 1) for _, pos in spots})

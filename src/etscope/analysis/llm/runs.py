@@ -64,10 +64,9 @@ def _time_table(profile: P.Profile) -> tuple[np.ndarray, int, np.ndarray]:
     n = profile.n_runs
     rows = placement.instruction_rows(profile)                # every call, in file order
     identical = placement.instruction_table(profile, rows)  # every run calls every instruction
-    if identical is not None:
-        ids, calls, table = identical
-        if len(_columns_within_budget(calls, np.zeros(0, np.int64), n, profile.n_events)[0]) == len(ids):
-            return ids, len(ids), table
+    if identical is not None and len(identical[0]) <= _column_cap(n, profile.n_events):
+        ids, _, table = identical
+        return ids, len(ids), table
     ids, inv = unique_inverse(ev["instruction_id"][rows])
     kept, inv = _columns_within_budget(np.bincount(inv.reshape(-1), minlength=len(ids)), inv.reshape(-1),
                                        n, profile.n_events)
@@ -97,6 +96,11 @@ def _delegate_cycles(profile: P.Profile) -> np.ndarray:
     return np.bincount(ev["execute"][sel], weights=ev["value"][sel].astype(np.float64), minlength=profile.n_runs)
 
 
+def _column_cap(n_runs: int, n_events: int) -> int:
+    """Most instruction columns the (runs x instructions) tables may have (see _columns_within_budget)."""
+    return (MAX_TABLE_CELLS_PER_EVENT * n_events + MAX_TABLE_CELLS_BASE) // max(n_runs, 1)
+
+
 def _columns_within_budget(calls: np.ndarray, column_of_call: np.ndarray, n_runs: int,
                            n_events: int) -> tuple[np.ndarray, np.ndarray]:
     """Which instructions get a column in the (runs x instructions) tables: all of them while the
@@ -108,7 +112,7 @@ def _columns_within_budget(calls: np.ndarray, column_of_call: np.ndarray, n_runs
     Returns the kept instructions' indices (ascending, so columns stay in instruction order) and
     each call's column among them (-1 for a call of an instruction left out)."""
     k = len(calls)
-    cap = (MAX_TABLE_CELLS_PER_EVENT * n_events + MAX_TABLE_CELLS_BASE) // max(n_runs, 1)
+    cap = _column_cap(n_runs, n_events)
     if k <= cap:
         return np.arange(k), column_of_call
     kept = np.sort(np.argsort(-calls, kind="stable")[:cap])
