@@ -47,3 +47,47 @@ def test_report_run_columns_rounded_as_value_by_value():
     want = [_r(x) if isinstance(x, float) else x for x in values]
     assert json.dumps(got) == json.dumps(want)
     assert [type(v) for v in got] == [type(v) for v in want]
+
+
+def _json_reference(obj, indent):
+    return json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False).encode(obj)
+
+
+def test_indented_text_is_jsons_byte_for_byte():
+    """render.json_indent joins plain lists and rows in one step: the text must stay json's own,
+    for every kind of value, nesting, empty containers and strings that need escaping."""
+    from etscope.render.json_indent import chunks
+
+    class Str(str):
+        pass
+
+    class Int(int):
+        pass
+
+    rng = np.random.default_rng(2)
+    floats = (rng.normal(size=300) * 10.0 ** rng.integers(-12, 15, 300)).tolist() + [0.0, -0.0, 1e308, 5e-324]
+    cases = [
+        floats, [1, 2, 10 ** 30, -5], [1, 2.5, -0.0], [10 ** 400, 1.0], ["a", "é\n\"\\", "\x00\x1f", ""],
+        [None, True, False, 0, 1.5, "x"], [], {}, [[]], [{}], {"": []}, [[1, 2], [3.0, None], []],
+        {"rows": [{"name": "op\t1", "ms": 1.25, "n": 3, "cpu": True, "note": None}, {"name": "b"}],
+         "series": {"latency_ms": floats[:50], "phase": ["prefill", "decode"] * 5, "warmup": [True, False]},
+         "empty": {}, "nested": {"a": {"b": {"c": [1, {"d": []}]}}}},
+        {1.5: "float key", True: 1, None: 2, 7: 3, "s": 4}, (1, (2, 3)), [Str("sub"), Int(4)], "top",
+        3, None, 2.5, [math.pi] * 3 + ["mix"],
+    ]
+    for indent in (2, 1, 4, 0):
+        for c in cases:
+            assert "".join(chunks(c, indent)) == _json_reference(c, indent), (indent, c)
+
+
+def test_indented_text_refuses_what_json_refuses():
+    import pytest
+
+    from etscope.render.json_indent import chunks
+
+    for bad in ([1.0, math.nan], [math.inf], {"a": -math.inf}, [10 ** 400, math.inf]):
+        with pytest.raises(ValueError):
+            "".join(chunks(bad, 2))
+    for bad in ([object()], {"a": {1, 2}}, {(1, 2): 3}):
+        with pytest.raises(TypeError):
+            "".join(chunks(bad, 2))

@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 
+from etscope.render import json_indent
+
 
 def to_jsonable(x):
     """A copy JSON can write: dict keys as str, tuples as lists, numpy scalars and arrays as Python
@@ -14,7 +16,7 @@ def to_jsonable(x):
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        if _plain_numbers(x):       # per-run series (100k values): no call per value
+        if _plain_scalars(x):       # per-run series (100k values): no call per value
             return [v if v == v and v not in _INFINITIES else None for v in x]
         return [to_jsonable(v) for v in x]
     if isinstance(x, np.generic):
@@ -29,10 +31,14 @@ def to_jsonable(x):
 _INFINITIES = (math.inf, -math.inf)
 
 
-def _plain_numbers(x) -> bool:
-    """Every item a Python int or float (not bool, not a numpy scalar): JSON-able as it is, but
-    for NaN and the infinities."""
-    return all(type(v) is float or type(v) is int for v in x)
+_PLAIN = frozenset((float, int, str, bool, type(None)))
+
+
+def _plain_scalars(x) -> bool:
+    """Every item a Python float, int, str, bool or None (not a numpy scalar, not a subclass):
+    JSON-able as it is, but for NaN and the infinities (``v == v`` and ``v in _INFINITIES``
+    compare by value, so a str, bool or None passes through them unchanged)."""
+    return all(type(v) in _PLAIN for v in x)
 
 
 # json escapes C0 controls only; DEL and C1 (U+009B is CSI on some terminals) are escaped too, and
@@ -43,7 +49,15 @@ _SURROGATE = "[\ud800-\udfff]"         # compiled on first non-ASCII output (re 
 
 
 def dumps(obj, indent: int | None = 2) -> str:
-    return _safe(json.dumps(to_jsonable(obj), indent=indent, ensure_ascii=False, allow_nan=False))
+    return _safe("".join(_pieces(to_jsonable(obj), indent)))
+
+
+def _pieces(obj, indent: int | None):
+    """json's text for ``obj`` (``to_jsonable``'s result) in pieces: its C encoder without
+    indentation, ``json_indent`` (the same bytes, fewer pieces) with it."""
+    if indent is None:
+        return (json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode(obj),)
+    return json_indent.chunks(obj, indent)
 
 
 def _safe(text: str) -> str:
@@ -64,10 +78,9 @@ def write(obj, file, indent: int | None = 2) -> None:
     string in memory (``ops --json`` of a large model is tens of MB, and the string, its escaped
     copy and its encoding were three copies). Each piece ends between JSON tokens, so escaping
     per piece is escaping the whole."""
-    enc = json.JSONEncoder(indent=indent, ensure_ascii=False, allow_nan=False)
     buf: list[str] = []
     size = 0
-    for chunk in enc.iterencode(to_jsonable(obj)):
+    for chunk in _pieces(to_jsonable(obj), indent):
         buf.append(chunk)
         size += len(chunk)
         if size > 1 << 20:
