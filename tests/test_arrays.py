@@ -114,8 +114,9 @@ def test_percentile_rows_is_numpys_to_the_bit(cols):
     blocks[3][2, rng.integers(cols)] = np.nan
     a = np.vstack(blocks)
     for q in (25, 50, 75.0, 0, 100, 2.5, 97.5, 99.9, [25, 75], [10, 50, 90, 99], np.array([0.0, 100.0]), [33.3]):
-        want = np.percentile(a, q, axis=1)
-        got = percentile_rows(a.copy(), q)
+        with np.errstate(invalid="ignore"):          # inf - inf in the interpolation, as numpy's own
+            want = np.percentile(a, q, axis=1)
+            got = percentile_rows(a.copy(), q)
         _same_bits(got, want)
 
 

@@ -69,3 +69,30 @@ def test_load_is_build_of_what_was_read():
     for k in a.events:
         assert np.array_equal(a.events[k], b.events[k], equal_nan=True), k
     assert a.instructions == b.instructions and a.warnings == b.warnings
+
+
+def test_roles_of_repeated_runs_are_the_roles_of_every_event():
+    """Runs the reader copied (``repeats_of``) take their roles from the run they repeat: the same
+    roles as computing every event, on every fixture (and some fixtures do repeat runs)."""
+    from etscope.profile.build import _roles, _roles_of_repeated_runs
+
+    repeating = 0
+    for path in sorted(FIX.glob("*/*.etdump")):
+        data = read_etdump(path)
+        if data.repeats_of is not None:
+            repeating += 1
+            assert len(data.repeats_of) == len(data.runs)
+            own = data.repeats_of < 0
+            assert (data.repeats_of[~own] < np.flatnonzero(~own)).all()     # an earlier run
+        strings = list(data.strings)
+        assert np.array_equal(_roles_of_repeated_runs(strings, data.events, data), _roles(strings, data.events)), path
+    assert repeating >= 4
+
+
+def test_a_subset_of_runs_forgets_which_runs_repeat():
+    from etscope.profile import select_runs
+
+    p = load(FIX / "real" / "gen_llama.etdump")
+    assert p.etdump.repeats_of is not None
+    sub = select_runs(p, np.arange(p.n_runs) % 2 == 1)
+    assert sub.etdump.repeats_of is None

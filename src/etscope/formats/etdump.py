@@ -132,6 +132,10 @@ class EtdumpData:
     strings: list[str]
     events: dict[str, np.ndarray] = field(default_factory=dict)
     tensors: DebugTensors | None = None   # debug events' tensors (None: the file has no debug event)
+    # Per RunData, the earlier run whose events this one repeats, event for event, in every column
+    # but start/end (its bytes compared equal, see etdump_repeats); -1: read on its own. None when
+    # no run repeats another, or once events were selected (a subset's runs no longer line up).
+    repeats_of: np.ndarray | None = None
 
     @property
     def event_count(self) -> int:
@@ -212,9 +216,10 @@ def parse_etdump(data, path: str = "<etdump>", progress: Callable[[int, int], No
     runs, ev_start, counts = _read_runs(buf, run_pos, shifted)
     table = _StringTable()
     tensors = _TensorRows()
-    events = _read_events(buf, ev_start, counts, table, progress, shifted, tensors)
+    events, repeats_of = _read_events(buf, ev_start, counts, table, progress, shifted, tensors)
     return EtdumpData(path=path, version=version, size_bytes=buf.size, runs=runs,
-                      strings=table.strings, events=events, tensors=tensors.finish())
+                      strings=table.strings, events=events, tensors=tensors.finish(),
+                      repeats_of=repeats_of if (repeats_of >= 0).any() else None)
 
 
 # The fewest bytes one event takes in a file: its 4-byte slot in the events vector, the Event
@@ -353,7 +358,9 @@ class _Columns:
 
 
 def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "_StringTable",
-                 progress=None, release=None, tensors: "_TensorRows | None" = None) -> dict[str, np.ndarray]:
+                 progress=None, release=None, tensors: "_TensorRows | None" = None
+                 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The event columns, and per run the run it repeats (-1: parsed)."""
     n = int(counts.sum())
     if progress is not None:
         progress(0, n)
@@ -387,7 +394,7 @@ def _read_events(buf: Buffer, ev_start: np.ndarray, counts: np.ndarray, table: "
     etdump_repeats.copy_events(cols.cols, template, firsts, counts)
     if progress is not None and todo is not None:
         progress(n, n)
-    return cols.finish(run)
+    return cols.finish(run), template
 
 
 

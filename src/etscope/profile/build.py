@@ -11,6 +11,7 @@ import numpy as np
 from etscope import units
 from etscope.arrays import unique
 from etscope.formats import etdump as etdump_format
+from etscope.formats.etdump_repeats import copy_events
 from etscope.profile.accumulation import remove_accumulated_copies
 from etscope.profile.instructions import join_method
 from etscope.profile.methods import assign_methods, split_by_method
@@ -45,7 +46,7 @@ def load(etdump, etrecord=None, pte=None, method: str | None = None, progress=No
 def build(data: etdump_format.EtdumpData, etrecord=None, pte=None, method=None, sources=None) -> Profile:
     strings = list(data.strings)
     ev = data.events
-    role = _roles(strings, ev)
+    role = _roles_of_repeated_runs(strings, ev, data)
     execute_runs = _execute_runs(data, ev, role, strings)
     warnings: list[str] = []
 
@@ -79,6 +80,28 @@ def _join_instructions(profile: Profile, etrecord, pte, method_hint):
         join_method(profile, etrecord, pte, method_hint)
     else:
         split_by_method(profile, etrecord, pte, method_hint, *assigned)
+
+
+_ROLE_INPUTS = ("kind", "name", "delegate_id_str", "delegate_id_int", "chain", "instruction_id")
+
+
+def _roles_of_repeated_runs(strings: list[str], ev, data: etdump_format.EtdumpData) -> np.ndarray:
+    """:func:`_roles` of every event, computed only for the runs the reader parsed: a run that
+    repeats another (``data.repeats_of``) holds the same values in every column a role depends
+    on, so its roles are copied row by row (10M events of repeated runs: ~0.1 s less)."""
+    of = data.repeats_of
+    if of is None or len(of) != len(data.runs):
+        return _roles(strings, ev)
+    counts = np.fromiter((r.event_count for r in data.runs), dtype=np.int64, count=len(data.runs))
+    firsts = np.fromiter((r.first_event for r in data.runs), dtype=np.int64, count=len(data.runs))
+    own = np.flatnonzero(of < 0)
+    total = int(counts[own].sum())
+    # the events of the runs read on their own: each run's first event, then the next ones
+    rows = np.repeat(firsts[own] - (np.cumsum(counts[own]) - counts[own]), counts[own]) + np.arange(total)
+    role = np.empty(len(ev["kind"]), dtype=np.uint8)
+    role[rows] = _roles(strings, {k: ev[k][rows] for k in _ROLE_INPUTS})
+    copy_events({"role": role}, of, firsts, counts, skip=())
+    return role
 
 
 def _roles(strings: list[str], ev) -> np.ndarray:

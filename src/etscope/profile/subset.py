@@ -49,7 +49,8 @@ def event_subset(profile: Profile, keep_event: np.ndarray):
     run_data = [dataclasses.replace(r, first_event=int(f), event_count=int(c))
                 for r, f, c in zip(data.runs, firsts, counts)]
     tensors = data.tensors.subset(keep_event) if data.tensors is not None else None
-    data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events}, tensors=tensors)
+    data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events}, tensors=tensors,
+                               repeats_of=None)
     return data, events
 
 
