@@ -127,3 +127,26 @@ def test_percentile_rows_falls_back_outside_its_case():
     assert np.array_equal(percentile_rows(ints.copy(), 50), np.percentile(ints, 50, axis=1))
     with pytest.raises(ValueError):
         percentile_rows(np.ones((2, 3)), 101)
+
+
+def test_partition_columns_in_two_threads_is_numpys(monkeypatch):
+    """Each column partitioned as numpy partitions it, whether the halves run on two threads or
+    not, on integers and on floats with NaN; an error in the other thread reaches the caller."""
+    import etscope.arrays as A
+
+    rng = np.random.default_rng(5)
+    ints = rng.integers(-50, 50, (3000, 401)).astype(np.int32)
+    floats = rng.normal(size=(2000, 600))
+    floats[rng.random(floats.shape) < 0.01] = np.nan
+    ranks = [0, 10, 11, 1000, 1001, 1999]
+    monkeypatch.setattr(A, "TWO_THREADS_MIN", 1)
+    monkeypatch.setattr(A, "cores", lambda: 2)
+    for a in (ints, floats):
+        want = a.copy()
+        want.partition(ranks, axis=0)
+        got = a.copy()
+        A.partition_columns(got, ranks)
+        assert np.array_equal(got[ranks], want[ranks], equal_nan=True)
+        assert np.array_equal(np.sort(got, axis=0), np.sort(a, axis=0), equal_nan=True)
+    with pytest.raises(ValueError):
+        A.partition_columns(ints.copy(), [5000])          # a rank past the rows: numpy's error

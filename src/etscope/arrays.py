@@ -176,3 +176,62 @@ def _ranked_in_rows(a: np.ndarray, ranks: list[int]) -> dict[int, np.ndarray]:
         got[r] = a[:, r].copy()
         start = r + 1
     return got
+
+
+# numpy releases the GIL while it partitions, sorts or compares a large array, so one such pass
+# over columns split in two runs on two cores. Below this many elements a thread costs more.
+TWO_THREADS_MIN = 1 << 20
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def partition_columns(a: np.ndarray, ranks: list[int]) -> None:
+    """``a.partition(ranks, axis=0)`` (in place; 2-D): the columns are independent, so with two
+    cores each half of them is partitioned on its own thread (the same result: each column's
+    partition is the one numpy gives it either way)."""
+    if a.ndim != 2 or a.shape[1] < 2:
+        a.partition(ranks, axis=0)
+        return
+    half = a.shape[1] // 2
+
+    def work(parts) -> None:
+        for part in parts:
+            part.partition(ranks, axis=0)
+
+    in_two_threads(work, [a[:, :half], a[:, half:]], a.size >= TWO_THREADS_MIN)
+
+
+def in_two_threads(work, items: list, parallel: bool) -> None:
+    """``work(items)``; when ``parallel`` and the process has two cores, ``work(items[1::2])`` on a
+    second thread while this one does ``work(items[0::2])`` (numpy releases the GIL while it
+    partitions, compares, gathers or copies large arrays). The items' work must be independent
+    (disjoint writes); an error on the second thread is raised here."""
+    if not parallel or len(items) < 2 or cores() < 2:
+        work(items)
+        return
+    import threading
+
+    failed: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            work(items[1::2])
+        except BaseException as err:            # noqa: BLE001 (re-raised below)
+            failed.append(err)
+
+    worker = threading.Thread(target=other, name="etscope-worker")
+    worker.start()
+    try:
+        work(items[0::2])
+    finally:
+        worker.join()
+    if failed:
+        raise failed[0]

@@ -203,3 +203,27 @@ def test_changes_in_the_last_partly_compared_word_read_as_parsing_reads_them(mon
         if tried >= 32:
             break
     assert tried >= 16
+
+
+@pytest.mark.parametrize("name", ["real/gen_llama.etdump", "qnn_etdump/synthetic_qnn_llm.etdump"])
+def test_comparing_on_two_threads_reads_what_parsing_reads(name, monkeypatch):
+    """Blocks of a few runs shared by two threads (as on a big file): the same columns as parsing
+    every run, and as many runs copied as one thread copies."""
+    import etscope.arrays as A
+
+    data = (FIXTURES / name).read_bytes()
+    serial = _copied(data, monkeypatch)
+    monkeypatch.setattr(R, "_BLOCK_BYTES", 1)          # one run per block
+    monkeypatch.setattr(R, "_TWO_THREADS_BLOCKS", 2)
+    monkeypatch.setattr(A, "cores", lambda: 2)
+    threads = []
+    real_thread = __import__("threading").Thread
+
+    def counted(*args, **kw):
+        threads.append(kw.get("name"))
+        return real_thread(*args, **kw)
+
+    monkeypatch.setattr("threading.Thread", counted)
+    assert np.array_equal(_copied(data, monkeypatch), serial)
+    assert threads                                      # the second thread did run
+    _same(_parse(data, False, monkeypatch), _parse(data, True, monkeypatch))

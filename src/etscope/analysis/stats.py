@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from etscope import units
-from etscope.arrays import median
+from etscope.arrays import median, partition_columns
 
 
 def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None,
@@ -106,11 +106,11 @@ def order_statistics(values: np.ndarray, ranks: list[int], overwrite: bool = Fal
     with np.errstate(invalid="ignore"):
         narrow = values.astype(np.int32)
     if np.array_equal(narrow, values):           # integers in int32's range: no NaN, no rounding
-        narrow.partition(ranks, axis=0)
+        partition_columns(narrow, ranks)
         return narrow[ranks].astype(np.float64)
     del narrow
     work = values if overwrite else values.copy()
-    work.partition(ranks, axis=0)
+    partition_columns(work, ranks)
     return work[ranks].astype(np.float64, copy=True)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.arrays import in_two_threads
 from etscope.errors import FormatError
 from etscope.formats.etdump_schema import (EV_ALLOCATION, EV_DEBUG, EV_PROFILE, PE_DID_STR, PE_END, PE_META, PE_NAME,
                                            PE_START)
@@ -161,6 +162,7 @@ MAX_TEMPLATES = 256
 _PROBE = 16                     # runs compared before the rest
 _BUDGET_FACTOR = 4              # bytes compared, over the whole file, per byte of the file
 _BLOCK_BYTES = 1 << 20          # rows compared at a time
+_TWO_THREADS_BLOCKS = 8         # blocks from which the comparison is shared by two threads
 
 
 def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, firsts: np.ndarray,
@@ -174,17 +176,20 @@ def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, fi
     idx = np.flatnonzero(ok)
     if idx.size == 0:
         return ok
-    # The rows as one strided int32 view per stretch of evenly stepping shifts.
+    # The rows as one strided int32 view per stretch of evenly stepping shifts, cut in blocks.
     order = idx[np.argsort(shifts[idx], kind="stable")]
     sh = shifts[order]
     cuts = np.flatnonzero(np.diff(np.diff(sh))) + 2 if sh.size > 2 else np.zeros(0, np.int64)
     rows = max(1, _BLOCK_BYTES // span)
-    scratch = np.empty(min(rows, sh.size) * (span // 4), dtype=bool)   # reused: no fresh pages per block
-    base = buf.typed("i32")
+    blocks = []
     for a0, b0 in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [sh.size]])):
         step = int(sh[a0 + 1] - sh[a0]) if b0 - a0 > 1 else 0
-        for a in range(int(a0), int(b0), rows):
-            b = min(int(b0), a + rows)
+        blocks += [(a, min(int(b0), a + rows), step) for a in range(int(a0), int(b0), rows)]
+    base = buf.typed("i32")
+
+    def compare(todo) -> None:
+        scratch = np.empty(min(rows, sh.size) * (span // 4), dtype=bool)   # reused: no fresh pages per block
+        for a, b, step in todo:
             # the rows as int32 words (4-aligned: lo and the shifts are), the words the layout indexes
             view = np.lib.stride_tricks.as_strided(base[(lay.lo + int(sh[a])) // 4:], (b - a, span // 4), (step, 4),
                                                    writeable=False)
@@ -200,6 +205,8 @@ def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, fi
                     _put_rows(col, starts, events, pair.view("<u8")[:, :, 0])
             if release is not None:
                 release(lay.lo + int(sh[a]), lay.lo + int(sh[b - 1]) + span)
+
+    in_two_threads(compare, blocks, len(blocks) >= _TWO_THREADS_BLOCKS)
     return ok
 
 
