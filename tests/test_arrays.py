@@ -150,3 +150,20 @@ def test_partition_columns_in_two_threads_is_numpys(monkeypatch):
         assert np.array_equal(np.sort(got, axis=0), np.sort(a, axis=0), equal_nan=True)
     with pytest.raises(ValueError):
         A.partition_columns(ints.copy(), [5000])          # a rank past the rows: numpy's error
+
+
+def test_percentiles_and_medians_on_two_threads_are_numpys(monkeypatch):
+    """The threaded paths (rows or columns split between two cores) give numpy's numbers."""
+    import etscope.arrays as A
+
+    monkeypatch.setattr(A, "TWO_THREADS_MIN", 4)
+    monkeypatch.setattr(A, "cores", lambda: 2)
+    rng = np.random.default_rng(9)
+    for shape in ((7, 300), (301, 9), (2, 2), (3, 1000)):
+        a = rng.normal(size=shape)
+        a[0, 0] = np.nan
+        with np.errstate(invalid="ignore"):
+            for q in (50, [25, 75], 99.9):
+                _same_bits(A.percentile_rows(a.copy(), q), np.percentile(a, q, axis=1))
+        for axis in (0, 1, None):
+            _same_bits(A.median(a, axis=axis), np.median(a, axis=axis))
