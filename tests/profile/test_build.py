@@ -96,3 +96,20 @@ def test_a_subset_of_runs_forgets_which_runs_repeat():
     assert p.etdump.repeats_of is not None
     sub = select_runs(p, np.arange(p.n_runs) % 2 == 1)
     assert sub.etdump.repeats_of is None
+
+
+def test_runs_the_reader_found_repeated_need_no_column_comparison(monkeypatch):
+    """identical_runs trusts the reader's repeats_of (each Execute run repeats one of a few runs,
+    those compared): the same answer as comparing every run's identity columns, on every fixture,
+    most of which take the shortcut."""
+    import etscope.profile.repeats as R
+
+    shortcut = 0
+    for path in sorted(FIX.glob("*/*.etdump")):
+        p = load(path)
+        fast = R._identical_runs(p)
+        shortcut += fast is not None and R._repeats_of_identical_runs(p, fast.stop - fast.start)
+        with monkeypatch.context() as m:
+            m.setattr(R, "_repeats_of_identical_runs", lambda profile, k: False)
+            assert R._identical_runs(p) == fast, path
+    assert shortcut >= 10

@@ -15,6 +15,7 @@ from etscope.formats.etdump_repeats import copy_events
 from etscope.profile.accumulation import remove_accumulated_copies
 from etscope.profile.instructions import join_method
 from etscope.profile.methods import assign_methods, split_by_method
+from etscope.profile.repeats import columns_as_read
 from etscope.profile.model import (DELEGATE_CALL, METHOD_EXECUTE, OPERATOR_CALL, ROLE_ALLOCATION, ROLE_DEBUG,
                                    ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL, ROLE_METHOD,
                                    ROLE_OPERATOR_CALL, ROLE_OTHER, Profile, drop_end_times,
@@ -68,6 +69,7 @@ def build(data: etdump_format.EtdumpData, etrecord=None, pte=None, method=None, 
     profile = Profile(etdump=data, strings=strings, events=events, runs=runs, instructions={},
                       method=None, etrecord=etrecord, pte=pte, sources=dict(sources or {}),
                       warnings=warnings)
+    columns_as_read(profile)
     _join_instructions(profile, etrecord, pte, method)
     for p in (profile.method_split.profiles.values() if profile.method_split else (profile,)):
         remove_accumulated_copies(p)

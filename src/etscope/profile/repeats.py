@@ -7,6 +7,7 @@ import weakref
 
 import numpy as np
 
+from etscope.arrays import unique
 from etscope.profile.model import Profile
 
 # What identifies an event apart from its times and value: runs equal in these logged the same.
@@ -47,11 +48,48 @@ def _identical_runs(profile: Profile) -> slice | None:
     ex = ev["execute"][block].reshape(n, k)
     if not (ex == np.arange(n)[:, None]).all() or int((ev["execute"] >= 0).sum()) != n * k:
         return None
-    for col in IDENTITY_COLUMNS:
-        rows = ev[col][block].reshape(n, k)
-        if not (rows == rows[0]).all():
-            return None
+    if not _repeats_of_identical_runs(profile, k):
+        for col in IDENTITY_COLUMNS:
+            rows = ev[col][block].reshape(n, k)
+            if not (rows == rows[0]).all():
+                return None
     return slice(first, first + k)
+
+
+# Per profile, its identity columns as the build made them from what was read (weakly, as above).
+_as_read: "weakref.WeakKeyDictionary[Profile, list]" = weakref.WeakKeyDictionary()
+
+
+def columns_as_read(profile: Profile) -> None:
+    """Record that ``profile``'s identity columns are those ``profile.etdump.repeats_of`` describes
+    (the build calls it); a column replaced later is compared again."""
+    _as_read[profile] = [weakref.ref(profile.events[c]) for c in IDENTITY_COLUMNS]
+
+
+MAX_ROOT_RUNS = 64     # runs other runs repeat, compared with each other (more: every run is compared)
+
+
+def _repeats_of_identical_runs(profile: Profile, k: int) -> bool:
+    """Every Execute run repeats (``EtdumpData.repeats_of``: the reader compared the bytes, equal
+    in every column but the times; roles follow from those columns) or is one of a few runs whose
+    ``k`` events are the same in the identity columns (compared here): then all are the same."""
+    of = profile.etdump.repeats_of
+    columns = _as_read.get(profile)
+    if of is None or columns is None or any(ref() is not profile.events[c] for ref, c in zip(columns, IDENTITY_COLUMNS)):
+        return False              # not the columns the reader's repeats_of describes (replaced since)
+    runs = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
+    roots = unique(np.where(of[runs] >= 0, of[runs], runs))
+    if roots.size > MAX_ROOT_RUNS:
+        return False
+    data, ev = profile.etdump, profile.events
+    at = [data.runs[int(r)].first_event for r in roots]
+    if any(data.runs[int(r)].event_count != k for r in roots):
+        return False
+    for col in IDENTITY_COLUMNS:
+        first = ev[col][at[0]:at[0] + k]
+        if any(not np.array_equal(ev[col][a:a + k], first) for a in at[1:]):
+            return False
+    return True
 
 
 def distinct_event_slices(profile: Profile) -> list[slice]:
