@@ -207,14 +207,17 @@ def test_changes_in_the_last_partly_compared_word_read_as_parsing_reads_them(mon
 
 @pytest.mark.parametrize("name", ["real/gen_llama.etdump", "qnn_etdump/synthetic_qnn_llm.etdump"])
 def test_comparing_on_two_threads_reads_what_parsing_reads(name, monkeypatch):
-    """Blocks of a few runs shared by two threads (as on a big file): the same columns as parsing
-    every run, and as many runs copied as one thread copies."""
+    """Blocks of a few runs shared by two threads, the columns allocated and the copies written
+    on two threads (as on a big file): the same columns as parsing every run, and as many runs
+    copied as one thread copies."""
     import etscope.arrays as A
 
     data = (FIXTURES / name).read_bytes()
     serial = _copied(data, monkeypatch)
     monkeypatch.setattr(R, "_BLOCK_BYTES", 1)          # one run per block
     monkeypatch.setattr(R, "_TWO_THREADS_BLOCKS", 2)
+    monkeypatch.setattr(R, "TWO_THREADS_MIN", 1)       # the copies of the other columns too
+    monkeypatch.setattr(E, "TWO_THREADS_MIN", 1)       # and the columns' allocation
     monkeypatch.setattr(A, "cores", lambda: 2)
     threads = []
     real_thread = __import__("threading").Thread

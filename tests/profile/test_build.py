@@ -113,3 +113,19 @@ def test_runs_the_reader_found_repeated_need_no_column_comparison(monkeypatch):
             m.setattr(R, "_repeats_of_identical_runs", lambda profile, k: False)
             assert R._identical_runs(p) == fast, path
     assert shortcut >= 10
+
+
+def test_values_computed_on_two_threads_are_the_same(monkeypatch):
+    import importlib
+
+    import etscope.arrays as A
+
+    B = importlib.import_module("etscope.profile.build")      # the package exports the function build
+    data = read_etdump(FIX / "real" / "gen_llama.etdump")
+    strings = list(data.strings)
+    role = B._roles(strings, data.events)
+    want = B._values_and_units(strings, data.events, role)
+    monkeypatch.setattr(B, "TWO_THREADS_MIN", 1)
+    monkeypatch.setattr(A, "cores", lambda: 2)
+    got = B._values_and_units(strings, data.events, role)
+    assert np.array_equal(got[0], want[0], equal_nan=True) and np.array_equal(got[1], want[1])

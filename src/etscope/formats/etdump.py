@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from etscope.arrays import TWO_THREADS_MIN, in_two_threads
 from etscope.errors import FormatError
 from etscope.formats import etdump_repeats
 from etscope.formats.etdump_schema import (
@@ -323,10 +324,15 @@ class _Columns:
 
     def __init__(self, n: int):
         self.n = n
-        self.cols: dict[str, np.ndarray] = {}
-        for name in _DENSE:
-            if name != "run":
-                self.cols[name] = np.full(n, FILL[name], dtype=EVENT_COLUMNS[name])
+        dense = [name for name in _DENSE if name != "run"]
+        made: dict[str, np.ndarray] = {}
+
+        def make(names) -> None:        # the first touch of each page is most of the cost
+            for name in names:
+                made[name] = np.full(n, FILL[name], dtype=EVENT_COLUMNS[name])
+
+        in_two_threads(make, dense, n * 8 >= TWO_THREADS_MIN)
+        self.cols: dict[str, np.ndarray] = {name: made[name] for name in dense}
 
     def put(self, name: str, dest, values) -> None:
         """Set ``name[dest] = values`` (dest: a slice or event positions)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from etscope.arrays import in_two_threads
+from etscope.arrays import TWO_THREADS_MIN, in_two_threads
 from etscope.errors import FormatError
 from etscope.formats.etdump_schema import (EV_ALLOCATION, EV_DEBUG, EV_PROFILE, PE_DID_STR, PE_END, PE_META, PE_NAME,
                                            PE_START)
@@ -243,11 +243,15 @@ def copy_events(columns: dict[str, np.ndarray], template: np.ndarray, firsts: np
         src = slice(int(firsts[t]), int(firsts[t]) + n)
         every = np.arange(n, dtype=np.int64)
         step = max(1, block_events // n)
-        for b in range(0, len(group), step):
-            starts = firsts[group[b:b + step]]
-            for name, col in columns.items():
-                if name not in skip:
-                    _put_rows(col, starts, every, col[src][None, :])
+        names = [name for name in columns if name not in skip]
+
+        def copy(names) -> None:        # column by column: each thread writes its own columns
+            for name in names:
+                col = columns[name]
+                for b in range(0, len(group), step):
+                    _put_rows(col, firsts[group[b:b + step]], every, col[src][None, :])
+
+        in_two_threads(copy, names, n * len(group) >= TWO_THREADS_MIN)
 
 
 def _put_rows(col: np.ndarray, starts: np.ndarray, events: np.ndarray, values: np.ndarray) -> None:
