@@ -91,3 +91,46 @@ def test_indented_text_refuses_what_json_refuses():
     for bad in ([object()], {"a": {1, 2}}, {(1, 2): 3}):
         with pytest.raises(TypeError):
             "".join(chunks(bad, 2))
+
+
+def _clean_item_by_item(x, depth=0):
+    """render.html._clean written out item by item (the rule before its list fast path)."""
+    from etscope.render.html import MAX_LIST
+    from etscope.render.safe import without_controls
+
+    if depth > 20:
+        return None
+    if isinstance(x, str):
+        return without_controls(x)
+    if isinstance(x, dict):
+        return {without_controls(str(k)): _clean_item_by_item(v, depth + 1) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean_item_by_item(v, depth + 1) for v in x[:MAX_LIST]]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):
+        x = x.item()
+    if isinstance(x, float):
+        return None if (math.isnan(x) or math.isinf(x)) else x
+    if isinstance(x, str):
+        return without_controls(x)
+    return x
+
+
+def test_report_data_cleaning_of_plain_lists_is_item_by_item():
+    """The page's data: lists of plain numbers, or of strings, take a path without a call per item,
+    with the same result (NaN and infinities to None, controls replaced, lists cut, deep nesting
+    cut), types included."""
+    from etscope.render.html import MAX_LIST, _clean
+
+    rng = np.random.default_rng(3)
+    long = rng.normal(size=MAX_LIST + 10).tolist() + [math.nan, math.inf]
+    deep: list = [1.5, math.nan]
+    for _ in range(25):
+        deep = [deep, [2.0, math.inf], ["a\x1bb"]]
+    cases = [long, (1, 2.0, math.nan), [True, None, 0, -0.0, math.inf, 10 ** 30], ["ok", "bell\x07", "\u202eevil"],
+             [np.float64(1.0), 2.0], [1, "x", math.nan], [], {"a": [math.nan, 1], "b": ("x\x00", "y")}, deep,
+             [[1.0, math.nan], ["s"], []]]
+    for c in cases:
+        got, want = _clean(c), _clean_item_by_item(c)
+        assert json.dumps(got) == json.dumps(want)
+        flat = lambda v: [type(i) for i in v] if isinstance(v, list) else type(v)   # noqa: E731
+        assert flat(got) == flat(want)

@@ -58,7 +58,14 @@ def _clean(x, depth: int = 0):
     if isinstance(x, dict):
         return {without_controls(str(k)): _clean(v, depth + 1) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_clean(v, depth + 1) for v in x[:MAX_LIST]]
+        items = x[:MAX_LIST]
+        if depth < 20:              # per-run series: plain values need no call each
+            kinds = set(map(type, items))
+            if kinds <= _PLAIN_NUMBERS:
+                return [v if v == v and v not in _INFINITIES else None for v in items]
+            if kinds == {str}:
+                return list(map(without_controls, items))
+        return [_clean(v, depth + 1) for v in items]
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):
         try:
             x = x.item()
@@ -73,6 +80,12 @@ def _clean(x, depth: int = 0):
     if hasattr(x, "tolist"):
         return _clean(x.tolist(), depth + 1)
     return str(x)
+
+
+# Exact types _clean keeps as they are, but NaN and the infinities (``v == v`` and ``in`` compare by
+# value, so None and bool pass unchanged).
+_PLAIN_NUMBERS = frozenset((float, int, bool, type(None)))
+_INFINITIES = (math.inf, -math.inf)
 
 
 def _r(x, nd: int = 6):
@@ -100,7 +113,7 @@ def _rounded_column(values: list) -> list:
 
 def runs_data(runs: dict) -> dict:
     """Per-run columns (``ReportView.runs``), floats rounded."""
-    cols = {k: _rounded_column(v) for k, v in runs["columns"].items()}
+    cols = {k: _rounded_column(v[:MAX_LIST]) for k, v in runs["columns"].items()}   # _clean keeps as many
     return {"columns": cols, "phase": runs["phase"]}
 
 
