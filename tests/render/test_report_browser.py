@@ -326,3 +326,21 @@ def test_report_compare_section_renders(browser, tmp_path, artifact_dir):
         page.locator("#compare").screenshot(path=str(artifact_dir / "report_compare.png"))
     finally:
         page.close()
+
+
+def test_runs_chart_says_when_it_shows_the_first_runs_only(browser, tmp_path, artifact_dir, monkeypatch):
+    """A session longer than the page keeps (MAX_LIST runs): the chart says how many it shows."""
+    import etscope.render.html as H
+
+    monkeypatch.setattr(H, "MAX_LIST", 10)
+    out = make_report(tmp_path, "gen_llama")
+    messages, dialogs = [], []
+    page = open_report(browser, out, messages, dialogs)
+    try:
+        assert not [m for m in messages if m[0] in ("error", "pageerror", "request")]
+        titles = page.locator("#runs-chart .chart-title").all_inner_texts()
+        assert len(titles) == 2 and all("(the first 10 of 32 runs)" in t for t in titles), titles
+        assert page.locator("#runs-chart svg circle").count() == 10
+        page.screenshot(path=str(artifact_dir / "runs_first_of_many.png"), full_page=True)
+    finally:
+        page.close()

@@ -112,9 +112,11 @@ def _rounded_column(values: list) -> list:
 
 
 def runs_data(runs: dict) -> dict:
-    """Per-run columns (``ReportView.runs``), floats rounded."""
-    cols = {k: _rounded_column(v[:MAX_LIST]) for k, v in runs["columns"].items()}   # _clean keeps as many
-    return {"columns": cols, "phase": runs["phase"]}
+    """Per-run columns (``ReportView.runs``), floats rounded: the first MAX_LIST runs (as many as
+    _clean keeps), and how many there are when that is fewer (the chart says so)."""
+    n = len(runs["columns"].get("execute") or [])
+    cols = {k: _rounded_column(v[:MAX_LIST]) for k, v in runs["columns"].items()}
+    return {"columns": cols, "phase": runs["phase"], **({"total_runs": n} if n > MAX_LIST else {})}
 
 
 def ops_data(ops: list[dict]) -> dict:

@@ -288,7 +288,9 @@
     if (!vals.length) { box.appendChild(el('p', { 'class': 'muted', text: 'No run has a Method::execute time.' })); return; }
     var lo = 0, hi = Math.max.apply(null, vals) * 1.05;
     var W = chartWidth(box), H = 260, padL = 64, padR = 16, padT = 10, padB = 46;
-    if (withTitle) box.appendChild(el('div', { 'class': 'chart-title', text: 'Method::execute latency per run' + (ph ? ', coloured by phase' : '') }));
+    var total = (DATA.runs || {}).total_runs;
+    var shown = total ? ' (the first ' + lat.length.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' runs)' : '';
+    if (withTitle) box.appendChild(el('div', { 'class': 'chart-title', text: 'Method::execute latency per run' + (ph ? ', coloured by phase' : '') + shown }));
     if (ph) box.appendChild(legend(ph.names.map(function (n) { return [n, ph.color(n)]; })
       .concat((((DATA.llm || {}).series || {}).warmup || []).some(function (w) { return w; }) ? [['hollow: warm-up run', '#ffffff']] : [])));
     var svg = sv('svg', { width: W, height: H, role: 'img', 'aria-label': 'latency per run', 'class': 'runs-series' });
@@ -328,7 +330,7 @@
     box.appendChild(svg);
 
     // Distribution.
-    box.appendChild(el('div', { 'class': 'chart-title', text: 'Distribution of Method::execute latency' + (ph ? ' per phase (stacked)' : '') }));
+    box.appendChild(el('div', { 'class': 'chart-title', text: 'Distribution of Method::execute latency' + (ph ? ' per phase (stacked)' : '') + shown }));
     var bins = Math.min(40, Math.max(8, Math.round(Math.sqrt(vals.length) * 2)));
     var vmin = Math.min.apply(null, vals), vmax = Math.max.apply(null, vals);
     if (vmax === vmin) { vmax = vmin + (vmin || 1) * 0.01; }
