@@ -134,3 +134,17 @@ def test_report_data_cleaning_of_plain_lists_is_item_by_item():
         assert json.dumps(got) == json.dumps(want)
         flat = lambda v: [type(i) for i in v] if isinstance(v, list) else type(v)   # noqa: E731
         assert flat(got) == flat(want)
+
+
+def test_the_escape_scan_finds_exactly_what_is_escaped():
+    """_safe skips its translation when one scan finds nothing to escape: the scan's characters are
+    the escaped ones (C1, DEL, direction marks, separators) and the lone surrogates, no others."""
+    import re
+
+    from etscope.render import json as J
+
+    scan = re.compile(J._TO_ESCAPE)
+    for c in [*range(0x3000), *range(0xD700, 0xE100), 0xFEFF, 0x10FFFF]:
+        assert bool(scan.match(chr(c))) == (c in J._C1 or 0xD800 <= c <= 0xDFFF), hex(c)
+    assert dumps(["µs → ok"], indent=None) == '["µs → ok"]'
+    assert dumps(["a\x85b\u2028"], indent=None) == '["a\\u0085b\\u2028"]'

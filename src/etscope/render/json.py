@@ -38,7 +38,7 @@ def _plain_scalars(x) -> bool:
     """Every item a Python float, int, str, bool or None (not a numpy scalar, not a subclass):
     JSON-able as it is, but for NaN and the infinities (``v == v`` and ``v in _INFINITIES``
     compare by value, so a str, bool or None passes through them unchanged)."""
-    return all(type(v) in _PLAIN for v in x)
+    return set(map(type, x)) <= _PLAIN
 
 
 # json escapes C0 controls only; DEL and C1 (U+009B is CSI on some terminals) are escaped too, and
@@ -46,6 +46,8 @@ def _plain_scalars(x) -> bool:
 _C1 = {c: f"\\u{c:04x}" for c in [*range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, 0x2028, 0x2029]}
 # Lone surrogates (undecodable bytes of a file name) cannot be UTF-8: written as the text \xNN.
 _SURROGATE = "[\ud800-\udfff]"         # compiled on first non-ASCII output (re caches it)
+# Either: found by one scan (translating a text with neither, µ and → only, copies all of it).
+_TO_ESCAPE = "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\ud800-\udfff]"
 
 
 def dumps(obj, indent: int | None = 2) -> str:
@@ -65,6 +67,8 @@ def _safe(text: str) -> str:
     output is valid UTF-8."""
     if text.isascii() and "\x7f" not in text:
         return text                       # nothing to escape (the common case: no pattern needed)
+    if not re.search(_TO_ESCAPE, text):
+        return text
     text = text.translate(_C1)
     if re.search(_SURROGATE, text):
         from etscope.paths import display

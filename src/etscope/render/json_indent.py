@@ -38,6 +38,8 @@ def _scalars(items) -> list[str] | None:
         return list(map(repr, items))
     if types == {str}:
         return list(map(encode_basestring, items))
+    if types == {_NONE}:                                    # a series with no value in any run
+        return ["null"] * len(items)
     return [_SCALAR[type(v)](v) for v in items]
 
 
