@@ -167,3 +167,12 @@ def test_percentiles_and_medians_on_two_threads_are_numpys(monkeypatch):
                 _same_bits(A.percentile_rows(a.copy(), q), np.percentile(a, q, axis=1))
         for axis in (0, 1, None):
             _same_bits(A.median(a, axis=axis), np.median(a, axis=axis))
+
+
+def test_percentile_of_one_series_is_numpys():
+    from etscope.arrays import percentile
+
+    rng = np.random.default_rng(11)
+    for a in (rng.normal(size=501), rng.integers(-9, 9, 64), [3.0], np.array([1.0, np.nan, 2.0]), [5, 1, 4]):
+        for q in (50, [25, 75], [10, 90], [25, 50, 75], 2.5):
+            _same_bits(percentile(a, q), np.percentile(a, q))

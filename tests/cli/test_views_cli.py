@@ -137,3 +137,14 @@ def test_summary_of_a_cpu_program_loads_only_what_it_uses():
     proc = subprocess.run([sys.executable, "-c", code, str(REAL / "gen_llama.etdump"), str(REAL / "gen_llama.etrecord")],
                           capture_output=True, text=True)
     assert proc.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_llm_does_not_import_numpy_ma():
+    """np.percentile and plain np.unique import numpy.ma (~10 ms): the llm path uses etscope.arrays'."""
+    code = ("import sys; from etscope.cli import main\n"
+            "sys.argv = ['etscope', 'llm', '--json', sys.argv[1]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('numpy.ma' in sys.modules, file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, str(REAL / "gen_llama.etdump")], capture_output=True,
+                          text=True, check=False)
+    assert proc.stderr.strip().splitlines()[-1] == "False"

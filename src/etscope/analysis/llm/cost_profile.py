@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from etscope.arrays import median, percentile_rows
+from etscope.arrays import median, percentile_rows, unique
 
 MIN_OPS_FOR_COST_SPLIT = 8   # instructions with >= 1 µs median needed to split by cost
 MIN_OP_NS = 1000.0
@@ -101,7 +101,7 @@ def _log_costs(T: np.ndarray, timed) -> tuple[np.ndarray, np.ndarray, np.ndarray
         R = np.log2(np.maximum(T[:, keep], 1.0))
         R = np.where(np.isfinite(R), R, np.log2(base[keep]))
     tm = np.ones(R.shape[1], dtype=np.int8) if timed is None else np.asarray(timed, dtype=np.int8)[keep]
-    for c in np.unique(tm[tm > CLOCK_CPU]):
+    for c in unique(tm[tm > CLOCK_CPU]):
         if (tm == c).sum() < MIN_OPS_FOR_COST_SPLIT:
             tm[tm == c] = CLOCK_CPU
     return R, tm, np.nonzero(keep)[0]
@@ -113,7 +113,7 @@ def _relative_costs(R: np.ndarray, rest: np.ndarray, tm: np.ndarray, direction: 
     own level over the timed columns taken out (see cost_split); positive = off in ``direction``
     (+1 costlier, -1 cheaper)."""
     L = R - _column_percentiles(R, rest, ref_q)
-    for c in np.unique(tm[tm != CLOCK_NONE]):
+    for c in unique(tm[tm != CLOCK_NONE]):
         cls = tm == c
         if direction > 0:
             level = percentile_rows(L[:, cls], 25)[:, None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from etscope.arrays import median, stable_argsort
+from etscope.arrays import median, percentile, stable_argsort
 from etscope.analysis.stats import leading_warmup
 
 # A finding is stated only when the data carry it (issue: three values once made a "fact"):
@@ -23,7 +23,7 @@ def warmup_runs(runs: np.ndarray, latency: np.ndarray, name: str) -> tuple[list[
         rest = lat[i + 1:]
         rest = rest[np.isfinite(rest)]
         med = float(median(rest))
-        q25, q75 = (float(v) for v in np.percentile(rest, [25, 75]))
+        q25, q75 = (float(v) for v in percentile(rest, [25, 75]))
         out.append(int(runs[i]))
         notes.append({"run": int(runs[i]), "phase": name, "latency_ms": float(lat[i]),
                       "phase_p50_ms": med, "ratio": float(lat[i] / med) if med else None,
@@ -90,7 +90,7 @@ def decode_drift(assign, names, warm, latency, steps, positions, decode) -> dict
     base = float(intercept + slope * ux[0])
     ci = _slope_ci95(ux, med, cnt, slope, intercept)
     resid = y - (intercept + slope * x)
-    spread = float(np.subtract(*np.percentile(resid, [75, 25])))
+    spread = float(np.subtract(*percentile(resid, [75, 25])))
     change = float(abs(slope) * (ux[-1] - ux[0]))
     shown = bool(ux[-1] - ux[0] >= DRIFT_MIN_POSITIONS and ci is not None and (ci[0] > 0 or ci[1] < 0)
                  and change > spread)
@@ -112,7 +112,7 @@ def decode_drift(assign, names, warm, latency, steps, positions, decode) -> dict
 
 def first_decode(first: np.ndarray, others: np.ndarray) -> dict:
     """The first decodes after a prefill against the other decodes: is it slower, and how surely."""
-    q25, q50, q75 = (float(v) for v in np.percentile(others, [25, 50, 75]))
+    q25, q50, q75 = (float(v) for v in percentile(others, [25, 50, 75]))
     f50 = float(median(first))
     slower = int((first > q75).sum())
     n = int(first.size)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from etscope.arrays import median
+from etscope.arrays import median, unique
 from etscope.analysis.llm.cost_profile import CLOCK_CPU, CLOCK_DELEGATE, CLOCK_NONE, cost_split
 from etscope.analysis.llm.runs import stack
 from etscope.hashing import mix64
@@ -133,10 +133,10 @@ def _clock_classes(files, cols) -> np.ndarray:
 
 def _first_appearance_order(g: np.ndarray) -> np.ndarray:
     """Renumber group ids 0, 1, ... in the order groups first appear."""
-    _, first = np.unique(g, return_index=True)
+    uniq, first = np.unique(g, return_index=True)     # sorts (plain np.unique hashes, importing numpy.ma)
     order = np.argsort(first)
     remap = np.empty(len(order), dtype=np.int64)
-    remap[np.unique(g)[order]] = np.arange(len(order))
+    remap[uniq[order]] = np.arange(len(order))
     return remap[g]
 
 
@@ -167,7 +167,7 @@ def _structure_groups(files, file_of, perm) -> tuple[np.ndarray, str]:
     if n_full <= MAX_GROUPS and (n_full <= 2 or n_full <= len(g_full) / 2):
         how = "events per run" if len(files) == 1 else "events per run and ETDump file"
         if len(files) > 1 and n_full == len(files):
-            same = all(len(np.unique(g_full[file_of == i])) == 1 for i in range(len(files)))
+            same = all(len(unique(g_full[file_of == i])) == 1 for i in range(len(files)))
             if same:
                 how = _parts_kind(files)
         return g_full, how
@@ -240,7 +240,7 @@ def _cycles_p50(files, file_of, local, inv) -> list[float]:
 
 def _fitting_method(files, file_of, local, runs) -> str | None:
     """Name of the .pte method whose instructions fit these runs' instructions (one file only)."""
-    fis = np.unique(file_of[runs])
+    fis = unique(file_of[runs])
     if len(fis) != 1:
         return None
     f = files[int(fis[0])]

@@ -9,7 +9,7 @@ from etscope import profile as P
 from etscope import units
 from etscope.analysis import placement
 from etscope.analysis.llm.tokens import tokens_from_debug
-from etscope.arrays import unique_inverse
+from etscope.arrays import unique, unique_inverse
 from etscope.formats import etdump as etdump_format
 from etscope.hashing import MIX3, mix64, sum_u64
 from etscope.profile.repeats import identical_runs
@@ -43,7 +43,7 @@ class FileRuns:
         including those the tables leave out."""
         ev = self.profile.events
         rows = placement.instruction_rows(self.profile)
-        return np.unique(ev["instruction_id"][rows][in_rows[ev["execute"][rows]]])
+        return unique(ev["instruction_id"][rows][in_rows[ev["execute"][rows]]])
 
     def label_text(self, iid: int) -> str:
         return label_text(self.label(iid))

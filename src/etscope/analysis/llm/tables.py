@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from etscope.arrays import median
+from etscope.arrays import median, percentile, unique
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.llm.runs import label_text
@@ -27,7 +27,7 @@ def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top
     tok = tokens[steady]
     tpr = tokens_from = None
     if tok.size and (tok > 0).all():
-        u = np.unique(tok)
+        u = unique(tok)
         tpr = int(u[0]) if len(u) == 1 else float(tok.mean())
     elif name in (given or {}):
         tpr, tokens_from = given[name]
@@ -97,7 +97,7 @@ def _breakdown(files, by_file, lat) -> list[dict]:
             row["calls_per_run"] = float(c.mean()) if c.size else 0.0
         row["mean_ms"] = float(vals.mean()) if vals.size else 0.0
         row["p50_ms"] = float(median(vals)) if vals.size else 0.0
-        row["p10_ms"], row["p90_ms"] = (float(v) for v in np.percentile(vals, [10, 90])) if vals.size else (0.0, 0.0)
+        row["p10_ms"], row["p90_ms"] = (float(v) for v in percentile(vals, [10, 90])) if vals.size else (0.0, 0.0)
         row["share"] = float(row["mean_ms"] / mean_lat) if vals.size and mean_lat else 0.0
         out.append(row)
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from etscope import profile as P
+from etscope.arrays import unique
 from etscope.formats import etdump as etdump_format
 
 
@@ -29,7 +30,7 @@ def tokens_from_debug(profile: P.Profile) -> tuple[np.ndarray, str | None]:
 
     instr = ev["instruction_id"][idx].astype(np.int64)
     occ = occurrences(run, instr, np.zeros_like(run))
-    codes = np.unique(shape[shape >= 0])
+    codes = unique(shape[shape >= 0])
     dims = {}
     for c in codes:
         s = profile.strings[int(c)]
@@ -51,7 +52,7 @@ def tokens_from_debug(profile: P.Profile) -> tuple[np.ndarray, str | None]:
     for row in M:
         if (row < 0).any():
             continue
-        u = np.unique(row)
+        u = unique(row)
         if len(u) < 2 or len(u) > 64:
             continue
         ds = [dims.get(int(c)) for c in u]
