@@ -14,6 +14,8 @@ capped (four times the file) so a crafted file cannot make the comparisons quadr
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from etscope.arrays import TWO_THREADS_MIN, in_two_threads
@@ -241,18 +243,20 @@ def copy_events(columns: dict[str, np.ndarray], template: np.ndarray, firsts: np
     for group in np.split(order, bounds):
         t = int(template[group[0]])
         n = int(counts[t])
-        src = slice(int(firsts[t]), int(firsts[t]) + n)
-        every = np.arange(n, dtype=np.int64)
         step = max(1, block_events // n)
         names = [name for name in columns if name not in skip]
-
-        def copy(names) -> None:        # column by column: each thread writes its own columns
-            for name in names:
-                col = columns[name]
-                for b in range(0, len(group), step):
-                    _put_rows(col, firsts[group[b:b + step]], every, col[src][None, :])
-
+        src = slice(int(firsts[t]), int(firsts[t]) + n)
+        copy = functools.partial(_copy_columns, columns, firsts[group], src, step)   # each thread: its columns
         in_two_threads(copy, names, n * len(group) >= TWO_THREADS_MIN)
+
+
+def _copy_columns(columns: dict[str, np.ndarray], starts: np.ndarray, src: slice, step: int, names) -> None:
+    """Each column of ``names``: its events ``src`` written at every position of ``starts``."""
+    every = np.arange(src.stop - src.start, dtype=np.int64)
+    for name in names:
+        col = columns[name]
+        for b in range(0, len(starts), step):
+            _put_rows(col, starts[b:b + step], every, col[src][None, :])
 
 
 def _put_rows(col: np.ndarray, starts: np.ndarray, events: np.ndarray, values: np.ndarray) -> None:

@@ -15,11 +15,11 @@ from etscope.formats.etdump_repeats import copy_events
 from etscope.profile.accumulation import remove_accumulated_copies
 from etscope.profile.instructions import join_method
 from etscope.profile.methods import assign_methods, split_by_method
-from etscope.profile.repeats import columns_as_read
 from etscope.profile.model import (DELEGATE_CALL, METHOD_EXECUTE, OPERATOR_CALL, ROLE_ALLOCATION, ROLE_DEBUG,
                                    ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL, ROLE_METHOD,
                                    ROLE_OPERATOR_CALL, ROLE_OTHER, Profile, drop_end_times,
                                    drop_run_column)
+from etscope.profile.repeats import columns_as_read
 
 def load(etdump, etrecord=None, pte=None, method: str | None = None, progress=None) -> Profile:
     """Read and join the inputs. Each argument may be a path or an already-read object.
