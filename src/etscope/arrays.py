@@ -260,5 +260,5 @@ def in_two_threads(work, items: list, parallel: bool) -> None:
 def percentile(a, q):
     """``np.percentile(a, q)`` of a 1-D array of numbers, as :func:`percentile_rows` computes it
     (np.percentile's check for masked arrays imports numpy.ma: ~10 ms of a command)."""
-    out = percentile_rows(np.array(a, dtype=np.float64, ndmin=2).reshape(1, -1), q)
+    out = percentile_rows(np.array(a, dtype=np.float64).reshape(1, -1), q)   # a copy it may reorder
     return out[0] if np.ndim(q) == 0 else out[:, 0]

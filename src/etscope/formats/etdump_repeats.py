@@ -240,11 +240,11 @@ def copy_events(columns: dict[str, np.ndarray], template: np.ndarray, firsts: np
         return
     order = copied[np.argsort(template[copied], kind="stable")]
     bounds = np.flatnonzero(np.diff(template[order])) + 1
+    names = [name for name in columns if name not in skip]
     for group in np.split(order, bounds):
         t = int(template[group[0]])
         n = int(counts[t])
         step = max(1, block_events // n)
-        names = [name for name in columns if name not in skip]
         src = slice(int(firsts[t]), int(firsts[t]) + n)
         copy = functools.partial(_copy_columns, columns, firsts[group], src, step)   # each thread: its columns
         in_two_threads(copy, names, n * len(group) >= TWO_THREADS_MIN)

@@ -17,7 +17,7 @@ def to_jsonable(x):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         if _plain_scalars(x):       # per-run series (100k values): no call per value
-            return [v if v == v and v not in _INFINITIES else None for v in x]
+            return non_finite_as_null(x)
         return [to_jsonable(v) for v in x]
     if isinstance(x, np.generic):
         x = x.item()
@@ -29,16 +29,22 @@ def to_jsonable(x):
 
 
 _INFINITIES = (math.inf, -math.inf)
-
-
-_PLAIN = frozenset((float, int, str, bool, type(None)))
+# Exact types (not numpy scalars, not subclasses) written as they are, but NaN and the infinities.
+PLAIN_NUMBERS = frozenset((float, int, bool, type(None)))
+_PLAIN = PLAIN_NUMBERS | {str}
 
 
 def _plain_scalars(x) -> bool:
-    """Every item a Python float, int, str, bool or None (not a numpy scalar, not a subclass):
-    JSON-able as it is, but for NaN and the infinities (``v == v`` and ``v in _INFINITIES``
-    compare by value, so a str, bool or None passes through them unchanged)."""
+    """Every item a Python float, int, str, bool or None: JSON-able as it is, but for NaN and the
+    infinities."""
     return set(map(type, x)) <= _PLAIN
+
+
+def non_finite_as_null(items) -> list:
+    """``items`` (plain values, see ``_PLAIN``) with NaN and the infinities as None, without a call
+    per item (``v == v`` and ``v in _INFINITIES`` compare by value, so a str, bool or None passes
+    through unchanged)."""
+    return [v if v == v and v not in _INFINITIES else None for v in items]
 
 
 # json escapes C0 controls only; DEL and C1 (U+009B is CSI on some terminals) are escaped too, and

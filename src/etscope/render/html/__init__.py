@@ -31,6 +31,7 @@ from etscope.analysis.numerics_view import NumericsView
 from etscope.analysis.report_view import ReportView
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
+from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null
 from etscope.render.html.numerics import numerics_data
 from etscope.render.safe import without_controls
 from etscope.units import fmt_us
@@ -61,8 +62,8 @@ def _clean(x, depth: int = 0):
         items = x[:MAX_LIST]
         if depth < 20:              # per-run series: plain values need no call each
             kinds = set(map(type, items))
-            if kinds <= _PLAIN_NUMBERS:
-                return [v if v == v and v not in _INFINITIES else None for v in items]
+            if kinds <= PLAIN_NUMBERS:
+                return non_finite_as_null(items)
             if kinds == {str}:
                 return list(map(without_controls, items))
         return [_clean(v, depth + 1) for v in items]
@@ -80,12 +81,6 @@ def _clean(x, depth: int = 0):
     if hasattr(x, "tolist"):
         return _clean(x.tolist(), depth + 1)
     return str(x)
-
-
-# Exact types _clean keeps as they are, but NaN and the infinities (``v == v`` and ``in`` compare by
-# value, so None and bool pass unchanged).
-_PLAIN_NUMBERS = frozenset((float, int, bool, type(None)))
-_INFINITIES = (math.inf, -math.inf)
 
 
 def _r(x, nd: int = 6):
