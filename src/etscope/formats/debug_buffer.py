@@ -20,7 +20,8 @@ from typing import Iterator
 import numpy as np
 
 from etscope.errors import FormatError
-from etscope.formats.etdump import DebugTensors, close_map, page_releaser
+from etscope.formats.etdump import close_map, page_releaser
+from etscope.formats.etdump_tensors import DebugTensors
 from etscope.paths import open_input
 
 # executorch_flatbuffer.ScalarType (devtools/etdump/scalar_type.fbs) -> (name, numpy dtype or None).
