@@ -134,13 +134,24 @@ def percentile_rows(a: np.ndarray, q) -> np.ndarray:
     positions, the upper one of a pair being the minimum of what lies above the lower; NaN
     wherever a row holds a NaN, as np.percentile gives. Then numpy's own interpolation, step by
     step (``_lerp``: ``a + d*g``, or ``b - d*(1 - g)`` for g >= 0.5)."""
-    weak = type(q) in (int, float)
     qs = np.atleast_1d(np.true_divide(q, 100))
     if a.ndim != 2 or a.dtype != np.float64 or qs.ndim != 1 or not ((qs >= 0) & (qs <= 1)).all():
         return np.percentile(a, q, axis=1)
     rows, n = a.shape
     if n == 0 or rows == 0:
         return np.percentile(a, q, axis=1)
+    lo, hi, gamma = percentile_positions(n, qs)
+    has_nan = np.isnan(a).any(axis=1)
+    values = _ranked_rows_on_two_cores(a, sorted(set(lo.tolist()) | set(hi.tolist())))
+    out = interpolate_percentiles(values, q, lo, hi, gamma)
+    if has_nan.any():
+        out[..., has_nan] = np.nan
+    return out
+
+
+def percentile_positions(n: int, qs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where np.percentile (method "linear") reads each fraction ``qs`` of ``n`` sorted values:
+    the ranks below and above it and the weight of the upper one (numpy's own steps)."""
     virtual = (n - 1) * qs
     prev = np.floor(virtual)
     top = virtual >= n - 1
@@ -148,18 +159,24 @@ def percentile_rows(a: np.ndarray, q) -> np.ndarray:
     gamma = virtual - prev
     lo = np.where(top, n - 1, prev).astype(np.int64)
     hi = np.where(top, n - 1, lo + 1)
-    has_nan = np.isnan(a).any(axis=1)
-    values = _ranked_rows_on_two_cores(a, sorted(set(lo.tolist()) | set(hi.tolist())))
-    out = np.empty((qs.size, rows))
-    for i in range(qs.size):
+    return lo, hi, gamma
+
+
+def interpolate_percentiles(values: dict[int, np.ndarray], q, lo: np.ndarray, hi: np.ndarray,
+                            gamma: np.ndarray) -> np.ndarray:
+    """np.percentile's interpolation (``_lerp``: ``a + d*g``, or ``b - d*(1 - g)`` for g >= 0.5)
+    between the ranked values ``values[rank]`` at ``percentile_positions``: (len(q) x rows), or
+    (rows,) for a scalar ``q``. A Python number ``q`` keeps its weights Python floats, as numpy's
+    weak scalars do."""
+    weak = type(q) in (int, float)
+    out = np.empty((lo.size, len(values[int(lo[0])])))
+    for i in range(lo.size):
         below, above = values[int(lo[i])], values[int(hi[i])]
         g = float(gamma[i]) if weak else gamma[i]
         diff = above - below
         res = np.add(below, diff * g)
         np.subtract(above, diff * (1 - g), out=res, where=g >= 0.5)
         out[i] = res
-    if has_nan.any():
-        out[:, has_nan] = np.nan
     return out[0] if np.ndim(q) == 0 else out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.analysis.llm.column_percentiles import ColumnPercentiles
 from etscope.arrays import median, percentile_rows, unique
 
 MIN_OPS_FOR_COST_SPLIT = 8   # instructions with >= 1 µs median needed to split by cost
@@ -68,6 +69,7 @@ def cost_split(T: np.ndarray, timed: np.ndarray | None = None) -> dict | None:
     if prepared is None:
         return None
     R, tm, cols = prepared
+    reference = ColumnPercentiles(R)       # the columns' medians (or quartiles) over most runs, many times
     searches = (  # (direction, seeds measured against, at least this many runs, instructions)
         (-1, "median", 2, MIN_OPS_FOR_COST_SPLIT),
         (+1, "spread", 1, 4),
@@ -75,7 +77,7 @@ def cost_split(T: np.ndarray, timed: np.ndarray | None = None) -> dict | None:
     )
     for direction, seeds, min_runs, min_ops in searches:
         max_share = PREFILL_MAX_SHARE if direction > 0 else DECODE_MAX_SHARE
-        found = _cost_pattern(R, tm, direction, seeds, max_share, min_runs, min_ops)
+        found = _cost_pattern(R, reference, tm, direction, seeds, max_share, min_runs, min_ops)
         if found is not None:
             break
     else:
@@ -107,12 +109,12 @@ def _log_costs(T: np.ndarray, timed) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return R, tm, np.nonzero(keep)[0]
 
 
-def _relative_costs(R: np.ndarray, rest: np.ndarray, tm: np.ndarray, direction: int,
-                    ref_q: float = 50) -> np.ndarray:
-    """log2 cost against each column's median (or ``ref_q`` percentile) over ``rest``, each run's
-    own level over the timed columns taken out (see cost_split); positive = off in ``direction``
-    (+1 costlier, -1 cheaper)."""
-    L = R - _column_percentiles(R, rest, ref_q)
+def _relative_costs(R: np.ndarray, reference: ColumnPercentiles, rest: np.ndarray, tm: np.ndarray,
+                    direction: int, ref_q: float = 50) -> np.ndarray:
+    """log2 cost against each column's median (or ``ref_q`` percentile) over ``rest``
+    (``reference``: those of ``R``), each run's own level over the timed columns taken out (see
+    cost_split); positive = off in ``direction`` (+1 costlier, -1 cheaper)."""
+    L = R - reference(rest, ref_q)
     for c in unique(tm[tm != CLOCK_NONE]):
         cls = tm == c
         if direction > 0:
@@ -132,7 +134,8 @@ def _column_percentiles(M: np.ndarray, rows: np.ndarray, q):
     return percentile_rows(np.compress(rows, M.T, axis=1), q)
 
 
-def _cost_pattern(R, tm, direction: int, seeds: str, max_share: float, min_runs: int, min_ops: int):
+def _cost_pattern(R, reference: ColumnPercentiles, tm, direction: int, seeds: str, max_share: float, min_runs: int,
+                  min_ops: int):
     """The group of runs off in ``direction`` in a common set of columns (see cost_split), grown
     from seeds measured against the ``seeds`` reference ("spread", "median", "upper quartile"):
     (group mask, column mask, per-run score) or None."""
@@ -144,7 +147,7 @@ def _cost_pattern(R, tm, direction: int, seeds: str, max_share: float, min_runs:
     def off(rest: np.ndarray, spread: bool = True, ref_q: float = 50) -> np.ndarray:
         key = (np.packbits(rest).tobytes(), spread, ref_q)
         if key not in seen:
-            C = _relative_costs(R, rest, tm, direction, ref_q)
+            C = _relative_costs(R, reference, rest, tm, direction, ref_q)
             if spread:
                 q25, q75 = _column_percentiles(C, rest, [25, 75])
                 seen[key] = C > np.maximum(SENSITIVE_LOG2, q75 + 3 * (q75 - q25))
