@@ -189,6 +189,7 @@ def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, fi
         step = int(sh[a0 + 1] - sh[a0]) if b0 - a0 > 1 else 0
         blocks += [(a, min(int(b0), a + rows), step) for a in range(int(a0), int(b0), rows)]
     base = buf.typed("i32")
+    pairs = [np.stack([words, words + 1], axis=1).reshape(-1) for words in (lay.start_words, lay.end_words)]
 
     def compare(todo) -> None:
         scratch = np.empty(min(rows, sh.size) * (span // 4), dtype=bool)   # reused: no fresh pages per block
@@ -198,14 +199,16 @@ def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, fi
                                                    writeable=False)
             sel = order[a:b]
             equal = scratch[:view.size].reshape(view.shape)
-            ok[sel] = same = _block_repeats(lay, view, sh[a:b], equal)
+            # each row's first word in ``base``: the words a row's fields are read from are taken
+            # from the file's words directly (a take along the rows of ``view``, not contiguous,
+            # would first copy the whole block; a fancy index of it is several times slower)
+            first = ((lay.lo + sh[a:b]) // 4)[:, None]
+            ok[sel] = same = _block_repeats(lay, view, sh[a:b], equal, np.take(base, first + lay.vt_words))
             starts = firsts[runs[sel[same]]]
-            for col, words, events in zip(time_cols, (lay.start_words, lay.end_words),
-                                          (lay.start_events, lay.end_events)):
-                if events.size:
-                    pair = view[:, np.stack([words, words + 1], axis=1)]     # rows x events x (low, high)
-                    pair = np.ascontiguousarray(pair if same.all() else pair[same])
-                    _put_rows(col, starts, events, pair.view("<u8")[:, :, 0])
+            first = first[same]
+            for col, words, events in zip(time_cols, pairs, (lay.start_events, lay.end_events)):
+                if events.size:      # rows x (low, high) word of each event, read as little-endian uint64
+                    _put_rows(col, starts, events, np.take(base, first + words).view("<u8"))
             if release is not None:
                 release(lay.lo + int(sh[a]), lay.lo + int(sh[b - 1]) + span)
 
@@ -213,18 +216,20 @@ def _compare(buf: Buffer, lay: _Layout, runs: np.ndarray, shifts: np.ndarray, fi
     return ok
 
 
-def _block_repeats(lay: _Layout, view: np.ndarray, shifts: np.ndarray, equal: np.ndarray) -> np.ndarray:
+def _block_repeats(lay: _Layout, view: np.ndarray, shifts: np.ndarray, equal: np.ndarray,
+                   vt_words: np.ndarray) -> np.ndarray:
     """Rows (shifted by ``shifts``) equal to the template on every bit that must repeat, whose
     tables lead to the template's vtables. ``view``: the rows as int32 words; ``equal``: bool
-    scratch of its shape. Compared as int32 words, equal or not, the free ones then set: a third
-    fewer passes over the bytes than masking their differences."""
+    scratch of its shape; ``vt_words``: each row's words at ``lay.vt_words``. Compared as int32
+    words, equal or not, the free ones then set: a third fewer passes over the bytes than masking
+    their differences."""
     np.equal(view, lay.words, out=equal)
     equal |= lay.free
     same = equal.all(axis=1)
     if lay.partial.size:
         part = view[:, lay.partial] ^ lay.words[lay.partial]
         same &= ~(part & lay.must[lay.partial]).any(axis=1)
-    away = np.take(view, lay.vt_words, axis=1).astype(np.int64)
+    away = vt_words.astype(np.int64)
     away -= lay.vt_offsets                  # how much further from its table each vtable lies than in the template
     leads = away == shifts[:, None]         # the same vtable, further away
     leads |= (away == 0) & lay.vt_inside    # the shifted copy of the vtable
