@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 import time
@@ -114,3 +115,14 @@ def test_the_command_ends_at_once_with_its_output_and_exit_code(real, args, code
         assert proc.stdout == inproc.stdout and len(proc.stdout) > 1000
     else:
         assert proc.stderr.strip().startswith("etscope: ") and proc.stdout == ""
+
+
+def test_the_command_process_is_tuned_and_a_library_process_is_not():
+    """``etscope`` (run) sets its own process up (cycle collection after 100,000 new objects, not
+    700; numpy without huge pages); importing etscope as a library changes neither."""
+    code = ("import gc, os, etscope.cli, etscope.api; before = gc.get_threshold()[0]; "
+            "from etscope.cli import process; process.tune(); "
+            "print(before, gc.get_threshold()[0], os.environ['NUMPY_MADVISE_HUGEPAGE'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}).stdout.split()
+    assert out == ["700", "100000", "0"]
