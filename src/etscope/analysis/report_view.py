@@ -220,19 +220,18 @@ def run_phases(llm: dict | None, n_runs: int) -> list[str | None] | None:
 
 
 def run_columns(profile: P.Profile, llm: dict | None) -> dict:
-    """Per-run columns (the ``runs`` table of render.export): execute, start (µs since the first
-    timed event; None for a run without a start), latency and its parts (ms); and the phases."""
+    """Per-run columns (the ``runs`` table of render.export) as arrays: execute, start (µs since
+    the first timed event; NaN for a run without a start), latency and its parts (ms); and the
+    phases (a list)."""
     parts = per_run_parts(profile)
     start = profile.runs["start_ns"].astype("int64")
-    start_since = since_origin(start, first_timed_ns(profile))
+    start_us = np.asarray(units.to_us(since_origin(start, first_timed_ns(profile)), units.NS), dtype=np.float64)
+    start_us[start == 0] = np.nan
 
     def ms(a):
-        return [float(x) for x in units.to_ms(np.asarray(a), units.NS)]
+        return np.asarray(units.to_ms(np.asarray(a), units.NS), dtype=np.float64)
 
-    cols = {"execute": list(range(profile.n_runs)),
-            "start_us": [float(d) if s != 0 else None
-                         for s, d in zip(start, units.to_us(start_since, units.NS))],
-            "latency_ms": ms(parts["latency"])}
+    cols = {"execute": np.arange(profile.n_runs), "start_us": start_us, "latency_ms": ms(parts["latency"])}
     for b in profile.backends():
         cols[f"delegate_{b}_ms"] = ms(parts[f"delegate:{b}"])
     cols["cpu_ops_ms"] = ms(parts["cpu_ops"])

@@ -26,6 +26,8 @@ import json
 import math
 from importlib import resources
 
+import numpy as np
+
 from etscope.analysis.diff_view import DiffView
 from etscope.analysis.numerics_view import NumericsView
 from etscope.analysis.report_view import ReportView
@@ -107,10 +109,11 @@ def _rounded_column(values: list) -> list:
 
 
 def runs_data(runs: dict) -> dict:
-    """Per-run columns (``ReportView.runs``), floats rounded: the first MAX_LIST runs (as many as
-    _clean keeps), and how many there are when that is fewer (the chart says so)."""
-    n = len(runs["columns"].get("execute") or [])
-    cols = {k: _rounded_column(v[:MAX_LIST]) for k, v in runs["columns"].items()}
+    """Per-run columns (``ReportView.runs``: arrays), floats rounded, NaN as null: the first
+    MAX_LIST runs (as many as _clean keeps), and how many there are when that is fewer (the chart
+    says so)."""
+    n = len(runs["columns"].get("execute", ()))
+    cols = {k: _rounded_column(np.asarray(v[:MAX_LIST]).tolist()) for k, v in runs["columns"].items()}
     return {"columns": cols, "phase": runs["phase"], **({"total_runs": n} if n > MAX_LIST else {})}
 
 
