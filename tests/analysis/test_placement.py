@@ -108,6 +108,34 @@ def test_totals_of_identical_runs_are_those_of_the_bincount(monkeypatch):
     assert taken >= 5
 
 
+def test_values_of_identical_runs_read_through_the_runs_view_are_the_gathered_ones():
+    """The (runs x events) values of identical runs, taken along the value column's view of the
+    runs, are those of gathering every event, for every selection the analyses make; rows that do
+    not repeat run after run are gathered instead."""
+    from etscope.profile.repeats import identical_runs
+
+    taken = 0
+    for path, q in _fixture_profiles():
+        if identical_runs(q) is None or q.n_runs < 2:
+            continue
+        rows = placement.instruction_rows(q)
+        calls = rows[q.events["role"][rows] == placement.P.ROLE_DELEGATE_CALL]
+        for sel in (rows, calls, placement.cpu_rows(q)):
+            per_run = placement._per_run_of_identical_runs(q, sel)
+            if per_run is None:
+                continue
+            got = placement._identical_run_values(q, sel, per_run)
+            assert np.array_equal(got, q.events["value"][sel].reshape(q.n_runs, per_run), equal_nan=True), path
+            taken += 1
+        shuffled = rows.copy()
+        shuffled[-1], shuffled[-2] = shuffled[-2], shuffled[-1]      # the last run's events out of order
+        per_run = rows.size // q.n_runs
+        if per_run > 1:
+            assert np.array_equal(placement._identical_run_values(q, shuffled, per_run),
+                                  q.events["value"][shuffled].reshape(q.n_runs, per_run), equal_nan=True)
+    assert taken >= 5
+
+
 def test_cpu_totals_of_identical_runs_add_repeated_calls_in_file_order():
     """An instruction called several times per run (a loop): its calls add up in file order, as the
     bincount over (instruction, run) keys does, bit for bit on values whose sum depends on order."""

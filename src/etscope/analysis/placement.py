@@ -115,7 +115,7 @@ def _run_totals(profile: P.Profile, rows: np.ndarray) -> tuple[np.ndarray, np.nd
     n = profile.n_runs
     per_run = _per_run_of_identical_runs(profile, rows)
     if per_run is not None:
-        values = ev["value"][rows].reshape(n, per_run)
+        values = _identical_run_values(profile, rows, per_run)
         total = np.zeros(n)
         for j in range(per_run):
             total += values[:, j]
@@ -127,6 +127,20 @@ def _run_totals(profile: P.Profile, rows: np.ndarray) -> tuple[np.ndarray, np.nd
 
 # Above this many events per run the column-by-column sums of identical runs cost more than a bincount.
 IDENTICAL_RUNS_MAX_PER_RUN = 4096
+
+
+def _identical_run_values(profile: P.Profile, rows: np.ndarray, per_run: int) -> np.ndarray:
+    """``value[rows].reshape(runs, per_run)`` when the runs are identical (``rows`` as
+    :func:`_per_run_of_identical_runs` takes them): each run's events lie ``k`` after the last
+    run's, so the value column of the runs is a (runs x k) view and the rows are the same
+    columns of every one of its rows, taken along it (no gather through an index of every event)."""
+    first = identical_runs(profile)
+    k, n = first.stop - first.start, profile.n_runs
+    at = rows[:per_run] - first.start
+    if not np.array_equal(rows[-per_run:] - (first.start + k * (n - 1)), at):    # not such rows after all
+        return profile.events["value"][rows].reshape(n, per_run)
+    runs = profile.events["value"][first.start:first.start + k * n].reshape(n, k)
+    return np.take(runs, at, axis=1)
 
 
 def _per_run_of_identical_runs(profile: P.Profile, rows: np.ndarray) -> int | None:
@@ -271,9 +285,8 @@ def instruction_table(profile: P.Profile, rows: np.ndarray):
     per_run = _per_run_of_identical_runs(profile, rows)
     if per_run is None:
         return None
-    ev = profile.events
-    return _table_of_identical_runs(ev["instruction_id"][rows[:per_run]],
-                                    ev["value"][rows].reshape(profile.n_runs, per_run))
+    return _table_of_identical_runs(profile.events["instruction_id"][rows[:per_run]],
+                                    _identical_run_values(profile, rows, per_run))
 
 
 def _table_of_identical_runs(instr: np.ndarray, values: np.ndarray):
