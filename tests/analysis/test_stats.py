@@ -66,3 +66,19 @@ def test_column_stats_equal_grouped_to_the_bit(case, transform):
             np.testing.assert_array_equal(got[key], want[key], err_msg=f"{case} {key}")
         if not overwrite:
             np.testing.assert_array_equal(work, m)
+
+
+@pytest.mark.parametrize("case", list(_column_cases()))
+@pytest.mark.parametrize("quantiles, extremes", [((10, 50, 90), True), ((50,), False), ((99,), True)])
+def test_column_stats_of_fewer_percentiles_are_the_same_numbers(case, quantiles, extremes):
+    """Asking for fewer percentiles (fewer positions to partition around) gives exactly those of
+    the full set, and only them."""
+    from etscope.analysis.stats import QUANTILES, column_stats
+
+    m = _column_cases()[case]
+    full = column_stats(m.copy(), transform=units.ns_to_ms)
+    got = column_stats(m.copy(), transform=units.ns_to_ms, quantiles=quantiles, extremes=extremes)
+    keys = {"count", "total", "mean"} | {f"p{q}" for q in quantiles} | ({"min", "max"} if extremes else set())
+    assert set(got) == keys and set(quantiles) <= set(QUANTILES)
+    for key in keys:
+        np.testing.assert_array_equal(got[key], full[key], err_msg=f"{case} {key}")

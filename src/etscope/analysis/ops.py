@@ -149,6 +149,9 @@ def _signature_stats(profile: P.Profile, idx: np.ndarray):
     return uniq, first, inv, st
 
 
+ROW_QUANTILES = (10, 50, 90)     # the percentiles an event row shows (with min, max, mean, total)
+
+
 def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> dict:
     b, rl, nm, ins, oc, un = (int(x) for x in key)
     n_exec = max(profile.n_runs, 1)
@@ -156,7 +159,7 @@ def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> dict:
            "name": profile.name_of(nm), "instruction_id": ins if ins >= 0 else None,
            "occurrence": oc, "unit": units.NAMES[un], "runs": int(st["count"][j]),
            "calls_per_run": float(st["count"][j] / n_exec) if b else None, "group": group}
-    for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
+    for k in (*(f"p{q}" for q in ROW_QUANTILES), "mean", "min", "max", "total"):
         row[k] = float(st[k][j])
     if un == units.NS:
         for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
@@ -223,7 +226,7 @@ def template_event_table(profile: P.Profile) -> EventTable | None:
     occ_t = occurrences(np.zeros(kp, dtype=np.int64), instr_key_t, name_t)
     unit_t = ev["unit"][t].astype(np.int64)
     keys = np.stack([np.ones(kp, dtype=np.int64), role_t, name_t, instr_key_t, occ_t, unit_t])
-    st = column_stats(values, overwrite=not shared)
+    st = column_stats(values, overwrite=not shared, quantiles=ROW_QUANTILES)
     del values
     # Events outside the Execute runs (Program::load_method, Method::init): the general path.
     other = np.nonzero((ev["kind"] == etdump_format.PROFILE) & (ev["execute"] < 0))[0]

@@ -229,7 +229,8 @@ def _cpu_stats_by_instruction(profile: P.Profile):
     found = instruction_table(profile, rows)
     if found is not None:
         uniq, calls, table = found
-        return uniq, calls, column_stats(table, transform=units.ns_to_ms, overwrite=True)
+        return uniq, calls, column_stats(table, transform=units.ns_to_ms, overwrite=True, quantiles=(50,),
+                                         extremes=False)       # what fallback_ops shows
     del rows
     uniq, calls, group, per_run = _cpu_totals_by_instruction_and_run(profile)
     return uniq, calls, grouped(group, per_run, len(uniq), transform=units.ns_to_ms, overwrite=True)

@@ -59,9 +59,12 @@ def grouped(groups: np.ndarray, values: np.ndarray, n_groups: int | None = None,
 QUANTILES = (10, 50, 90, 99)
 
 
-def column_stats(values: np.ndarray, transform=None, overwrite: bool = False) -> dict[str, np.ndarray]:
+def column_stats(values: np.ndarray, transform=None, overwrite: bool = False, quantiles=QUANTILES,
+                 extremes: bool = True) -> dict[str, np.ndarray]:
     """:func:`grouped` of a complete (samples x groups) matrix, one group per column, samples in
-    the order grouped would add them: the same result to the bit.
+    the order grouped would add them: the same result to the bit, for the percentiles
+    ``quantiles`` (and min and max when ``extremes``): each order statistic left out is a
+    position fewer for the partition.
 
     No sort: the percentiles need only a few order statistics per column, which a partition finds,
     on int32 copies of the values when they are integers in its range (ns and cycles of single
@@ -70,12 +73,12 @@ def column_stats(values: np.ndarray, transform=None, overwrite: bool = False) ->
     total = sum_in_order(values if transform is None else np.asarray(transform(values), dtype=np.float64))
     out = {"count": np.full(k, n, dtype=np.int64), "total": total}
     if n == 0:                                   # as grouped gives empty groups
-        for key in ["mean"] + [f"p{q}" for q in QUANTILES] + ["min", "max"]:
+        for key in ["mean"] + [f"p{q}" for q in quantiles] + (["min", "max"] if extremes else []):
             out[key] = np.full(k, np.nan)
         return out
     out["mean"] = total / n
-    spots = [(q, (n - 1) * (q / 100.0)) for q in QUANTILES]
-    ranks = sorted({0, n - 1} | {int(np.floor(pos)) for _, pos in spots} |
+    spots = [(q, (n - 1) * (q / 100.0)) for q in quantiles]
+    ranks = sorted(({0, n - 1} if extremes else set()) | {int(np.floor(pos)) for _, pos in spots} |
                    {min(int(np.floor(pos)) + 1, n - 1) for _, pos in spots})
     ranked = order_statistics(values, ranks, overwrite)
     if transform is not None:
@@ -85,7 +88,8 @@ def column_stats(values: np.ndarray, transform=None, overwrite: bool = False) ->
         lo = int(np.floor(pos))
         a, b = row[lo], row[min(lo + 1, n - 1)]
         out[f"p{q}"] = a + (b - a) * (pos - lo)
-    out["min"], out["max"] = row[0].copy(), row[n - 1].copy()
+    if extremes:
+        out["min"], out["max"] = row[0].copy(), row[n - 1].copy()
     return out
 
 
