@@ -79,3 +79,23 @@ def test_the_matrix_is_left_as_it_was(order):
     for q in (50, 75):
         _same_bits(cp(rows, q), np.percentile(before[rows], q, axis=0))
     assert np.array_equal(M, before)
+
+
+@pytest.mark.parametrize("n", [3, 4, 9, 10, 1000, 1001])
+def test_whether_a_median_reaches_a_threshold_is_np_median_s_answer(n):
+    """cost_split keeps instructions whose median is at least 1 µs; counted instead of a median
+    per column, with the columns whose middle values straddle the threshold partitioned."""
+    from etscope.analysis.llm.cost_profile import _median_at_least
+
+    rng = np.random.default_rng(n)
+    t = 1000.0
+    below = np.nextafter(t, 0)
+    cols = [rng.lognormal(np.log(t), 0.05, n), np.full(n, t), np.full(n, below),
+            np.r_[np.full(n // 2, below), np.full(n - n // 2, t)],          # half below, half at: the tie
+            np.r_[np.full(n // 2, below), np.full(n - n // 2, 3 * t)],
+            np.r_[np.full(n // 2, 0.0), np.full(n - n // 2, 2 * t)],        # mean of the middle exactly t
+            np.r_[np.full(n // 2, 0.0), np.full(n - n // 2, np.inf)],
+            rng.permutation(np.r_[np.full(n // 2, below), np.full(n - n // 2, t)])]
+    T = np.stack(cols, axis=1)
+    for M in (T, np.asfortranarray(T)):
+        assert np.array_equal(_median_at_least(M, t), np.median(M, axis=0) >= t)

@@ -95,13 +95,20 @@ def _log_costs(T: np.ndarray, timed) -> tuple[np.ndarray, np.ndarray, np.ndarray
     """log2 costs of the columns usable for a cost split (logged in >= 90% of the runs, median
     >= 1 µs), missing values at the median: (runs x columns, timed per column, column indices)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        keep = np.isfinite(T).mean(axis=0) >= 0.9
-        base = _nanmedian_cols(T)
-        keep &= base >= MIN_OP_NS
+        finite = np.isfinite(T)
+        keep = finite.mean(axis=0) >= 0.9
+        if finite.all():            # nothing to fill in: only whether each median reaches MIN_OP_NS
+            base = None
+            keep &= _median_at_least(T, MIN_OP_NS)
+        else:
+            base = _nanmedian_cols(T)
+            keep &= base >= MIN_OP_NS
+        del finite
         if keep.sum() < MIN_OPS_FOR_COST_SPLIT:
             return None
         R = np.log2(np.maximum(T[:, keep], 1.0))
-        R = np.where(np.isfinite(R), R, np.log2(base[keep]))
+        if base is not None:
+            R = np.where(np.isfinite(R), R, np.log2(base[keep]))
     tm = np.ones(R.shape[1], dtype=np.int8) if timed is None else np.asarray(timed, dtype=np.int8)[keep]
     for c in unique(tm[tm > CLOCK_CPU]):
         if (tm == c).sum() < MIN_OPS_FOR_COST_SPLIT:
@@ -226,6 +233,21 @@ def _in_one_stretch(ops: np.ndarray, tm: np.ndarray) -> bool:
         return False
     at = np.searchsorted(timed, np.nonzero(ops & (tm != CLOCK_NONE))[0])
     return at.size >= 2 and (at.max() - at.min() + 1) < timed.size / 2
+
+
+def _median_at_least(T: np.ndarray, threshold: float) -> np.ndarray:
+    """Per column of ``T`` (no NaN), whether its median (``np.median``) is at least ``threshold``,
+    mostly by counting: with more than half of a column's values at or above it the middle ones
+    are too (their mean as well: doubles at or above it add to at least twice it), with fewer
+    than half neither is (two doubles below it add to less than twice it). Only the columns with
+    exactly half of an even count there, whose middle values straddle it, are partitioned."""
+    n = T.shape[0]
+    above = np.count_nonzero(T >= threshold, axis=0)
+    out = above >= n // 2 + 1
+    tie = np.flatnonzero(above == n // 2) if n % 2 == 0 else np.zeros(0, dtype=np.int64)
+    if tie.size:
+        out[tie] = median(T[:, tie], axis=0) >= threshold
+    return out
 
 
 def _nanmedian_cols(T: np.ndarray) -> np.ndarray:
