@@ -61,6 +61,9 @@ def test_median_is_numpys_to_the_bit():
             want, got = np.median(a, axis=axis), median(a, axis=axis)
             assert type(got) is type(want) and np.shape(got) == np.shape(want)
             assert np.array_equal(got, want, equal_nan=True)
+            mine = a.copy()                 # overwrite: the same numbers, the copy reordered at most
+            assert np.array_equal(median(mine, axis=axis, overwrite=True), want, equal_nan=True)
+            assert np.array_equal(np.sort(mine, axis=None), np.sort(a, axis=None), equal_nan=True)
         flat = a.reshape(-1).astype(float)
         assert np.array_equal(nanmedian(flat), np.nanmedian(flat), equal_nan=True)
 

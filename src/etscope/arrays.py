@@ -47,13 +47,15 @@ def unique_inverse(a, max_range: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]
     return (where + lo).astype(a.dtype), code[off]
 
 
-def median(a, axis: int | None = None):
+def median(a, axis: int | None = None, overwrite: bool = False):
     """``np.median(a, axis)`` with the same result to the bit, without importing ``numpy.ma``
     (~8 ms: np.median's NaN check asks whether its data is a masked array).
 
     The same partition around the middle, the same ``np.mean`` of the middle one or two values,
     and NaN wherever the data holds a NaN (np.median puts NaNs last: the largest value tells).
-    An empty input goes to np.median itself (its warning and NaN)."""
+    An empty input goes to np.median itself (its warning and NaN). ``overwrite``: a 2-D ``a``'s
+    columns (axis 0) may be reordered in place, as np.median's ``overwrite_input`` (a temporary
+    of the caller's: no copy of it)."""
     a = np.asarray(a)
     if axis is None:
         a, axis = a.reshape(-1), 0
@@ -66,7 +68,7 @@ def median(a, axis: int | None = None):
     inexact = a.dtype.kind == "f"
     kth = middle + [n - 1] if inexact else middle
     if a.ndim == 2 and axis == 0:          # columns: half of them per core when large
-        part = a.copy()
+        part = a if overwrite and a.flags.writeable else a.copy()
         partition_columns(part, kth)
     else:
         part = np.partition(a, kth, axis=axis)

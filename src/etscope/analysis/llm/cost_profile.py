@@ -84,7 +84,7 @@ def cost_split(T: np.ndarray, timed: np.ndarray | None = None) -> dict | None:
         return None
     group, ops, score = found
     pre = group if direction > 0 else ~group
-    strength = median(R[pre][:, ops], axis=0) - median(R[~pre][:, ops], axis=0)
+    strength = median(R[pre][:, ops], axis=0, overwrite=True) - median(R[~pre][:, ops], axis=0, overwrite=True)
     order = np.argsort(-strength, kind="stable")
     return {"prefill": pre, "ops": cols[ops][order], "strength_log2": strength[order], "score": score,
             "gap_log2": float(median(strength)),
@@ -213,7 +213,7 @@ def _evidence_log2(R: np.ndarray, group: np.ndarray, ops: np.ndarray, direction:
     """How far the group is off in its pattern, as measured (no level taken out): the sum over
     the pattern's instructions of log2(group / others) in ``direction``, each counted up to 8x
     (a contention spike can make one instruction 50x slower; tokens make many several times)."""
-    off = direction * (R[group][:, ops].mean(axis=0) - median(R[~group][:, ops], axis=0))
+    off = direction * (R[group][:, ops].mean(axis=0) - median(R[~group][:, ops], axis=0, overwrite=True))
     return float(np.clip(off, 0.0, 3.0).sum())
 
 

@@ -115,7 +115,7 @@ def _top_ops(files, by_file, mean_lat) -> list[dict]:
         T = units.ns_to_ms_in_place(np.nan_to_num(f.T[rows], nan=0.0, copy=False))
         single = len(by_file) == 1
         means = T.mean(axis=0) if single else None
-        meds = median(T, axis=0) if single else None
+        meds = median(T, axis=0, overwrite=True) if single else None     # T is ours and done with
         for c, iid in enumerate(f.instr_ids):
             lab = f.label(iid)
             key = (lab["instruction_id"], lab["placement"], lab["op_type"], lab["kernel"])
