@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
 from etscope import units
 
@@ -23,12 +24,27 @@ def _size(paths) -> int:
     return total
 
 
+def _stderr_may_be_a_terminal() -> bool:
+    """False when rich would surely find stderr is no terminal (redirected, and no TTY_COMPATIBLE
+    or FORCE_COLOR in the environment to say otherwise): then rich is not even imported (~50 ms,
+    on every big file read by a script or a pipe)."""
+    tty_compatible = os.environ.get("TTY_COMPATIBLE")
+    if tty_compatible == "0":          # rich's own rules for these two, the way it reads them
+        return False
+    if tty_compatible == "1" or os.environ.get("FORCE_COLOR") is not None:
+        return True                    # rich decides (and may still say no, in Jupyter)
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):   # no stderr, or a closed one
+        return False
+
+
 @contextlib.contextmanager
 def reading(*paths):
     """Context giving a ``progress(done_events, total_events)`` callback, or None for small inputs."""
     force = os.environ.get("ETSCOPE_PROGRESS")
     size = _size(paths)
-    if force == "0" or (force != "1" and size < THRESHOLD_BYTES):
+    if force == "0" or (force != "1" and size < THRESHOLD_BYTES) or not _stderr_may_be_a_terminal():
         yield None
         return
     from rich.console import Console
