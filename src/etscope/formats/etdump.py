@@ -218,13 +218,15 @@ def _read_runs(buf: Buffer, run_pos: np.ndarray, release=None):
         for owner, c in zip(alloc_owner.tolist(), alloc_codes.tolist()):
             allocs_of.setdefault(owner, []).append(alloc_strings[c] if c >= 0 else "")
         names = [strings[c] if c >= 0 else "" for c in codes.tolist()]
-        for i, (nm, bi, c) in enumerate(zip(names, bundled.tolist(), cnt.tolist())):
-            runs.append(RunData(nm, int(bi), allocs_of.get(i, []), first, int(c)))
-            first += int(c)
-        if release is not None:
-            release(int(pos.min()), int(pos.max()) + 64)
+        firsts = np.cumsum(cnt) - cnt + first
+        allocs = [allocs_of.get(i, []) for i in range(len(pos))]
+        runs.extend(map(RunData, names, bundled.tolist(), allocs, firsts.tolist(), cnt.tolist()))  # no loop
+        first += int(cnt.sum())
+        if release is not None:         # the tables and the vectors' lengths read: one range over both
+            lo, hi = int(pos.min()), int(pos.max()) + 64
             if st.any():
-                release(int(st[st > 0].min()) - 4, int(st.max()) + 4)
+                lo, hi = min(lo, int(st[st > 0].min()) - 4), max(hi, int(st.max()) + 4)
+            release(lo, hi)
     _refuse_shared_event_vectors(buf, ev_start, counts)
     return runs, ev_start, counts
 
