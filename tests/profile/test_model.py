@@ -107,6 +107,15 @@ def test_end_times_past_the_exact_range_of_a_float_stay_a_column():
     p = build(long)
     assert "end" in p.events
     np.testing.assert_array_equal(end_times(p), end)
+    # Built from columns it may reuse (as load does): the same profile; the end times it keeps are
+    # the ones read (the differences written over them are taken back).
+    for case, kept in ((shifted, False), (long, True)):
+        own = dataclasses.replace(case, events={k: v.copy() for k, v in case.events.items()})
+        q = build(own, reuse_columns=True)
+        assert ("end" in q.events) is kept
+        np.testing.assert_array_equal(end_times(q), case.events["end"])
+        for col in ("value", "execute", "unit", "role"):
+            assert np.array_equal(q.events[col], build(case).events[col], equal_nan=True), col
 
 
 def test_a_run_column_the_run_data_do_not_describe_is_kept():
@@ -124,3 +133,23 @@ def test_a_run_column_the_run_data_do_not_describe_is_kept():
     p = build(dataclasses.replace(data, events={**data.events, "run": run}))
     assert "run" in p.events
     np.testing.assert_array_equal(event_runs(p), run)
+    q = build(dataclasses.replace(data, events={**data.events, "run": run.copy()}), reuse_columns=True)
+    assert "run" in q.events                # not given back: not reused either
+    np.testing.assert_array_equal(event_runs(q), run)
+    np.testing.assert_array_equal(q.events["execute"], p.events["execute"])
+
+
+def test_a_profile_built_over_its_read_columns_is_the_same():
+    """load reuses the columns it read (run and end become execute and value in place): every
+    column of every fixture's profile is the one built from an untouched copy."""
+    from etscope.formats.etdump import read_etdump
+    from etscope.profile import build
+
+    for path in sorted(FIXTURES.glob("**/*.etdump")):
+        a, b = build(read_etdump(path)), load(path)
+        for x, y in zip(a.method_split.profiles.values() if a.method_split else (a,),
+                        b.method_split.profiles.values() if b.method_split else (b,)):
+            assert x.events.keys() == y.events.keys(), path
+            for col in x.events:
+                assert x.events[col].dtype == y.events[col].dtype, (path, col)
+                assert np.array_equal(x.events[col], y.events[col], equal_nan=True), (path, col)

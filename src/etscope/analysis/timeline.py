@@ -17,7 +17,10 @@ def timed_mask(profile: P.Profile) -> np.ndarray:
 def first_timed_ns(profile: P.Profile) -> int:
     """Start of the earliest timed event (0 when there is none): the origin of every timeline."""
     timed = timed_mask(profile)
-    return int(profile.events["start"][timed].min()) if timed.any() else 0
+    if not timed.any():
+        return 0
+    start = profile.events["start"]      # the minimum where timed: no copy of the timed starts (80 MB on 10M)
+    return int(np.min(start, where=timed, initial=np.iinfo(start.dtype).max))
 
 
 def since_origin(ns, t0: int) -> np.ndarray:

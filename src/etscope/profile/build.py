@@ -17,8 +17,8 @@ from etscope.profile.instructions import join_method
 from etscope.profile.methods import assign_methods, split_by_method
 from etscope.profile.model import (DELEGATE_CALL, METHOD_EXECUTE, OPERATOR_CALL, ROLE_ALLOCATION, ROLE_DEBUG,
                                    ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL, ROLE_METHOD,
-                                   ROLE_OPERATOR_CALL, ROLE_OTHER, Profile, drop_end_times,
-                                   drop_run_column)
+                                   ROLE_OPERATOR_CALL, ROLE_OTHER, Profile, EXACT_IN_FLOAT, drop_end_times,
+                                   drop_run_column, run_column_given_back)
 from etscope.profile.repeats import columns_as_read
 
 def load(etdump, etrecord=None, pte=None, method: str | None = None, progress=None) -> Profile:
@@ -41,10 +41,14 @@ def load(etdump, etrecord=None, pte=None, method: str | None = None, progress=No
 
         sources["pte"] = display(pte)   # as shown: escaped, valid UTF-8
         pte = read_pte(pte)
-    return build(etdump, etrecord, pte, method, sources)
+    return build(etdump, etrecord, pte, method, sources, reuse_columns="etdump" in sources)   # read here: ours
 
 
-def build(data: etdump_format.EtdumpData, etrecord=None, pte=None, method=None, sources=None) -> Profile:
+def build(data: etdump_format.EtdumpData, etrecord=None, pte=None, method=None, sources=None,
+          reuse_columns: bool = False) -> Profile:
+    """The Profile of ``data`` (and the ETRecord / .pte). ``reuse_columns``: ``data`` is the
+    caller's no longer (``load`` read it): the columns the profile does not keep (run, end) may
+    become two it needs (execute, value) in place, where they give back what they replace."""
     strings = list(data.strings)
     ev = data.events
     role = _roles_of_repeated_runs(strings, ev, data)
@@ -53,15 +57,28 @@ def build(data: etdump_format.EtdumpData, etrecord=None, pte=None, method=None, 
 
     run_to_execute = np.full(len(data.runs), -1, dtype=np.int32)
     run_to_execute[execute_runs] = np.arange(len(execute_runs), dtype=np.int32)
-    execute = run_to_execute[ev["run"]] if len(ev["run"]) else np.zeros(0, np.int32)
+    dropped = set()
+    run = ev["run"]
+    if reuse_columns and len(run) and run.dtype == np.int32 and run.flags.writeable and \
+            run_column_given_back(data, run):
+        # each event's Execute run over its RunData index, element by element (clip: no buffered
+        # copy; every index is a RunData's)
+        execute = np.take(run_to_execute, run, out=run, mode="clip")
+        dropped.add("run")
+    else:
+        execute = run_to_execute[run] if len(run) else np.zeros(0, np.int32)
 
-    value, unit = _values_and_units(strings, ev, role)
-    events = dict(ev)
+    value = _values_over_end_times(ev) if reuse_columns else None
+    if value is not None:
+        dropped.add("end")
+    value, unit = _values_and_units(strings, ev, role, value)
+    events = {k: v for k, v in ev.items() if k not in dropped}
     events.update(role=role, execute=execute, value=value, unit=unit)
 
     runs = _run_table(data, events, execute_runs, warnings)
     # Columns other data give back are not kept (model.end_times, model.event_runs).
-    dropped = {"end"} if drop_end_times(events) else set()
+    if drop_end_times(events):
+        dropped.add("end")
     if drop_run_column(data, events):
         dropped.add("run")
     if dropped:
@@ -151,32 +168,36 @@ def _execute_runs(data, ev, role, strings) -> np.ndarray:
     return np.nonzero(names)[0]
 
 
-def _values_and_units(strings, ev, role):
-    """Each event's value in its true unit.
+def _values_and_units(strings, ev, role, value=None):
+    """Each event's value in its true unit (``value``: end - start of every event already, see
+    ``_values_over_end_times``).
 
     Interval events (start > 0) are durations in the runtime clock's ticks (ns on Linux/Android).
     Value events (delegate events with start_time == 0, as QNN writes them) carry the value in
     ``end_time`` and their unit in the name suffix.
     """
-    n = len(ev["run"])
+    n = len(ev["kind"])
     # Same bits as astype(int64), without copies (10M events: 160 MB less).
     start = _as_int64(ev["start"]) if n else np.zeros(0, np.int64)
-    end = _as_int64(ev["end"]) if n else np.zeros(0, np.int64)
-    value = np.empty(n, dtype=np.float64)
-    half = n // 2
+    end = None
+    if value is None:
+        end = _as_int64(ev["end"]) if n else np.zeros(0, np.int64)
+        value = np.empty(n, dtype=np.float64)
+        half = n // 2
 
-    def subtract(parts) -> None:        # halves on two cores: the new column's pages are most of it
-        for part in parts:
-            np.subtract(end[part], start[part], out=value[part], dtype=np.int64, casting="unsafe")
+        def subtract(parts) -> None:        # halves on two cores: the new column's pages are most of it
+            for part in parts:
+                np.subtract(end[part], start[part], out=value[part], dtype=np.int64, casting="unsafe")
 
-    in_two_threads(subtract, [slice(0, half), slice(half, n)], n >= TWO_THREADS_MIN)
+        in_two_threads(subtract, [slice(0, half), slice(half, n)], n >= TWO_THREADS_MIN)
     kind = ev["kind"]
     other_kinds = bool(kind.any())          # allocation or debug events (profiling events are kind 0)
     unit = np.where(kind == etdump_format.PROFILE, np.uint8(units.NS), np.uint8(units.UNKNOWN)) if other_kinds \
         else np.full(n, units.NS, dtype=np.uint8)
     value_style = (role == ROLE_DELEGATE_INTERNAL) & (start == 0)
     if value_style.any():
-        np.copyto(value, end, where=value_style, casting="unsafe")
+        if end is not None:             # (end - 0 already: the same number)
+            np.copyto(value, end, where=value_style, casting="unsafe")
         codes = np.where(ev["name"] >= 0, ev["name"], ev["delegate_id_str"])
         # Unit per string code (the last entry serves code -1).
         lut = np.array([units.unit_from_suffix(s) for s in strings] + [units.UNKNOWN], dtype=np.uint8)
@@ -187,6 +208,35 @@ def _values_and_units(strings, ev, role):
         unit[alloc] = units.BYTES
         value[kind == etdump_format.DEBUG] = np.nan
     return value, unit
+
+
+_CONVERT_CHUNK = 1 << 20     # values converted at a time in place (numpy copies each chunk first: they overlap)
+
+
+def _values_over_end_times(ev) -> np.ndarray | None:
+    """``end - start`` of every event as float64, written over the end times' own column: the
+    value column without a new array (80 MB on 10M events), when the profile would not keep the
+    end times anyway (``drop_end_times``: every profiling event's difference exact in a float,
+    so ``model.end_times`` gives them back). Else None, the end times as they were."""
+    start, end = ev["start"], ev["end"]
+    if not (end.dtype == start.dtype == np.uint64 and end.flags.c_contiguous and end.flags.writeable
+            and start.strides == end.strides and len(end) == len(start) and len(end)):
+        return None
+    e, s = end.view(np.int64), start.view(np.int64)
+    n = len(e)
+    halves = [slice(0, n // 2), slice(n // 2, n)]
+    in_two_threads(lambda parts: [np.subtract(e[p], s[p], out=e[p]) for p in parts], halves, n >= TWO_THREADS_MIN)
+    profiling = ev["kind"] == etdump_format.PROFILE
+    lo = int(np.min(e, where=profiling, initial=0))
+    hi = int(np.max(e, where=profiling, initial=0))
+    if not (-EXACT_IN_FLOAT < lo and hi < EXACT_IN_FLOAT):       # kept: the end times back as they were
+        in_two_threads(lambda parts: [np.add(e[p], s[p], out=e[p]) for p in parts], halves, n >= TWO_THREADS_MIN)
+        return None
+    value = end.view(np.float64)
+    chunks = [slice(a, min(n, a + _CONVERT_CHUNK)) for a in range(0, n, _CONVERT_CHUNK)]
+    in_two_threads(lambda parts: [np.copyto(value[p], e[p], casting="unsafe") for p in parts], chunks,
+                   n >= TWO_THREADS_MIN)
+    return value
 
 
 def _as_int64(a: np.ndarray) -> np.ndarray:
@@ -217,7 +267,9 @@ def _run_table(data, events, execute_runs, warnings) -> dict[str, np.ndarray]:
         lo = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
         hi = np.zeros(n, dtype=np.int64)
         np.minimum.at(lo, events["execute"][sel], events["start"][sel].astype(np.int64))
-        np.maximum.at(hi, events["execute"][sel], events["end"][sel].astype(np.int64))
+        ends = events["end"][sel].astype(np.int64) if "end" in events else \
+            events["start"][sel].astype(np.int64) + events["value"][sel].astype(np.int64)   # model.end_times
+        np.maximum.at(hi, events["execute"][sel], ends)
         ok = missing & (hi > 0)
         latency[ok] = (hi - lo)[ok]
         start[ok] = lo[ok]

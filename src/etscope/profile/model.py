@@ -126,8 +126,14 @@ def drop_run_column(data: etdump_format.EtdumpData, events: dict[str, np.ndarray
     """Remove ``run`` from ``events`` when the RunData give it back (checked: each run's events
     start at its first event, one run after another, and the column changes only there)."""
     run = events.get("run")
-    if run is None:
+    if run is None or not run_column_given_back(data, run, chunk):
         return False
+    del events["run"]
+    return True
+
+
+def run_column_given_back(data: etdump_format.EtdumpData, run: np.ndarray, chunk: int = 1 << 20) -> bool:
+    """Whether the RunData give ``run`` back (see ``drop_run_column``)."""
     ends = run_ends(data)
     counts = np.diff(ends, prepend=0)
     firsts = np.fromiter((r.first_event for r in data.runs), dtype=np.int64, count=len(data.runs))
@@ -139,10 +145,7 @@ def drop_run_column(data: etdump_format.EtdumpData, events: dict[str, np.ndarray
         return False
     changes = [np.flatnonzero(run[a + 1:b + 1] != run[a:b]) + a + 1
                for a, b in ((a, min(a + chunk, n - 1)) for a in range(0, n - 1, chunk))]
-    if not np.array_equal(np.concatenate(changes) if changes else starts[1:], starts[1:]):
-        return False
-    del events["run"]
-    return True
+    return np.array_equal(np.concatenate(changes) if changes else starts[1:], starts[1:])
 
 
 # Past this, an int64 difference is not exact as a float64 value, so the end times stay a column.
