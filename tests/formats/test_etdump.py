@@ -76,3 +76,22 @@ def test_input_is_not_modified(real, tmp_path):
     before = p.read_bytes()
     E.read_etdump(p)
     assert p.read_bytes() == before
+
+
+def test_run_arrays_are_the_run_data_s():
+    """run_counts / run_firsts: what each RunData says, set by the reader or made from the runs,
+    read-only, carried by with_events and made again for other runs."""
+    import dataclasses
+    from pathlib import Path
+
+    from etscope.formats.etdump import read_etdump
+
+    for path in sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("**/*.etdump")):
+        d = read_etdump(path)
+        want = ([r.event_count for r in d.runs], [r.first_event for r in d.runs])
+        made = dataclasses.replace(d)              # no arrays from the reader: made from the runs
+        for x in (d, made, d.with_events(dict(d.events))):
+            assert [x.run_counts().tolist(), x.run_firsts().tolist()] == list(want), path
+            assert not x.run_counts().flags.writeable and not x.run_firsts().flags.writeable
+        fewer = dataclasses.replace(d, runs=d.runs[:1])
+        assert fewer.run_counts().tolist() == want[0][:1]

@@ -181,9 +181,8 @@ def template_event_table(profile: P.Profile) -> EventTable | None:
     k = int(counts[0])
     if k == 0 or (counts != k).any():
         return None
-    data_runs = profile.etdump.runs
     ex_runs = np.asarray(profile.runs["etdump_run"], dtype=np.int64)
-    firsts = np.array([data_runs[int(r)].first_event for r in ex_runs], dtype=np.int64)
+    firsts = profile.etdump.run_firsts()[ex_runs]
     # Blocks of consecutive Execute runs: their events are one contiguous slice.
     cuts = np.nonzero(np.diff(ex_runs) != 1)[0] + 1
     blocks = np.split(np.arange(n_runs), cuts)

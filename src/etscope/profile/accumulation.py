@@ -72,7 +72,7 @@ def remove_accumulated_copies(profile: Profile) -> None:
     record = Accumulation(events_removed=removed, file_events=n)
     data, events = event_subset(profile, keep)
     runs = dict(profile.runs)
-    runs["event_count"] = np.array([data.runs[r].event_count for r in runs["etdump_run"]], dtype=np.int64)
+    runs["event_count"] = data.run_counts()[np.asarray(runs["etdump_run"], dtype=np.int64)]
     profile.etdump = data
     profile.events = events
     profile.runs = runs

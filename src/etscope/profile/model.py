@@ -104,7 +104,7 @@ class Profile:
 
 def run_ends(data: etdump_format.EtdumpData) -> np.ndarray:
     """Per RunData, the index one past its last event (int64): events lie run after run."""
-    return np.cumsum(np.fromiter((r.event_count for r in data.runs), dtype=np.int64, count=len(data.runs)))
+    return np.cumsum(data.run_counts())
 
 
 def event_runs(profile: Profile, rows: np.ndarray | None = None) -> np.ndarray:
@@ -136,7 +136,7 @@ def run_column_given_back(data: etdump_format.EtdumpData, run: np.ndarray, chunk
     """Whether the RunData give ``run`` back (see ``drop_run_column``)."""
     ends = run_ends(data)
     counts = np.diff(ends, prepend=0)
-    firsts = np.fromiter((r.first_event for r in data.runs), dtype=np.int64, count=len(data.runs))
+    firsts = data.run_firsts()
     n = len(run)
     if (int(ends[-1]) if len(ends) else 0) != n or not np.array_equal(firsts, ends - counts):
         return False

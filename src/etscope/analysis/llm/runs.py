@@ -187,8 +187,7 @@ def _inner_matrix(profile: P.Profile, sig_full: np.ndarray) -> tuple[np.ndarray,
     k = int(counts[0])
     if k == 0 or (counts != k).any():
         return empty
-    firsts = np.array([profile.etdump.runs[int(r)].first_event for r in profile.runs["etdump_run"]],
-                      dtype=np.int64)
+    firsts = profile.etdump.run_firsts()[np.asarray(profile.runs["etdump_run"], dtype=np.int64)]
     t0 = int(firsts[0])
     tmpl = slice(t0, t0 + k)
     unit = ev["unit"][tmpl]
