@@ -111,3 +111,16 @@ def test_big_llama_report_size_and_time(tmp_path):
     print(f"1000-run report: {size / 1e6:.2f} MB in {elapsed:.2f} s")
     assert size < 5e6
     assert elapsed < 6.0      # goal 3 s; margin for a loaded CI machine
+
+
+def test_the_template_prepared_in_the_background_renders_the_same_page():
+    """report prepares jinja2 and its template on a thread while the inputs are read; the page is
+    the one rendered without it (the template is compiled once per process either way)."""
+    import etscope.render.html as H
+
+    H._templates.clear()
+    H.prepare_in_background()
+    _, data, html = build(REAL / "cnn.etdump")
+    H._templates.clear()
+    data2 = dict(data)
+    assert H.render_report(data2) == html

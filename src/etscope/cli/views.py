@@ -32,7 +32,7 @@ def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_
 
     from etscope import api
     from etscope.paths import display
-    from etscope.render.html import report_data, write_report_data
+    from etscope.render.html import prepare_in_background, report_data, write_report_data
 
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
@@ -44,6 +44,7 @@ def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_
                         compare_etdump, compare_etrecord, compare_pte, debug_buffer, numerics_reference,
                         reference_buffer, reference_etrecord)
     heap = read_heap_file(qnn_heap)
+    prepare_in_background()          # the page's template, while the inputs are read
     r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace,
                      llm_options=api.llm_options(pte, prompt_tokens, decode_tokens))
     profile = r.profile
