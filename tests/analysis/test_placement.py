@@ -81,6 +81,7 @@ def test_instruction_rows_of_identical_runs_are_those_of_every_event(monkeypatch
         fast = placement.instruction_rows.__wrapped__(q)
         with monkeypatch.context() as m:
             m.setattr(placement, "identical_runs", lambda prof: None)
+            m.setattr(placement, "_run_template", lambda prof: None)      # (memoised: computed above)
             full = placement.instruction_rows.__wrapped__(q)
         assert fast.dtype == full.dtype and np.array_equal(fast, full), path
         taken += identical_runs(q) is not None
@@ -98,6 +99,7 @@ def test_totals_of_identical_runs_are_those_of_the_bincount(monkeypatch):
         fast_rows = placement.fallback_ops(q)
         with monkeypatch.context() as m:
             m.setattr(placement, "_per_run_of_identical_runs", lambda prof, rows: None)
+            m.setattr(placement, "_run_template", lambda prof: None)
             full_parts = placement._per_run_parts.__wrapped__(q)
             assert placement.fallback_ops(q) == fast_rows, path
         assert fast_parts.keys() == full_parts.keys()
@@ -133,6 +135,26 @@ def test_values_of_identical_runs_read_through_the_runs_view_are_the_gathered_on
         if per_run > 1:
             assert np.array_equal(placement._identical_run_values(q, shuffled, per_run),
                                   q.events["value"][shuffled].reshape(q.n_runs, per_run), equal_nan=True)
+    assert taken >= 5
+
+
+def test_tables_of_identical_runs_read_from_one_run_are_those_of_every_event():
+    """identical_instruction_table (positions of one run) gives what instruction_table gives over
+    the rows of every event, for all instruction-level events and for the CPU ones, and None
+    exactly where it does; per-run parts from the template equal those from the rows."""
+    from etscope.profile.repeats import identical_runs
+
+    taken = 0
+    for path, q in _fixture_profiles():
+        for cpu_only, rows in ((False, placement.instruction_rows(q)), (True, placement.cpu_rows(q))):
+            got, want = placement.identical_instruction_table(q, cpu_only), placement.instruction_table(q, rows)
+            assert (got is None) == (want is None), path
+            if got is not None:
+                assert all(np.array_equal(a, b) for a, b in zip(got, want)), path
+                taken += 1
+        if identical_runs(q) is not None:
+            template = placement._run_template(q)
+            assert np.array_equal(placement._template_rows(q, template, template.at), placement.instruction_rows(q))
     assert taken >= 5
 
 

@@ -8,6 +8,8 @@ measured, the overhead is the remainder.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from etscope import profile as P
@@ -40,14 +42,48 @@ def instruction_rows(profile: P.Profile) -> np.ndarray:
     the profile's events fit). When every run logged the same events, those of the first run
     repeated at each run's offset."""
     ev = profile.events
+    template = _run_template(profile)
+    if template is not None:
+        return _template_rows(profile, template, template.at)
     wide = np.int32 if profile.n_events <= np.iinfo(np.int32).max else np.int64
-    first = identical_runs(profile)
-    if first is not None:
-        k = first.stop - first.start
-        at = np.flatnonzero(_instruction_level(ev["role"][first], ev["instruction_id"][first], None))
-        starts = first.start + k * np.arange(profile.n_runs, dtype=np.int64)
-        return (starts[:, None] + at[None, :]).reshape(-1).astype(wide)
     return np.flatnonzero(_instruction_level(ev["role"], ev["instruction_id"], ev["execute"] >= 0)).astype(wide)
+
+
+class _RunTemplate:
+    """Identical runs' instruction-level events as positions in a run (each run's events lie ``k``
+    after the last run's, from ``start``), with each one's role (a delegate call or not) and
+    instruction: per-run sums and tables read the runs' (runs x k) value matrix at these columns
+    instead of an index of every event."""
+
+    __slots__ = ("start", "k", "at", "is_call", "instr")
+
+    def __init__(self, start: int, k: int, at: np.ndarray, is_call: np.ndarray, instr: np.ndarray):
+        self.start, self.k, self.at, self.is_call, self.instr = start, k, at, is_call, instr
+
+    def values(self, profile: P.Profile, cols: np.ndarray) -> np.ndarray:
+        """(runs x len(cols)): the value of each run's events at positions ``cols``."""
+        n = profile.n_runs
+        runs = profile.events["value"][self.start:self.start + self.k * n].reshape(n, self.k)
+        return np.take(runs, cols, axis=1)
+
+
+@per_profile
+def _run_template(profile: P.Profile) -> _RunTemplate | None:
+    """The :class:`_RunTemplate` when the Execute runs are identical (``identical_runs``), else None."""
+    first = identical_runs(profile)
+    if first is None or profile.n_runs == 0:
+        return None
+    ev = profile.events
+    at = np.flatnonzero(_instruction_level(ev["role"][first], ev["instruction_id"][first], None))
+    return _RunTemplate(first.start, first.stop - first.start, at,
+                        ev["role"][first.start + at] == P.ROLE_DELEGATE_CALL, ev["instruction_id"][first.start + at])
+
+
+def _template_rows(profile: P.Profile, template: _RunTemplate, cols: np.ndarray) -> np.ndarray:
+    """The events at positions ``cols`` of every run, in file order (as :func:`instruction_rows`)."""
+    wide = np.int32 if profile.n_events <= np.iinfo(np.int32).max else np.int64
+    starts = template.start + template.k * np.arange(profile.n_runs, dtype=np.int64)
+    return (starts[:, None] + np.asarray(cols, dtype=np.int64)[None, :]).reshape(-1).astype(wide)
 
 
 def _instruction_level(role: np.ndarray, instr: np.ndarray, in_exec: np.ndarray | None) -> np.ndarray:
@@ -88,23 +124,45 @@ def per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
 def _per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
     n = profile.n_runs
     ev = profile.events
-    rows = instruction_rows(profile)
-    is_call = ev["role"][rows] == P.ROLE_DELEGATE_CALL
-    calls = rows[is_call]
+    template = _run_template(profile)
+    if template is not None:        # identical runs: one run's events say which columns to add
+        calls, ids = template.at[template.is_call], template.instr[template.is_call]
+        cpu = template.at[~template.is_call]
+        totals = functools.partial(_template_totals, profile, template)
+    else:
+        rows = instruction_rows(profile)
+        is_call = ev["role"][rows] == P.ROLE_DELEGATE_CALL
+        calls, ids, cpu = rows[is_call], ev["instruction_id"][rows[is_call]], rows[~is_call]
+        totals = functools.partial(_run_totals, profile)
     parts: dict[str, np.ndarray] = {"latency": profile.runs["latency_ns"].astype(np.float64)}
     backend_of = {i.id: i.backend for i in profile.instructions.values()}
     backends = profile.backends()
-    ids = ev["instruction_id"][calls]
     inside = np.zeros(n)
     for b in backends:
         bid = np.array([i for i, bk in backend_of.items() if bk == b and profile.instructions[i].kind == "delegate"])
-        parts[f"delegate:{b}"], parts[f"calls:{b}"] = _run_totals(profile, calls[isin(ids, bid)])
+        parts[f"delegate:{b}"], parts[f"calls:{b}"] = totals(calls[isin(ids, bid)])
         inside += parts[f"delegate:{b}"]
     del calls, ids
-    parts["cpu_ops"], parts["calls:cpu"] = _run_totals(profile, rows[~is_call])
+    parts["cpu_ops"], parts["calls:cpu"] = totals(cpu)
     inside += parts["cpu_ops"]
     parts["framework_overhead"] = parts["latency"] - inside
     return parts
+
+
+def _template_totals(profile: P.Profile, template: _RunTemplate, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_run_totals` of the events at positions ``cols`` of every (identical) run."""
+    n, per_run = profile.n_runs, len(cols)
+    if not 0 < per_run <= min(IDENTICAL_RUNS_MAX_PER_RUN, n):
+        return _run_totals(profile, _template_rows(profile, template, cols))
+    return _sum_in_file_order(template.values(profile, cols)), np.full(n, float(per_run))
+
+
+def _sum_in_file_order(values: np.ndarray) -> np.ndarray:
+    """Each row's sum, its values added one after the other (as the bincount over every event)."""
+    total = np.zeros(values.shape[0])
+    for j in range(values.shape[1]):
+        total += values[:, j]
+    return total
 
 
 def _run_totals(profile: P.Profile, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -115,11 +173,7 @@ def _run_totals(profile: P.Profile, rows: np.ndarray) -> tuple[np.ndarray, np.nd
     n = profile.n_runs
     per_run = _per_run_of_identical_runs(profile, rows)
     if per_run is not None:
-        values = _identical_run_values(profile, rows, per_run)
-        total = np.zeros(n)
-        for j in range(per_run):
-            total += values[:, j]
-        return total, np.full(n, float(per_run))
+        return _sum_in_file_order(_identical_run_values(profile, rows, per_run)), np.full(n, float(per_run))
     execute = ev["execute"][rows]
     return (np.bincount(execute, weights=ev["value"][rows], minlength=n),
             np.bincount(execute, minlength=n).astype(np.float64))
@@ -223,15 +277,21 @@ DENSE_TABLE_FACTOR, DENSE_TABLE_MIN_CELLS = 4, 1 << 20
 def _cpu_stats_by_instruction(profile: P.Profile):
     """The CPU instructions (ids, calls) and the statistics in ms (``stats.grouped``) of their
     totals per run, over the runs they ran in. None without CPU calls."""
-    rows = cpu_rows(profile)
-    if rows.size == 0:
-        return None
-    found = instruction_table(profile, rows)
+    template = _run_template(profile)
+    if template is not None:
+        if template.is_call.all():                      # no CPU call in any run
+            return None
+        found = identical_instruction_table(profile, cpu_only=True)
+    else:
+        rows = cpu_rows(profile)
+        if rows.size == 0:
+            return None
+        found = instruction_table(profile, rows)
+        del rows
     if found is not None:
         uniq, calls, table = found
         return uniq, calls, column_stats(table, transform=units.ns_to_ms, overwrite=True, quantiles=(50,),
                                          extremes=False)       # what fallback_ops shows
-    del rows
     uniq, calls, group, per_run = _cpu_totals_by_instruction_and_run(profile)
     return uniq, calls, grouped(group, per_run, len(uniq), transform=units.ns_to_ms, overwrite=True)
 
@@ -276,6 +336,20 @@ def _cpu_totals_by_instruction_and_run(profile: P.Profile):
 
 # Past this many calls of one instruction per run, the sums per level of call cost more than a bincount.
 IDENTICAL_RUNS_MAX_CALLS = 64
+
+
+def identical_instruction_table(profile: P.Profile, cpu_only: bool = False):
+    """:func:`instruction_table` of every instruction-level event (``cpu_only``: of the CPU ones,
+    :func:`cpu_rows`), read from one run's positions when the runs are identical: no index of
+    every event is made. None exactly where instruction_table gives None."""
+    template = _run_template(profile)
+    if template is None:
+        return None
+    keep = ~template.is_call if cpu_only else np.ones(template.at.size, dtype=bool)
+    cols = template.at[keep]
+    if not 0 < cols.size <= min(IDENTICAL_RUNS_MAX_PER_RUN, profile.n_runs):
+        return None
+    return _table_of_identical_runs(template.instr[keep], template.values(profile, cols))
 
 
 def instruction_table(profile: P.Profile, rows: np.ndarray):

@@ -62,11 +62,11 @@ def _time_table(profile: P.Profile) -> tuple[np.ndarray, int, np.ndarray]:
     (runs x instructions) table of their summed times per run (NaN: not called in that run)."""
     ev = profile.events
     n = profile.n_runs
-    rows = placement.instruction_rows(profile)                # every call, in file order
-    identical = placement.instruction_table(profile, rows)  # every run calls every instruction
+    identical = placement.identical_instruction_table(profile)  # every run calls every instruction
     if identical is not None and len(identical[0]) <= _column_cap(n, profile.n_events):
         ids, _, table = identical
         return ids, len(ids), table
+    rows = placement.instruction_rows(profile)                # every call, in file order
     ids, inv = unique_inverse(ev["instruction_id"][rows])
     kept, inv = _columns_within_budget(np.bincount(inv.reshape(-1), minlength=len(ids)), inv.reshape(-1),
                                        n, profile.n_events)
