@@ -525,3 +525,37 @@ def test_time_table_of_identical_runs_is_the_bincount_one(monkeypatch):
             assert fast[2].dtype == full[2].dtype and np.array_equal(fast[2], full[2], equal_nan=True), path
             taken += identical_runs(q) is not None and fast[2].size > 0
     assert taken >= 10
+
+
+def test_positions_counted_with_running_sums_are_those_of_walking_the_runs():
+    """Decode steps and token positions (drift.positions) equal a walk over the runs, on random
+    schedules: prefills with known or unknown token counts, decodes before any prefill, other
+    phases in between, no prefill at all."""
+    from etscope.analysis.llm.drift import positions
+
+    def walk(assign, names, tokens):
+        steps, pos = np.full(len(assign), -1), np.full(len(assign), -1)
+        if "decode" not in names:
+            return steps, pos
+        d, p = names.index("decode"), names.index("prefill") if "prefill" in names else -1
+        step, cur, seen = 0, -1, False
+        for i, a in enumerate(assign):
+            if a == p:
+                seen, step, cur = True, 0, (int(tokens[i]) if tokens[i] > 0 else -1)
+            elif a == d:
+                step += 1
+                steps[i] = step
+                if cur >= 0:
+                    pos[i] = cur
+                    cur += int(tokens[i]) if tokens[i] > 0 else 1
+        if not seen:
+            steps[:] = np.where(np.asarray(assign) == d, np.cumsum(np.asarray(assign) == d), -1)
+        return steps, pos
+
+    rng = np.random.default_rng(0)
+    for t in range(2000):
+        names = [["prefill", "decode"], ["decode"], ["decode", "prefill", "other"], ["x"]][t % 4]
+        assign = rng.integers(0, len(names), int(rng.integers(0, 50)))
+        tokens = rng.choice([-1, 0, 1, 3, 128], assign.size) if t % 3 else np.full(assign.size, -1)
+        got, want = positions(assign, names, tokens), walk(assign, names, tokens)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), t

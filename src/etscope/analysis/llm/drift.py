@@ -32,12 +32,34 @@ def warmup_runs(runs: np.ndarray, latency: np.ndarray, name: str) -> tuple[list[
 
 
 def positions(assign, names, tokens) -> tuple[np.ndarray, np.ndarray]:
-    """Per run: decode step since the last prefill (1, 2, ...) and token position when known."""
+    """Per run: decode step since the last prefill (1, 2, ...) and token position when known.
+
+    A decode run's step counts the decode runs since the last prefill (or since the start); its
+    position is the last prefill's token count (when known) plus the tokens of the decode runs
+    between (one for a run of unknown count). Counted with running sums, not a loop over runs."""
     n = len(assign)
     steps = np.full(n, -1, dtype=np.int64)
     pos = np.full(n, -1, dtype=np.int64)
     if "decode" not in names:
         return steps, pos
+    assign = np.asarray(assign)
+    tokens = np.asarray(tokens, dtype=np.int64)
+    is_d = assign == names.index("decode")
+    is_p = assign == names.index("prefill") if "prefill" in names else np.zeros(n, dtype=bool)
+    if not is_p.any():
+        steps[:] = np.where(is_d, np.cumsum(is_d), -1)
+        return steps, pos
+    decodes = np.cumsum(is_d)                                        # decode runs so far (running sums
+    at_prefill = np.maximum.accumulate(np.where(is_p, decodes, 0))   # only grow: the last prefill's is the max)
+    steps[is_d] = (decodes - at_prefill)[is_d]
+    last = np.maximum.accumulate(np.where(is_p, np.arange(n), -1))   # the last prefill at or before each run
+    start = np.where(last >= 0, tokens[np.maximum(last, 0)], -1)     # its tokens
+    add = np.where(is_d, np.where(tokens > 0, tokens, 1), 0)
+    added = np.cumsum(add) - add                                     # decode tokens before each run
+    since = added - np.maximum.accumulate(np.where(is_p, added, 0))
+    known = is_d & (start > 0)
+    pos[known] = (start + since)[known]
+    return steps, pos
     d = names.index("decode")
     p = names.index("prefill") if "prefill" in names else -1
     step = 0

@@ -178,13 +178,16 @@ def _rates(phase_rows, latency) -> tuple[float | None, float | None, float | Non
 
 def _series(profiles, splits, files, s: _Stacked, phase_of_run, warm, steps, pos) -> dict:
     """One entry per run, in the order they ran."""
+    def known(a) -> list:                  # integers, None for -1 (as Python numbers: tolist)
+        return [x if x >= 0 else None for x in np.asarray(a, dtype=np.int64).tolist()]
+
     series = {
-        "latency_ms": [float(x) for x in s.latency],
+        "latency_ms": np.asarray(s.latency, dtype=np.float64).tolist(),
         "phase": phase_of_run,
-        "warmup": [bool(x) for x in warm],
-        "tokens": [int(t) if t >= 0 else None for t in s.tokens],
-        "step": [int(x) if x >= 0 else None for x in steps],
-        "position": [int(p) if p >= 0 else None for p in pos],
+        "warmup": np.asarray(warm, dtype=bool).tolist(),
+        "tokens": known(s.tokens),
+        "step": known(steps),
+        "position": known(pos),
         "etdump_run": stack([f.etdump_run for f in files], s.perm).tolist(),
     }
     if len(profiles) > 1:
