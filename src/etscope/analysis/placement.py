@@ -60,11 +60,14 @@ class _RunTemplate:
     def __init__(self, start: int, k: int, at: np.ndarray, is_call: np.ndarray, instr: np.ndarray):
         self.start, self.k, self.at, self.is_call, self.instr = start, k, at, is_call, instr
 
+    def runs(self, profile: P.Profile) -> np.ndarray:
+        """The runs' values as a (runs x k) view of the value column."""
+        n = profile.n_runs
+        return profile.events["value"][self.start:self.start + self.k * n].reshape(n, self.k)
+
     def values(self, profile: P.Profile, cols: np.ndarray) -> np.ndarray:
         """(runs x len(cols)): the value of each run's events at positions ``cols``."""
-        n = profile.n_runs
-        runs = profile.events["value"][self.start:self.start + self.k * n].reshape(n, self.k)
-        return np.take(runs, cols, axis=1)
+        return np.take(self.runs(profile), cols, axis=1)
 
 
 @per_profile
@@ -349,7 +352,7 @@ def identical_instruction_table(profile: P.Profile, cpu_only: bool = False):
     cols = template.at[keep]
     if not 0 < cols.size <= min(IDENTICAL_RUNS_MAX_PER_RUN, profile.n_runs):
         return None
-    return _table_of_identical_runs(template.instr[keep], template.values(profile, cols))
+    return _table_of_identical_runs(template.instr[keep], template.runs(profile), cols)
 
 
 def instruction_table(profile: P.Profile, rows: np.ndarray):
@@ -364,13 +367,15 @@ def instruction_table(profile: P.Profile, rows: np.ndarray):
                                     _identical_run_values(profile, rows, per_run))
 
 
-def _table_of_identical_runs(instr: np.ndarray, values: np.ndarray):
+def _table_of_identical_runs(instr: np.ndarray, values: np.ndarray, cols: np.ndarray | None = None):
     """The instructions of identical runs (ids, calls) and their totals per run (runs x
     instructions): ``instr`` the instruction of each of a run's calls, ``values`` their
-    values (runs x calls). Every instruction runs in every run; an instruction called several
-    times per run adds its calls in file order, as the bincount over every call does. None when
-    an instruction is called too often per run for that to be cheap."""
+    values (runs x calls), or the runs' values (runs x events) with ``cols`` the calls'
+    columns (taken from it once, in the table's order). Every instruction runs in every run; an
+    instruction called several times per run adds its calls in file order, as the bincount over
+    every call does. None when an instruction is called too often per run for that to be cheap."""
     n = values.shape[0]
+    cols = np.arange(values.shape[1]) if cols is None else np.asarray(cols)
     uniq, key = unique_inverse(instr)
     k = len(uniq)
     calls = np.bincount(key, minlength=k)
@@ -379,10 +384,10 @@ def _table_of_identical_runs(instr: np.ndarray, values: np.ndarray):
     order = np.argsort(key, kind="stable")           # by instruction, then file order
     starts = np.concatenate(([0], np.cumsum(calls)[:-1]))
     # take, not values[:, cols]: that one comes out column-major, which column sums would add pairwise.
-    table = np.take(values, order[starts], axis=1)   # each instruction's first call
+    table = np.take(values, cols[order[starts]], axis=1)   # each instruction's first call
     for level in range(1, int(calls.max())):
         more = np.flatnonzero(calls > level)
-        table[:, more] += np.take(values, order[starts[more] + level], axis=1)
+        table[:, more] += np.take(values, cols[order[starts[more] + level]], axis=1)
     return uniq, calls * n, table
 
 
