@@ -282,8 +282,12 @@ def _group_costs(files, file_of, local, runs) -> tuple[np.ndarray, list[tuple]]:
     f = files[int(part[np.argmax(count)])]
     mine = file_of[runs] == f.file_index
     cols = [(f.file_index, int(i)) for i in f.instr_ids] + [(f.file_index, name) for name in f.inner_names]
-    T = np.full((len(runs), len(cols)), np.nan)
     rows = local[runs[mine]]
+    if mine.all():      # every run is the part's: its tables as they are (read only), or joined
+        whole = rows.size == f.n and bool((rows == np.arange(f.n)).all())
+        tables = [t if whole else t[rows] for t in ([f.T, f.inner_T] if f.inner_names else [f.T])]
+        return (tables[0] if len(tables) == 1 else np.concatenate(tables, axis=1)), cols
+    T = np.full((len(runs), len(cols)), np.nan)
     T[mine, :len(f.instr_ids)] = f.T[rows]
     if f.inner_names:
         T[mine, len(f.instr_ids):] = f.inner_T[rows]
