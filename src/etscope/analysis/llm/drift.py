@@ -60,26 +60,6 @@ def positions(assign, names, tokens) -> tuple[np.ndarray, np.ndarray]:
     known = is_d & (start > 0)
     pos[known] = (start + since)[known]
     return steps, pos
-    d = names.index("decode")
-    p = names.index("prefill") if "prefill" in names else -1
-    step = 0
-    cur = -1
-    seen_prefill = False
-    for i in range(n):
-        a = int(assign[i])
-        if a == p:
-            seen_prefill = True
-            step = 0
-            cur = int(tokens[i]) if tokens[i] > 0 else -1
-        elif a == d:
-            step += 1
-            steps[i] = step
-            if cur >= 0:
-                pos[i] = cur
-                cur += int(tokens[i]) if tokens[i] > 0 else 1
-    if not seen_prefill:
-        steps[:] = np.where(assign == d, np.cumsum(assign == d), -1)
-    return steps, pos
 
 
 def decode_drift(assign, names, warm, latency, steps, positions, decode) -> dict | None:
