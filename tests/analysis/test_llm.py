@@ -519,7 +519,7 @@ def test_time_table_of_identical_runs_is_the_bincount_one(monkeypatch):
         for q in (p.method_split.profiles.values() if p.method_split else (p,)):
             fast = llm_runs._time_table(q)
             with monkeypatch.context() as m:
-                m.setattr(placement, "instruction_table", lambda prof, rows: None)
+                m.setattr(placement, "identical_instruction_table", lambda prof, cpu_only=False: None)
                 full = llm_runs._time_table(q)
             assert fast[1] == full[1] and np.array_equal(fast[0], full[0]), path
             assert fast[2].dtype == full[2].dtype and np.array_equal(fast[2], full[2], equal_nan=True), path

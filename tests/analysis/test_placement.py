@@ -61,7 +61,7 @@ def _fixture_profiles():
 def test_fallback_ops_same_with_the_dense_table_and_the_sorted_keys(monkeypatch):
     """The per (instruction, run) totals come from a dense table when it is small, else from
     sorted keys: both give the same rows, to the bit, on every fixture with CPU ops."""
-    monkeypatch.setattr(placement, "_per_run_of_identical_runs", lambda prof, rows: None)   # tested below
+    monkeypatch.setattr(placement, "_run_template", lambda prof: None)   # identical runs: tested below
     compared = 0
     for path, q in _fixture_profiles():
         dense = placement.fallback_ops(q)
@@ -98,7 +98,6 @@ def test_totals_of_identical_runs_are_those_of_the_bincount(monkeypatch):
         fast_parts = placement._per_run_parts.__wrapped__(q)
         fast_rows = placement.fallback_ops(q)
         with monkeypatch.context() as m:
-            m.setattr(placement, "_per_run_of_identical_runs", lambda prof, rows: None)
             m.setattr(placement, "_run_template", lambda prof: None)
             full_parts = placement._per_run_parts.__wrapped__(q)
             assert placement.fallback_ops(q) == fast_rows, path
@@ -112,42 +111,41 @@ def test_totals_of_identical_runs_are_those_of_the_bincount(monkeypatch):
 
 def test_values_of_identical_runs_read_through_the_runs_view_are_the_gathered_ones():
     """The (runs x events) values of identical runs, taken along the value column's view of the
-    runs, are those of gathering every event, for every selection the analyses make; rows that do
-    not repeat run after run are gathered instead."""
-    from etscope.profile.repeats import identical_runs
-
+    runs at one run's positions, are those of gathering every event of those positions, for every
+    selection the analyses make (all instruction-level events, delegate calls, CPU ones)."""
     taken = 0
     for path, q in _fixture_profiles():
-        if identical_runs(q) is None or q.n_runs < 2:
+        template = placement._run_template(q)
+        if template is None or q.n_runs < 2:
             continue
-        rows = placement.instruction_rows(q)
-        calls = rows[q.events["role"][rows] == placement.P.ROLE_DELEGATE_CALL]
-        for sel in (rows, calls, placement.cpu_rows(q)):
-            per_run = placement._per_run_of_identical_runs(q, sel)
-            if per_run is None:
+        for cols in (template.at, template.at[template.is_call], template.at[~template.is_call]):
+            if cols.size == 0:
                 continue
-            got = placement._identical_run_values(q, sel, per_run)
-            assert np.array_equal(got, q.events["value"][sel].reshape(q.n_runs, per_run), equal_nan=True), path
+            rows = placement._template_rows(q, template, cols)
+            assert np.array_equal(template.values(q, cols), q.events["value"][rows].reshape(q.n_runs, cols.size),
+                                  equal_nan=True), path
             taken += 1
-        shuffled = rows.copy()
-        shuffled[-1], shuffled[-2] = shuffled[-2], shuffled[-1]      # the last run's events out of order
-        per_run = rows.size // q.n_runs
-        if per_run > 1:
-            assert np.array_equal(placement._identical_run_values(q, shuffled, per_run),
-                                  q.events["value"][shuffled].reshape(q.n_runs, per_run), equal_nan=True)
     assert taken >= 5
 
 
 def test_tables_of_identical_runs_read_from_one_run_are_those_of_every_event():
-    """identical_instruction_table (positions of one run) gives what instruction_table gives over
-    the rows of every event, for all instruction-level events and for the CPU ones, and None
-    exactly where it does; per-run parts from the template equal those from the rows."""
+    """identical_instruction_table (positions of one run) gives the table made from every event's
+    gathered values, for all instruction-level events and for the CPU ones (cpu_rows), and None
+    exactly where the runs are not identical or the column sums would not be cheap; the template's
+    rows are instruction_rows."""
     from etscope.profile.repeats import identical_runs
 
     taken = 0
     for path, q in _fixture_profiles():
         for cpu_only, rows in ((False, placement.instruction_rows(q)), (True, placement.cpu_rows(q))):
-            got, want = placement.identical_instruction_table(q, cpu_only), placement.instruction_table(q, rows)
+            got = placement.identical_instruction_table(q, cpu_only)
+            n = q.n_runs
+            per_run = rows.size // n if n and rows.size % n == 0 else 0
+            if identical_runs(q) is None or not placement._added_by_columns(per_run, n):
+                assert got is None, path
+                continue
+            want = placement._table_of_identical_runs(q.events["instruction_id"][rows[:per_run]],
+                                                      q.events["value"][rows].reshape(n, per_run))
             assert (got is None) == (want is None), path
             if got is not None:
                 assert all(np.array_equal(a, b) for a, b in zip(got, want)), path

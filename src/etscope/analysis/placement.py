@@ -153,11 +153,22 @@ def _per_run_parts(profile: P.Profile) -> dict[str, np.ndarray]:
 
 
 def _template_totals(profile: P.Profile, template: _RunTemplate, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_run_totals` of the events at positions ``cols`` of every (identical) run."""
+    """:func:`_run_totals` of the events at positions ``cols`` of every (identical) run: their
+    columns added one after the other when that is cheap, else the bincount over their rows."""
     n, per_run = profile.n_runs, len(cols)
-    if not 0 < per_run <= min(IDENTICAL_RUNS_MAX_PER_RUN, n):
+    if not _added_by_columns(per_run, n):
         return _run_totals(profile, _template_rows(profile, template, cols))
     return _sum_in_file_order(template.values(profile, cols)), np.full(n, float(per_run))
+
+
+# Above this many events per run the column-by-column sums of identical runs cost more than a bincount.
+IDENTICAL_RUNS_MAX_PER_RUN = 4096
+
+
+def _added_by_columns(per_run: int, n_runs: int) -> bool:
+    """Whether identical runs' ``per_run`` events each are summed column by column (cheap), not by
+    a bincount over every event."""
+    return 0 < per_run <= min(IDENTICAL_RUNS_MAX_PER_RUN, n_runs)
 
 
 def _sum_in_file_order(values: np.ndarray) -> np.ndarray:
@@ -169,46 +180,14 @@ def _sum_in_file_order(values: np.ndarray) -> np.ndarray:
 
 
 def _run_totals(profile: P.Profile, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per run: the summed value of the events ``rows`` (some of :func:`instruction_rows`, chosen by
-    what the events are) and their count, as floats. Each sum adds the run's values in file order,
-    so both ways of computing it give the same bits."""
+    """Per run: the summed value of the events ``rows`` (some of :func:`instruction_rows`) and
+    their count, as floats, by a bincount: it adds each run's values in file order, as
+    :func:`_template_totals` does column by column (the same bits)."""
     ev = profile.events
     n = profile.n_runs
-    per_run = _per_run_of_identical_runs(profile, rows)
-    if per_run is not None:
-        return _sum_in_file_order(_identical_run_values(profile, rows, per_run)), np.full(n, float(per_run))
     execute = ev["execute"][rows]
     return (np.bincount(execute, weights=ev["value"][rows], minlength=n),
             np.bincount(execute, minlength=n).astype(np.float64))
-
-
-# Above this many events per run the column-by-column sums of identical runs cost more than a bincount.
-IDENTICAL_RUNS_MAX_PER_RUN = 4096
-
-
-def _identical_run_values(profile: P.Profile, rows: np.ndarray, per_run: int) -> np.ndarray:
-    """``value[rows].reshape(runs, per_run)`` when the runs are identical (``rows`` as
-    :func:`_per_run_of_identical_runs` takes them): each run's events lie ``k`` after the last
-    run's, so the value column of the runs is a (runs x k) view and the rows are the same
-    columns of every one of its rows, taken along it (no gather through an index of every event)."""
-    first = identical_runs(profile)
-    k, n = first.stop - first.start, profile.n_runs
-    at = rows[:per_run] - first.start
-    if not np.array_equal(rows[-per_run:] - (first.start + k * (n - 1)), at):    # not such rows after all
-        return profile.events["value"][rows].reshape(n, per_run)
-    runs = profile.events["value"][first.start:first.start + k * n].reshape(n, k)
-    return np.take(runs, at, axis=1)
-
-
-def _per_run_of_identical_runs(profile: P.Profile, rows: np.ndarray) -> int | None:
-    """How many of ``rows`` each run holds when the runs are identical (``rows``, chosen among
-    :func:`instruction_rows` by what the events are, then hold as many events in every run, run
-    after run), and summing them per run, column by column, is cheap; else None."""
-    n = profile.n_runs
-    if n == 0 or rows.size % n or identical_runs(profile) is None:
-        return None
-    per_run = rows.size // n
-    return per_run if 0 < per_run <= min(IDENTICAL_RUNS_MAX_PER_RUN, n) else None
 
 
 def breakdown(profile: P.Profile) -> list[dict]:
@@ -285,29 +264,28 @@ def _cpu_stats_by_instruction(profile: P.Profile):
         if template.is_call.all():                      # no CPU call in any run
             return None
         found = identical_instruction_table(profile, cpu_only=True)
-    else:
-        rows = cpu_rows(profile)
-        if rows.size == 0:
-            return None
-        found = instruction_table(profile, rows)
-        del rows
-    if found is not None:
-        uniq, calls, table = found
-        return uniq, calls, column_stats(table, transform=units.ns_to_ms, overwrite=True, quantiles=(50,),
-                                         extremes=False)       # what fallback_ops shows
-    uniq, calls, group, per_run = _cpu_totals_by_instruction_and_run(profile)
+        if found is not None:
+            uniq, calls, table = found
+            return uniq, calls, column_stats(table, transform=units.ns_to_ms, overwrite=True, quantiles=(50,),
+                                             extremes=False)       # what fallback_ops shows
+    found = _cpu_totals_by_instruction_and_run(profile)
+    if found is None:
+        return None
+    uniq, calls, group, per_run = found
     return uniq, calls, grouped(group, per_run, len(uniq), transform=units.ns_to_ms, overwrite=True)
 
 
 def _cpu_totals_by_instruction_and_run(profile: P.Profile):
     """The CPU instructions (ids, calls), and their totals per (instruction, run) over the pairs
-    that occur, ordered by instruction then run: (instruction code, ns); some CPU calls needed.
+    that occur, ordered by instruction then run: (instruction code, ns); None without CPU calls.
 
     Each temporary has one value per call (~30 MB on 10M events) and goes once used; a dense
     (runs x instructions) table replaces the sort of the keys when it is not much larger."""
     ev = profile.events
     n = profile.n_runs
     rows = cpu_rows(profile)
+    if rows.size == 0:
+        return None
     uniq, key = unique_inverse(ev["instruction_id"][rows])
     k = len(uniq)
     calls = np.bincount(key, minlength=k)
@@ -342,29 +320,19 @@ IDENTICAL_RUNS_MAX_CALLS = 64
 
 
 def identical_instruction_table(profile: P.Profile, cpu_only: bool = False):
-    """:func:`instruction_table` of every instruction-level event (``cpu_only``: of the CPU ones,
-    :func:`cpu_rows`), read from one run's positions when the runs are identical: no index of
-    every event is made. None exactly where instruction_table gives None."""
+    """When the runs are identical: the instructions of the instruction-level events (``cpu_only``:
+    of the CPU ones, :func:`cpu_rows`), ascending, their calls, and their summed values per run
+    (runs x instructions), each sum in file order as a bincount over every event adds it, read
+    from one run's positions (no index of every event). None otherwise, or when that is not
+    cheaper than the bincount."""
     template = _run_template(profile)
     if template is None:
         return None
     keep = ~template.is_call if cpu_only else np.ones(template.at.size, dtype=bool)
     cols = template.at[keep]
-    if not 0 < cols.size <= min(IDENTICAL_RUNS_MAX_PER_RUN, profile.n_runs):
+    if not _added_by_columns(cols.size, profile.n_runs):
         return None
     return _table_of_identical_runs(template.instr[keep], template.runs(profile), cols)
-
-
-def instruction_table(profile: P.Profile, rows: np.ndarray):
-    """When the runs are identical: the instructions of the events ``rows`` (some of
-    :func:`instruction_rows`, chosen by what the events are), ascending, their calls, and their
-    summed values per run (runs x instructions), each sum in file order as a bincount over every
-    event adds it. None otherwise, or when that is not cheaper than the bincount."""
-    per_run = _per_run_of_identical_runs(profile, rows)
-    if per_run is None:
-        return None
-    return _table_of_identical_runs(profile.events["instruction_id"][rows[:per_run]],
-                                    _identical_run_values(profile, rows, per_run))
 
 
 def _table_of_identical_runs(instr: np.ndarray, values: np.ndarray, cols: np.ndarray | None = None):
