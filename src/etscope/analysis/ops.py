@@ -150,6 +150,7 @@ def _signature_stats(profile: P.Profile, idx: np.ndarray):
 
 
 ROW_QUANTILES = (10, 50, 90)     # the percentiles an event row shows (with min, max, mean, total)
+_ROW_STATS = (*(f"p{q}" for q in ROW_QUANTILES), "mean", "min", "max", "total")
 
 
 def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> dict:
@@ -159,10 +160,10 @@ def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> dict:
            "name": profile.name_of(nm), "instruction_id": ins if ins >= 0 else None,
            "occurrence": oc, "unit": units.NAMES[un], "runs": int(st["count"][j]),
            "calls_per_run": float(st["count"][j] / n_exec) if b else None, "group": group}
-    for k in (*(f"p{q}" for q in ROW_QUANTILES), "mean", "min", "max", "total"):
+    for k in _ROW_STATS:
         row[k] = float(st[k][j])
     if un == units.NS:
-        for k in ("p10", "p50", "p90", "mean", "min", "max", "total"):
+        for k in _ROW_STATS:
             row[f"{k}_ms"] = units.ns_to_ms(row[k])
     return row
 

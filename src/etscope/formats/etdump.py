@@ -118,10 +118,9 @@ class EtdumpData:
     def _run_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         got = self._run_columns
         if got is None or got[0] is not self.runs or len(got[1]) != len(self.runs):
-            counts = np.fromiter((r.event_count for r in self.runs), dtype=np.int64, count=len(self.runs))
-            firsts = np.fromiter((r.first_event for r in self.runs), dtype=np.int64, count=len(self.runs))
-            counts.flags.writeable = firsts.flags.writeable = False
-            got = self._run_columns = (self.runs, counts, firsts)
+            self.set_run_arrays(np.fromiter((r.event_count for r in self.runs), dtype=np.int64, count=len(self.runs)),
+                                np.fromiter((r.first_event for r in self.runs), dtype=np.int64, count=len(self.runs)))
+            got = self._run_columns
         return got[1], got[2]
 
 

@@ -210,18 +210,20 @@ def _gathered_in_place(table: np.ndarray, index: np.ndarray) -> np.ndarray:
     """``table[index]`` written over ``index`` (same dtype), chunk by chunk on two cores: each
     chunk's gather is a temporary of a few MB the allocator hands back each time, not a new
     column (np.take with ``out=index`` was 3-4x slower)."""
-    n = len(index)
-    chunks = [slice(a, min(n, a + _CONVERT_CHUNK)) for a in range(0, n, _CONVERT_CHUNK)]
-
     def gather(parts) -> None:
         for p in parts:
             index[p] = table[index[p]]
 
-    in_two_threads(gather, chunks, n >= TWO_THREADS_MIN)
+    in_two_threads(gather, _chunks(len(index)), len(index) >= TWO_THREADS_MIN)
     return index
 
 
 _CONVERT_CHUNK = 1 << 20     # values converted at a time in place (numpy copies each chunk first: they overlap)
+
+
+def _chunks(n: int) -> list[slice]:
+    """``range(n)`` in slices of _CONVERT_CHUNK."""
+    return [slice(a, min(n, a + _CONVERT_CHUNK)) for a in range(0, n, _CONVERT_CHUNK)]
 
 
 def _values_over_end_times(ev) -> np.ndarray | None:
@@ -244,8 +246,7 @@ def _values_over_end_times(ev) -> np.ndarray | None:
         in_two_threads(lambda parts: [np.add(e[p], s[p], out=e[p]) for p in parts], halves, n >= TWO_THREADS_MIN)
         return None
     value = end.view(np.float64)
-    chunks = [slice(a, min(n, a + _CONVERT_CHUNK)) for a in range(0, n, _CONVERT_CHUNK)]
-    in_two_threads(lambda parts: [np.copyto(value[p], e[p], casting="unsafe") for p in parts], chunks,
+    in_two_threads(lambda parts: [np.copyto(value[p], e[p], casting="unsafe") for p in parts], _chunks(n),
                    n >= TWO_THREADS_MIN)
     return value
 

@@ -82,8 +82,8 @@ def _repeats_of_identical_runs(profile: Profile, k: int) -> bool:
     if roots.size > MAX_ROOT_RUNS:
         return False
     data, ev = profile.etdump, profile.events
-    at = [data.runs[int(r)].first_event for r in roots]
-    if any(data.runs[int(r)].event_count != k for r in roots):
+    at = data.run_firsts()[roots].tolist()
+    if (data.run_counts()[roots] != k).any():
         return False
     for col in IDENTITY_COLUMNS:
         first = ev[col][at[0]:at[0] + k]

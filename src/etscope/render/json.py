@@ -53,7 +53,7 @@ _C1 = {c: f"\\u{c:04x}" for c in [*range(0x7F, 0xA0), 0x61C, 0x200E, 0x200F, 0x2
 # Lone surrogates (undecodable bytes of a file name) cannot be UTF-8: written as the text \xNN.
 _SURROGATE = "[\ud800-\udfff]"         # compiled on first non-ASCII output (re caches it)
 # Either: found by one scan (translating a text with neither, µ and → only, copies all of it).
-_TO_ESCAPE = "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\ud800-\udfff]"
+_TO_ESCAPE = "[" + "".join(map(chr, _C1)) + "\ud800-\udfff]"
 
 
 def dumps(obj, indent: int | None = 2) -> str:

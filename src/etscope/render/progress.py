@@ -24,6 +24,17 @@ def _size(paths) -> int:
     return total
 
 
+def _terminal_console():
+    """rich's Console on stderr when rich calls stderr a terminal, else None: rich is imported only
+    when stderr may be one (``_stderr_may_be_a_terminal``)."""
+    if not _stderr_may_be_a_terminal():
+        return None
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    return console if console.is_terminal else None
+
+
 def _stderr_may_be_a_terminal() -> bool:
     """False when rich would surely find stderr is no terminal (redirected, and no TTY_COMPATIBLE
     or FORCE_COLOR in the environment to say otherwise): then rich is not even imported (~50 ms,
@@ -44,16 +55,12 @@ def reading(*paths):
     """Context giving a ``progress(done_events, total_events)`` callback, or None for small inputs."""
     force = os.environ.get("ETSCOPE_PROGRESS")
     size = _size(paths)
-    if force == "0" or (force != "1" and size < THRESHOLD_BYTES) or not _stderr_may_be_a_terminal():
+    console = None if force == "0" or (force != "1" and size < THRESHOLD_BYTES) else _terminal_console()
+    if console is None:                # small, or redirected: no bar, nothing written
         yield None
         return
-    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    console = Console(stderr=True)
-    if not console.is_terminal:        # redirected: no bar, nothing written
-        yield None
-        return
     names = ", ".join(os.path.basename(str(p)) for p in paths if p)
     with Progress(TextColumn("[bold]reading[/] {task.description}"), BarColumn(),
                   TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
@@ -72,10 +79,8 @@ def batch(label: str = "collecting"):
     """Context giving ``(set_total(n), advance(status))`` callbacks for a batch of files: a bar on
     stderr with the counts per status when stderr is a terminal (``ETSCOPE_PROGRESS=0``: never),
     else callbacks that do nothing."""
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    if os.environ.get("ETSCOPE_PROGRESS") == "0" or not console.is_terminal:
+    console = None if os.environ.get("ETSCOPE_PROGRESS") == "0" else _terminal_console()
+    if console is None:
         yield (lambda n: None), (lambda status: None)
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
