@@ -6,10 +6,8 @@ name in one run are all kept, in file order.
 """
 from __future__ import annotations
 
-import dataclasses
 import mmap
 import os
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -21,7 +19,8 @@ from etscope.formats.etdump_schema import (
     ETDUMP_RUN_DATA, RUN_NAME, RUN_BUNDLED_INPUT, RUN_ALLOCATORS, RUN_EVENTS, EV_PROFILE, EV_ALLOCATION,
     EV_DEBUG, PE_NAME, PE_CHAIN, PE_INSTR, PE_DID_INT, PE_DID_STR, PE_META, PE_START, PE_END, AE_ALLOCATOR,
     AE_SIZE, DE_CHAIN, DE_INSTR, DE_VALUE, DE_DID_INT, DE_DID_STR, DE_NAME)
-from etscope.formats.etdump_tensors import MAX_DECODED_FACTOR, DebugTensors, TensorRows, read_debug_values
+from etscope.formats.etdump_data import EtdumpData, RunData  # noqa: F401 (the reader's records, imported from here too)
+from etscope.formats.etdump_tensors import MAX_DECODED_FACTOR, TensorRows, read_debug_values
 from etscope.formats.flatbuf import MAX_STRING_BYTES_FACTOR, Buffer, TableSet, root_table
 from etscope.paths import open_input
 
@@ -62,66 +61,6 @@ _NARROW = (np.int8, np.int16, np.int32, np.int64)   # "chain": usually -1 and 0
 
 CHUNK_EVENTS = 1 << 16   # events read at a time: bounds the temporaries (~25 MB) and keeps them in cache
 COPY_REPEATED_RUNS = True   # runs repeating an earlier one are copied (False: parse every run; tests compare)
-
-
-@dataclass
-class RunData:
-    name: str
-    bundled_input_index: int
-    allocators: list[str]
-    first_event: int
-    event_count: int
-
-
-@dataclass
-class EtdumpData:
-    """Plain data read from one ETDump file. ``events`` columns are aligned numpy arrays."""
-
-    path: str
-    version: int
-    size_bytes: int
-    runs: list[RunData]
-    strings: list[str]
-    events: dict[str, np.ndarray] = field(default_factory=dict)
-    tensors: DebugTensors | None = None   # debug events' tensors (None: the file has no debug event)
-    # Per RunData, the earlier run whose events this one repeats, event for event, in every column
-    # but start/end (its bytes compared equal, see etdump_repeats); -1: read on its own. None when
-    # no run repeats another, or once events were selected (a subset's runs no longer line up).
-    repeats_of: np.ndarray | None = None
-    _run_columns: tuple | None = field(default=None, init=False, repr=False, compare=False)
-
-    @property
-    def event_count(self) -> int:
-        return int(self.events["kind"].shape[0])     # "kind": every event has one (a Profile may drop "run")
-
-    def run_counts(self) -> np.ndarray:
-        """Each RunData's ``event_count`` (int64, read-only): made once, not by a loop over the
-        runs each time (29,000 runs: ~10 ms a loop)."""
-        return self._run_arrays()[0]
-
-    def run_firsts(self) -> np.ndarray:
-        """Each RunData's ``first_event`` (int64, read-only)."""
-        return self._run_arrays()[1]
-
-    def set_run_arrays(self, counts: np.ndarray, firsts: np.ndarray) -> None:
-        """What ``run_counts`` / ``run_firsts`` give, from whoever made the RunData."""
-        counts, firsts = np.array(counts, dtype=np.int64), np.array(firsts, dtype=np.int64)
-        counts.flags.writeable = firsts.flags.writeable = False
-        self._run_columns = (self.runs, counts, firsts)
-
-    def with_events(self, events: dict[str, np.ndarray]) -> "EtdumpData":
-        """A copy with other event columns (the same runs: their arrays come along)."""
-        new = dataclasses.replace(self, events=events)
-        new._run_columns = self._run_columns
-        return new
-
-    def _run_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        got = self._run_columns
-        if got is None or got[0] is not self.runs or len(got[1]) != len(self.runs):
-            self.set_run_arrays(np.fromiter((r.event_count for r in self.runs), dtype=np.int64, count=len(self.runs)),
-                                np.fromiter((r.first_event for r in self.runs), dtype=np.int64, count=len(self.runs)))
-            got = self._run_columns
-        return got[1], got[2]
 
 
 def read_etdump(path: str | os.PathLike,
