@@ -540,12 +540,22 @@ def delegate_blob_digests(path: str | os.PathLike, program: PteProgram | None = 
         if program is None:
             program = parse_pte(mm, name)
         view = memoryview(mm)
+        seen: dict[tuple[int, int], str] = {}   # a blob shared by many delegates is hashed once
+        budget = 4 * len(mm) + (1 << 20)         # bytes hashed
         try:
             for m in program.methods:
                 for d in m.delegates:
                     end = d.blob_offset + d.blob_size
                     if 0 <= d.blob_offset <= end <= len(mm):
-                        out[(m.name, d.index)] = hashlib.sha256(view[d.blob_offset:end]).hexdigest()
+                        key = (d.blob_offset, end)
+                        if key not in seen:
+                            # distinct blobs that overlap could make hashing quadratic in the file
+                            budget -= d.blob_size
+                            if budget < 0:
+                                raise FormatError("delegate blobs overlap more than the file size allows",
+                                                  file=name, offset=d.blob_offset)
+                            seen[key] = hashlib.sha256(view[d.blob_offset:end]).hexdigest()
+                        out[(m.name, d.index)] = seen[key]
         finally:
             view.release()
     return out
