@@ -329,6 +329,52 @@ def gen_qnn_json(rng: random.Random, shape: str | None = None) -> bytes:
     return text.encode()
 
 
+def gen_runtrace(rng: random.Random, shape: str | None = None) -> bytes:
+    """A QNN RUN_TRACE (``QNN DSP Execute`` then its VTCM / power-on / graph spans, per execute) with
+    tens of thousands of executes, thousands of spans inside one execute, many graphs, or spans
+    before any execute; ticks and cycles near 2**43 as on a device."""
+    shape = shape or rng.choice(RUNTRACE_SHAPES)
+    if shape == "dense_executes":
+        # The fewest bytes an execute takes: a bare span (each one execute; ~35 bytes).
+        return dense_runtrace(rng.choice([20000, 100000, 300000]))
+    lean = rng.random() < 0.5      # spans with only their time (more spans per byte)
+    executes, inner = {"many_executes": (rng.choice([2000, 10000, 40000]), rng.choice([0, 3])),
+                       "one_long_execute": (1, rng.choice([5000, 40000])),
+                       "many_graphs": (rng.choice([2000, 5000]), 3),
+                       "before_any_execute": (rng.choice([10, 1000]), 3)}[shape]
+    ev = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "HTP"}}]
+    t0, c0 = 31091395371990, 7997465468216
+
+    def span(name, k, graph):
+        ticks = rng.randint(1, 20000)
+        if lean:
+            return {"name": name, "ph": "X", "ts": k, "args": {"summary_time_us": ticks // 19}}
+        cycles = int(ticks / 19.2 * rng.choice([845.711, 1870.0]))
+        args = {"graph_name": graph, "stat_start_ticks": t0 + k, "stat_end_ticks": t0 + k + ticks,
+                "stat_start_cycles": c0 + k, "stat_end_cycles": c0 + k + cycles,
+                "summary_time_us": ticks / 19.2}
+        return {"name": name, "ph": "X", "tid": 0, "pid": 0, "ts": k, "dur": ticks, "args": args}
+
+    if shape == "before_any_execute":
+        ev += [span("Graph Execute", i, "g") for i in range(rng.choice([1000, 50000]))]
+    names = ["VTCM Acquire", "Resource Power On", "Graph Execute"]
+    for e in range(executes):
+        graph = f"graph_{e}" if shape == "many_graphs" else "model_encoded"
+        ev.append(span("QNN DSP Execute", 100 * e, graph))
+        ev += [span(names[i % 3], 100 * e + i, graph) for i in range(inner)]
+    return json.dumps({"header": {"version": {"major": 1, "minor": 1, "patch": 0}, "artifact_type": "RUN_TRACE"},
+                       "traceEvents": ev}, separators=(",", ":")).encode()
+
+
+RUNTRACE_SHAPES = ("many_executes", "one_long_execute", "many_graphs", "before_any_execute", "dense_executes")
+
+
+def dense_runtrace(n: int) -> bytes:
+    """``n`` bare ``QNN DSP Execute`` spans (no args): the most executes per byte."""
+    body = ",".join(['{"ph":"X","name":"QNN DSP Execute"}'] * n)
+    return ('{"header":{"artifact_type":"RUN_TRACE"},"traceEvents":[' + body + "]}").encode()
+
+
 # ---- ETRecord (zip) and .pte -----------------------------------------------------------------------
 
 COMPRESSIONS = [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]
@@ -560,4 +606,5 @@ def gen_pte(rng: random.Random, shape: str | None = None) -> bytes:
 
 
 GENERATORS = {"etdump": gen_etdump, "qhas": gen_qhas, "optrace": gen_optrace, "qnn_csv": gen_qnn_csv,
-              "qnn_text": gen_qnn_text, "qnn_json": gen_qnn_json, "etrecord": gen_etrecord, "pte": gen_pte}
+              "qnn_text": gen_qnn_text, "qnn_json": gen_qnn_json, "etrecord": gen_etrecord, "pte": gen_pte,
+              "runtrace": gen_runtrace}
