@@ -416,7 +416,7 @@ def gen_etrecord(rng: random.Random, shape: str | None = None) -> bytes:
     return buf.getvalue()
 
 
-def build_pte(methods, *, version: int = 0) -> bytes:
+def build_pte(methods, *, version: int = 0, plan_copies: int = 1) -> bytes:
     """A .pte (``ET12`` FlatBuffer, no extended header) from plain data, with the field slots of
     program.fbs: ``methods = [dict(name, operators=[(name, overload)], instructions=[(kind, first,
     args)], frames=[(file, line, name)] (one stack trace, shared by every instruction),
@@ -426,7 +426,8 @@ def build_pte(methods, *, version: int = 0) -> bytes:
     Sharing FlatBuffers allow and ExecuTorch never writes: ``values_of=k`` points the method at
     method ``k``'s values vector; every delegate of a method with ``spec`` shares one compile-spec
     vector holding ``qnn_compile_spec = spec``; ``share_inline=True`` (on the first method) writes
-    each distinct inline blob once and points equal entries at it. ``values`` as a list: EValues
+    each distinct inline blob once and points equal entries at it; ``plan_copies``: the plans vector
+    lists the first method's table that many times. ``values`` as a list: EValues
     ``(2, int) | (3, bool) | (4, float) | (6, str)``; a method without ``instructions`` has one
     empty chain (a constant method)."""
     import flatbuffers
@@ -521,6 +522,8 @@ def build_pte(methods, *, version: int = 0) -> bytes:
         bv = b.CreateByteVector(blob)
         data.append(table(1, [(0, "off", bv)]))
         blobs[blob] = data[-1]
+    if plan_copies > 1:
+        plans = [plans[0]] * plan_copies
     root = table(8, [(0, "u32", version), (1, "off", vec(plans)), (3, "off", vec(data))])
     b.Finish(root, file_identifier=b"ET12")
     return bytes(b.Output())
@@ -533,7 +536,7 @@ def _qnn_spec_bytes(rng: random.Random) -> bytes:
 
 
 PTE_SHAPES = ("many_instructions", "huge_indices", "deep_stack", "many_methods", "many_delegates",
-              "shared_blobs", "constants_shared_values", "long_names", "many_constant_methods")
+              "shared_blobs", "constants_shared_values", "long_names", "many_constant_methods", "shared_plans")
 
 
 def gen_pte(rng: random.Random, shape: str | None = None) -> bytes:
@@ -583,6 +586,9 @@ def gen_pte(rng: random.Random, shape: str | None = None) -> bytes:
         methods += [dict(name=f"get_{i}", values_of=0, outputs=[rng.randrange(v) for _ in range(rng.choice([1, 64]))])
                     for i in range(1, k)]
         return build_pte(methods + [dict(name="forward", operators=ops, instructions=[(1, 0, [0])])])
+    elif shape == "shared_plans":
+        # Every method is the same ExecutionPlan table (refused: ExecuTorch writes one per method).
+        return build_pte([m], version=0, plan_copies=rng.choice([2, 1000, 100_000]))
     elif shape == "many_constant_methods":
         return build_pte([dict(name=f"get_{i}", values=[(2, i)], outputs=[0]) for i in range(n // 5)]
                          + [dict(name="forward", operators=ops, instructions=[(1, 0, [0])])])

@@ -287,6 +287,7 @@ def _parse(data, name: str) -> PteProgram:
     version = buf.scalar(root, _PROGRAM_VERSION, "u32")
     plans = buf.tables(root, _PROGRAM_PLANS)
     budget.take(plans.size, "methods", root)
+    _refuse_shared_plans(plans)
     methods = [_method(budget, int(plan), segments, inline_data) for plan in plans]
 
     const_seg, const_bytes = _constants(buf, root, segments)
@@ -303,6 +304,21 @@ def _parse(data, name: str) -> PteProgram:
         extended_header=has_eh, segment_base_offset=seg_base, segments=segments,
         constant_segment=const_seg, constant_bytes=const_bytes, named_data=named,
     )
+
+
+def _refuse_shared_plans(plans: np.ndarray) -> None:
+    """Two methods pointing at one ExecutionPlan table are refused, naming them: FlatBuffers allow
+    it, ExecuTorch never writes it, and it let a small file list a method hundreds of thousands of
+    times (each re-read, each printed by ``program``)."""
+    if plans.size < 2:
+        return
+    _, first, counts = np.unique(plans, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        at = int(np.argmax(counts > 1))
+        i = int(first[at])
+        j = int(np.flatnonzero(plans == plans[i])[1])
+        _fail(f"methods {i} and {j} share one execution plan table (ExecuTorch writes one per method)",
+              int(plans[i]))
 
 
 def extended_header(buf: Buffer) -> tuple[int, int, int, bool]:
