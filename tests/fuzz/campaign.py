@@ -328,9 +328,10 @@ def generate(kind: str, rng: random.Random, workdir: Path) -> tuple[Generated, l
     return write_input(kind, G.GENERATORS[kind](rng), workdir), COMMANDS[kind]
 
 
-def campaign(kinds, seeds, n_commands: int | None, first_seed: int = 0, log=H.log, skip=()):
+def campaign(kinds, seeds, n_commands: int | None, first_seed: int = 0, log=H.log, skip=(), only=()):
     """Run ``seeds`` generated inputs per kind, each through ``n_commands`` commands sampled per
-    seed (all when None; commands named in ``skip`` left out). Returns the outcomes."""
+    seed (all when None; commands named in ``skip`` left out; with ``only``, just those commands).
+    Returns the outcomes."""
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="etscope-campaign-") as d:
         work = Path(d)
@@ -338,7 +339,8 @@ def campaign(kinds, seeds, n_commands: int | None, first_seed: int = 0, log=H.lo
             for seed in range(first_seed, first_seed + seeds):
                 rng = random.Random(f"{kind}-{seed}")
                 gen, templates = generate(kind, rng, work)
-                cmds = [c for c in templates if split_env(c)[1][0] not in skip]
+                cmds = [c for c in templates if split_env(c)[1][0] not in skip
+                        and (not only or split_env(c)[1][0] in only)]
                 if n_commands is not None:
                     cmds = rng.sample(cmds, min(n_commands, len(cmds)))
                 for argv_t in cmds:
@@ -377,6 +379,7 @@ def main(argv=None) -> int:
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--commands", type=int, default=None, help="commands sampled per seed (default: all)")
     ap.add_argument("--skip", action="append", default=[], help="leave out this command (e.g. diff)")
+    ap.add_argument("--only", action="append", default=[], help="run only this command (e.g. program)")
     ap.add_argument("--json", type=Path, help="write every outcome here (kind, argv, size, rc, cpu, wall, rss)")
     args = ap.parse_args(argv)
     t0 = time.time()
@@ -384,7 +387,7 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"unknown kind(s) {sorted(unknown)}; known: {all_kinds()}")
     outcomes = campaign(args.kind or all_kinds(), args.seeds, args.commands, args.first_seed,
-                        skip=tuple(args.skip))
+                        skip=tuple(args.skip), only=tuple(args.only))
     H.log(summarise(outcomes))
     if args.json:
         import json

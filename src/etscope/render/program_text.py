@@ -1,5 +1,6 @@
 """``etscope program`` as text for people, fitting the width (80 columns by default; ``--json`` for
-machines). With ``complete`` (piped output) no list is cut short."""
+machines). With ``complete`` (piped output) no list is cut short, except the other users of a
+shared blob named per delegate (the first 8 and a count: the analysis keeps no more)."""
 from __future__ import annotations
 
 from etscope import units
