@@ -294,12 +294,14 @@ def run_generated(kind: str, gen: Generated, argv_t: list[str], workdir: Path,
     scratch = workdir / "cwd"
     scratch.mkdir(exist_ok=True)
     env = {"HOME": str(scratch), "TMPDIR": str(scratch), **env}
-    limit = wall_limit if wall_limit is not None else 3 * budget_for(argv).seconds(gen.size) + 20
+    # "bytes" are all inputs together: a file given twice (``diff {f} {f}``) is read twice
+    size = gen.size * max(1, sum(a.count("{f}") for a in cmd_t)) if "f" in gen.fields else gen.size
+    limit = wall_limit if wall_limit is not None else 3 * budget_for(argv).seconds(size) + 20
     inputs_before, watched_before = fingerprint(gen.inputs), _shallow(_watched())
     rc, wall, cpu, rss, err = run_child(argv, limit, env, cwd=scratch)
     changed = [f"input {p}" for p in _changed(inputs_before, fingerprint(gen.inputs))]
     changed += [f"outside file {p}" for p in _changed(watched_before, _shallow(_watched()))]
-    return Outcome(kind, argv, gen.size, rc, wall, cpu, rss, err, changed,
+    return Outcome(kind, argv, size, rc, wall, cpu, rss, err, changed,
                    {k: v for k, v in env.items() if k not in ("HOME", "TMPDIR")})
 
 
