@@ -212,11 +212,12 @@ def register_kind(name: str, make: Callable[[random.Random, Path], Generated], c
         register_kind("dataset", make_dataset, [["sql", "--dataset", "{d}", "SELECT count(*) FROM runs"],
                                                 ["trend", "{d}"]])
 
-        def make_sql(rng, folder):
-            q = gen_sql(rng, None)
-            return Generated({"q": q}, (), len(ETDUMP_BYTES) + len(q.encode()))
+        def make_sql(rng, folder):               # the query runs over a copy: it must not change
+            q, f = gen_sql(rng, None), folder / "in.etdump"
+            shutil.copy(ETDUMP, f)
+            return Generated({"f": str(f), "q": q}, (folder,), f.stat().st_size + len(q.encode()))
 
-        register_kind("sql", make_sql, [["sql", "{e}", "{q}"]])
+        register_kind("sql", make_sql, [["sql", "{f}", "{q}"]])
 
     Templates may use {e} (a small real ETDump), {o} (an output path in the work folder) and the
     kind's own fields."""

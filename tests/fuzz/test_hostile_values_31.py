@@ -127,3 +127,22 @@ def test_finite_mean_matches_nanmean_below_the_edge():
         warnings.simplefilter("error")
         m = finite_mean(big)
     assert math.isfinite(m) and math.isclose(m, (1.7e308 / 4 + 1.6e308 / 4 - 1.7e308 / 4 + 1.79e308 / 4), rel_tol=1e-12)
+
+
+def test_runs_of_qnn_files_alone_are_not_expanded(tmp_path):
+    """``trace --runtrace F --runs 0:300000000`` without an ETDump expanded the range into 300
+    million indices; now cut at the executes the files hold."""
+    import time
+
+    t0 = time.process_time()
+    rc, out, err, caught = run("trace", "--runtrace", DATA / "sample_qnn_chain8.runtrace.json",
+                               "--runs", "0:300000000", "-o", tmp_path / "all.json")
+    assert rc == 0 and time.process_time() - t0 < 5, err
+    rc, out, err, caught = run("trace", "--runtrace", DATA / "sample_qnn_chain8.runtrace.json",
+                               "-o", tmp_path / "default.json")
+    assert rc == 0
+    events = lambda p: [e for e in json.loads(p.read_text())["traceEvents"] if e.get("ph") == "X"]  # noqa: E731
+    assert events(tmp_path / "all.json") == events(tmp_path / "default.json")
+    rc, out, err, caught = run("trace", "--runtrace", DATA / "sample_qnn_chain8.runtrace.json",
+                               "--runs", "1", "-o", tmp_path / "one.json")
+    assert rc == 0 and {e["args"]["execute"] for e in events(tmp_path / "one.json")} == {1}
