@@ -335,7 +335,14 @@ def test_shared_tables_cannot_blow_up():
     data = build_program(methods=[dict(name="f", ops=[("a", "")], delegates=[], instrs=[(1, [0, 1])])],
                          instr_override=repeat, plans_repeat=300)
     assert len(data) < 40000
-    with pytest.raises(FormatError, match="too many"):
+    with pytest.raises(FormatError, match="too many|share one execution plan"):
+        parse_pte(data, "bomb.pte")
+
+
+def test_methods_sharing_a_plan_table_are_refused_before_any_is_read():
+    """The same plan listed 300 times (no instructions: nothing else charged the budget)."""
+    data = build_program(methods=[dict(name="f", ops=[], delegates=[], instrs=[])], plans_repeat=300)
+    with pytest.raises(FormatError, match="methods 0 and 1 share one execution plan"):
         parse_pte(data, "bomb.pte")
 
 
