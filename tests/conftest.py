@@ -30,3 +30,15 @@ def shared_or_skip(rel: str) -> Path:
     if not p.exists():
         pytest.fail(f"shared data file missing: {p} (see tests/fixtures/shared/README.md)")
     return p
+
+
+_FUZZ = Path(__file__).parent / "fuzz"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Everything under tests/fuzz is marked ``fuzz`` (about half the suite's time): ``pytest -m
+    'not fuzz'`` is the fast inner loop; CI and the README's command run everything."""
+    mark = pytest.mark.fuzz
+    for item in items:
+        if _FUZZ in Path(str(item.fspath)).parents:
+            item.add_marker(mark)
