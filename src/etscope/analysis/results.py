@@ -150,7 +150,26 @@ class Results:
         for k in ("findings", "warnings"):
             if outer.get(k) and k not in result:
                 result[k] = outer[k]
-        return result if is_llm(result) else None
+        if not is_llm(result):
+            return None
+        wall = self._memory_wall(result)
+        if wall is not None:
+            result["memory_wall"] = wall.to_dict()
+        return result
+
+    def _memory_wall(self, llm: dict):
+        """The decode's distance from the memory wall (``analysis.qnn.limits``); the prefill's HMX
+        busy share from a QHAS pinned to the prefill method, when one is."""
+        from etscope.analysis.qnn.limits import llm_memory_wall
+
+        try:
+            soc = self.soc
+        except FormatError:
+            soc = None
+        prefill = next((p.get("method") for p in llm.get("phases") or [] if p.get("name") == "prefill"), None)
+        resources = next((r["data"].htp_resources for r in self.shards or [] if r["kind"] == "qhas" and prefill
+                          and r["how"].startswith(f"pinned {prefill}:")), None)
+        return llm_memory_wall(self.program, llm, soc, self.dram_gbps, self.profile.sources.values(), resources)
 
     @cached_property
     def modules(self) -> dict | None:

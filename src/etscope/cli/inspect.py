@@ -5,8 +5,7 @@ import click
 
 from etscope.cli.common import (
     dram_gbps_option, echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, qnn_paths,
-    read_heap_file,
-    read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
+    read_heap_file, read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
 )
 
 

@@ -6,8 +6,8 @@ import sys
 import click
 
 from etscope.cli.common import (
-    EXIT_BAD_INPUT, dram_gbps_option, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile, load_results, one_line,
-    output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
+    EXIT_BAD_INPUT, dram_gbps_option, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile,
+    load_results, one_line, output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
     with_runs,
 )
 from etscope.cli.numerics import report_numerics, report_numerics_options

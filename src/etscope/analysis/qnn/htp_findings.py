@@ -34,6 +34,8 @@ def htp_findings(htp: list[dict], make, anchor: str = "qnn-htp") -> list:
 
 def _where(b: dict, n: int) -> str:
     name = b.get("partition") or b["path"].replace("\\", "/").rsplit("/", 1)[-1]
+    if name.startswith("instruction "):          # named as the other findings name a partition
+        name = "DELEGATE_CALL #" + name[len("instruction "):]
     return f"{name}: " if n > 1 or b.get("partition") else ""
 
 

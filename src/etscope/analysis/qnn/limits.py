@@ -201,3 +201,23 @@ def memory_wall(program, decode_method: str | None, tokens_per_s: float | None, 
     return MemoryWall(weight_bytes_per_token=per_token, weight_bytes_from=from_, decode_tokens_per_s=tokens_per_s,
                       tokens_from=tokens_from, bandwidth=bw, streamed_gbps=streamed, share_of_bandwidth=share,
                       synthetic=synthetic, text=text, prefill_hmx_busy_share=hmx_share, prefill_hmx_from=hmx_from)
+
+
+def llm_memory_wall(program, llm: dict | None, soc: dict | None, dram_gbps: float | None, sources,
+                    prefill_resources: list[dict] | None = None) -> MemoryWall | None:
+    """The memory wall of an LLM result (``analysis.llm``'s ``llm`` object) whose program has a QNN
+    delegate; None otherwise. ``sources``: the input paths (an ETDump named ``synthetic_*`` is a
+    fixture made by a script: the figure then says so)."""
+    if program is None or not llm or not any(d.backend_id == "QnnBackend" for m in program.methods
+                                             for d in m.delegates):
+        return None
+    decode = next((p for p in llm.get("phases") or [] if p.get("name") == "decode"), None)
+    if decode is None:
+        return None
+    tps = llm.get("decode_tokens_per_s")
+    tokens_from = (f"decode p50 {decode.get('ms_per_token'):.3f} ms per token over {decode.get('steady_runs')} steady "
+                   f"run(s); tokens per run: {decode.get('tokens_from') or 'unknown'}") if tps else "unknown"
+    bw = dram_bandwidth((soc or {}).get("soc_model"), dram_gbps)
+    synthetic = any(str(s).replace("\\", "/").rsplit("/", 1)[-1].startswith("synthetic_") for s in sources or ())
+    return memory_wall(program, decode.get("method"), tps, tokens_from, bw, synthetic,
+                       prefill_resources=prefill_resources)
