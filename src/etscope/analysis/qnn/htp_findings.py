@@ -48,7 +48,8 @@ def _us(cycles: float, mhz) -> float | None:
 
 
 def _basis(b: dict) -> str:
-    return (f"{'QHAS htp_op_instances' if b['source'] == 'qhas' else 'optrace op events'} ({b['path']}), "
+    name = b["path"].replace("\\", "/").rsplit("/", 1)[-1]
+    return (f"{'QHAS htp_op_instances' if b['source'] == 'qhas' else 'optrace op events'} of {name}, "
             "first inference of a separate optrace-level run")
 
 
@@ -59,14 +60,13 @@ def _layout(b, where, mhz, make, anchor) -> list:
         return []
     share = layout / total
     ops = sorted((o for o in b["ops"] if _cat(o, "layout")), key=lambda o: -_cat(o, "layout"))
-    sites = ", ".join(f"{o['qnn_op']} {_cat(o, 'layout'):,.0f}" + (f" ({o['source']})" if o.get("source") else "")
+    sites = ", ".join(f"{o['qnn_op']} {_cat(o, 'layout'):,.0f}" + (f" at {o['source']}" if o.get("source") else "")
                       for o in ops[:4]) + (f" and {len(ops) - 4} more" if len(ops) > 4 else "")
     return [make(
         kind="layout", severity="high" if share >= LAYOUT_HIGH else "medium" if share >= LAYOUT_MEDIUM else "info",
-        text=(f"{where}layout conversions take {layout:,.0f} of {total:,.0f} active HTP cycles ({share:.1%}), in "
-              f"{sites} cycles. They usually come from tensors crossing between the flat layout of the graph's "
-              "inputs/outputs (or of ops that need it) and the HTP's tiled layout: fewer, larger QNN partitions "
-              "and keeping such ops out of the graph's edges usually remove them"),
+        text=(f"{where}layout conversions take {layout:,.0f} of {total:,.0f} active HTP cycles ({share:.1%}): "
+              f"{sites}. They sit where a tensor changes between the flat layout (graph inputs/outputs, ops that "
+              "need it) and the HTP's tiled one; fewer partition boundaries usually remove them"),
         evidence=f"HTP ops flagged fmt_change; {_basis(b)}", section=anchor, us_per_run=_us(layout, mhz))]
 
 

@@ -137,8 +137,26 @@ class HtpBreakdown:
     def op(self, qnn_op: str) -> QnnOpHtp | None:
         return next((o for o in self.ops if o.qnn_op == qnn_op), None)
 
+    @property
+    def headline(self) -> str:
+        """The answer in one sentence: where the active cycles go, and what the largest op is."""
+        cats = sorted(((c, v) for c, v in self.by_category if c != "idle"), key=lambda cv: -cv[1])
+        parts = ", ".join(f"{CATEGORY_LABELS[c]} {self.share(c):.1%}" for c, _ in cats)
+        out = f"Of {self.active_cycles:,.0f} active HTP cycles: {parts}."
+        top = next((o for o in self.ops if o.cycles), None)
+        if top is not None:
+            c, v = max(((c, v) for c, v in top.by_category if c != "idle"), key=lambda cv: cv[1])
+            out += (f" The largest QNN op, {top.qnn_op} ({top.cycles:,.0f} cycles), is {v / top.cycles:.0%} "
+                    f"{CATEGORY_LABELS[c]}.")
+        if self.idle_cycles:
+            out += (f" The dominant path idles {self.idle_cycles:,.0f} of {self.timeline_cycles:,.0f} timeline "
+                    f"cycles ({self.share('idle'):.1%}).")
+        return out
+
     def to_dict(self) -> dict:
         d = asdict(self)
+        d["headline"] = self.headline
+        d["category_labels"] = dict(CATEGORY_LABELS)
         d["by_category"] = [{"category": c, "label": CATEGORY_LABELS[c], "cycles": v,
                              "share": self.share(c)} for c, v in self.by_category]
         for o, od in zip(self.ops, d["ops"]):
