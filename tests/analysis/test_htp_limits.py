@@ -120,3 +120,23 @@ def test_decode_memory_wall_on_the_hybrid_fixture_with_the_real_program():
     assert wall["synthetic"] and "synthetic fixture" in wall["text"]
     text = CliRunner().invoke(main, ["llm", str(HYBRID), "--pte", str(STORIES), "--dram-gbps", "10"]).stdout
     assert "Memory wall: decode streams at most" in text and "10 GB/s (--dram-gbps)" in text
+
+
+def test_prefill_hmx_busy_share_from_the_qhas_pinned_to_prefill():
+    """The report's LLM result: the memory wall with the prefill's HMX busy share read from the QHAS
+    pinned to the prefill method (its HMX cycles used ÷ timeline cycles)."""
+    if not STORIES.exists():
+        pytest.skip("shared QNN device data not present")
+    import etscope
+    from etscope.api import llm_options, read_view_qnn_files, view_results
+
+    shards = FIX / "qnn_shards"
+    prefill = shards / "synthetic_hybrid_prefill.qhas.json"
+    files = read_view_qnn_files((f"prefill_forward:0={prefill}", f"kv_forward:0={shards / 'synthetic_hybrid_kv.qhas.json'}"))
+    profile = etscope.load(HYBRID, etrecord=HYBRID.with_suffix(".etrecord"), pte=STORIES).profile
+    r = view_results(profile, files, pte=STORIES, llm_options=llm_options(STORIES))
+    wall = r.llm["memory_wall"]
+    res = json.loads(prefill.read_text())["data"]["htp_overall_summary"]["data"][0]["htp_resources"]
+    hmx = next(x for x in (res["data"] if isinstance(res, dict) else res) if x["type"] == "HMX")
+    assert wall["prefill_hmx_busy_share"] == pytest.approx(hmx["cycles_used"] / hmx["timeline_cycles"])
+    assert "QHAS of the prefill graph" in wall["prefill_hmx_from"]

@@ -5,8 +5,10 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from etscope.analysis.qnn.htp_ops import QHAS_FLAGS, breakdown, classify, from_optrace, from_qhas
+from etscope.cli import main
 from etscope.formats.optrace import read_optrace
 from etscope.formats.qhas import read_qhas
 
@@ -145,3 +147,28 @@ def test_four_shards_each_from_its_own_file():
 
 def test_qhas_flags_are_the_documented_ones():
     assert set(QHAS_FLAGS) == {"hmx", "hvx", "dma", "dma_wait", "dma_set", "sync", "fmt_change", "ref_op"}
+
+
+def test_odd_rows_do_not_break_the_breakdown():
+    """Rows without cycles, with negative or huge values, unknown flags and no dominant path: the
+    breakdown keeps what is there and says unknown where it must."""
+    from etscope.formats.qhas import parse_qhas
+
+    doc = {"header": {"artifact_type": "QHAS"}, "data": {
+        "htp_overall_summary": {"data": [{"timeline_cycles": 10}]},
+        "htp_op_instances": {"data": [
+            {"qnn_op": "a", "htp_op": "x", "hmx": True, "hvx": True, "cycles": 5},
+            {"qnn_op": "a", "htp_op": "y"},
+            {"qnn_op": "b", "htp_op": "z", "dma": True, "cycles": 1e300, "start_cycle": 2**70},
+            {"qnn_op": None, "htp_op": "w", "cycles": 3},
+            {"htp_op": "v", "sync": True, "cycles": -4, "qnn_op": "c"}]},
+        "dominant_path_htp_0": {"data": [{"op_id": None, "dp_cycles": 2, "start_cycle": 1}, {"dp_cycles": 1}]}}}
+    b = from_qhas(parse_qhas(doc, "odd.json"))
+    a = b.op("a")
+    assert a.cycles == 5 and a.category_cycles("unknown") == 5     # hmx+hvx: an unknown combination
+    assert {h.label for h in a.htp_ops} == {"unknown: flags hmx+hvx", "unknown: flags none set"}
+    assert b.op("b").category_cycles("dma") == 1e300
+    assert b.idle_cycles == 2 and b.op("(after the last op)").idle_cycles == 2
+    b.to_dict()
+    r = CliRunner().invoke(main, ["qnn", "--qhas", str(FIX / "qnn" / "chain8_sm8650.qhas.json"), "--top", "3"])
+    assert r.exit_code == 0 and "more QNN ops" in r.stdout

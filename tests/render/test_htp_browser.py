@@ -58,3 +58,27 @@ def test_htp_section_without_bandwidth_says_unknown(browser, tmp_path):
         assert "bandwidth unknown" in page.locator("#qnn-htp").inner_text()
     finally:
         page.close()
+
+
+def test_four_shards_each_get_their_section(browser, tmp_path):
+    """Several QHAS/optrace files (one per partition): one section per file, each from its own file."""
+    from etscope.api import read_view_qnn_files, view_results
+
+    hyb = FIX / "qnn_hybrid"
+    files = read_view_qnn_files([str(hyb / f"synthetic_qnn_4shard.shard{k}.qhas.json") for k in range(4)])
+    r = view_results(etscope.load(hyb / "synthetic_qnn_4shard.etdump",
+                                  etrecord=hyb / "synthetic_qnn_4shard.etrecord").profile, files)
+    out = tmp_path / "shards.html"
+    write_report(str(out), r.view)
+    messages = []
+    page = open_report(browser, out, messages, [])
+    try:
+        assert not [m for m in messages if m[0] in ("error", "pageerror", "request")], messages
+        heads = page.locator("#qnn-body h3", has_text="Inside the HTP").all_inner_texts()
+        assert len(heads) == 4
+        for i, h in enumerate(r.qnn["htp_ops"]):
+            sec = page.locator("#qnn-htp" if i == 0 else f"#qnn-htp-{i}")
+            assert h["breakdown"]["headline"] in sec.inner_text()
+            assert h["breakdown"]["partition"] in heads[i]
+    finally:
+        page.close()
