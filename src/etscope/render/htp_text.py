@@ -64,9 +64,10 @@ def render_htp(c, htp: list[dict], top: int) -> None:
 
 def _render_htp_ops(c, o: dict) -> None:
     t = Table(title=f"HTP ops of {o['qnn_op']} (the largest)")
-    for col, kind in (("HTP op", "name"), ("unit", None), ("category", "text"), ("cycles", "num"),
-                      ("dominant path", "num"), ("DRAM r/w", "num"), ("VTCM r/w", "num")):
-        t.add_column(col, justify="right" if kind == "num" else "left", kind=kind)
+    # On a narrow terminal the byte and dominant-path columns move under their rows (detail).
+    for col, kind, detail in (("HTP op", "name", 0), ("unit", None, 0), ("category", "text", 0), ("cycles", "num", 0),
+                              ("dominant path", "num", 1), ("DRAM r/w", "num", 3), ("VTCM r/w", "num", 2)):
+        t.add_column(col, justify="right" if kind == "num" else "left", kind=kind, detail=detail)
     for h in o["htp_ops"]:
         t.add_row(safe_text(h["htp_op"]), safe_text(h["unit"]), safe_text(h["label"]), _cyc(h["cycles"]),
                   _cyc(h["dominant_path_cycles"]), _rw(h["dram_read"], h["dram_write"]), _rw(h["vtcm_read"], h["vtcm_write"]))

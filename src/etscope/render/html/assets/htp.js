@@ -60,7 +60,7 @@
     (lim.ops || []).forEach(function (x) { limits[x.qnn_op] = x; });
     sec.appendChild(el('div', { 'class': 'chart-title', text: 'Per QNN op: HTP cycles by category (top ' + top.length + ' of ' + ops.length + ', largest first), and what bounds it' }));
     if (!top.length) return;
-    var labelW = 250, rightW = 230, rowH = 22, H = top.length * rowH + 44;
+    var labelW = 275, rightW = 230, rowH = 22, H = top.length * rowH + 44;
     var max = Math.max.apply(null, top.map(function (o) { return o.cycles + (o.idle_cycles || 0); })) || 1;
     var sc = function (v) { return labelW + (W - labelW - rightW) * v / max; };
     var svg = sv('svg', { width: W, height: H, role: 'img', 'aria-label': 'HTP cycles per QNN op by category' });
