@@ -41,7 +41,7 @@
       var cw = w * (c.share || 0), g = sv('g');
       g.appendChild(sv('rect', { 'class': 'box', x: x, y: 2, width: Math.max(1, cw), height: 24, fill: HTP_COLORS[c.category] || HTP_COLORS.unknown }));
       var words = (labels[c.category] || c.category) + ' ' + fmtPct(c.share);
-      if (cw > words.length * 6.6) g.appendChild(sv('text', { x: x + 5, y: 18, fill: c.category === 'layout' || c.category === 'idle' ? '#222' : '#fff', text: words }));
+      if (cw > words.length * 7.4 + 8) g.appendChild(sv('text', { x: x + 5, y: 18, fill: c.category === 'layout' || c.category === 'idle' ? '#222' : '#fff', text: words }));
       else if (cw > 34) g.appendChild(sv('text', { x: x + 3, y: 18, fill: c.category === 'layout' ? '#222' : '#fff', text: fmtPct(c.share) }));
       withTip(g, function () { return [labels[c.category] || c.category, fmtInt(c.cycles) + ' cycles', fmtPct(c.share) + ' of the active cycles']; });
       svg.appendChild(g);
