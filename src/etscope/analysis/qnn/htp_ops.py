@@ -23,7 +23,7 @@ write) come from QHAS only; the optrace carries none, and no ``fmt_change`` flag
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 # Category order: the stacked bars' order, left to right.
 CATEGORIES = ("hmx", "hvx", "layout", "dma", "sync", "unknown", "idle")
@@ -298,20 +298,17 @@ def _breakdown(path, source, partition, ops: list[HtpOp], types: dict, idle: dic
                         idle_cycles=idle_total, notes=notes)
 
 
-def joined(b: HtpBreakdown, op_rows: list[dict]) -> HtpBreakdown:
-    """``b`` with each QNN op joined to its partition's per-op row (ETRecord node and source line),
-    by base name (``MatMul_0`` of ``MatMul_0:OpId_18 (cycles)``)."""
+def joined(b: HtpBreakdown, partition: dict) -> HtpBreakdown:
+    """``b`` as the breakdown of ``partition`` (the ``analysis.qnn`` partition dict): its key, and
+    each QNN op joined to the partition's per-op row (ETRecord node and source line) by base name
+    (``MatMul_0`` of ``MatMul_0:OpId_18 (cycles)``)."""
     by_base = {}
-    for r in op_rows:
+    for r in partition.get("ops") or []:
         if r.get("base") and r.get("node"):
             by_base.setdefault(r["base"], r)
-    if not by_base:
-        return b
-    from dataclasses import replace
-
     ops = tuple(replace(o, node=by_base[o.qnn_op]["node"], source=by_base[o.qnn_op].get("source"))
                 if o.qnn_op in by_base else o for o in b.ops)
-    return replace(b, ops=ops)
+    return replace(b, partition=partition.get("key"), ops=ops)
 
 
 def breakdown(qhas=None, optrace=None, partition: str | None = None) -> HtpBreakdown | None:

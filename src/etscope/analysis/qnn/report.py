@@ -105,9 +105,7 @@ def htp_view(sources: list[tuple], partitions: list[dict], runtrace, soc: dict |
             continue
         part = by_key.get(key) if key is not None else _best_partition(b, partitions)
         if part is not None:
-            from dataclasses import replace
-
-            b = joined(replace(b, partition=part["key"]), part["ops"])
+            b = joined(b, part)
         clock = timeline_clock(qhas, runtrace, part["clock_mhz_used"] if part else None)
         out.append({"breakdown": b.to_dict(), "limits": limits(b, clock, bw).to_dict()})
     return out
