@@ -78,3 +78,15 @@ def test_notebook_dataframes():
     split = q.htp_split().set_index("category")
     assert split.loc["layout", "cycles"] == 29862
     assert "htp_ops()" in repr(q)
+
+
+def test_qhas_and_optrace_of_different_runs_are_told_apart():
+    same = run("qnn", "--qhas", QHAS, "--optrace", OPTRACE, "--json")
+    (h,) = json.loads(same.stdout)["qnn"]["htp_ops"]
+    assert any("same 11 QNN ops with the same cycles" in n for n in h["breakdown"]["notes"])
+    hyb = FIX / "qnn_hybrid"
+    other = run("qnn", "--qhas", hyb / "synthetic_qnn_4shard.shard0.qhas.json",
+                "--optrace", hyb / "synthetic_qnn_4shard.shard1.optrace.json", "--json")
+    (h,) = json.loads(other.stdout)["qnn"]["htp_ops"]
+    assert h["breakdown"]["source"] == "qhas"
+    assert any("may come from different runs" in n for n in h["breakdown"]["notes"])

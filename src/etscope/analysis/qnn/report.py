@@ -103,12 +103,35 @@ def htp_view(sources: list[tuple], partitions: list[dict], runtrace, soc: dict |
         b = breakdown(qhas, optrace, key)
         if b is None:
             continue
+        if b.source == "qhas" and optrace is not None:
+            b = _checked_against(b, optrace)
         part = by_key.get(key) if key is not None else _best_partition(b, partitions)
         if part is not None:
             b = joined(b, part)
         clock = timeline_clock(qhas, runtrace, part["clock_mhz_used"] if part else None)
         out.append({"breakdown": b.to_dict(), "limits": limits(b, clock, bw).to_dict()})
     return out
+
+
+def _checked_against(b, optrace):
+    """The QHAS breakdown with a note saying whether the optrace (the same inference, as QNN writes
+    both) has the same cycles per QNN op; a mismatch means the two files come from different runs."""
+    from dataclasses import replace
+
+    from etscope.analysis.qnn.htp_ops import from_optrace
+
+    o = from_optrace(optrace)
+    if o is None:
+        return b
+    mine = {x.qnn_op: x.cycles for x in b.ops if x.htp_ops}
+    theirs = {x.qnn_op: x.cycles for x in o.ops if x.htp_ops}
+    if mine == theirs:
+        note = f"the optrace holds the same {len(mine)} QNN ops with the same cycles (the same inference)"
+    else:
+        differ = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+        note = (f"the optrace disagrees with this QHAS on {len(differ)} QNN op(s), e.g. {differ[0]}: "
+                "the two files may come from different runs; the QHAS is shown")
+    return replace(b, notes=b.notes + (note,))
 
 
 def _best_partition(b, partitions: list[dict]) -> dict | None:
