@@ -21,7 +21,9 @@ def test_chain8_findings_ranked_with_sections():
                 runtrace=Q / "chain8_sm8650.runtrace.json")
     got = r.view.findings
     # No "Input and Output ran without HMX": QNN's I/O ops only move data (true by construction).
-    assert [f.kind for f in got] == ["overhead_level", "layout", "cold_runs", "weights_to_vtcm", "mostly_dma",
+    # No "mostly DMA" either: MatMul_3's 6,065 DMA cycles are mostly a wait that overlaps other
+    # work; on the dominant path its HMX compute dominates (1,170 of 1,665).
+    assert [f.kind for f in got] == ["overhead_level", "layout", "cold_runs", "weights_to_vtcm",
                                      "idle", "clock", "vtcm"]
     top = got[0]
     assert top.severity == "high" and "FastRPC transport" in top.text and top.section == "qnn-p0"
@@ -29,8 +31,8 @@ def test_chain8_findings_ranked_with_sections():
     assert top.evidence.startswith("RPC 2.35 ms contains QNN accelerator 157 µs; the difference, p50 over 3 run(s): 2.19 ms")
     assert "29,862 of 68,626 active HTP cycles (43.5%)" in got[1].text and got[1].section == "qnn-htp"
     assert got[1].text.startswith("DELEGATE_CALL #0: ") and "fmt_change" in got[1].evidence
-    assert "806–1,894 MHz" in got[6].text                     # the runtrace's executes
-    assert "unknown (give the .pte)" in got[7].text            # no .pte: VTCM size not known
+    assert "806–1,894 MHz" in got[5].text                     # the runtrace's executes
+    assert "unknown (give the .pte)" in got[6].text            # no .pte: VTCM size not known
 
 
 def _part(**over):

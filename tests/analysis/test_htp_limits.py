@@ -45,6 +45,17 @@ def test_bound_from_the_cycles_split_when_far_from_the_bandwidth():
     assert mixed.bound == "mixed (largest: HMX compute)" and mixed.dram_gbps is None
 
 
+def test_the_dominant_path_split_decides_when_known():
+    """A DMA wait overlapping the op's compute takes cycles but little of the dominant path: the
+    bound follows the path (real chain8 MatMul_3: 6,065 DMA cycles, 1,170 of its 1,665 path cycles HMX)."""
+    from dataclasses import replace
+
+    o = replace(_op({"hmx": 1170.0, "dma": 6065.0}), dominant_by_category=(("hmx", 1170.0), ("dma", 495.0)))
+    lim = op_limit(o, 1000.0, Bandwidth(None, "x"))
+    assert lim.bound == "HMX compute" and "of its dominant-path cycles" in lim.basis
+    assert op_limit(_op({"hmx": 1170.0, "dma": 6065.0}), 1000.0, Bandwidth(None, "x")).bound == "data movement (DMA)"
+
+
 def test_no_clock_no_rates():
     lim = op_limit(_op({"dma": 10.0}, dram=(100, 0)), None, Bandwidth(76.8, "x"))
     assert lim.time_us is None and lim.dram_gbps is None and lim.bound == "data movement (DMA)"

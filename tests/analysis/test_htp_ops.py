@@ -53,6 +53,7 @@ def test_every_qnn_op_sums_to_its_qhas_node_row():
     for node in _rows(QHAS, "qnn_op_instances_nodes"):
         o = b.op(node["qnn_op"])
         assert o.cycles == node["cycles"] and o.dominant_path_cycles == node["num_dominant_path_cycles_htp_0"]
+        assert sum(v for _, v in o.dominant_by_category) == node["num_dominant_path_cycles_htp_0"]
         for k in ("dram_read", "dram_write", "vtcm_read", "vtcm_write"):
             assert getattr(o, k) == node[k], (node["qnn_op"], k)
 

@@ -91,22 +91,31 @@ def _weights(b, where, mhz, make, anchor) -> list:
         section=anchor, us_per_run=_us(cyc, mhz))]
 
 
+def _split(o: dict) -> tuple[list[dict], str]:
+    """The op's dominant-path split when known (a DMA wait overlapping other work is not on the
+    path), else its cycles."""
+    return (o["dominant_by_category"], "dominant-path cycles") if o.get("dominant_by_category") else (
+        o["by_category"], "cycles")
+
+
 def _mostly_dma(b, where, mhz, make, anchor) -> list:
     rows = []
     for o in b["ops"]:
-        dma = _cat(o, "dma")
-        if o["cycles"] and any(_cat(o, c) for c in COMPUTE) and dma / o["cycles"] >= MOSTLY_DMA:
-            rows.append((dma, o))
+        split, of = _split(o)
+        dma = next((x["cycles"] for x in split if x["category"] == "dma"), 0.0)
+        total = sum(x["cycles"] for x in split if x["category"] != "idle")
+        if total and any(_cat(o, c) for c in COMPUTE) and dma / total >= MOSTLY_DMA:
+            rows.append((dma, total, of, o))
     if not rows:
         return []
     rows.sort(key=lambda r: -r[0])
-    cyc = sum(d for d, _ in rows)
-    names = ", ".join(f"{o['qnn_op']} ({d / o['cycles']:.0%} of {o['cycles']:,.0f})" for d, o in rows[:4])
+    cyc = sum(d for d, *_ in rows)
+    names = ", ".join(f"{o['qnn_op']} ({d / t:.0%} of {t:,.0f} {of})" for d, t, of, o in rows[:4])
     return [make(
         kind="mostly_dma", severity="medium" if cyc / (b["active_cycles"] or 1) >= LAYOUT_MEDIUM else "info",
-        text=f"{where}{len(rows)} computing QNN op(s) spend most of their cycles moving data (DMA): {names}",
-        evidence=(f"DMA transfers, waits and checkpoints vs the op's cycles (waits may overlap other work: "
-                  f"compare dominant-path cycles); {_basis(b)}"), section=anchor, us_per_run=_us(cyc, mhz))]
+        text=f"{where}{len(rows)} computing QNN op(s) spend most of their time moving data (DMA): {names}",
+        evidence=(f"DMA transfers, waits and checkpoints against the op's dominant-path cycles (its cycles "
+                  f"without a dominant path); {_basis(b)}"), section=anchor, us_per_run=_us(cyc, mhz))]
 
 
 def _idle(b, where, mhz, make, anchor) -> list:

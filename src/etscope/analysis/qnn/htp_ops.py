@@ -99,6 +99,9 @@ class QnnOpHtp:
     htp_ops_total: int                         # all of them (htp_ops keeps MAX_HTP_OPS_PER_QNN_OP)
     node: str | None = None                    # ETRecord node, when the QNN op joined the graph
     source: str | None = None                  # its source line
+    # Its dominant-path cycles per category (what its latency waited on; a DMA wait that overlaps
+    # other work counts here only for its part on the path); None without dominant-path cycles.
+    dominant_by_category: tuple[tuple[str, float], ...] | None = None
 
     def category_cycles(self, category: str) -> float:
         return dict(self.by_category).get(category, 0.0)
@@ -161,6 +164,8 @@ class HtpBreakdown:
                              "share": self.share(c)} for c, v in self.by_category]
         for o, od in zip(self.ops, d["ops"]):
             od["by_category"] = [{"category": c, "cycles": v} for c, v in o.by_category]
+            od["dominant_by_category"] = None if o.dominant_by_category is None else [
+                {"category": c, "cycles": v} for c, v in o.dominant_by_category]
         d["unit"] = "cycles"
         return d
 
@@ -272,6 +277,12 @@ def _breakdown(path, source, partition, ops: list[HtpOp], types: dict, idle: dic
         op_idle = None if idle is None else idle.get(name, 0.0)
         cats["idle"] = op_idle or 0.0
         dp = [o.dominant_path_cycles for o in its if o.dominant_path_cycles is not None]
+        dp_cats = None
+        if dp:
+            acc = {c: 0.0 for c in CATEGORIES}
+            for o in its:
+                acc[o.category] += o.dominant_path_cycles or 0.0
+            dp_cats = tuple((c, acc[c]) for c in CATEGORIES if acc[c])
         kept = tuple(sorted(its, key=lambda o: -o.cycles)[:MAX_HTP_OPS_PER_QNN_OP]) if len(its) > MAX_HTP_OPS_PER_QNN_OP \
             else tuple(its)
         rows.append(QnnOpHtp(
@@ -279,7 +290,7 @@ def _breakdown(path, source, partition, ops: list[HtpOp], types: dict, idle: dic
             dominant_path_cycles=float(sum(dp)) if dp else None, idle_cycles=op_idle,
             by_category=tuple((c, cats[c]) for c in CATEGORIES if cats[c]),
             **{k: _sum_known(*(getattr(o, k) for o in its)) for k in BYTE_FIELDS},
-            htp_ops=kept, htp_ops_total=len(its)))
+            htp_ops=kept, htp_ops_total=len(its), dominant_by_category=dp_cats))
     if idle:
         for name, cyc in idle.items():          # idle before no op of this file's (end of graph)
             if name not in by_op:

@@ -75,7 +75,11 @@ class OpLimit:
 
 
 def op_limit(o: QnnOpHtp, clock_mhz: float | None, bw: Bandwidth) -> OpLimit:
-    active = [(c, v) for c, v in o.by_category if c != "idle"]
+    """The split that decides is the op's dominant-path cycles when the file has them (what its
+    latency waited on: a DMA wait overlapping other work is not on the path), else its cycles."""
+    split = o.dominant_by_category if o.dominant_by_category else o.by_category
+    of = "dominant-path cycles" if o.dominant_by_category else "cycles"
+    active = [(c, v) for c, v in split if c != "idle"]
     total = sum(v for _, v in active)
     largest, share = (max(active, key=lambda cv: cv[1]) if active else (None, 0.0))
     share = share / total if total else None
@@ -93,7 +97,7 @@ def op_limit(o: QnnOpHtp, clock_mhz: float | None, bw: Bandwidth) -> OpLimit:
                  "dma": "data movement (DMA)", "sync": "synchronisation"}.get(largest, "unknown")
         if share is not None and share < MOSTLY:
             bound = f"mixed (largest: {bound})"
-        basis = f"{largest} {share:.0%} of its cycles" if share is not None else ""
+        basis = f"{largest} {share:.0%} of its {of}" if share is not None else ""
         if dram is not None:
             basis += (f"; DRAM {dram:.2f} GB/s" + (f" = {of_peak:.1%} of the {bw.gbps:g} GB/s peak" if of_peak
                                                     is not None else ", bandwidth unknown"))
