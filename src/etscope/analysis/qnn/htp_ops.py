@@ -134,7 +134,8 @@ class HtpBreakdown:
     def share(self, category: str) -> float | None:
         """A category's share of the active cycles (idle: of the timeline)."""
         if category == "idle":
-            return (self.idle_cycles / self.timeline_cycles) if self.idle_cycles is not None and self.timeline_cycles else None
+            known = self.idle_cycles is not None and self.timeline_cycles
+            return self.idle_cycles / self.timeline_cycles if known else None
         return self.category_cycles(category) / self.active_cycles if self.active_cycles else None
 
     def op(self, qnn_op: str) -> QnnOpHtp | None:

@@ -160,6 +160,7 @@ def weight_bytes_per_token(program, method: str | None) -> tuple[float | None, s
     if program is None:
         return None, "no .pte: give --pte (its delegate blobs and constants hold the weights)"
     methods = [m for m in program.methods if m.name == method] if method else []
+    whose = f"method {method}" if methods else "the program"
     if not methods:
         methods = [m for m in program.methods if m.delegates]   # a blob shared by methods counts once
     seen, total = set(), 0
@@ -172,8 +173,7 @@ def weight_bytes_per_token(program, method: str | None) -> tuple[float | None, s
     total += program.constant_bytes
     if not seen and not program.constant_bytes:
         return None, "the .pte holds no delegate blob and no constant data"
-    what = (f"{len(seen)} delegate blob(s) of {'method ' + method if method and any(m.name == method for m in program.methods) else 'the program'}"
-            f" + {program.constant_bytes:,} bytes of constants, from the .pte (an upper bound: a QNN context binary "
+    what = (f"{len(seen)} delegate blob(s) of {whose} + {program.constant_bytes:,} bytes of constants, from the .pte (an upper bound: a QNN context binary "
             "holds the graph too, and weights kept in VTCM or caches are not re-read per token)")
     return float(total), what
 
