@@ -150,4 +150,4 @@ def test_prefill_hmx_busy_share_from_the_qhas_pinned_to_prefill():
     res = json.loads(prefill.read_text())["data"]["htp_overall_summary"]["data"][0]["htp_resources"]
     hmx = next(x for x in (res["data"] if isinstance(res, dict) else res) if x["type"] == "HMX")
     assert wall["prefill_hmx_busy_share"] == pytest.approx(hmx["cycles_used"] / hmx["timeline_cycles"])
-    assert "QHAS of the prefill graph" in wall["prefill_hmx_from"]
+    assert "QHAS of the prefill graph" in wall["prefill_hmx_from"] and "a synthetic fixture" in wall["prefill_hmx_from"]

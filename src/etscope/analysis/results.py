@@ -167,9 +167,11 @@ class Results:
         except FormatError:
             soc = None
         prefill = next((p.get("method") for p in llm.get("phases") or [] if p.get("name") == "prefill"), None)
-        resources = next((r["data"].htp_resources for r in self.shards or [] if r["kind"] == "qhas" and prefill
-                          and r["how"].startswith(f"pinned {prefill}:")), None)
-        return llm_memory_wall(self.program, llm, soc, self.dram_gbps, self.profile.sources.values(), resources)
+        pinned = next((r for r in self.shards or [] if r["kind"] == "qhas" and prefill
+                       and r["how"].startswith(f"pinned {prefill}:")), None)
+        return llm_memory_wall(self.program, llm, soc, self.dram_gbps, self.profile.sources.values(),
+                               pinned["data"].htp_resources if pinned else None,
+                               pinned["data"].path if pinned else None)
 
     @cached_property
     def modules(self) -> dict | None:

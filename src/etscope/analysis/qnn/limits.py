@@ -179,8 +179,8 @@ def weight_bytes_per_token(program, method: str | None) -> tuple[float | None, s
 
 
 def memory_wall(program, decode_method: str | None, tokens_per_s: float | None, tokens_from: str,
-                bw: Bandwidth, synthetic: bool, prefill: HtpBreakdown | None = None,
-                prefill_resources: list[dict] | None = None) -> MemoryWall:
+                bw: Bandwidth, synthetic: bool, prefill_resources: list[dict] | None = None,
+                prefill_path: str | None = None) -> MemoryWall:
     per_token, from_ = weight_bytes_per_token(program, decode_method)
     streamed = per_token * tokens_per_s / 1e9 if per_token is not None and tokens_per_s else None
     share = streamed / bw.gbps if streamed is not None and bw.gbps else None
@@ -200,15 +200,22 @@ def memory_wall(program, decode_method: str | None, tokens_per_s: float | None, 
     for r in prefill_resources or []:
         if r.get("type") == "HMX" and r.get("cycles_used") is not None and r.get("timeline_cycles"):
             hmx_share = r["cycles_used"] / r["timeline_cycles"]
-            hmx_from = f"QHAS of the prefill graph: HMX cycles used {r['cycles_used']:,} ÷ timeline {r['timeline_cycles']:,}"
+            hmx_from = (f"QHAS of the prefill graph{' (' + prefill_path + ')' if prefill_path else ''}: HMX cycles used "
+                        f"{r['cycles_used']:,.0f} ÷ timeline {r['timeline_cycles']:,.0f}"
+                        + (" (a synthetic fixture)" if _synthetic(prefill_path) else ""))
             break
     return MemoryWall(weight_bytes_per_token=per_token, weight_bytes_from=from_, decode_tokens_per_s=tokens_per_s,
                       tokens_from=tokens_from, bandwidth=bw, streamed_gbps=streamed, share_of_bandwidth=share,
                       synthetic=synthetic, text=text, prefill_hmx_busy_share=hmx_share, prefill_hmx_from=hmx_from)
 
 
+def _synthetic(path) -> bool:
+    """A file made by a script: the project names them ``synthetic_*``."""
+    return bool(path) and str(path).replace("\\", "/").rsplit("/", 1)[-1].startswith("synthetic_")
+
+
 def llm_memory_wall(program, llm: dict | None, soc: dict | None, dram_gbps: float | None, sources,
-                    prefill_resources: list[dict] | None = None) -> MemoryWall | None:
+                    prefill_resources: list[dict] | None = None, prefill_path: str | None = None) -> MemoryWall | None:
     """The memory wall of an LLM result (``analysis.llm``'s ``llm`` object) whose program has a QNN
     delegate; None otherwise. ``sources``: the input paths (an ETDump named ``synthetic_*`` is a
     fixture made by a script: the figure then says so)."""
@@ -222,6 +229,6 @@ def llm_memory_wall(program, llm: dict | None, soc: dict | None, dram_gbps: floa
     tokens_from = (f"decode p50 {decode.get('ms_per_token'):.3f} ms per token over {decode.get('steady_runs')} steady "
                    f"run(s); tokens per run: {decode.get('tokens_from') or 'unknown'}") if tps else "unknown"
     bw = dram_bandwidth((soc or {}).get("soc_model"), dram_gbps)
-    synthetic = any(str(s).replace("\\", "/").rsplit("/", 1)[-1].startswith("synthetic_") for s in sources or ())
+    synthetic = any(_synthetic(s) for s in sources or ())
     return memory_wall(program, decode.get("method"), tps, tokens_from, bw, synthetic,
-                       prefill_resources=prefill_resources)
+                       prefill_resources=prefill_resources, prefill_path=prefill_path)
