@@ -16,7 +16,7 @@ from etscope.analysis.qnn.limits import (DRAM_BANDWIDTH, Bandwidth, dram_bandwid
 from etscope.cli import main
 
 FIX = Path(__file__).parents[1] / "fixtures"
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+from shared_data import SHARED  # noqa: E402
 STORIES = SHARED / "qnn-device" / "stories260k_hybrid_llama_qnn.pte"
 HYBRID = FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories.etdump"
 

@@ -71,7 +71,7 @@ def test_prompt_schedules(tmp_path, schedule):
     sys.path.insert(0, str(ROOT / "tools"))
     import synth_qnn_hybrid
 
-    fx = synth_qnn_hybrid.build(schedule=schedule, seed=sum(schedule) + len(schedule))
+    fx = synth_qnn_hybrid.build(schedule=schedule, seed=sum(schedule) + len(schedule), data_root=SHARED)
     path = tmp_path / "hybrid.etdump"
     path.write_bytes(fx["etdump"])
     _check_against_truth(_report(path, STORIES), fx["truth"], named=True)

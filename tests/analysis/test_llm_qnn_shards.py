@@ -149,7 +149,7 @@ def test_decode_processing_ar_len_tokens_per_run(tmp_path, ar_len):
     sys.path.insert(0, str(ROOT / "tools"))
     import synth_qnn_shards
 
-    fx = synth_qnn_shards.build(schedule=(4, 6), seed=10 + ar_len, decode_ar_len=ar_len)
+    fx = synth_qnn_shards.build(schedule=(4, 6), seed=10 + ar_len, decode_ar_len=ar_len, data_root=SHARED)
     path = tmp_path / "x.etdump"
     path.write_bytes(fx["etdump"])
     r = llm_report([load(str(path))], all_methods=True, program_constants={"get_ar_len": [ar_len]})
