@@ -215,6 +215,8 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
     report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
     if r.qnn_files is not None:
         report["files"] = r.qnn_files
+    # The same ranked findings the report shows for these inputs (text and --json print them).
+    report["findings"] = [f.to_dict() for f in r.findings] if r.qnn is not None else []
     shown = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte)) if v is not None}
     for kind, paths in (("qhas", qhas), ("optrace", optrace)):
         if paths:

@@ -234,6 +234,15 @@ class Results:
         return files_view(self.qnn, self.file_ops, self.file_ops_source, have)
 
     @cached_property
+    def findings(self) -> list:
+        """The ranked findings of these inputs (``analysis.findings``), once: the report, ``qnn``
+        (text and JSON) and the notebook show this list, whether an ETDump, QNN files or both were
+        given."""
+        from etscope.analysis.findings import findings
+
+        return findings(self.summary if self.profile is not None else None, self.qnn)
+
+    @cached_property
     def view(self) -> ReportView:
         """Everything the HTML report shows."""
         if self.profile is None:    # QNN files alone: the QNN section, the guide and what is missing
@@ -241,5 +250,6 @@ class Results:
             return ReportView(profile=None, summary=self.summary, ops=[], qnn=qnn, llm=None, hierarchy=None,
                               placement=[], runs={"columns": {}, "phase": None}, nodes=None,
                               checks=["QNN files only: " + m for m in self.summary["qnn_only"]["missing"]],
-                              notes=self.notes)
-        return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules)
+                              notes=self.notes, findings=list(self.findings))
+        return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules,
+                           ranked=self.findings)

@@ -106,10 +106,9 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_hea
     else:
         files = (report or {}).get("files")
         if report is not None and (report["partitions"] or report.get("qhas") or report.get("htp_timeline") or not files):
-            from etscope.analysis.findings import findings
             from etscope.render.qnn_text import render_qnn
 
-            render_qnn(report, top=top, sort=sort, findings=[f.to_dict() for f in findings(None, report)])
+            render_qnn(report, top=top, sort=sort, findings=report["findings"])
         if files:
             from etscope.render.qnn_files_text import render_qnn_files
 
