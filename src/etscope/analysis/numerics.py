@@ -24,12 +24,14 @@ are counted apart); ``at_limits`` is the share of values equal to the integer dt
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from etscope.formats.debug_buffer import BFLOAT16, DebugBuffer, chunks, decodable, dtype_name
+from etscope.analysis.numerics_sums import Scale
+from etscope.formats.debug_buffer import BFLOAT16, DebugBuffer, chunks, decodable, dtype_name, region_key
 from etscope.profile import Profile, event_runs
 
 CHUNK_ELEMS = 1 << 20      # elements per chunk: ~8 MB of float64 per temporary
@@ -195,28 +197,50 @@ class _NodeMap:
         # join, from the .pte operator or kernel event name), else all its handles' call nodes.
         # Instructions with the same candidates take them in graph order (a decomposed op's
         # permute_copy + addmm without op names); a count mismatch leaves them unnamed, never guessed.
-        shared: dict[tuple[str, ...], list[int]] = {}
+        # Grouped by what decides the candidates (the profile's node list, else the handles), so
+        # each distinct candidate list is built and sorted once: 16,000 instructions naming one
+        # handle shared by 16,000 nodes cost one pass, not 16,000 (work linear in the file).
+        shared: dict[tuple, list[int]] = {}
         for ins in sorted(hmap):
             if ins in delegates:
                 continue
             known = p.instructions.get(ins)
-            cand = [n for n in (known.nodes if known is not None else []) if n in self.pos]
-            if not cand:
-                cand = [n.name for n in g.nodes_of_handles(tuple(dict.fromkeys(hmap[ins]))) if n.op == "call_function"]
-            shared.setdefault(tuple(sorted(dict.fromkeys(cand), key=self.pos.__getitem__)), []).append(ins)
-        for cand, instrs in shared.items():
+            listed = tuple(n for n in (known.nodes if known is not None else []) if n in self.pos)
+            key = ("nodes", listed) if listed else ("handles", tuple(dict.fromkeys(hmap[ins])))
+            shared.setdefault(key, []).append(ins)
+        # Distinct handle lists may still name one big group of nodes each: node references are
+        # charged to a budget as in ``Etrecord.nodes_by_instruction``; past it, left unnamed.
+        budget = max(100_000, 64 * (len(g.nodes) + sum(len(v) for v in hmap.values())))
+        by_cand: dict[tuple[str, ...], list[int]] = {}
+        for (how, what), instrs in shared.items():
+            if budget <= 0:
+                self.ambiguous += len(instrs)
+                continue
+            cand = what if how == "nodes" else [n.name for n in g.nodes_of_handles(what) if n.op == "call_function"]
+            budget -= len(cand) + len(what)
+            cand = tuple(sorted(dict.fromkeys(cand), key=self.pos.__getitem__))
+            by_cand.setdefault(cand, []).extend(instrs)
+        for cand, instrs in by_cand.items():
+            instrs.sort()
             if len(cand) == len(instrs):
                 self.kernel.update(zip(instrs, cand))
             elif len(cand) == 1:
                 self.kernel.update((ins, cand[0]) for ins in instrs)
             elif cand:
                 self.ambiguous += len(instrs)
+        leaving_of: dict[tuple[int, ...], list[str]] = {}
         for ins in delegates:
             if ins not in hmap:
                 continue
-            inside = {n.name for n in g.nodes_of_handles(hmap[ins]) if n.op == "call_function"}
-            leaving = [nm for nm in inside if (users.get(nm, set()) - inside)]
-            self.delegate[ins] = sorted(leaving, key=self.pos.__getitem__)
+            key = tuple(dict.fromkeys(hmap[ins]))
+            if key not in leaving_of:
+                if budget <= 0:
+                    continue
+                inside = {n.name for n in g.nodes_of_handles(key) if n.op == "call_function"}
+                budget -= len(inside) + len(key)
+                leaving = [nm for nm in inside if (users.get(nm, set()) - inside)]
+                leaving_of[key] = sorted(leaving, key=self.pos.__getitem__)
+            self.delegate[ins] = leaving_of[key]
 
     def of(self, instruction: int, role: str, k: int) -> tuple[str | None, int | None]:
         if role == "kernel_output":
@@ -284,6 +308,9 @@ class Quantization:
             if q.target == _QUANTIZE_PER_TENSOR:
                 lit = dict(q.literals)
                 if isinstance(lit.get("scale"), (int, float)) and isinstance(lit.get("zero_point"), int):
+                    bad = unusable_params(lit["scale"], lit["zero_point"])
+                    if bad:
+                        return f"{q.name}: {bad}: unavailable"
                     return QuantParams(float(lit["scale"]), int(lit["zero_point"]), lit.get("quant_min"),
                                        lit.get("quant_max"), q.name)
         if any("per_channel" in (u.target or "") for u in users):
@@ -292,6 +319,23 @@ class Quantization:
         if users:
             return f"quantized by {users[0].target} whose parameters are tensors (not read): unavailable"
         return "no quantize_per_tensor node after it in the edge graph: scale/offset unknown"
+
+
+def unusable_params(scale, zero_point: int) -> str | None:
+    """Why (q - zero_point) * scale cannot be computed in float64 for any 32-bit q, or None.
+    Real quantize nodes have a positive finite scale and a zero point inside the integer type;
+    JSON allows 10**400 (and 1e400, read as inf)."""
+    if abs(zero_point) > 1 << 63:
+        return f"zero point of {zero_point.bit_length()} bits (beyond any integer type)"
+    try:
+        s = float(scale)
+    except OverflowError:
+        return "scale beyond float64"
+    if not (math.isfinite(s) and s > 0.0):
+        return f"scale {s!r} is not a positive finite number"
+    if not math.isfinite((abs(zero_point) + 2.0 ** 32) * s * 2.0 ** 64):
+        return f"scale {s!r} with zero point {zero_point} puts dequantized values past float64"
+    return None
 
 
 # ---- statistics ----------------------------------------------------------------------------------
@@ -312,6 +356,7 @@ def tensor_stats(buf: DebugBuffer, p: Profile, tid: TensorId, chunk: int = CHUNK
     is_int = view.dtype.kind in "iub" and st != BFLOAT16
     lim = (np.iinfo(view.dtype).min, np.iinfo(view.dtype).max) if view.dtype.kind in "iu" and st != BFLOAT16 else None
     n = nan = inf = limits = 0
+    unit = Scale()          # values summed in a power-of-two unit: overflow-free (numerics_sums)
     mean = m2 = 0.0
     lo, hi = np.inf, -np.inf
     for c in chunks(view, chunk):
@@ -328,6 +373,10 @@ def tensor_stats(buf: DebugBuffer, p: Profile, tid: TensorId, chunk: int = CHUNK
         if x.size == 0:
             continue
         lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
+        f = unit.fit(max(abs(lo), abs(hi)))
+        mean, m2 = mean * f, m2 * f * f
+        if unit.unit != 1.0:
+            x = x * unit.inverse
         # Chan et al.'s pairwise combination of (count, mean, M2): exact enough and chunk-size free
         cm = float(x.mean())
         cm2 = float(np.square(x - cm).sum())
@@ -339,7 +388,7 @@ def tensor_stats(buf: DebugBuffer, p: Profile, tid: TensorId, chunk: int = CHUNK
         buf.release(c)
     buf.release(buf.memory(t, tid.index))
     return TensorStats(numel=numel, finite=n, nan=nan, inf=inf, min=lo if n else None, max=hi if n else None,
-                       mean=mean if n else None, std=float(np.sqrt(m2 / n)) if n else None,
+                       mean=mean * unit.unit if n else None, std=float(np.sqrt(m2 / n)) * unit.unit if n else None,
                        at_limits=(limits / numel if numel else 0.0) if lim is not None else None)
 
 
@@ -360,8 +409,12 @@ def numerics(p: Profile, buf: DebugBuffer, chunk: int = CHUNK_ELEMS) -> Numerics
     if p.etdump.tensors is not None:
         check_buffer(p, buf)
     rows = []
+    done: dict[tuple, TensorStats] = {}     # one decode per distinct region (check bounds their bytes)
     for tid in sorted(ids, key=lambda x: (x.run, x.order, x.role)):
-        s = tensor_stats(buf, p, tid, chunk)
+        key = region_key(p.etdump.tensors, tid.index)
+        s = done.get(key)
+        if s is None:
+            s = done[key] = tensor_stats(buf, p, tid, chunk)
         rows.append(TensorRow(tid, s, flags_of(tid, s)))
     if p.etrecord is None and ids:
         notes.append("no ETRecord: tensors are named by instruction, not graph node")

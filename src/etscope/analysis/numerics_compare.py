@@ -31,11 +31,14 @@ import numpy as np
 from etscope.analysis.numerics import (
     CHUNK_ELEMS, Quantization, QuantParams, TensorId, as_float, check_buffer, tensor_ids,
 )
+from etscope.analysis.numerics_sums import PairSums
 from etscope.analysis.numerics_runs import RunPairing, method_pairs, pair_runs, run_phase_labels
-from etscope.formats.debug_buffer import DebugBuffer, chunks
+from etscope.errors import FormatError
+from etscope.formats.debug_buffer import DebugBuffer, chunks, region_key
 from etscope.profile import Profile
 
 DEFAULT_THRESHOLDS = {"cosine": 0.999, "snr": 30.0}
+MAX_PAIR_WORK_FACTOR = 4    # values compared over distinct pairs <= 4 x both buffers' bytes + 1 Mi
 SNR_CAP_DB = 150.0
 
 
@@ -234,8 +237,7 @@ def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffe
         notes.append(f"candidate permuted {list(perm)} to the reference's layout")
     note = "; ".join(notes) or None
     n = int(vc.size)
-    dot = cc = rr = dd = 0.0
-    mx = 0.0
+    sums = PairSums()       # overflow-free (numerics_sums)
     bad = 0
     equal = True
     for xc, xr in zip(chunks(vc, chunk), chunks(vr, chunk)):
@@ -249,14 +251,8 @@ def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffe
             bad += int(fin.size - np.count_nonzero(fin))
             equal = equal and bool(np.array_equal(a, b, equal_nan=True))
             a, b = a[fin], b[fin]
-        d = a - b
-        equal = equal and not d.any()
-        dot += float(np.dot(a, b))
-        cc += float(np.dot(a, a))
-        rr += float(np.dot(b, b))
-        dd += float(np.dot(d, d))
-        if d.size:
-            mx = max(mx, float(np.abs(d).max()))
+        equal = equal and bool(np.array_equal(a, b))
+        sums.add(a, b)
         buf_c.release(xc)
         buf_r.release(xr)
     buf_c.release(buf_c.memory(tc, c.index))
@@ -264,33 +260,16 @@ def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffe
     if bad:
         nan = float("nan")
         return PairMetrics(n, nan, nan, nan, nan, nan, bad, equal), note
-    return PairMetrics(numel=n, cosine=cosine(dot, cc, rr, dd), snr_db=snr_db(rr, dd), mse=dd / n if n else 0.0,
-                       max_abs=mx, rel_err=rel_err(rr, dd), nonfinite=0, equal=equal), note
+    m = PairMetrics(numel=n, cosine=sums.cosine(), snr_db=sums.snr_db(), mse=sums.mse(n), max_abs=sums.max_abs,
+                    rel_err=sums.rel_err(), nonfinite=0, equal=equal)
+    past = [k for k, v in (("MSE", m.mse), ("max abs error", m.max_abs), ("relative error", m.rel_err))
+            if math.isinf(v)]
+    if past:    # finite values whose error exceeds float64: JSON writes inf as null, so say it
+        note = "; ".join([*([note] if note else []), ", ".join(past) + " past float64's range (inf)"])
+    return m, note
 
 
 _INTS = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool", "bits16")
-
-
-def cosine(dot: float, cc: float, rr: float, dd: float) -> float:
-    if cc == 0.0 and rr == 0.0:
-        return 1.0
-    if cc == 0.0 or rr == 0.0:
-        return 0.0
-    return dot / math.sqrt(cc * rr)
-
-
-def snr_db(rr: float, dd: float) -> float:
-    if dd == 0.0:
-        return math.inf
-    if rr == 0.0:
-        return -math.inf
-    return 10.0 * math.log10(rr / dd)
-
-
-def rel_err(rr: float, dd: float) -> float:
-    if dd == 0.0:
-        return 0.0
-    return math.inf if rr == 0.0 else math.sqrt(dd / rr)
 
 
 def crosses(m: PairMetrics, thresholds: dict[str, float]) -> bool:
@@ -319,12 +298,25 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
     cand_to_ref = {c: r for r, c in pairing.ref_to_cand.items()}
     by_run: dict[int, list[ComparedTensor]] = {}
     qc, qr = Quantization(_graph(pc)), Quantization(_graph(pr))
+    # Two pairs over the same regions (and dequantization) have the same metrics: computed once.
+    # Each side's distinct regions are bounded by the buffer check; the values compared over
+    # distinct pairs are bounded here too (honest runs compare each value once).
+    done: dict[tuple, tuple] = {}
+    work = MAX_PAIR_WORK_FACTOR * (buf_c.size + buf_r.size) + (1 << 20)
     for c, r in pairs:
         dc, dr, why = dequantization(c, qc, r, qr)
+        key = (region_key(pc.etdump.tensors, c.index), region_key(pr.etdump.tensors, r.index), dc, dr)
         if why is not None:
             m, note = None, why
+        elif key in done:
+            m, note = done[key]
         else:
-            m, note = pair_metrics(buf_c, pc, c, buf_r, pr, r, chunk, dc, dr)
+            work -= math.prod(c.shape) if c.shape else 1
+            if work < 0:
+                raise FormatError(f"the tensor pairs to compare hold more values than {MAX_PAIR_WORK_FACTOR} x "
+                                  "the two buffers' bytes (overlapping debug tensors: not buffers ExecuTorch wrote)",
+                                  buf_c.path)
+            m, note = done[key] = pair_metrics(buf_c, pc, c, buf_r, pr, r, chunk, dc, dr)
         ct = ComparedTensor(run=c.run, name=r.name if r.node else c.name, role=c.role, cand=c, ref=r,
                             metrics=m, note=note, diverged=m is not None and crosses(m, thresholds))
         by_run.setdefault(c.run, []).append(ct)
