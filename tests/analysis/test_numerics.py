@@ -109,11 +109,14 @@ def test_metrics_match_numpy(cand):
     assert n >= 18
 
 
-def test_delegated_vs_cpu_matched_through_debug_handles():
+def test_delegated_vs_cpu_matched_through_source_nodes():
+    """Two programs: paired by the source node each edge node comes from (from_node), never by
+    edge-node name (was "node+handle": names, then handles)."""
     _, _, c = _compare("num_xnn", "num_cpu")
-    assert c.match_by == "node+handle"
+    assert c.match_by == "source node"
     names = [(t.cand.name, t.ref.name) for t in c.runs[0].tensors]
     assert ("aten_linear_default_2", "aten_addmm_default_2") in names   # linear == permute + addmm
+    assert all(t.matched_by for rc in c.runs for t in rc.tensors)
     assert all(t.metrics.snr_db > 100 for rc in c.runs for t in rc.tensors)   # float rounding only
     assert c.first_divergence is None
 

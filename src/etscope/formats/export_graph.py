@@ -58,6 +58,9 @@ class GraphNode:
     # Literal arguments (name, value): as_float / as_int / as_bool / as_string / as_scalar_type
     # (torch.export's ScalarType code), e.g. a quantize_per_tensor's scale and zero_point.
     literals: tuple[tuple[str, object], ...] = ()
+    # The node of the first traced graph this node comes from (the root of its ``from_node``
+    # provenance: e.g. "linear_1" for both the permute_copy and the addmm a linear became), or None.
+    source_node: str | None = None
 
     @property
     def debug_handle(self) -> int | None:
@@ -421,7 +424,32 @@ def _node(entry: str, name: str, raw: dict, producer: dict[str, str], depth: int
         source=src, source_file=src_file, source_line=src_line,
         inputs=tuple(dict.fromkeys(producer[v] for v in used if v in producer)),
         outputs=tuple(outs), is_delegate_call=is_delegate, lowered=lowered, literals=tuple(literals),
+        source_node=provenance_root(meta.get("from_node")),
     )
+
+
+_MAX_PROVENANCE = 1000
+
+
+def provenance_root(v) -> str | None:
+    """The root of a ``from_node`` chain (torch.fx ``NodeSource`` list, serialized as a JSON string):
+    its first entry's ``from_node``, followed until empty, gives the name of the node of the first
+    traced graph. None when absent or unreadable (never an error: provenance is optional)."""
+    if isinstance(v, str):
+        if not v.startswith("["):
+            return None
+        try:
+            v = json.loads(v)
+        except (ValueError, RecursionError):
+            return None
+    name = None
+    for _ in range(_MAX_PROVENANCE):
+        if not (isinstance(v, list) and v and isinstance(v[0], dict)):
+            break
+        if isinstance(v[0].get("name"), str):
+            name = v[0]["name"]
+        v = v[0].get("from_node")
+    return name
 
 
 _LITERALS = {"as_float": (float, int), "as_int": int, "as_bool": bool, "as_string": str, "as_scalar_type": int}
