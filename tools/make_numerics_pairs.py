@@ -40,9 +40,9 @@ import make_numerics_fixtures as mnf  # noqa: E402
 DEFAULT_OUT = REPO / "tests" / "fixtures" / "numerics"
 SEED = 20261204
 RUNS = 3
-LLM_CFG = dict(dim=64, n_layers=1, n_heads=4, vocab_size=32, hidden_dim=64, max_seq_len=12, max_context_len=12)
-PROMPT = 6
-DECODES = 3
+LLM_CFG = dict(dim=32, n_layers=1, n_heads=2, vocab_size=32, hidden_dim=32, max_seq_len=10, max_context_len=10)
+PROMPT = 5
+DECODES = 2
 
 PAIRS = {
     "pair_cnn_xnn": ("cnn", "xnn"), "pair_cnn_cpu": ("cnn", "cpu"),

@@ -119,6 +119,10 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
     nodes = _NodeMap(p, method)
     if er is not None and nodes.graph is None:
         notes.append(f"the ETRecord has no readable edge graph for {method!r}: tensors named by instruction")
+    if nodes.unsure:
+        notes.append(f"{nodes.unsure} delegate call(s) share debug handles with other instructions (or leave "
+                     "their partition through more or fewer nodes than they have outputs): their outputs cannot be "
+                     "told apart by node and are left unnamed")
     if nodes.ambiguous:
         notes.append(f"{nodes.ambiguous} kernel instruction(s) share debug handles with more graph nodes than "
                      "instructions (ops the .pte or kernel names do not tell apart): named by instruction")
@@ -143,6 +147,7 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
             for k, i in enumerate(rows):
                 role[i], item[i] = "kernel_output", k
     n_prog = {}
+    contradicted = 0
     for i in range(len(t)):
         if runs[i] < 0:
             continue
@@ -159,6 +164,9 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
         else:
             r_, k = role[i], item[i]
             node, pos = nodes.of(ins, r_, k)
+            if node is not None and not nodes.shape_agrees(node, k if r_ == "kernel_output" else 0, t.sizes(i)):
+                node, pos = None, None      # the graph records another shape for that node: not it
+                contradicted += 1
             known = p.instructions.get(ins)
             op = known.op_type if known is not None and known.kind == "cpu" else None
             name = node or (f"instruction {ins}" + (f" ({op})" if op else "")
@@ -166,6 +174,10 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
         out.append(TensorId(index=i, run=int(runs[i]), instruction=ins, item=k, role=r_, name=name,
                             node=node, graph_pos=pos, dtype=dtype_name(int(cols["scalar_type"][i])),
                             shape=t.sizes(i), strides=t.strides(i)))
+    if contradicted:
+        notes.append(f"{contradicted} tensor(s) whose shape differs from the one the edge graph records for the node "
+                     "their instruction was taken for (instructions emitted in another order than the graph's): "
+                     "left unnamed")
     return out, notes
 
 
@@ -179,6 +191,7 @@ class _NodeMap:
         self.kernel: dict[int, str] = {}
         self.delegate: dict[int, list[str]] = {}
         self.ambiguous = 0      # kernel instructions whose node cannot be told (left unnamed)
+        self.unsure = 0
         if er is None:
             return
         g = er.graphs.get(method)
@@ -228,11 +241,24 @@ class _NodeMap:
                 self.kernel.update((ins, cand[0]) for ins in instrs)
             elif cand:
                 self.ambiguous += len(instrs)
+        # A partition is known by its handles only when no other instruction carries one of them:
+        # a decomposed op (SDPA) shares one handle across partitions and CPU kernels, and the
+        # nodes "of" that handle are then not this partition's. Its outputs stay unnamed (never
+        # guessed), as do outputs whose count differs from the nodes leaving the partition.
+        owners: dict[int, int] = {}
+        for ins, hs in hmap.items():
+            for h in dict.fromkeys(hs):
+                owners[h] = owners.get(h, 0) + 1
+        n_outs = er.num_outs_map.get(method, {})
+        self.unsure = 0         # delegate calls whose outputs cannot be told apart
         leaving_of: dict[tuple[int, ...], list[str]] = {}
         for ins in delegates:
             if ins not in hmap:
                 continue
             key = tuple(dict.fromkeys(hmap[ins]))
+            if any(owners.get(h, 0) > 1 for h in key):
+                self.unsure += 1
+                continue
             if key not in leaving_of:
                 if budget <= 0:
                     continue
@@ -240,6 +266,9 @@ class _NodeMap:
                 budget -= len(inside) + len(key)
                 leaving = [nm for nm in inside if (users.get(nm, set()) - inside)]
                 leaving_of[key] = sorted(leaving, key=self.pos.__getitem__)
+            if len(leaving_of[key]) != int(n_outs.get(ins, 1)):
+                self.unsure += 1
+                continue
             self.delegate[ins] = leaving_of[key]
 
     def of(self, instruction: int, role: str, k: int) -> tuple[str | None, int | None]:
@@ -251,6 +280,18 @@ class _NodeMap:
         else:
             name = None
         return name, (self.pos.get(name) if name else None)
+
+    def shape_agrees(self, node: str, k: int, sizes: tuple[int, ...]) -> bool:
+        """``sizes`` fits the shape the graph records for ``node``'s k-th output (symbolic
+        dimensions fit anything; no record: agrees)."""
+        n = self.graph.by_name.get(node) if self.graph is not None else None
+        if n is None:
+            return True
+        value = n.outputs[k] if k < len(n.outputs) else (node if k == 0 else None)
+        rec = self.graph.value_shapes.get(value) if value is not None else None
+        if rec is None:
+            return True
+        return len(rec) == len(sizes) and all(r is None or r == s for r, s in zip(rec, sizes))
 
     def by_name(self, name: str) -> tuple[str | None, int | None]:
         """A backend's tensor name -> graph node: the name itself, else QNN's tensor naming

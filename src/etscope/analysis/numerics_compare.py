@@ -51,7 +51,7 @@ class PairMetrics:
     mse: float
     max_abs: float
     rel_err: float
-    nonfinite: int        # elements NaN/Inf on either side (metrics are then NaN)
+    nonfinite: int        # elements NaN/Inf on one side only or unequal (metrics are then NaN)
     equal: bool           # bit-for-bit equal values
 
 
@@ -184,7 +184,7 @@ def match(pc: Profile, ids_c: list[TensorId], pr: Profile, ids_r: list[TensorId]
         pairs.append((c.tensor, r.tensor, how))
     un_c = _unmatched(kc, kr)
     un_r = _unmatched(kr, kc)
-    hidden = hidden_keys(pc, gc, ic) if mode == "source" else set()
+    hidden = hidden_keys(pc, gc, ic, kc) if mode == "source" else set()
     ref_nodes = {k[1:] for k in kr if k[1] != "output"}
     paired = {k[1:] for k in kr if k[1] != "output" and k in kc}
     out = Pairing(pairs, mode, un_c, un_r, notes, len(ref_nodes), len(ref_nodes & hidden), len(paired - hidden))
@@ -262,7 +262,7 @@ def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffe
     note = "; ".join(notes) or None
     n = int(vc.size)
     sums = PairSums()       # overflow-free (numerics_sums)
-    bad = 0
+    bad = agreeing = 0
     equal = True
     for xc, xr in zip(chunks(vc, chunk), chunks(vr, chunk)):
         a, b = as_float(xc, stc), as_float(xr, str_)
@@ -272,7 +272,11 @@ def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffe
             b = (b - deq_r.zero_point) * deq_r.scale
         fin = np.isfinite(a) & np.isfinite(b)
         if not fin.all():
-            bad += int(fin.size - np.count_nonzero(fin))
+            # Non-finite values equal on both sides (the -inf of an attention mask) agree: left out
+            # of the sums and counted apart; any other non-finite value makes the metrics NaN.
+            same = ~fin & ((a == b) | (np.isnan(a) & np.isnan(b)))
+            agreeing += int(np.count_nonzero(same))
+            bad += int(fin.size - np.count_nonzero(fin) - np.count_nonzero(same))
             equal = equal and bool(np.array_equal(a, b, equal_nan=True))
             a, b = a[fin], b[fin]
         equal = equal and bool(np.array_equal(a, b))
@@ -281,6 +285,8 @@ def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffe
         buf_r.release(xr)
     buf_c.release(buf_c.memory(tc, c.index))
     buf_r.release(buf_r.memory(tr, r.index))
+    if agreeing:
+        note = "; ".join([*([note] if note else []), f"{agreeing} non-finite value(s) equal on both sides, left out"])
     if bad:
         nan = float("nan")
         return PairMetrics(n, nan, nan, nan, nan, nan, bad, equal), note

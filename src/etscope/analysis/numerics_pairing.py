@@ -178,9 +178,10 @@ def keyed(ids: list[TensorId], ident: Identities, run_of: dict[int, int] | None)
     return out
 
 
-def hidden_keys(p: Profile, g: Graph | None, ident: Identities) -> set[tuple]:
+def hidden_keys(p: Profile, g: Graph | None, ident: Identities, logged_keys) -> set[tuple]:
     """Keys of the nodes inside the profile's delegate partitions whose value does not leave the
-    partition: a backend never logs them (the reference's tensors of those nodes cannot pair)."""
+    partition and that the profile did not log otherwise: a backend never logs them (the
+    reference's tensors of those nodes cannot pair). ``logged_keys``: the profile's (run, *key)."""
     er = p.etrecord
     if g is None or er is None or not ident.keys:
         return set()
@@ -203,11 +204,12 @@ def hidden_keys(p: Profile, g: Graph | None, ident: Identities) -> set[tuple]:
     for n in g.nodes:
         for src in n.inputs:
             users.setdefault(src, set()).add(n.name)
+    logged = {k[1:] for k in logged_keys}
     out = set()
     for name in inside:
         nk = ident.keys.get(name)
         leaves = bool(users.get(name, set()) - inside)
-        if nk is not None and not leaves:
+        if nk is not None and not leaves and nk.key not in logged:
             out.add(nk.key)
     for name in inside:       # a value leaving some partition is logged: never hidden
         nk = ident.keys.get(name)

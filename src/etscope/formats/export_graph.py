@@ -88,6 +88,8 @@ class Graph:
     dialect: str | None = None
     schema_version: str | None = None   # torch.export's, e.g. "1" (2023) or "5.4"
     generated_names: list[str] = field(default_factory=list)  # nodes the file does not name (older schema)
+    # value name -> its recorded sizes (``tensor_values``): ints, None for a symbolic size
+    value_shapes: dict[str, tuple[int | None, ...]] = field(default_factory=dict, repr=False)
     by_name: dict[str, GraphNode] = field(init=False, repr=False)
     by_debug_handle: dict[int, list[GraphNode]] = field(init=False, repr=False)
 
@@ -317,7 +319,26 @@ def decode_graph(entry: str, method: str, doc, depth: int = 0) -> Graph:
     generated = [n for i, n in enumerate(names) if not isinstance(raw_nodes[i].get("name"), str)
                  and n not in _output_names(raw_nodes[i])]
     return Graph(name=entry, method=method, nodes=nodes, dialect=dialect or None,
-                 schema_version=schema_version(doc), generated_names=generated)
+                 schema_version=schema_version(doc), generated_names=generated,
+                 value_shapes=_value_shapes(g.get("tensor_values")))
+
+
+def _value_shapes(tv) -> dict[str, tuple[int | None, ...]]:
+    """``tensor_values``' sizes: an int per static dimension, None per symbolic one (unreadable
+    entries are left out: the shapes only confirm which node a logged tensor is)."""
+    out: dict[str, tuple[int | None, ...]] = {}
+    if not isinstance(tv, dict):
+        return out
+    for name, meta in tv.items():
+        sizes = meta.get("sizes") if isinstance(meta, dict) else None
+        if not isinstance(sizes, list):
+            continue
+        dims = []
+        for d in sizes:
+            v = d.get("as_int") if isinstance(d, dict) else None
+            dims.append(v if isinstance(v, int) and not isinstance(v, bool) else None)
+        out[str(name)] = tuple(dims)
+    return out
 
 
 def _output_names(raw: dict) -> list[str]:
