@@ -12,7 +12,8 @@ import pytest
 from etscope.analysis.numerics import numerics, tensor_ids
 from etscope.analysis.numerics_compare import compare
 from etscope.formats.debug_buffer import DebugBuffer
-from etscope.profile import event_runs, load
+from tests.analysis.numerics_oracle import oracle_of
+from etscope.profile import load
 
 NUM = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "numerics"
 
@@ -22,17 +23,7 @@ def _load(name, program=None):
     return load(NUM / f"{name}.etdump", NUM / f"{program}.etrecord", NUM / f"{program}.pte")
 
 
-def _oracle_of(p, name):
-    """TensorId -> the Inspector's decoded array (from the npz), by RunData/event/item."""
-    o = np.load(NUM / f"{name}.oracle.npz")
-    data = p.etdump
-    firsts = [r.first_event for r in data.runs]
-
-    def get(tid):
-        e = int(data.tensors.columns["event"][tid.index])
-        r = int(event_runs(p, np.array([e]))[0])
-        return o[f"r{r}_e{e - firsts[r]}_t{int(data.tensors.columns['item'][tid.index])}"]
-    return get
+_oracle_of = oracle_of
 
 
 def _close(a, b, rel=1e-9):

@@ -1,18 +1,15 @@
 """Compare the intermediate outputs of two runs of a model (candidate vs reference).
 
-Matching (by identity, never by position alone):
+Matching (by identity, never by position alone; ``numerics_pairing``): within one program (both
+ETRecords hold the same graph) by edge-node name; across programs by the source node each tensor
+stands for (``from_node`` provenance, module path + op + order, debug handle), q/dq looked
+through, a delegate output as the value leaving its partition; never by edge-node names alone.
+Program outputs pair by position, backend-logged tensors (QNN tensor names) by name; without
+ETRecords by instruction and output position (valid only for one program run twice: said in the
+notes). Two tensors of different shapes are never compared, unless one is the other's NHWC layout
+(undone, said in the note). Coverage: the share of the reference's logged nodes paired.
 
-1. graph node name, when both sides have an ETRecord: the edge graphs of two exports of one model
-   name their ops alike (``aten_relu_default``...), also across quantization (the q/dq nodes have
-   their own names and simply find no partner);
-2. then debug handle, for nodes still unmatched, when the two graphs number their handles alike (every
-   node name both graphs hold carries the same handles): the last node of a handle's group stands
-   for the source op's value (``linear`` on XNNPACK vs its ``permute_copy`` + ``addmm`` on the CPU);
-3. program outputs by position, backend-logged tensors (QNN tensor names) by name;
-4. without ETRecords: by instruction and output position, which only holds for one program run
-   twice (said in the notes).
-
-Runs are paired in order (execute k with execute k). Metrics per matched tensor, in float64,
+Runs are paired by LLM phase or in order (``numerics_runs``). Metrics per matched tensor, in float64,
 chunk by chunk (bounded memory): cosine similarity, SNR in dB (10 log10 of reference power over
 error power), MSE, max abs error, relative error (L2 norm of the error over the reference's).
 The curve is each run's compared tensors in graph order; the first divergence is the first tensor

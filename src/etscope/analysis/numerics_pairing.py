@@ -61,11 +61,11 @@ def is_qdq(target: str | None) -> bool:
 
 
 def same_program(gc: Graph, gr: Graph) -> bool:
-    """Both ETRecords hold one graph (names, ops and handles node for node)."""
+    """Both ETRecords hold one graph (names, ops, inputs, handles and provenance node for node)."""
     if len(gc.nodes) != len(gr.nodes):
         return False
     return all(a.name == b.name and a.target == b.target and a.debug_handles == b.debug_handles
-               for a, b in zip(gc.nodes, gr.nodes))
+               and a.inputs == b.inputs and a.source_node == b.source_node for a, b in zip(gc.nodes, gr.nodes))
 
 
 def handles_agree(gc: Graph, gr: Graph) -> bool:
