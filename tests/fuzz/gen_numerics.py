@@ -13,6 +13,8 @@ paths rather than at parser errors.
 * ``shared_handle``: an ETRecord whose 16,000 nodes share one debug handle named by 16,000
   instructions (``--etrecord``);
 * ``shared_region``: 16,000 debug tensors over one 1 MB region of the buffer;
+* ``shared_source``: two programs whose 8,000-16,000 nodes all come from one source node (``from_node``)
+  and carry distinct handles, thousands of tensors each (pairing by source node, op and order);
 * ``plain``: a few small random tensors, sometimes with a reference (the common path).
 
 ETDumps are written by ``tools/synth_debug_buffer.py`` (full Tensor tables: sizes, strides,
@@ -36,7 +38,8 @@ _spec = importlib.util.spec_from_file_location("synth_debug_buffer", _ROOT / "to
 synth = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(synth)
 
-SHAPES = ["plain", "many_dims", "huge_stride", "huge_values", "huge_zero_point", "shared_handle", "shared_region"]
+SHAPES = ["plain", "many_dims", "huge_stride", "huge_values", "huge_zero_point", "shared_handle", "shared_region",
+          "shared_source"]
 _EDGE = "executorch.exir.dialects.edge.ops."
 _QUANT = "executorch.exir.dialects.edge.ops.quantized_decomposed.quantize_per_tensor.default"
 
@@ -218,5 +221,21 @@ def _shared_region(rng: random.Random, root: Path) -> list[str]:
     return _args(et, buf, ref)
 
 
-_SHAPES = {"plain": _plain, "many_dims": _many_dims, "huge_stride": _huge_stride, "huge_values": _huge_values,
+def _shared_source(rng: random.Random, root: Path) -> list[str]:
+    n = rng.choice([16000, 8000])
+    k = rng.choice([2000, 200])
+    prov = json.dumps([{"name": "x", "target": "aten.add", "from_node": [{"name": "x", "from_node": []}]}])
+    argv_parts = []
+    for side in ("cand", "ref"):
+        nodes = [node(f"aten_add_{i}", _EDGE + "aten.add.Tensor", ["x" if i == 0 else f"aten_add_{i - 1}"],
+                      handle=i + 1, meta={"from_node": prov}) for i in range(n)]
+        (root / f"{side}.etrecord").write_bytes(etrecord_bytes(nodes, {str(i): [i + 1] for i in range(n)}))
+        arrays = [np.full(3, float(i) + (0.5 if side == "ref" else 0.0), np.float32) for i in range(k)]
+        argv_parts.append(write_pair(root, side, arrays, names=[f"aten_add_{i}" for i in range(k)]))
+    (et, buf), (ret, rbuf) = argv_parts
+    return _args(et, buf, (ret, rbuf, "--reference-etrecord", str(root / "ref.etrecord")),
+                 extra=["--etrecord", str(root / "cand.etrecord")])
+
+
+_SHAPES = {"plain": _plain, "shared_source": _shared_source, "many_dims": _many_dims, "huge_stride": _huge_stride, "huge_values": _huge_values,
            "huge_zero_point": _huge_zero_point, "shared_handle": _shared_handle, "shared_region": _shared_region}

@@ -86,6 +86,12 @@ def test_16000_tensors_over_one_region_decode_it_once(tmp_path, seed):
     assert rc == 0 or "overlapping tensors" in err
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_thousands_of_nodes_from_one_source_pair_linearly(tmp_path, seed):
+    rc, _ = run(gen_numerics(random.Random(seed), tmp_path, "shared_source"))
+    assert rc == 0
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_plain_cases(tmp_path, seed):
     run(gen_numerics(random.Random(seed), tmp_path, "plain"))
