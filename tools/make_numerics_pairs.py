@@ -20,6 +20,15 @@ Pairs (candidate / reference):
   llama``, ``LLM_CFG``, dynamic token dimension) fp32 XNNPACK vs fp32 CPU-only; a prefill of
   ``PROMPT`` tokens then ``DECODES`` decode steps, each fed the previous step's greedy token.
 
+* ``tap_cnn_xnn``: the CNN of ``pair_cnn_*`` with ExecuTorch's intermediate-output taps
+  (``devtools/intermediate_output_tap``: relu and max_pool2d FULL_TENSOR, inside the first XNNPACK
+  partition; the second conv2d STATS), XNNPACK-delegated. Taps become extra program outputs; their
+  mapping (TapSpecs) lives on the Python side only (an ETRecord of a tapped program cannot be
+  serialized: ``tap.Tensor`` nodes), so it is written as the sidecar ``tap_cnn_xnn.taps.json`` with
+  the documented one line (``TAPS_SIDECAR_LINE``). ``tap_cnn_xnn.taps_oracle.npz``: per run the
+  tap module's own values, AOT (eager) ``aot_r<run>_o<index>`` and runtime ``rt_r<run>_o<index>``;
+  ``tap_cnn_xnn.taps_oracle.json``: ``compare_aot_runtime_dataframe`` rows per run.
+
 Each NAME gets ``.pte``, ``.etrecord`` (torch pickles left out), ``.etdump``, ``.debugbuf``,
 ``.oracle.npz``; ``pairs_manifest.json`` records versions, models, schedules, sizes.
 """
@@ -48,7 +57,57 @@ PAIRS = {
     "pair_cnn_xnn": ("cnn", "xnn"), "pair_cnn_cpu": ("cnn", "cpu"),
     "pair_q8_xnn": ("q8", "xnn"), "pair_q8_cpu": ("q8", "cpu"),
     "pair_llm_xnn": ("llm", "xnn"), "pair_llm_cpu": ("llm", "cpu"),
+    "tap_cnn_xnn": ("cnn", "tap"),
 }
+# What a user writes next to the program (etscope numerics --taps reads it):
+TAPS_SIDECAR_LINE = ('json.dump({"schema": "etscope.taps/1", "taps": [dataclasses.asdict(s) for s in specs]}, '
+                     'open("model.taps.json", "w"))')
+
+
+def make_tap(name: str, out: Path) -> Dict[str, Any]:
+    """The tapped CNN: export -> tap -> lower (XNNPACK) -> strip -> run with a debug buffer."""
+    import dataclasses
+
+    import numpy as np
+    torch, _ = mf._lazy_imports()
+    import torch.utils._pytree as pytree
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.devtools.intermediate_output_tap import (FULL_TENSOR, STATS, compare_aot_runtime_dataframe,
+                                                             select_by_op_type, strip_taps_, tap_intermediate_outputs_)
+    from executorch.exir import to_edge_transform_and_lower
+
+    mod, xs = _cnn(), _image_inputs()
+    ep = torch.export.export(mod, (xs[0],), strict=True)
+    ep, specs = tap_intermediate_outputs_(ep, rules=[
+        (select_by_op_type("aten.relu.default", "aten.max_pool2d.default"), FULL_TENSOR),
+        (select_by_op_type("aten.conv2d.default"), STATS)])
+    aot = [pytree.tree_flatten(ep.module()(x))[0] for x in xs]
+    edge = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
+    strip_taps_(edge)
+    et = edge.to_executorch()
+    pte = out / f"{name}.pte"
+    pte.write_bytes(et.buffer)
+    json.dump({"schema": "etscope.taps/1", "taps": [dataclasses.asdict(s) for s in specs]},  # TAPS_SIDECAR_LINE
+              open(out / f"{name}.taps.json", "w"))
+    res = mnf._run(pte, out, name, xs)
+    rt = [list(o) for o in res.pop("outputs")]
+    arrays = {}
+    frames = []
+    for r, (a, b) in enumerate(zip(aot, rt)):
+        for i, (x, y) in enumerate(zip(a, b)):
+            arrays[f"aot_r{r}_o{i}"] = x.detach().numpy().copy()
+            arrays[f"rt_r{r}_o{i}"] = y.detach().numpy().copy()
+        frames.append(json.loads(compare_aot_runtime_dataframe(specs, a, b).to_json(orient="records")))
+    np.savez_compressed(out / f"{name}.taps_oracle.npz", **arrays)
+    (out / f"{name}.taps_oracle.json").write_text(json.dumps(
+        {"source": "executorch.devtools.intermediate_output_tap.compare_aot_runtime_dataframe(specs, aot_flat, rt_flat)",
+         "runs": frames}, indent=1) + "\n")
+    entry = {"what": "CNN with intermediate-output taps, XNNPACK-delegated (no ETRecord: tap nodes do not serialize)",
+             "taps": [dataclasses.asdict(s) | {"stack_trace": None} for s in specs], **res,
+             "schedule": f"{RUNS} x execute(forward, x_i), x_i = randn(1, 3, 8, 8) seeded {SEED}",
+             "sidecar_line": TAPS_SIDECAR_LINE}
+    entry.update(_oracle(out, name))
+    return entry
 
 
 def _cnn():
@@ -147,6 +206,8 @@ def make_one(name: str, out: Path) -> Dict[str, Any]:
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
 
     model, how = PAIRS[name]
+    if how == "tap":
+        return make_tap(name, out)
     parts = [XnnpackPartitioner()] if how == "xnn" else [mnf._NoPartition()]
     if model == "llm":
         mod = _llm_module()

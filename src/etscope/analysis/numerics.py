@@ -37,7 +37,7 @@ from etscope.profile import Profile, event_runs
 CHUNK_ELEMS = 1 << 20      # elements per chunk: ~8 MB of float64 per temporary
 SATURATION_SHARE = 0.01    # flag a quantized tensor when more than 1% of its values sit at a limit
 
-ROLES = ("kernel_output", "delegate_output", "delegate_input", "delegate_intermediate", "program_output")
+ROLES = ("kernel_output", "delegate_output", "delegate_input", "delegate_intermediate", "program_output", "tap")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ class TensorId:
     dtype: str
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    tap: object | None = None   # formats.taps.Tap when this program output is an intermediate-output tap
 
     @property
     def order(self) -> tuple:
@@ -96,8 +97,10 @@ class NumericsResult:
 
 
 # ---- identities ----------------------------------------------------------------------------------
-def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorId], list[str]]:
-    """Identity of every debug tensor of the profile's execute runs, in file order, and notes."""
+def tensor_ids(p: Profile, buf: DebugBuffer | None = None, taps: dict | None = None) -> tuple[list[TensorId], list[str]]:
+    """Identity of every debug tensor of the profile's execute runs, in file order, and notes;
+    ``taps`` (``formats.taps``: output index -> Tap): program outputs that are intermediate-output
+    taps get the role ``tap``, named after the tapped node."""
     data = p.etdump
     t = data.tensors
     notes: list[str] = []
@@ -152,11 +155,15 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
         if runs[i] < 0:
             continue
         ins = int(instr[i])
+        tap = None
         if cols["program_output"][i]:
             r_ = "program_output"
             k = n_prog.get(int(runs[i]), 0)
             n_prog[int(runs[i])] = k + 1
             name, node, pos = f"output[{k}]", None, None
+            tap = taps.get(k) if taps else None
+            if tap is not None:
+                r_, name = "tap", tap.node_name
         elif did_str[i] >= 0 or did_int[i] >= 0:
             r_, k = "delegate_intermediate", int(cols["item"][i])
             name = data.strings[did_str[i]] if did_str[i] >= 0 else f"delegate id {int(did_int[i])}"
@@ -173,7 +180,9 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
                             + (f" output {k}" if r_ == "delegate_output" and k else ""))
         out.append(TensorId(index=i, run=int(runs[i]), instruction=ins, item=k, role=r_, name=name,
                             node=node, graph_pos=pos, dtype=dtype_name(int(cols["scalar_type"][i])),
-                            shape=t.sizes(i), strides=t.strides(i)))
+                            shape=t.sizes(i), strides=t.strides(i), tap=tap))
+    if taps and not any(x.tap is not None for x in out):
+        notes.append(f"none of the {len(taps)} tap(s) of the sidecar is among the logged program outputs")
     if contradicted:
         notes.append(f"{contradicted} tensor(s) whose shape differs from the one the edge graph records for the node "
                      "their instruction was taken for (instructions emitted in another order than the graph's): "
@@ -444,9 +453,14 @@ def flags_of(tid: TensorId, s: TensorStats) -> list[str]:
     return out
 
 
-def numerics(p: Profile, buf: DebugBuffer, chunk: int = CHUNK_ELEMS) -> NumericsResult:
-    """Statistics of every tensor of the profile's execute runs (the buffer is checked first)."""
-    ids, notes = tensor_ids(p)
+def numerics(p: Profile, buf: DebugBuffer, chunk: int = CHUNK_ELEMS, taps: dict | None = None) -> NumericsResult:
+    """Statistics of every tensor of the profile's execute runs (the buffer is checked first);
+    ``taps``: the intermediate-output tap sidecar (``formats.taps``)."""
+    ids, notes = tensor_ids(p, taps=taps)
+    reduced = {t.tap.reducer_name for t in ids if t.tap is not None and not t.tap.full_tensor}
+    if reduced:
+        notes.append("taps reduced on the device (" + ", ".join(sorted(reduced)) + "): their values are the reducer's "
+                     "fields (see the sidecar), the statistics here are over those fields")
     if p.etdump.tensors is not None:
         check_buffer(p, buf)
     rows = []
@@ -477,9 +491,13 @@ SCHEMA = "etscope.numerics/1"
 
 
 def tensor_id_dict(t: TensorId) -> dict:
-    return {"run": t.run, "instruction": t.instruction, "role": t.role, "item": t.item, "name": t.name,
-            "node": t.node, "graph_pos": t.graph_pos, "dtype": t.dtype, "shape": list(t.shape),
-            "strides": list(t.strides)}
+    d = {"run": t.run, "instruction": t.instruction, "role": t.role, "item": t.item, "name": t.name,
+         "node": t.node, "graph_pos": t.graph_pos, "dtype": t.dtype, "shape": list(t.shape),
+         "strides": list(t.strides)}
+    if t.tap is not None:
+        d["tap"] = {"node_name": t.tap.node_name, "op_target": t.tap.op_target, "reducer": t.tap.reducer_name,
+                    "fields": list(t.tap.fields), "module_path": t.tap.module_path}
+    return d
 
 
 def numerics_dict(r: NumericsResult) -> dict:

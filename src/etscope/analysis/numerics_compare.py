@@ -27,7 +27,7 @@ import numpy as np
 from etscope.analysis.numerics import (
     CHUNK_ELEMS, Quantization, QuantParams, TensorId, as_float, check_buffer, tensor_ids,
 )
-from etscope.analysis.numerics_pairing import (COVERAGE_FINDING, LOOKED_THROUGH, Identities, handles_agree, hidden_keys, keyed,
+from etscope.analysis.numerics_pairing import (BY_TAP_PROVENANCE, COVERAGE_FINDING, LOOKED_THROUGH, Keyed, Identities, handles_agree, hidden_keys, keyed,
                                                same_program)
 from etscope.analysis.numerics_sums import PairSums
 from etscope.analysis.numerics_runs import RunPairing, method_pairs, pair_runs, run_phase_labels
@@ -153,21 +153,27 @@ def match(pc: Profile, ids_c: list[TensorId], pr: Profile, ids_r: list[TensorId]
     which candidate run each reference run is compared with (default: the same)."""
     gc, gr = _graph(pc), _graph(pr)
     notes = []
-    if gc is None or gr is None:
+    taps = any(t.tap is not None for t in ids_c) or any(t.tap is not None for t in ids_r)
+    if (gc is None and gr is None) or ((gc is None or gr is None) and not taps):
         mode = "instruction"
         notes.append("matched by instruction and output position (an ETRecord on each side matches by graph "
                      "node instead): valid only when both ETDumps come from the same program")
-    elif same_program(gc, gr):
+    elif gc is not None and gr is not None and same_program(gc, gr):
         mode = "name"
-    else:
+    else:           # two programs; or taps on a side without an ETRecord (a tapped program has none)
         mode = "source"
-    use_handles = mode == "source" and handles_agree(gc, gr)
+        if gc is None or gr is None:
+            notes.append(f"the {'candidate' if gc is None else 'reference'} has no ETRecord: only its taps and "
+                         "program outputs can be paired")
+    use_handles = mode == "source" and gc is not None and gr is not None and handles_agree(gc, gr)
     ic, ir = Identities(gc, mode, use_handles), Identities(gr, mode, use_handles)
     ic.compare_groups(ir)
     if ref_to_cand is None:
         ref_to_cand = {r: r for r in range(pr.n_runs)}
     cand_runs = {c: c for c in ref_to_cand.values()}          # only the candidate runs compared
     kc, kr = keyed(ids_c, ic, cand_runs), keyed(ids_r, ir, ref_to_cand)
+    _alias_taps(kc, kr, ir)
+    _alias_taps(kr, kc, ic)
     pairs = []
     for k, c in kc.items():
         r = kr.get(k)
@@ -185,9 +191,19 @@ def match(pc: Profile, ids_c: list[TensorId], pr: Profile, ids_r: list[TensorId]
     ref_nodes = {k[1:] for k in kr if k[1] != "output"}
     paired = {k[1:] for k in kr if k[1] != "output" and k in kc}
     out = Pairing(pairs, mode, un_c, un_r, notes, len(ref_nodes), len(ref_nodes & hidden), len(paired - hidden))
-    if mode == "source" and not ic.keys:
+    if mode == "source" and gc is not None and not ic.keys:
         notes.append("the candidate's edge graph has no node provenance: nothing paired by source node")
     return out
+
+
+def _alias_taps(mine: dict, theirs: dict, their_ident) -> None:
+    """A tap (keyed by its node name) facing a graph without that tap: re-keyed to the group of the
+    other graph whose provenance names the tapped node (``Identities.ep_key``)."""
+    for k in [k for k in mine if k[1] == "tap" and k not in theirs]:
+        other = their_ident.ep_key(k[2])
+        if other is not None and (k[0], *other) not in mine:
+            v = mine.pop(k)
+            mine[(k[0], *other)] = Keyed(v.tensor, BY_TAP_PROVENANCE, v.looked_through)
 
 
 def _unmatched(mine: dict, theirs: dict) -> list[str]:
@@ -308,7 +324,7 @@ def crosses(m: PairMetrics, thresholds: dict[str, float]) -> bool:
 
 def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
             thresholds: dict[str, float] | None = None, chunk: int = CHUNK_ELEMS,
-            pairing: RunPairing | None = None) -> Comparison:
+            pairing: RunPairing | None = None, taps_c: dict | None = None, taps_r: dict | None = None) -> Comparison:
     """``pairing``: which runs to compare (``numerics_runs``; default: the LLM phase split of each
     side when both have phases, else in order)."""
     thresholds = dict(DEFAULT_THRESHOLDS if thresholds is None else thresholds)
@@ -317,8 +333,8 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
     for p, b in ((pc, buf_c), (pr, buf_r)):
         if p.etdump.tensors is not None:
             check_buffer(p, b)
-    ids_c, notes_c = tensor_ids(pc)
-    ids_r, notes_r = tensor_ids(pr)
+    ids_c, notes_c = tensor_ids(pc, taps=taps_c)
+    ids_r, notes_r = tensor_ids(pr, taps=taps_r)
     pm = match(pc, ids_c, pr, ids_r, pairing.ref_to_cand)
     notes = [*(f"candidate: {n}" for n in notes_c), *(f"reference: {n}" for n in notes_r), *pm.notes,
              *pairing.notes]
@@ -333,6 +349,11 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
     for c, r, how in pm.pairs:
         dc, dr, why = dequantization(c, qc, r, qr)
         key = (region_key(pc.etdump.tensors, c.index), region_key(pr.etdump.tensors, r.index), dc, dr)
+        reduced = next((t.tap for t in (c, r) if t.tap is not None and not t.tap.full_tensor), None)
+        if reduced is not None and not (c.tap is not None and r.tap is not None
+                                        and c.tap.reducer_name == r.tap.reducer_name):
+            why = (f"{reduced.reducer_name} tap: statistics reduced on the device ({', '.join(reduced.fields)}), "
+                   "not compared with a tensor")
         if why is not None:
             m, note = None, why
         elif key in done:
@@ -366,13 +387,14 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
 
 
 def compare_methods(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
-                    thresholds: dict[str, float] | None = None, chunk: int = CHUNK_ELEMS) -> list[Comparison]:
+                    thresholds: dict[str, float] | None = None, chunk: int = CHUNK_ELEMS,
+                    taps_c: dict | None = None, taps_r: dict | None = None) -> list[Comparison]:
     """One comparison per method of the candidate's ETDump (every method of a several-method
     ETDump unless --method chose one), each against the reference's runs of that method."""
     pairs, notes = method_pairs(pc, pr)
     if not pairs:      # no method in common: the loaded ones, said so
         pairs = [(pc.method, pc, pr)]
-    out = [compare(c, buf_c, r, buf_r, thresholds, chunk) for _, c, r in pairs]
+    out = [compare(c, buf_c, r, buf_r, thresholds, chunk, taps_c=taps_c, taps_r=taps_r) for _, c, r in pairs]
     out[0].notes.extend(notes)
     return out
 

@@ -47,6 +47,8 @@ LOOKED_THROUGH = ", q/dq looked through"
 BY_OUTPUT = "program output position"
 BY_BACKEND = "backend tensor name"
 BY_INSTRUCTION = "instruction and output position"
+BY_TAP = "tap node name"
+BY_TAP_PROVENANCE = "tap node name in from_node provenance"
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ class Identities:
         self.mode = mode
         self.keys, self.groups = node_keys(g, use_handles) if (g is not None and mode == "source") else ({}, {})
         self.unlike: set[tuple] = set()       # groups the other graph decomposed differently
+        self.provenance = {n.name: n.provenance for n in g.nodes} if g is not None and self.keys else {}
+        self._ep: dict[str, set] | None = None
 
     def compare_groups(self, other: "Identities") -> None:
         """Groups whose op sequences differ between the two graphs: their inner nodes are not
@@ -140,7 +144,22 @@ class Identities:
         self.unlike = other.unlike = {gk for gk, ops in self.groups.items()
                                       if gk in other.groups and other.groups[gk] != ops}
 
+    def ep_key(self, name: str) -> tuple | None:
+        """The key of the group whose nodes' provenance names ``name`` (an exported-program node,
+        as a tap records it), when exactly one group does."""
+        if self._ep is None:
+            self._ep = {}
+            for node, nk in self.keys.items():
+                if nk.looked_through or nk.key[0] not in ("source", "module", "handle"):
+                    continue
+                for nm in self.provenance.get(node, ()):
+                    self._ep.setdefault(nm, set()).add(nk.key[:2])
+        got = self._ep.get(name, set())
+        return next(iter(got)) if len(got) == 1 else None
+
     def of(self, t: TensorId) -> tuple[tuple, str, bool] | None:
+        if t.role == "tap":
+            return ("tap", t.tap.node_name), BY_TAP, False
         if t.role == "program_output":
             return ("output", t.item), BY_OUTPUT, False
         if self.mode == "instruction":

@@ -61,6 +61,9 @@ class GraphNode:
     # The node of the first traced graph this node comes from (the root of its ``from_node``
     # provenance: e.g. "linear_1" for both the permute_copy and the addmm a linear became), or None.
     source_node: str | None = None
+    # Every distinct name along that chain, outermost first (the exported program's node name among
+    # them: what an intermediate-output tap records as its node_name).
+    provenance: tuple[str, ...] = ()
 
     @property
     def debug_handle(self) -> int | None:
@@ -445,32 +448,37 @@ def _node(entry: str, name: str, raw: dict, producer: dict[str, str], depth: int
         source=src, source_file=src_file, source_line=src_line,
         inputs=tuple(dict.fromkeys(producer[v] for v in used if v in producer)),
         outputs=tuple(outs), is_delegate_call=is_delegate, lowered=lowered, literals=tuple(literals),
-        source_node=provenance_root(meta.get("from_node")),
+        provenance=(prov := provenance_names(meta.get("from_node"))), source_node=prov[-1] if prov else None,
     )
 
 
 _MAX_PROVENANCE = 1000
 
 
-def provenance_root(v) -> str | None:
-    """The root of a ``from_node`` chain (torch.fx ``NodeSource`` list, serialized as a JSON string):
-    its first entry's ``from_node``, followed until empty, gives the name of the node of the first
-    traced graph. None when absent or unreadable (never an error: provenance is optional)."""
+def provenance_names(v) -> tuple[str, ...]:
+    """The distinct node names along a ``from_node`` chain (torch.fx ``NodeSource`` list, serialized
+    as a JSON string), its first entry followed until empty: the last is the node of the first
+    traced graph. Empty when absent or unreadable (never an error: provenance is optional)."""
     if isinstance(v, str):
         if not v.startswith("["):
-            return None
+            return ()
         try:
             v = json.loads(v)
         except (ValueError, RecursionError):
-            return None
-    name = None
+            return ()
+    names: dict[str, None] = {}
+    root = None
     for _ in range(_MAX_PROVENANCE):
         if not (isinstance(v, list) and v and isinstance(v[0], dict)):
             break
         if isinstance(v[0].get("name"), str):
-            name = v[0]["name"]
+            root = v[0]["name"][:200]
+            names.setdefault(root)
         v = v[0].get("from_node")
-    return name
+    if root is not None:        # the root last, even when a name repeats along the chain
+        names.pop(root)
+        names[root] = None
+    return tuple(names)
 
 
 _LITERALS = {"as_float": (float, int), "as_int": int, "as_bool": bool, "as_string": str, "as_scalar_type": int}
