@@ -106,3 +106,41 @@ def test_bad_sidecars_are_one_line(tmp_path, text, what):
     with pytest.raises(FormatError) as ei:
         read_taps(f)
     assert what in str(ei.value) and "\n" not in str(ei.value) and "m.taps.json" in str(ei.value)
+
+
+def test_stats_taps_face_the_reference_tensors_statistics():
+    """A STATS tap against the CPU run's full conv output: the reference's fields computed by
+    etscope equal the tap module's own eager STATS (same model and input, float32 rounding apart)."""
+    from etscope.analysis.numerics_tapstats import STATS_FIELDS, reference_stats
+
+    pc, taps = _tapped()
+    pr = load(NUM / "pair_cnn_cpu.etdump", NUM / "pair_cnn_cpu.etrecord", NUM / "pair_cnn_cpu.pte")
+    rt = np.load(NUM / f"{TAP}.taps_oracle.npz")
+    with DebugBuffer(NUM / f"{TAP}.debugbuf") as bc, DebugBuffer(NUM / "pair_cnn_cpu.debugbuf") as br:
+        c = compare(pc, bc, pr, br, taps_c=taps)
+        n = 0
+        for rc in c.runs:
+            for t in rc.tensors:
+                if t.role != "tap" or t.cand.tap.full_tensor:
+                    continue
+                assert "STATS tap vs the reference tensor's statistics" in t.note and "largest relative" in t.note
+                ref = reference_stats(br.array(pr.etdump.tensors, t.ref.index), 6, 7)
+                aot = rt[f"aot_r{rc.run}_o{t.cand.tap.output_index}"]
+                for f, v in zip(STATS_FIELDS, aot):
+                    assert ref[f] == pytest.approx(float(v), rel=1e-4, abs=1e-5), f
+                n += 1
+    assert n == 6
+
+
+def test_reference_stats_of_hostile_values_warn_nothing():
+    import warnings
+
+    from etscope.analysis.numerics_tapstats import compare_fields, reference_stats
+
+    x = np.array([1e300, -1e300, np.inf, np.nan, 0.0, 1e-310])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref = reference_stats(x, 7, 2)
+        cmp = compare_fields(np.full(13, 1e300), tuple(ref), ref)
+    assert ref["nan_count"] == 1 and ref["inf_count"] == 1 and ref["zero_count"] == 1
+    assert cmp.note().startswith("STATS tap")

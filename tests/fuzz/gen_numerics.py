@@ -15,6 +15,8 @@ paths rather than at parser errors.
 * ``shared_region``: 16,000 debug tensors over one 1 MB region of the buffer;
 * ``shared_source``: two programs whose 8,000-16,000 nodes all come from one source node (``from_node``)
   and carry distinct handles, thousands of tensors each (pairing by source node, op and order);
+* ``taps``: an intermediate-output tap sidecar (``etscope.taps/1``) with indices near 2**31, duplicate
+  or missing entries, huge field lists, STATS taps over 1e300 values, against a reference;
 * ``plain``: a few small random tensors, sometimes with a reference (the common path).
 
 ETDumps are written by ``tools/synth_debug_buffer.py`` (full Tensor tables: sizes, strides,
@@ -39,7 +41,7 @@ synth = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(synth)
 
 SHAPES = ["plain", "many_dims", "huge_stride", "huge_values", "huge_zero_point", "shared_handle", "shared_region",
-          "shared_source"]
+          "shared_source", "taps"]
 _EDGE = "executorch.exir.dialects.edge.ops."
 _QUANT = "executorch.exir.dialects.edge.ops.quantized_decomposed.quantize_per_tensor.default"
 
@@ -104,7 +106,7 @@ def etrecord_bytes(nodes, handle_map: dict, rng: random.Random | None = None, gr
     return buf.getvalue()
 
 
-def _args(et, buf, ref=None, extra=()) -> list[str]:
+def _args(et, buf, ref=None, extra=()) -> list[str]:  # noqa: D103  (argv for etscope numerics)
     argv = ["numerics", "--json", str(et), "--debug-buffer", str(buf), *extra]
     if ref is not None:
         argv += ["--reference", str(ref[0]), "--reference-buffer", str(ref[1]), *ref[2:]]
@@ -237,5 +239,29 @@ def _shared_source(rng: random.Random, root: Path) -> list[str]:
                  extra=["--etrecord", str(root / "cand.etrecord")])
 
 
-_SHAPES = {"plain": _plain, "shared_source": _shared_source, "many_dims": _many_dims, "huge_stride": _huge_stride, "huge_values": _huge_values,
+def _taps(rng: random.Random, root: Path) -> list[str]:
+    """Program outputs as taps: FULL_TENSOR and STATS (13 fields, maybe over huge values)."""
+    big = rng.choice([1.0, 1e300, float("inf")])
+    stats = np.full(13, big, np.float32 if big == 1.0 else np.float64)
+    raw, tensors = synth.pack([np.ones(8, np.float32), np.full(8, big), stats])
+    events = [("out", -1, [t], True) for t in tensors]
+    et, buf = root / "cand.etdump", root / "cand.debugbuf"
+    et.write_bytes(synth.build_etdump([events]))
+    buf.write_bytes(raw)
+    fields = ["min", "max", "mean", "abs_max", "abs_mean", "std", "rms", "l1_norm", "l2_norm", "nan_count",
+              "inf_count", "zero_count", "p99_abs"]
+    taps = [{"node_name": "relu", "op_target": "aten.relu.default", "output_index": 1, "reducer_name": "FULL_TENSOR",
+             "fields": []},
+            {"node_name": "conv2d", "op_target": "aten.conv2d.default", "output_index": 2, "reducer_name": "STATS",
+             "fields": fields}]
+    taps.append(rng.choice([{"node_name": "x" * 5000, "output_index": 2 ** 31 - 1, "reducer_name": "STATS",
+                             "fields": ["f"] * 4000},
+                            {"node_name": "y", "output_index": 7, "reducer_name": "CUSTOM", "fields": []},
+                            {"node_name": "z", "output_index": rng.choice([2 ** 31, -1, 10 ** 30]), "reducer_name": "S"}]))
+    (root / "cand.taps.json").write_text(json.dumps({"schema": "etscope.taps/1", "taps": taps}))
+    ref = write_pair(root, "ref", [np.ones(8, np.float32), np.full(8, 2.0), np.full(8, -big)])
+    return _args(et, buf, ref if rng.random() < 0.7 else None, extra=["--taps", str(root / "cand.taps.json")])
+
+
+_SHAPES = {"plain": _plain, "taps": _taps, "shared_source": _shared_source, "many_dims": _many_dims, "huge_stride": _huge_stride, "huge_values": _huge_values,
            "huge_zero_point": _huge_zero_point, "shared_handle": _shared_handle, "shared_region": _shared_region}

@@ -92,6 +92,11 @@ def test_thousands_of_nodes_from_one_source_pair_linearly(tmp_path, seed):
     assert rc == 0
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_hostile_tap_sidecars(tmp_path, seed):
+    run(gen_numerics(random.Random(seed), tmp_path, "taps"))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_plain_cases(tmp_path, seed):
     run(gen_numerics(random.Random(seed), tmp_path, "plain"))

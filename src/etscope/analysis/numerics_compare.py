@@ -32,7 +32,7 @@ from etscope.analysis.numerics_pairing import (BY_TAP_PROVENANCE, COVERAGE_FINDI
 from etscope.analysis.numerics_sums import PairSums
 from etscope.analysis.numerics_runs import RunPairing, method_pairs, pair_runs, run_phase_labels
 from etscope.errors import FormatError
-from etscope.formats.debug_buffer import DebugBuffer, chunks, region_key
+from etscope.formats.debug_buffer import DebugBuffer, chunks, decodable, region_key
 from etscope.profile import Profile
 
 DEFAULT_THRESHOLDS = {"cosine": 0.999, "snr": 30.0}
@@ -196,6 +196,23 @@ def match(pc: Profile, ids_c: list[TensorId], pr: Profile, ids_r: list[TensorId]
     return out
 
 
+def _reduced_tap_note(tap, c: TensorId, buf_c, pc, r: TensorId, buf_r, pr, chunk: int) -> str:
+    """A reduced tap facing a full tensor: STATS fields side by side (``numerics_tapstats``),
+    other reducers only named."""
+    from etscope.analysis.numerics_tapstats import STATS_FIELDS, compare_fields, reference_stats
+
+    tapped, full, b_t, b_f, p_t, p_f = (c, r, buf_c, buf_r, pc, pr) if c.tap is tap else (r, c, buf_r, buf_c, pr, pc)
+    st_t = int(p_t.etdump.tensors.columns["scalar_type"][tapped.index])
+    st_f = int(p_f.etdump.tensors.columns["scalar_type"][full.index])
+    if tap.reducer_name != "STATS" or tuple(tap.fields) != STATS_FIELDS or tapped.shape != (len(STATS_FIELDS),) \
+            or not (decodable(st_t) and decodable(st_f)):
+        return f"{tap.reducer_name} tap: statistics reduced on the device, not compared with a tensor"
+    ref = reference_stats(b_f.array(p_f.etdump.tensors, full.index), st_f, chunk)
+    vals = as_float(np.asarray(b_t.array(p_t.etdump.tensors, tapped.index)), st_t)
+    note = compare_fields(vals, tap.fields, ref).note()
+    return note if c.tap is tap else note.replace("(tap/reference)", "(candidate tensor/reference tap)")
+
+
 def _alias_taps(mine: dict, theirs: dict, their_ident) -> None:
     """A tap (keyed by its node name) facing a graph without that tap: re-keyed to the group of the
     other graph whose provenance names the tapped node (``Identities.ep_key``)."""
@@ -352,8 +369,7 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
         reduced = next((t.tap for t in (c, r) if t.tap is not None and not t.tap.full_tensor), None)
         if reduced is not None and not (c.tap is not None and r.tap is not None
                                         and c.tap.reducer_name == r.tap.reducer_name):
-            why = (f"{reduced.reducer_name} tap: statistics reduced on the device ({', '.join(reduced.fields)}), "
-                   "not compared with a tensor")
+            why = _reduced_tap_note(reduced, c, buf_c, pc, r, buf_r, pr, chunk)
         if why is not None:
             m, note = None, why
         elif key in done:

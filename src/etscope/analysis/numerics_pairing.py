@@ -11,7 +11,8 @@ So across programs a tensor is paired by the *source node* it stands for, never 
    ``permute_copy`` + ``addmm``). Nodes sharing a root form a group; the group's value is the
    output of its last node whose value leaves the group (keyed ``(source)``); the other nodes are
    keyed by their op and order within the group (``(source, op, k)``);
-2. **module path, op and order** (``nn_module_stack``) for nodes without provenance;
+2. **module path and source line, op and order** (``nn_module_stack``, ``stack_trace``) for nodes
+   without provenance; the source line alone without a module path;
 3. **debug handle** (the last node of a handle's group) for nodes with neither, only when the two
    graphs number their handles alike (every node name both hold carries the same handles);
 4. quantize / dequantize nodes are looked through: their value is the value of the node they
@@ -41,7 +42,8 @@ COVERAGE_FINDING = 0.9       # below this share of the reference's nodes paired:
 BY_NAME = "node name (same program)"
 BY_SOURCE = "source node (from_node)"
 BY_SOURCE_OP = "source node, op and order"
-BY_MODULE = "module path, op and order"
+BY_MODULE = "module path and source line, op and order"
+BY_LINE = "source line, op and order"
 BY_HANDLE = "debug handle"
 LOOKED_THROUGH = ", q/dq looked through"
 BY_OUTPUT = "program output position"
@@ -49,6 +51,9 @@ BY_BACKEND = "backend tensor name"
 BY_INSTRUCTION = "instruction and output position"
 BY_TAP = "tap node name"
 BY_TAP_PROVENANCE = "tap node name in from_node provenance"
+
+
+_GROUPS = {"source": 2, "module": 3, "line": 2, "handle": 2}    # key length of a group's value
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,9 @@ def node_keys(g: Graph, use_handles: bool) -> tuple[dict[str, NodeKey], dict[tup
             if n.source_node:
                 gk = ("source", n.source_node)
             elif n.module_path:
-                gk = ("module", n.module_path)
+                gk = ("module", n.module_path, n.source)
+            elif n.source:
+                gk = ("line", n.source)
             elif use_handles and n.debug_handles:
                 gk = ("handle", n.debug_handles[0])
             else:
@@ -98,7 +105,7 @@ def node_keys(g: Graph, use_handles: bool) -> tuple[dict[str, NodeKey], dict[tup
     for n in g.nodes:
         for src in n.inputs:
             users.setdefault(src, set()).add(n.name)
-    rule_of = {"source": BY_SOURCE, "module": BY_MODULE, "handle": BY_HANDLE}
+    rule_of = {"source": BY_SOURCE, "module": BY_MODULE, "line": BY_LINE, "handle": BY_HANDLE}
     for gk, nodes in groups.items():
         names = {n.name for n in nodes}
         leaving = [n for n in nodes if users.get(n.name, set()) - names or not users.get(n.name)]
@@ -150,10 +157,10 @@ class Identities:
         if self._ep is None:
             self._ep = {}
             for node, nk in self.keys.items():
-                if nk.looked_through or nk.key[0] not in ("source", "module", "handle"):
+                if nk.looked_through or nk.key[0] not in _GROUPS:
                     continue
                 for nm in self.provenance.get(node, ()):
-                    self._ep.setdefault(nm, set()).add(nk.key[:2])
+                    self._ep.setdefault(nm, set()).add(nk.key[:_GROUPS[nk.key[0]]])
         got = self._ep.get(name, set())
         return next(iter(got)) if len(got) == 1 else None
 
@@ -173,7 +180,7 @@ class Identities:
         if self.mode == "name":
             return ("node", t.node), BY_NAME, False
         nk = self.keys.get(t.node)
-        if nk is None or (len(nk.key) > 2 and nk.key[:2] in self.unlike):
+        if nk is None or (len(nk.key) > _GROUPS.get(nk.key[0], 2) and nk.key[:_GROUPS[nk.key[0]]] in self.unlike):
             return None
         return nk.key, nk.rule, nk.looked_through
 
