@@ -133,6 +133,11 @@ def _compare_lines(d: dict, run: int | None = None) -> list:
         out.append(_table(["tensor", "role", "cosine", "SNR dB", "MSE", "max abs", "rel err", "note"], table,
                           ("cosine", "SNR dB", "MSE", "max abs", "rel err"),
                           {"role": 4, "rel err": 3, "max abs": 2, "MSE": 1}, text=("note",)))
+        hows: dict[str, int] = {}
+        for t in pick["tensors"]:
+            hows[t.get("matched_by") or "?"] = hows.get(t.get("matched_by") or "?", 0) + 1
+        if hows:
+            out.append("  matched by: " + "; ".join(f"{shown(h)} x{n}" for h, n in sorted(hows.items(), key=lambda x: -x[1])))
         if pick["largest_drop"]:
             ld = pick["largest_drop"]
             out.append(f"  largest single-step SNR drop: {ld['snr_drop_db']:.1f} dB, {shown(ld['from'])} -> "
