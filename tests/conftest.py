@@ -5,7 +5,7 @@ import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REAL = FIXTURES / "real"
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+from shared_data import SHARED  # noqa: E402  (tests/fixtures/shared, or ETSCOPE_SHARED_DATA)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -24,7 +24,21 @@ def real():
 
 
 def shared_or_skip(rel: str) -> Path:
+    """A file of the copied shared data. Missing is a failure, not a skip: the files are in the
+    repository (tests/fixtures/shared), so a plain clone runs every test."""
     p = SHARED / rel
     if not p.exists():
-        pytest.skip(f"shared data not present: {p}")
+        pytest.fail(f"shared data file missing: {p} (see tests/fixtures/shared/README.md)")
     return p
+
+
+_FUZZ = Path(__file__).parent / "fuzz"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Everything under tests/fuzz is marked ``fuzz`` (about half the suite's time): ``pytest -m
+    'not fuzz'`` is the fast inner loop; CI and the README's command run everything."""
+    mark = pytest.mark.fuzz
+    for item in items:
+        if _FUZZ in Path(str(item.fspath)).parents:
+            item.add_marker(mark)

@@ -1,7 +1,8 @@
 """Screenshots of the QNN report for README (docs/screenshots/qnn_*.png): the report built from the
 real SM8650 chain8 profile as an ETDump (tests/fixtures/qnn_etdump/synthetic_qnn_chain8_device.etdump)
 with its QHAS, optrace and runtrace, opened in headless Chromium; the findings, one partition's
-nesting picture and the HMX/HVX/DMA timeline, each cut to its element.
+nesting picture, the HMX/HVX/DMA timeline and "Inside the HTP" (with --dram-gbps 76.8, the SM8650
+figure of analysis/qnn/limits.py: the chain8 files come without their .pte), each cut to its element.
 
     PYTHONPATH=src python tools/qnn_screenshots.py [--chromium /usr/bin/chromium]
 """
@@ -13,7 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures"
-SHOTS = {"qnn_findings.png": "#findings", "qnn_nesting.png": "#qnn-nesting-p0", "qnn_timeline.png": "#qnn-timeline"}
+SHOTS = {"qnn_findings.png": "#findings", "qnn_nesting.png": "#qnn-nesting-p0", "qnn_timeline.png": "#qnn-timeline",
+         "qnn_htp.png": "#qnn-htp"}
 
 
 def main() -> None:
@@ -30,6 +32,7 @@ def main() -> None:
     q = FIX / "qnn"
     r = results(load(FIX / "qnn_etdump" / "synthetic_qnn_chain8_device.etdump"), qhas=q / "chain8_sm8650.qhas.json",
                 optrace=q / "chain8_sm8650.optrace.json", runtrace=q / "chain8_sm8650.runtrace.json")
+    r.dram_gbps = 76.8
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:

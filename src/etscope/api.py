@@ -199,21 +199,24 @@ def profile_of(p) -> P.Profile:
 
 # ---- the qnn command: QNN files alone or with an ETDump -----------------------------------------------
 def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), optrace=(),
-                   qnn_csv=None, runtrace=None) -> dict:
+                   qnn_csv=None, runtrace=None, dram_gbps: float | None = None) -> dict:
     """Read whichever QNN inputs were given (paths; ``qhas``/``optrace`` one path or several, pins
-    allowed) and produce the QNN report; QNN files without a partition to join get ``files``."""
+    allowed) and produce the QNN report; QNN files without a partition to join get ``files``.
+    ``dram_gbps``: the DRAM bandwidth the HTP limits compare with (default: the SoC's, if sourced)."""
     from etscope.paths import display
 
     qhas, optrace = _paths(qhas), _paths(optrace)
     files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)
     profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
-    r = view_results(profile, files, pte=pte)
+    r = view_results(profile, files, pte=pte, dram_gbps=dram_gbps)
     report = r.qnn
     if report is None:      # an ETDump without QNN partitions: the report says so
         report = qnn_analysis.qnn_report(profile, soc=r.soc, runtrace=files.runtrace)
     report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
     if r.qnn_files is not None:
         report["files"] = r.qnn_files
+    # The same ranked findings the report shows for these inputs (text and --json print them).
+    report["findings"] = [f.to_dict() for f in r.findings] if r.qnn is not None else []
     shown = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte)) if v is not None}
     for kind, paths in (("qhas", qhas), ("optrace", optrace)):
         if paths:
@@ -270,9 +273,17 @@ def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None) -> Qnn
     return out
 
 
-def view_results(profile: P.Profile | None, files: QnnFiles, pte=None, llm_options: dict | None = None) -> Results:
+def view_results(profile: P.Profile | None, files: QnnFiles, pte=None, llm_options: dict | None = None,
+                 dram_gbps: float | None = None) -> Results:
     """The analyses of a view: the profile (or None: the QNN files alone) with its QNN files;
-    ``llm_options``: the token counts of the LLM section (:func:`llm_options`)."""
+    ``llm_options``: the token counts of the LLM section (:func:`llm_options`); ``dram_gbps``: the
+    DRAM bandwidth of the HTP limits (``--dram-gbps``)."""
+    r = _view_results(profile, files, pte, llm_options)
+    r.dram_gbps = dram_gbps
+    return r
+
+
+def _view_results(profile: P.Profile | None, files: QnnFiles, pte, llm_options: dict | None) -> Results:
     from etscope.paths import display
 
     program = None

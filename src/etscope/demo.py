@@ -5,9 +5,12 @@ from __future__ import annotations
 from importlib import resources
 
 QNN_SAMPLE_DESCRIPTION = (
-    "a real Snapdragon 8 Gen 3 (SM8650) run on the Qualcomm NPU (QNN HTP): a chain of 8 matmuls in one "
-    "QNN partition, 3 executes; the ETDump ExecuTorch writes from the device's QNN profile, with the "
-    "device's QHAS, optrace and runtrace of that run")
+    "a Snapdragon 8 Gen 3 (SM8650) run on the Qualcomm NPU (QNN HTP): a chain of 8 matmuls in one QNN "
+    "partition, 3 executes. Measured on the device: every QNN level (QNN execute, RPC, accelerator "
+    "times, per-op cycles) and the QHAS, optrace and runtrace. Simulated by etscope's fixture script "
+    "(no public ETDump of a device run exists): the ETDump around them as ExecuTorch's QNN backend writes "
+    "it, with DELEGATE_CALL = QNN execute + 30-80 µs, the framework overhead and Method::init made up; "
+    "do not calibrate on those")
 SAMPLE_DESCRIPTION = (
     "a real ExecuTorch 1.5.1 run on an x86-64 CPU: a small CNN (conv/relu/maxpool/linear) lowered to "
     "XNNPACK in one partition, plus cumsum, which XNNPACK cannot take and so falls back to the CPU "
@@ -19,7 +22,7 @@ def _data(name: str) -> str:
 
 
 def qnn_sample_paths() -> dict[str, str]:
-    return {"etdump": _data("sample_qnn_chain8.etdump"), "qhas": _data("sample_qnn_chain8.qhas.json"),
+    return {"etdump": _data("synthetic_qnn_chain8.etdump"), "qhas": _data("sample_qnn_chain8.qhas.json"),
             "optrace": _data("sample_qnn_chain8.optrace.json"), "runtrace": _data("sample_qnn_chain8.runtrace.json")}
 
 

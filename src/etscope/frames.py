@@ -2,6 +2,7 @@
 pandas DataFrame accessors and a one-line ``repr``.
 
     >>> q = p.qnn();  q.partitions(); q.ops(); q.levels(); q.report      # QnnResult
+    >>> q.htp_ops(); q.htp_split()                                       # inside the HTP (QHAS/optrace)
     >>> l = p.llm();  l.phases(); l.runs(); l.findings                   # LlmResult
     >>> d = p.diff(base);  d.verdict; d.ops(); d.breakdown()             # DiffResult
     >>> m = p.modules();  m.modules(); m.how(); m.placement(); m.total_us  # ModulesResult
@@ -65,11 +66,27 @@ class QnnResult:
         parts = [frame(p["levels"], ["name", "unit"], partition=p["key"]) for p in self.report["partitions"]]
         return pd.concat(parts, ignore_index=True) if parts else frame([], ["partition", "name", "unit"])
 
+    def htp_ops(self):
+        """One row per HTP op of each QNN op (QHAS/optrace given): unit and category from its flags,
+        cycles, bytes, graph node, and its QNN op's achieved DRAM GB/s and bound (the ``htp_ops``
+        table of export/sql)."""
+        from etscope.analysis.qnn_tables import QNN_COLUMNS, htp_op_rows
+
+        return frame(htp_op_rows(self.report), list(QNN_COLUMNS["htp_ops"]))
+
+    def htp_split(self):
+        """The whole graph's HTP cycles by category (compute on HMX / HVX, layout conversion, data
+        movement, synchronisation, dominant-path idle), one row per category and QHAS/optrace file."""
+        rows = [dict(c, partition=h["breakdown"]["partition"], file=h["breakdown"]["path"])
+                for h in self.report.get("htp_ops") or [] for c in h["breakdown"]["by_category"]]
+        return frame(rows, ["partition", "file", "category", "label", "cycles", "share"])
+
     def __repr__(self) -> str:
         parts = self.report["partitions"]
         n_ops = sum(len(p["ops"]) for p in parts)
         return (f"<QnnResult: {len(parts)} partition(s), {n_ops} per-op row(s)"
                 + (", QHAS" if self.report.get("qhas") else "") + (", optrace" if self.report.get("optrace") else "")
+                + ("; .htp_ops() .htp_split()" if self.report.get("htp_ops") else "")
                 + "; .partitions() .ops() .levels() .report>")
 
     def _repr_html_(self) -> str:

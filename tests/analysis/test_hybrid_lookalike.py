@@ -16,7 +16,7 @@ from etscope.formats.pte import read_pte
 from etscope.profile import load
 
 # The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+from shared_data import SHARED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "qnn_hybrid"
@@ -71,7 +71,7 @@ def test_prompt_schedules(tmp_path, schedule):
     sys.path.insert(0, str(ROOT / "tools"))
     import synth_qnn_hybrid
 
-    fx = synth_qnn_hybrid.build(schedule=schedule, seed=sum(schedule) + len(schedule))
+    fx = synth_qnn_hybrid.build(schedule=schedule, seed=sum(schedule) + len(schedule), data_root=SHARED)
     path = tmp_path / "hybrid.etdump"
     path.write_bytes(fx["etdump"])
     _check_against_truth(_report(path, STORIES), fx["truth"], named=True)

@@ -19,7 +19,7 @@ from etscope.formats.etdump import read_etdump
 from etscope.profile import load
 
 # The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+from shared_data import SHARED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "qnn_hybrid"
@@ -149,7 +149,7 @@ def test_decode_processing_ar_len_tokens_per_run(tmp_path, ar_len):
     sys.path.insert(0, str(ROOT / "tools"))
     import synth_qnn_shards
 
-    fx = synth_qnn_shards.build(schedule=(4, 6), seed=10 + ar_len, decode_ar_len=ar_len)
+    fx = synth_qnn_shards.build(schedule=(4, 6), seed=10 + ar_len, decode_ar_len=ar_len, data_root=SHARED)
     path = tmp_path / "x.etdump"
     path.write_bytes(fx["etdump"])
     r = llm_report([load(str(path))], all_methods=True, program_constants={"get_ar_len": [ar_len]})

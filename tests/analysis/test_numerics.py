@@ -12,7 +12,8 @@ import pytest
 from etscope.analysis.numerics import numerics, tensor_ids
 from etscope.analysis.numerics_compare import compare
 from etscope.formats.debug_buffer import DebugBuffer
-from etscope.profile import event_runs, load
+from tests.analysis.numerics_oracle import oracle_of
+from etscope.profile import load
 
 NUM = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "numerics"
 
@@ -22,17 +23,7 @@ def _load(name, program=None):
     return load(NUM / f"{name}.etdump", NUM / f"{program}.etrecord", NUM / f"{program}.pte")
 
 
-def _oracle_of(p, name):
-    """TensorId -> the Inspector's decoded array (from the npz), by RunData/event/item."""
-    o = np.load(NUM / f"{name}.oracle.npz")
-    data = p.etdump
-    firsts = [r.first_event for r in data.runs]
-
-    def get(tid):
-        e = int(data.tensors.columns["event"][tid.index])
-        r = int(event_runs(p, np.array([e]))[0])
-        return o[f"r{r}_e{e - firsts[r]}_t{int(data.tensors.columns['item'][tid.index])}"]
-    return get
+_oracle_of = oracle_of
 
 
 def _close(a, b, rel=1e-9):
@@ -109,11 +100,14 @@ def test_metrics_match_numpy(cand):
     assert n >= 18
 
 
-def test_delegated_vs_cpu_matched_through_debug_handles():
+def test_delegated_vs_cpu_matched_through_source_nodes():
+    """Two programs: paired by the source node each edge node comes from (from_node), never by
+    edge-node name (was "node+handle": names, then handles)."""
     _, _, c = _compare("num_xnn", "num_cpu")
-    assert c.match_by == "node+handle"
+    assert c.match_by == "source node"
     names = [(t.cand.name, t.ref.name) for t in c.runs[0].tensors]
     assert ("aten_linear_default_2", "aten_addmm_default_2") in names   # linear == permute + addmm
+    assert all(t.matched_by for rc in c.runs for t in rc.tensors)
     assert all(t.metrics.snr_db > 100 for rc in c.runs for t in rc.tensors)   # float rounding only
     assert c.first_divergence is None
 

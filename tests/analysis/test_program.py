@@ -15,7 +15,7 @@ from etscope.render.json import dumps
 from etscope.render.program_text import WIDTH, program_lines
 
 # The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+from shared_data import SHARED  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 STORIES = SHARED / "qnn-device/stories260k_hybrid_llama_qnn.pte"

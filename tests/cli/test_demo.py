@@ -61,3 +61,19 @@ def test_demo_is_fast_and_the_package_small(tmp_path):
     assert (tmp_path / "demo-report.html").stat().st_size > 10_000
     assert sum(p.stat().st_size for p in DATA.iterdir()) < 600_000
     assert all(Path(p).is_file() for p in {**qnn_sample_paths(), **sample_paths()}.values())
+
+
+def test_demo_says_what_is_measured_and_what_is_simulated(tmp_path):
+    """Issue 35 item 4: the banner, the report and the package's file name say which values the
+    device measured and which the fixture script made up (a user would calibrate on them)."""
+    r = CliRunner().invoke(main, ["demo", "--no-report"], terminal_width=300)
+    banner = " ".join(r.output[:r.output.index("etdump:")].split())
+    assert "Measured on the device" in banner and "Simulated by etscope's fixture script" in banner
+    for made_up in ("DELEGATE_CALL = QNN execute + 30-80 µs", "framework overhead", "Method::init"):
+        assert made_up in banner
+    assert "a real Snapdragon" not in banner
+    assert Path(qnn_sample_paths()["etdump"]).name.startswith("synthetic_")
+    out = tmp_path / "d.html"
+    r = CliRunner().invoke(main, ["demo", "--report", str(out)])
+    assert r.exit_code == 0
+    assert "Simulated by etscope" in out.read_text()

@@ -9,8 +9,11 @@ import pytest
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
+# SIGINT gets Python's own handler first: a runner started with SIGINT ignored (nohup, some CI
+# shells) passes SIG_IGN down, and the child would then never see its Ctrl-C.
 _RUN = r"""
 import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 real_replace = os.replace
 
 def replace_after_ctrl_c(src, dst):

@@ -100,3 +100,22 @@ def test_export_csv_and_parquet(tmp_path):
     assert r.exit_code == 2 and not (tmp_path / "stats.txt").exists()
     r = run("numerics", *_inputs("num_q8"), "--export", NUM / "num_q8.etdump")     # never an input
     assert r.exit_code == 2
+
+
+def test_taps_sidecar_and_cross_graph_coverage(tmp_path):
+    """--taps names the tapped program outputs; against the CPU run the text says how pairs were
+    matched and the coverage; a bad sidecar is one line, exit 2."""
+    tapped = [NUM / "tap_cnn_xnn.etdump", "--debug-buffer", NUM / "tap_cnn_xnn.debugbuf", "--pte", NUM / "tap_cnn_xnn.pte",
+              "--taps", NUM / "tap_cnn_xnn.taps.json"]
+    r = run("numerics", *tapped, "--json")
+    assert r.exit_code == 0, r.output
+    assert sum(t["role"] == "tap" for t in json.loads(r.output)["tensors"]) == 18
+    r = run("numerics", *tapped, "--reference", NUM / "pair_cnn_cpu.etdump", "--reference-buffer",
+            NUM / "pair_cnn_cpu.debugbuf", "--reference-etrecord", NUM / "pair_cnn_cpu.etrecord")
+    assert r.exit_code == 0, r.output
+    assert "matched by: tap node name in from_node provenance / source node (from_node) x6" in r.output
+    assert "coverage: " in r.output
+    bad = tmp_path / "bad.taps.json"
+    bad.write_text('{"schema": "etscope.taps/1", "taps": 3}')
+    r = run("numerics", *tapped[:5], "--taps", bad)
+    assert r.exit_code == 2 and "bad.taps.json" in r.output and "Traceback" not in r.output

@@ -18,8 +18,8 @@ KINDS = {   # option, file, the tables its export holds
     "qnn_csv_text": ("--qnn-csv", QNN / "chain8_sm8650.profile.txt", {"qnn_ops", "qnn_partitions"}),
     "qnn_csv_csv": ("--qnn-csv", QNN / "resnet50_ortqnn.profile.csv", {"qnn_ops", "qnn_partitions"}),
     "qnn_csv_json": ("--qnn-csv", QNN / "tiny_sm8750.qnn_profile.json", {"qnn_ops", "qnn_partitions"}),
-    "optrace": ("--optrace", QNN / "chain8_sm8650.optrace.json", {"qnn_ops", "qnn_units"}),
-    "qhas": ("--qhas", QNN / "chain8_sm8650.qhas.json", {"qnn_ops", "qnn_units"}),
+    "optrace": ("--optrace", QNN / "chain8_sm8650.optrace.json", {"qnn_ops", "qnn_units", "htp_ops"}),
+    "qhas": ("--qhas", QNN / "chain8_sm8650.qhas.json", {"qnn_ops", "qnn_units", "htp_ops"}),
     "qhas_trimmed": ("--qhas", QNN / "resnet50_ortqnn_trimmed.qhas.json", {"qnn_ops", "qnn_units"}),
     "runtrace": ("--runtrace", QNN / "chain8_sm8650.runtrace.json", {"qnn_runtrace"}),
 }
@@ -120,7 +120,9 @@ def test_qnn_optrace_alone_prints_findings():
     assert r.exit_code == 0, r.output
     assert "No QNN data found" not in r.stdout
     assert "11 QNN ops, 68,626 cycles in all; the largest is MatMul_0 (32,707 cycles, 48%)" in r.stdout
-    assert "8 of 11 ops used HMX" in r.stdout
+    # The 8 MatMuls compute on HMX; QNN's Input/Output and the sync op never use HMX (by construction):
+    # they are left out of the sentence, not counted "without HMX".
+    assert "All 8 computing ops used HMX" in r.stdout and "without HMX" not in r.stdout
     # The units are listed once, in the HTP units table (its busy cycles and op counts), not again
     # as sentences under the findings.
     units = [ln.split() for ln in r.stdout.splitlines() if ln.startswith(("HMX ", "HVX "))]

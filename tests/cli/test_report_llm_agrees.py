@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from etscope.cli import main
 
 # The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+from shared_data import SHARED  # noqa: E402
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 HYBRID = FIX / "qnn_hybrid"

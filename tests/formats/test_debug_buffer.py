@@ -20,7 +20,8 @@ synth = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(synth)
 
 
-@pytest.mark.parametrize("name", ["num_cpu", "num_cpu_b", "num_xnn", "num_q8"])
+@pytest.mark.parametrize("name", ["num_cpu", "num_cpu_b", "num_xnn", "num_q8", "pair_cnn_xnn", "pair_cnn_cpu",
+                                  "pair_q8_xnn", "pair_q8_cpu", "pair_llm_xnn", "pair_llm_cpu"])
 def test_every_tensor_equals_the_inspectors(name):
     data = read_etdump(NUM / f"{name}.etdump")
     oracle = np.load(NUM / f"{name}.oracle.npz")

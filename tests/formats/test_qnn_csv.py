@@ -13,7 +13,7 @@ from etscope.formats import optrace, qhas, qnn_csv, qnn_json, qnn_names, qnn_tex
 from etscope.formats.qnn_csv import ACCEL_CYCLES, parse_qnn_csv, read_qnn_csv
 
 # The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+from shared_data import SHARED  # noqa: E402
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "qnn"
 EMU = SHARED / "qnn-htp-emulator"

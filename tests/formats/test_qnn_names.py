@@ -10,7 +10,7 @@ from etscope.formats import qnn_names as N
 from etscope.formats.qnn_names import QnnEventName, fx_node_candidates, parse_qnn_event_name
 
 # The shared data as tests/conftest.py finds it: ETSCOPE_SHARED_DATA, else beside the checkout.
-SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+from shared_data import SHARED  # noqa: E402
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "qnn"
 

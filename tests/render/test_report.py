@@ -2,7 +2,8 @@
 import json
 import os
 import re
-import time
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,18 +100,22 @@ def _walk(node):
         yield from _walk(c)
 
 
-def test_big_llama_report_size_and_time(tmp_path):
-    big = os.environ.get("ETSCOPE_BIG_ETDUMP", "/tmp/big1000.etdump")
-    if not os.path.exists(big):
-        pytest.skip(f"no large ETDump at {big} (tools/make_fixtures.py --big 1000 PATH; set ETSCOPE_BIG_ETDUMP)")
+def test_big_llama_report_size(tmp_path):
+    """A 1000-execute tiny-Llama ETDump (345k events: the real gen_llama runs replicated by
+    benchmarks/replicate_etdump.py, or ETSCOPE_BIG_ETDUMP) gives a report under 5 MB. Its time is
+    measured by benchmarks/bench.py, not here."""
+    big = os.environ.get("ETSCOPE_BIG_ETDUMP")
+    if not big:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+        from replicate_etdump import replicate
+
+        big = str(tmp_path / "big1000.etdump")
+        replicate(str(REAL / "gen_llama.etdump"), 345_000, big)
     out = tmp_path / "big.html"
-    t = time.perf_counter()
     etscope.load(big, pte=REAL / "gen_llama.pte").report(out)
-    elapsed = time.perf_counter() - t
     size = out.stat().st_size
-    print(f"1000-run report: {size / 1e6:.2f} MB in {elapsed:.2f} s")
-    assert size < 5e6
-    assert elapsed < 6.0      # goal 3 s; margin for a loaded CI machine
+    print(f"big report: {size / 1e6:.2f} MB")
+    assert 0.2e6 < size < 5e6
 
 
 def test_the_template_prepared_in_the_background_renders_the_same_page():

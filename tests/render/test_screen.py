@@ -7,7 +7,7 @@ from rich.console import Console
 
 import etscope
 from etscope.analysis.ordering import SORT_KEYS, order_ops, order_qnn_ops
-from etscope.render.screen import Screen, Table, cell_len, fold_name, shorten, tail_of
+from etscope.render.screen import MIN_HEAD, Screen, Table, cell_len, compact_tail, fold_name, shorten, tail_of
 from etscope.render.text import render_ops
 from views_helpers import QNN_ETDUMP, REAL, qnn_fixture
 
@@ -18,13 +18,32 @@ NAMES = ["aten_linear_default_11:OpId_178 (cycles)", "Input OpId_2 (cycles)", "n
 
 @pytest.mark.parametrize("name", NAMES)
 def test_shorten_keeps_the_tail_and_the_width(name):
+    """The unique tail is kept whole while it leaves MIN_HEAD cells of the name's start; past that an
+    op id tail shrinks to its number (``aten_linear…_178``), so the start still says what the op is."""
     tail = tail_of(name.lstrip())
     assert tail
-    for width in range(cell_len(tail) + len(name) - len(name.lstrip()) + 2, cell_len(name) + 3):
+    indent = len(name) - len(name.lstrip())
+    short = compact_tail(tail)
+    for width in range(cell_len(short) + indent + 4, cell_len(name) + 3):
         s = shorten(name, width)
         assert cell_len(s) <= width
-        assert s.endswith(tail)
         assert s == name if cell_len(name) <= width else "…" in s
+        if cell_len(name) <= width:
+            continue
+        if width - indent - 1 - cell_len(tail) >= MIN_HEAD or short == tail:
+            assert s.endswith(tail)
+        else:
+            assert s.endswith("…" + short) and s.lstrip()[:1] == name.lstrip()[:1]
+
+
+@pytest.mark.parametrize("name, width, expect", [
+    ("aten_linear_default_11:OpId_85 (cycles)", 15, "aten_linear…_85"),
+    ("aten_linear_default_11:OpId_85 (cycles)", 31, "aten_linear_d…:OpId_85 (cycles)"),
+    ("Input OpId_2 (cycles)", 10, "Input…_2"),
+    ("DELEGATE_CALL (XnnpackBackend) #2", 12, "DELEGA…d) #2"),
+])
+def test_shorten_head_and_distinguishing_tail(name, width, expect):
+    assert shorten(name, width) == expect
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -51,7 +70,7 @@ def test_table_moves_detail_columns_then_writes_records():
         s, buf = _screen(width, True)
         s.print(t)
         text = buf.getvalue()
-        assert expect in text and ":OpId_12" in text
+        assert expect in text and (":OpId_12" in text or "…_12" in text)
         assert max(cell_len(ln) for ln in text.splitlines()) <= width
 
 

@@ -6,7 +6,10 @@ Each rule below is one kind of finding, tested on its own (``tests/analysis/test
 - ``overhead_level``: in a QNN partition, a nesting level (transport, host work, waits ...) that
   adds at least ``OVERHEAD_SHARE`` of the call; the partition's headline.
 - ``cpu_fallback``: an op type that ran on the CPU, by share of Method::execute, with its source.
-- ``no_hmx``: QNN ops that did not use HMX (QHAS/optrace flags), by their share of HTP cycles.
+- ``no_hmx``: graph ops (QNN's own Input/Output left out: they only move data, never use HMX) that
+  did not use HMX (QHAS/optrace flags), by their share of HTP cycles.
+- ``layout``, ``weights_to_vtcm``, ``mostly_dma``, ``idle``: from the HTP-op breakdown
+  (``analysis.qnn.htp_findings``), ranked by the cycles at stake.
 - ``vtcm``: peak VTCM (QHAS) against the SoC's VTCM (the .pte's compile spec), or unknown.
 - ``cold_runs``: runs that paid HTP power-up.
 - ``clock``: the HTP clock varying across runs, an effective rate above any core clock, or a
@@ -33,7 +36,8 @@ SEVERITY = ("high", "medium", "info")
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str                  # overhead_level | cpu_fallback | no_hmx | vtcm | cold_runs | clock
+    kind: str                  # overhead_level | cpu_fallback | no_hmx | vtcm | cold_runs | clock | layout
+                               # | weights_to_vtcm | mostly_dma | idle
     severity: str              # high | medium | info
     text: str                  # the finding in one sentence
     evidence: str              # the numbers it rests on and where they come from
@@ -55,6 +59,10 @@ def findings(summary: dict | None, qnn: dict | None) -> list[Finding]:
         out += _overhead(i, p) + _no_hmx(i, p) + _cold(i, p, len(parts)) + _clock(i, p)
     out += _fallbacks(summary or {})
     out += _vtcm((qnn or {}).get("qhas"))
+    if (qnn or {}).get("htp_ops"):
+        from etscope.analysis.qnn.htp_findings import htp_findings
+
+        out += htp_findings(qnn["htp_ops"], Finding)
     return sorted(out, key=lambda f: (SEVERITY.index(f.severity), -(f.us_per_run or 0.0)))
 
 
@@ -85,7 +93,9 @@ def _overhead(i: int, p: dict) -> list[Finding]:
 
 
 def _no_hmx(i: int, p: dict) -> list[Finding]:
-    ops = [o for o in p.get("ops") or [] if o.get("hmx") is False and (o.get("cycles_p50") or 0) > 0]
+    # Graph ops only: QNN's Input/Output rows move data and never use HMX (a finding by construction).
+    ops = [o for o in p.get("ops") or [] if o.get("hmx") is False and (o.get("cycles_p50") or 0) > 0
+           and o.get("graph_op")]
     if not ops:
         return []
     total = sum(o.get("cycles_p50") or 0 for o in p.get("ops") or [])

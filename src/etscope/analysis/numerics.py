@@ -24,18 +24,20 @@ are counted apart); ``at_limits`` is the share of values equal to the integer dt
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from etscope.formats.debug_buffer import BFLOAT16, DebugBuffer, chunks, decodable, dtype_name
+from etscope.analysis.numerics_sums import Scale
+from etscope.formats.debug_buffer import BFLOAT16, DebugBuffer, chunks, decodable, dtype_name, region_key
 from etscope.profile import Profile, event_runs
 
 CHUNK_ELEMS = 1 << 20      # elements per chunk: ~8 MB of float64 per temporary
 SATURATION_SHARE = 0.01    # flag a quantized tensor when more than 1% of its values sit at a limit
 
-ROLES = ("kernel_output", "delegate_output", "delegate_input", "delegate_intermediate", "program_output")
+ROLES = ("kernel_output", "delegate_output", "delegate_input", "delegate_intermediate", "program_output", "tap")
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class TensorId:
     dtype: str
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    tap: object | None = None   # formats.taps.Tap when this program output is an intermediate-output tap
 
     @property
     def order(self) -> tuple:
@@ -94,8 +97,10 @@ class NumericsResult:
 
 
 # ---- identities ----------------------------------------------------------------------------------
-def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorId], list[str]]:
-    """Identity of every debug tensor of the profile's execute runs, in file order, and notes."""
+def tensor_ids(p: Profile, buf: DebugBuffer | None = None, taps: dict | None = None) -> tuple[list[TensorId], list[str]]:
+    """Identity of every debug tensor of the profile's execute runs, in file order, and notes;
+    ``taps`` (``formats.taps``: output index -> Tap): program outputs that are intermediate-output
+    taps get the role ``tap``, named after the tapped node."""
     data = p.etdump
     t = data.tensors
     notes: list[str] = []
@@ -117,6 +122,10 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
     nodes = _NodeMap(p, method)
     if er is not None and nodes.graph is None:
         notes.append(f"the ETRecord has no readable edge graph for {method!r}: tensors named by instruction")
+    if nodes.unsure:
+        notes.append(f"{nodes.unsure} delegate call(s) share debug handles with other instructions (or leave "
+                     "their partition through more or fewer nodes than they have outputs): their outputs cannot be "
+                     "told apart by node and are left unnamed")
     if nodes.ambiguous:
         notes.append(f"{nodes.ambiguous} kernel instruction(s) share debug handles with more graph nodes than "
                      "instructions (ops the .pte or kernel names do not tell apart): named by instruction")
@@ -141,15 +150,20 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
             for k, i in enumerate(rows):
                 role[i], item[i] = "kernel_output", k
     n_prog = {}
+    contradicted = 0
     for i in range(len(t)):
         if runs[i] < 0:
             continue
         ins = int(instr[i])
+        tap = None
         if cols["program_output"][i]:
             r_ = "program_output"
             k = n_prog.get(int(runs[i]), 0)
             n_prog[int(runs[i])] = k + 1
             name, node, pos = f"output[{k}]", None, None
+            tap = taps.get(k) if taps else None
+            if tap is not None:
+                r_, name = "tap", tap.node_name
         elif did_str[i] >= 0 or did_int[i] >= 0:
             r_, k = "delegate_intermediate", int(cols["item"][i])
             name = data.strings[did_str[i]] if did_str[i] >= 0 else f"delegate id {int(did_int[i])}"
@@ -157,13 +171,22 @@ def tensor_ids(p: Profile, buf: DebugBuffer | None = None) -> tuple[list[TensorI
         else:
             r_, k = role[i], item[i]
             node, pos = nodes.of(ins, r_, k)
+            if node is not None and not nodes.shape_agrees(node, k if r_ == "kernel_output" else 0, t.sizes(i)):
+                node, pos = None, None      # the graph records another shape for that node: not it
+                contradicted += 1
             known = p.instructions.get(ins)
             op = known.op_type if known is not None and known.kind == "cpu" else None
             name = node or (f"instruction {ins}" + (f" ({op})" if op else "")
                             + (f" output {k}" if r_ == "delegate_output" and k else ""))
         out.append(TensorId(index=i, run=int(runs[i]), instruction=ins, item=k, role=r_, name=name,
                             node=node, graph_pos=pos, dtype=dtype_name(int(cols["scalar_type"][i])),
-                            shape=t.sizes(i), strides=t.strides(i)))
+                            shape=t.sizes(i), strides=t.strides(i), tap=tap))
+    if taps and not any(x.tap is not None for x in out):
+        notes.append(f"none of the {len(taps)} tap(s) of the sidecar is among the logged program outputs")
+    if contradicted:
+        notes.append(f"{contradicted} tensor(s) whose shape differs from the one the edge graph records for the node "
+                     "their instruction was taken for (instructions emitted in another order than the graph's): "
+                     "left unnamed")
     return out, notes
 
 
@@ -177,6 +200,7 @@ class _NodeMap:
         self.kernel: dict[int, str] = {}
         self.delegate: dict[int, list[str]] = {}
         self.ambiguous = 0      # kernel instructions whose node cannot be told (left unnamed)
+        self.unsure = 0
         if er is None:
             return
         g = er.graphs.get(method)
@@ -195,28 +219,66 @@ class _NodeMap:
         # join, from the .pte operator or kernel event name), else all its handles' call nodes.
         # Instructions with the same candidates take them in graph order (a decomposed op's
         # permute_copy + addmm without op names); a count mismatch leaves them unnamed, never guessed.
-        shared: dict[tuple[str, ...], list[int]] = {}
+        # Grouped by what decides the candidates (the profile's node list, else the handles), so
+        # each distinct candidate list is built and sorted once: 16,000 instructions naming one
+        # handle shared by 16,000 nodes cost one pass, not 16,000 (work linear in the file).
+        shared: dict[tuple, list[int]] = {}
         for ins in sorted(hmap):
             if ins in delegates:
                 continue
             known = p.instructions.get(ins)
-            cand = [n for n in (known.nodes if known is not None else []) if n in self.pos]
-            if not cand:
-                cand = [n.name for n in g.nodes_of_handles(tuple(dict.fromkeys(hmap[ins]))) if n.op == "call_function"]
-            shared.setdefault(tuple(sorted(dict.fromkeys(cand), key=self.pos.__getitem__)), []).append(ins)
-        for cand, instrs in shared.items():
+            listed = tuple(n for n in (known.nodes if known is not None else []) if n in self.pos)
+            key = ("nodes", listed) if listed else ("handles", tuple(dict.fromkeys(hmap[ins])))
+            shared.setdefault(key, []).append(ins)
+        # Distinct handle lists may still name one big group of nodes each: node references are
+        # charged to a budget as in ``Etrecord.nodes_by_instruction``; past it, left unnamed.
+        budget = max(100_000, 64 * (len(g.nodes) + sum(len(v) for v in hmap.values())))
+        by_cand: dict[tuple[str, ...], list[int]] = {}
+        for (how, what), instrs in shared.items():
+            if budget <= 0:
+                self.ambiguous += len(instrs)
+                continue
+            cand = what if how == "nodes" else [n.name for n in g.nodes_of_handles(what) if n.op == "call_function"]
+            budget -= len(cand) + len(what)
+            cand = tuple(sorted(dict.fromkeys(cand), key=self.pos.__getitem__))
+            by_cand.setdefault(cand, []).extend(instrs)
+        for cand, instrs in by_cand.items():
+            instrs.sort()
             if len(cand) == len(instrs):
                 self.kernel.update(zip(instrs, cand))
             elif len(cand) == 1:
                 self.kernel.update((ins, cand[0]) for ins in instrs)
             elif cand:
                 self.ambiguous += len(instrs)
+        # A partition is known by its handles only when no other instruction carries one of them:
+        # a decomposed op (SDPA) shares one handle across partitions and CPU kernels, and the
+        # nodes "of" that handle are then not this partition's. Its outputs stay unnamed (never
+        # guessed), as do outputs whose count differs from the nodes leaving the partition.
+        owners: dict[int, int] = {}
+        for ins, hs in hmap.items():
+            for h in dict.fromkeys(hs):
+                owners[h] = owners.get(h, 0) + 1
+        n_outs = er.num_outs_map.get(method, {})
+        self.unsure = 0         # delegate calls whose outputs cannot be told apart
+        leaving_of: dict[tuple[int, ...], list[str]] = {}
         for ins in delegates:
             if ins not in hmap:
                 continue
-            inside = {n.name for n in g.nodes_of_handles(hmap[ins]) if n.op == "call_function"}
-            leaving = [nm for nm in inside if (users.get(nm, set()) - inside)]
-            self.delegate[ins] = sorted(leaving, key=self.pos.__getitem__)
+            key = tuple(dict.fromkeys(hmap[ins]))
+            if any(owners.get(h, 0) > 1 for h in key):
+                self.unsure += 1
+                continue
+            if key not in leaving_of:
+                if budget <= 0:
+                    continue
+                inside = {n.name for n in g.nodes_of_handles(key) if n.op == "call_function"}
+                budget -= len(inside) + len(key)
+                leaving = [nm for nm in inside if (users.get(nm, set()) - inside)]
+                leaving_of[key] = sorted(leaving, key=self.pos.__getitem__)
+            if len(leaving_of[key]) != int(n_outs.get(ins, 1)):
+                self.unsure += 1
+                continue
+            self.delegate[ins] = leaving_of[key]
 
     def of(self, instruction: int, role: str, k: int) -> tuple[str | None, int | None]:
         if role == "kernel_output":
@@ -227,6 +289,18 @@ class _NodeMap:
         else:
             name = None
         return name, (self.pos.get(name) if name else None)
+
+    def shape_agrees(self, node: str, k: int, sizes: tuple[int, ...]) -> bool:
+        """``sizes`` fits the shape the graph records for ``node``'s k-th output (symbolic
+        dimensions fit anything; no record: agrees)."""
+        n = self.graph.by_name.get(node) if self.graph is not None else None
+        if n is None:
+            return True
+        value = n.outputs[k] if k < len(n.outputs) else (node if k == 0 else None)
+        rec = self.graph.value_shapes.get(value) if value is not None else None
+        if rec is None:
+            return True
+        return len(rec) == len(sizes) and all(r is None or r == s for r, s in zip(rec, sizes))
 
     def by_name(self, name: str) -> tuple[str | None, int | None]:
         """A backend's tensor name -> graph node: the name itself, else QNN's tensor naming
@@ -284,6 +358,9 @@ class Quantization:
             if q.target == _QUANTIZE_PER_TENSOR:
                 lit = dict(q.literals)
                 if isinstance(lit.get("scale"), (int, float)) and isinstance(lit.get("zero_point"), int):
+                    bad = unusable_params(lit["scale"], lit["zero_point"])
+                    if bad:
+                        return f"{q.name}: {bad}: unavailable"
                     return QuantParams(float(lit["scale"]), int(lit["zero_point"]), lit.get("quant_min"),
                                        lit.get("quant_max"), q.name)
         if any("per_channel" in (u.target or "") for u in users):
@@ -292,6 +369,23 @@ class Quantization:
         if users:
             return f"quantized by {users[0].target} whose parameters are tensors (not read): unavailable"
         return "no quantize_per_tensor node after it in the edge graph: scale/offset unknown"
+
+
+def unusable_params(scale, zero_point: int) -> str | None:
+    """Why (q - zero_point) * scale cannot be computed in float64 for any 32-bit q, or None.
+    Real quantize nodes have a positive finite scale and a zero point inside the integer type;
+    JSON allows 10**400 (and 1e400, read as inf)."""
+    if abs(zero_point) > 1 << 63:
+        return f"zero point of {zero_point.bit_length()} bits (beyond any integer type)"
+    try:
+        s = float(scale)
+    except OverflowError:
+        return "scale beyond float64"
+    if not (math.isfinite(s) and s > 0.0):
+        return f"scale {s!r} is not a positive finite number"
+    if not math.isfinite((abs(zero_point) + 2.0 ** 32) * s * 2.0 ** 64):
+        return f"scale {s!r} with zero point {zero_point} puts dequantized values past float64"
+    return None
 
 
 # ---- statistics ----------------------------------------------------------------------------------
@@ -312,6 +406,7 @@ def tensor_stats(buf: DebugBuffer, p: Profile, tid: TensorId, chunk: int = CHUNK
     is_int = view.dtype.kind in "iub" and st != BFLOAT16
     lim = (np.iinfo(view.dtype).min, np.iinfo(view.dtype).max) if view.dtype.kind in "iu" and st != BFLOAT16 else None
     n = nan = inf = limits = 0
+    unit = Scale()          # values summed in a power-of-two unit: overflow-free (numerics_sums)
     mean = m2 = 0.0
     lo, hi = np.inf, -np.inf
     for c in chunks(view, chunk):
@@ -328,6 +423,10 @@ def tensor_stats(buf: DebugBuffer, p: Profile, tid: TensorId, chunk: int = CHUNK
         if x.size == 0:
             continue
         lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
+        f = unit.fit(max(abs(lo), abs(hi)))
+        mean, m2 = mean * f, m2 * f * f
+        if unit.unit != 1.0:
+            x = x * unit.inverse
         # Chan et al.'s pairwise combination of (count, mean, M2): exact enough and chunk-size free
         cm = float(x.mean())
         cm2 = float(np.square(x - cm).sum())
@@ -339,7 +438,7 @@ def tensor_stats(buf: DebugBuffer, p: Profile, tid: TensorId, chunk: int = CHUNK
         buf.release(c)
     buf.release(buf.memory(t, tid.index))
     return TensorStats(numel=numel, finite=n, nan=nan, inf=inf, min=lo if n else None, max=hi if n else None,
-                       mean=mean if n else None, std=float(np.sqrt(m2 / n)) if n else None,
+                       mean=mean * unit.unit if n else None, std=float(np.sqrt(m2 / n)) * unit.unit if n else None,
                        at_limits=(limits / numel if numel else 0.0) if lim is not None else None)
 
 
@@ -354,14 +453,23 @@ def flags_of(tid: TensorId, s: TensorStats) -> list[str]:
     return out
 
 
-def numerics(p: Profile, buf: DebugBuffer, chunk: int = CHUNK_ELEMS) -> NumericsResult:
-    """Statistics of every tensor of the profile's execute runs (the buffer is checked first)."""
-    ids, notes = tensor_ids(p)
+def numerics(p: Profile, buf: DebugBuffer, chunk: int = CHUNK_ELEMS, taps: dict | None = None) -> NumericsResult:
+    """Statistics of every tensor of the profile's execute runs (the buffer is checked first);
+    ``taps``: the intermediate-output tap sidecar (``formats.taps``)."""
+    ids, notes = tensor_ids(p, taps=taps)
+    reduced = {t.tap.reducer_name for t in ids if t.tap is not None and not t.tap.full_tensor}
+    if reduced:
+        notes.append("taps reduced on the device (" + ", ".join(sorted(reduced)) + "): their values are the reducer's "
+                     "fields (see the sidecar), the statistics here are over those fields")
     if p.etdump.tensors is not None:
         check_buffer(p, buf)
     rows = []
+    done: dict[tuple, TensorStats] = {}     # one decode per distinct region (check bounds their bytes)
     for tid in sorted(ids, key=lambda x: (x.run, x.order, x.role)):
-        s = tensor_stats(buf, p, tid, chunk)
+        key = region_key(p.etdump.tensors, tid.index)
+        s = done.get(key)
+        if s is None:
+            s = done[key] = tensor_stats(buf, p, tid, chunk)
         rows.append(TensorRow(tid, s, flags_of(tid, s)))
     if p.etrecord is None and ids:
         notes.append("no ETRecord: tensors are named by instruction, not graph node")
@@ -383,9 +491,13 @@ SCHEMA = "etscope.numerics/1"
 
 
 def tensor_id_dict(t: TensorId) -> dict:
-    return {"run": t.run, "instruction": t.instruction, "role": t.role, "item": t.item, "name": t.name,
-            "node": t.node, "graph_pos": t.graph_pos, "dtype": t.dtype, "shape": list(t.shape),
-            "strides": list(t.strides)}
+    d = {"run": t.run, "instruction": t.instruction, "role": t.role, "item": t.item, "name": t.name,
+         "node": t.node, "graph_pos": t.graph_pos, "dtype": t.dtype, "shape": list(t.shape),
+         "strides": list(t.strides)}
+    if t.tap is not None:
+        d["tap"] = {"node_name": t.tap.node_name, "op_target": t.tap.op_target, "reducer": t.tap.reducer_name,
+                    "fields": list(t.tap.fields), "module_path": t.tap.module_path}
+    return d
 
 
 def numerics_dict(r: NumericsResult) -> dict:

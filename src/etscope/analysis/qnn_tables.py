@@ -8,6 +8,8 @@ read; column meanings in :data:`QNN_COLUMNS`.
   cycles, ops); the file it came from in ``file``.
 - ``qnn_partitions``: one row per QNN partition (graph): the nested p50 times and the clock.
 - ``qnn_runtrace``: one row per runtrace span (measured µs, cycles and clock per execute).
+- ``htp_ops``: one row per HTP op of each QNN op (QHAS/optrace, ``analysis.qnn.htp_ops``): unit and
+  category from its flags, cycles, bytes, and its QNN op's bound and achieved DRAM GB/s.
 """
 from __future__ import annotations
 
@@ -61,6 +63,23 @@ QNN_COLUMNS: dict[str, dict[str, str]] = {
         "clock_mhz_high": "upper bound of the clock from this profile (MHz)",
         "cold_runs": "runs that paid HTP power-on / VTCM acquire", "ops": "per-op rows",
     },
+    "htp_ops": {
+        "partition": "the partition the QHAS/optrace file was joined to, else null",
+        "file": "the QHAS/optrace file", "from": "qhas or optrace",
+        "qnn_op": "the QNN op the HTP op belongs to", "qnn_op_type": "its QNN op type",
+        "node": "graph node (ETRecord) the QNN op was joined to", "source": "that node's source line",
+        "htp_op": "the HTP op (QHAS htp_op / optrace HTP Op Type)",
+        "unit": "HMX, HVX, DMA, sync from its flags; none or a+b: an unknown combination",
+        "category": "hmx, hvx (compute), layout (fmt_change), dma (data movement), sync, unknown",
+        "flags": "its flags as the file sets them (QHAS names), ' | '-separated",
+        "thread": "HTP thread (tid)", "cycles": "its cycles (first inference of the optrace run)",
+        "dominant_path_cycles": "of them, cycles on the dominant path",
+        "dram_read": "bytes read from DRAM (QHAS)", "dram_write": "bytes written to DRAM (QHAS)",
+        "vtcm_read": "bytes read from VTCM (QHAS)", "vtcm_write": "bytes written to VTCM (QHAS)",
+        "qnn_op_dram_gbps": "the QNN op's DRAM bytes ÷ its cycles at the stated clock, GB/s",
+        "qnn_op_bound": "what bounds the QNN op, from its cycles split and DRAM GB/s",
+        "clock_mhz": "the clock of those rates (MHz)",
+    },
     "qnn_runtrace": {
         "execute": "index of the 'QNN DSP Execute' span (0-based), null before the first",
         "name": "span name (QNN DSP Execute, VTCM Acquire, Resource Power On, Graph Execute)",
@@ -73,7 +92,9 @@ _TYPES = {"partition": pa.string(), "instruction_id": pa.int64(), "from": pa.str
           "op_id": pa.int64(), "node": pa.string(), "op_type": pa.string(), "runs": pa.int64(),
           "hmx": pa.bool_(), "hvx": pa.bool_(), "dma": pa.bool_(), "htp_ops": pa.string(), "file": pa.string(),
           "unit": pa.string(), "pid": pa.int64(), "tid": pa.int64(), "name": pa.string(), "ops": pa.int64(),
-          "clock_source": pa.string(), "cold_runs": pa.int64(), "execute": pa.int64(), "graph": pa.string()}
+          "clock_source": pa.string(), "cold_runs": pa.int64(), "execute": pa.int64(), "graph": pa.string(),
+          "qnn_op": pa.string(), "qnn_op_type": pa.string(), "source": pa.string(), "htp_op": pa.string(),
+          "category": pa.string(), "flags": pa.string(), "thread": pa.int64(), "qnn_op_bound": pa.string()}
 
 
 def _table(name: str, rows: list[dict]) -> pa.Table:
@@ -179,5 +200,24 @@ def qnn_tables(qnn: dict | None, file_ops: dict | None = None, file_ops_source: 
         return {}
     ops = partition_op_rows(qnn) or file_op_rows(file_ops, file_ops_source or "qhas/optrace")
     named = {"qnn_ops": ops, "qnn_units": unit_rows(qnn), "qnn_partitions": partition_rows(qnn),
-             "qnn_runtrace": runtrace_rows(runtrace)}
+             "qnn_runtrace": runtrace_rows(runtrace), "htp_ops": htp_op_rows(qnn)}
     return {name: _table(name, rows) for name, rows in named.items() if rows}
+
+
+def htp_op_rows(qnn: dict) -> list[dict]:
+    """One row per HTP op of the report's HTP-op breakdowns (``htp_ops``)."""
+    rows = []
+    for h in qnn.get("htp_ops") or []:
+        b, lim = h["breakdown"], h["limits"]
+        limits = {x["qnn_op"]: x for x in lim["ops"]}
+        for o in b["ops"]:
+            x = limits.get(o["qnn_op"]) or {}
+            for op in o["htp_ops"]:
+                rows.append({"partition": b["partition"], "file": b["path"], "from": b["source"],
+                             "qnn_op": o["qnn_op"], "qnn_op_type": o["qnn_op_type"], "node": o["node"],
+                             "source": o["source"], **{k: op[k] for k in (
+                                 "htp_op", "unit", "category", "thread", "cycles", "dominant_path_cycles",
+                                 "dram_read", "dram_write", "vtcm_read", "vtcm_write")},
+                             "flags": " | ".join(op["flags"]), "qnn_op_dram_gbps": x.get("dram_gbps"),
+                             "qnn_op_bound": x.get("bound"), "clock_mhz": lim["clock_mhz"]})
+    return rows

@@ -51,16 +51,18 @@ class ReportView:
 
 
 def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: dict | None, llm: dict | None,
-                notes: list[str] | None = None, modules: dict | None = None) -> ReportView:
+                notes: list[str] | None = None, modules: dict | None = None,
+                ranked: list[Finding] | None = None) -> ReportView:
     """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
-    module times, computed here when not given)."""
+    module times and the findings, computed here when not given: ``ranked`` is the command's one
+    list, ``analysis.results.Results.findings``)."""
     matched = match_delegate_ops(profile, ops, graph_for_views(profile))
     tree = hierarchy(summary, ops, qnn, profile.n_runs, matched)
     return ReportView(profile=profile, summary=summary, ops=ops, qnn=qnn, llm=llm, hierarchy=tree,
                       placement=placement_by_op_type(summary, ops, qnn, profile.n_runs),
                       runs=run_columns(profile, llm), nodes=node_table(profile, ops, qnn),
                       checks=checks(summary, profile, qnn, tree), notes=list(notes or []),
-                      findings=findings(summary, qnn),
+                      findings=list(ranked) if ranked is not None else findings(summary, qnn),
                       modules=modules if modules is not None else module_times(profile, ops, qnn))
 
 

@@ -52,6 +52,9 @@ class Results:
         self.shards: list[dict] | None = None
         self.qhas_ops_by_key: dict | None = None
         self.loose_qhas = self.loose_optrace = None
+        # The DRAM bandwidth (GB/s) to compare achieved bytes/s with (``--dram-gbps``; None: the
+        # SoC's sourced figure, if any). Set before ``qnn`` is first read.
+        self.dram_gbps: float | None = None
 
     @cached_property
     def soc(self) -> dict | None:
@@ -78,7 +81,7 @@ class Results:
             if self.shards is not None:
                 return self._sharded_qnn(soc)
             return qnn_analysis.qnn_report(p, qhas=self.qhas, optrace=self.optrace, qnn_profile=self.qnn_profile,
-                                           soc=soc, runtrace=self.runtrace)
+                                           soc=soc, runtrace=self.runtrace, dram_gbps=self.dram_gbps)
         except FormatError:
             raise
         except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
@@ -90,13 +93,27 @@ class Results:
 
         report = qnn_analysis.qnn_report(self.profile, qhas=self.loose_qhas, optrace=self.loose_optrace,
                                          qnn_profile=self.qnn_profile, soc=soc, runtrace=self.runtrace,
-                                         qhas_ops_by_key=self.qhas_ops_by_key)
+                                         qhas_ops_by_key=self.qhas_ops_by_key, htp_sources=self._htp_sources(),
+                                         dram_gbps=self.dram_gbps)
         report["shards"] = shard_view(self.shards, soc)
         for f in report["shards"]["files"]:
             where = f"{f['partition']} ({f['how']}, {f['match_ratio']:.0%} of its ops matched)" if f["partition"] \
                 else "no partition"
             report["warnings"].append(f"{f['kind']} {f['path']}: {where}" + (f"; {f['note']}" if f["note"] else ""))
         return report
+
+    def _htp_sources(self) -> list[tuple]:
+        """(partition key or None, qhas, optrace) per partition of the shard files: each partition's
+        HTP-op breakdown from its own files; files on no partition each on their own."""
+        pairs: dict = {}
+        loose = []
+        for r in self.shards or []:
+            if r["partition"] is None:
+                loose.append((None, r["data"], None) if r["kind"] == "qhas" else (None, None, r["data"]))
+                continue
+            q, o = pairs.get(r["partition"], (None, None))
+            pairs[r["partition"]] = (r["data"], o) if r["kind"] == "qhas" else (q, r["data"])
+        return [(k, q, o) for k, (q, o) in pairs.items()] + loose
 
     @cached_property
     def summary(self) -> dict:
@@ -133,7 +150,28 @@ class Results:
         for k in ("findings", "warnings"):
             if outer.get(k) and k not in result:
                 result[k] = outer[k]
-        return result if is_llm(result) else None
+        if not is_llm(result):
+            return None
+        wall = self._memory_wall(result)
+        if wall is not None:
+            result["memory_wall"] = wall.to_dict()
+        return result
+
+    def _memory_wall(self, llm: dict):
+        """The decode's distance from the memory wall (``analysis.qnn.limits``); the prefill's HMX
+        busy share from a QHAS pinned to the prefill method, when one is."""
+        from etscope.analysis.qnn.limits import llm_memory_wall
+
+        try:
+            soc = self.soc
+        except FormatError:
+            soc = None
+        prefill = next((p.get("method") for p in llm.get("phases") or [] if p.get("name") == "prefill"), None)
+        pinned = next((r for r in self.shards or [] if r["kind"] == "qhas" and prefill
+                       and r["how"].startswith(f"pinned {prefill}:")), None)
+        return llm_memory_wall(self.program, llm, soc, self.dram_gbps, self.profile.sources.values(),
+                               pinned["data"].htp_resources if pinned else None,
+                               pinned["data"].path if pinned else None)
 
     @cached_property
     def modules(self) -> dict | None:
@@ -196,6 +234,15 @@ class Results:
         return files_view(self.qnn, self.file_ops, self.file_ops_source, have)
 
     @cached_property
+    def findings(self) -> list:
+        """The ranked findings of these inputs (``analysis.findings``), once: the report, ``qnn``
+        (text and JSON) and the notebook show this list, whether an ETDump, QNN files or both were
+        given."""
+        from etscope.analysis.findings import findings
+
+        return findings(self.summary if self.profile is not None else None, self.qnn)
+
+    @cached_property
     def view(self) -> ReportView:
         """Everything the HTML report shows."""
         if self.profile is None:    # QNN files alone: the QNN section, the guide and what is missing
@@ -203,5 +250,6 @@ class Results:
             return ReportView(profile=None, summary=self.summary, ops=[], qnn=qnn, llm=None, hierarchy=None,
                               placement=[], runs={"columns": {}, "phase": None}, nodes=None,
                               checks=["QNN files only: " + m for m in self.summary["qnn_only"]["missing"]],
-                              notes=self.notes)
-        return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules)
+                              notes=self.notes, findings=list(self.findings))
+        return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules,
+                           ranked=self.findings)

@@ -124,6 +124,13 @@ def view_inputs(f):
     return click.argument("etdump", type=str, required=False)(qnn_view_options(f))
 
 
+def dram_gbps_option(f):
+    """``--dram-gbps``: the DRAM bandwidth the HTP limits compare achieved bytes/s with."""
+    return click.option("--dram-gbps", "dram_gbps", type=click.FloatRange(min=0, min_open=True, max=1e5),
+                        help="DRAM bandwidth in GB/s to compare the HTP ops' achieved bytes/s with (default: the "
+                             "SoC's sourced figure when the .pte names a known SoC, else 'bandwidth unknown').")(f)
+
+
 def qnn_view_options(f):
     """The views' options: ETRecord/.pte/--method and the QNN files."""
     f = runtrace_option(f)
@@ -144,9 +151,10 @@ def qnn_paths(qhas, optrace) -> list[str]:
 
 
 def load_results(etdump, etrecord, pte, method, qhas=(), optrace=(), qnn_csv=None, runtrace=None,
-                 llm_options: dict | None = None):
+                 llm_options: dict | None = None, dram_gbps: float | None = None):
     """The analyses of the views' inputs: of the ETDump (with any QNN files), or of QNN files alone;
-    ``llm_options``: token counts of the LLM section (``api.llm_options``)."""
+    ``llm_options``: token counts of the LLM section (``api.llm_options``); ``dram_gbps``: the DRAM
+    bandwidth of the HTP limits (``--dram-gbps``)."""
     from etscope import api
 
     if etdump is None:
@@ -157,7 +165,7 @@ def load_results(etdump, etrecord, pte, method, qhas=(), optrace=(), qnn_csv=Non
     require_files(etdump, etrecord, pte, qnn_csv, runtrace, *qnn_paths(qhas, optrace))
     qnn_files = api.read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)   # small: read before the ETDump
     profile = load_profile(etdump, etrecord, pte, method) if etdump is not None else None
-    return api.view_results(profile, qnn_files, pte=pte, llm_options=llm_options)
+    return api.view_results(profile, qnn_files, pte=pte, llm_options=llm_options, dram_gbps=dram_gbps)
 
 
 def require_files(*paths):

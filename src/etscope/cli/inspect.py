@@ -4,8 +4,8 @@ from __future__ import annotations
 import click
 
 from etscope.cli.common import (
-    echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, qnn_paths, read_heap_file,
-    read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
+    dram_gbps_option, echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, qnn_paths,
+    read_heap_file, read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
 )
 
 
@@ -69,12 +69,13 @@ def ops(etdump, etrecord, pte, method, as_json, limit, sort, by):
 @click.command()
 @view_inputs
 @qnn_heap_option
+@dram_gbps_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--top", type=click.IntRange(min=0),
               help="Per-op rows to print per partition (0: all; default: 25 on a terminal, all when piped).")
 @sort_option("cycles", "Order of the per-op table, largest first (cycles, p50: cycles p50; mean: cycles "
                        "mean; total, share: share of the accelerator's cycles).")
-def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, as_json, top, sort):
+def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, dram_gbps, as_json, top, sort):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
     from etscope.api import qnn_from_files
 
@@ -84,7 +85,8 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_hea
     heap = read_heap_file(qnn_heap)
     report = None
     if any((etdump, qhas, optrace, qnn_csv, runtrace)):
-        report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace)
+        report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace,
+                                dram_gbps=dram_gbps)
     heap_view = None
     if heap is not None:
         from etscope.formats.pte import read_pte
@@ -104,10 +106,9 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_hea
     else:
         files = (report or {}).get("files")
         if report is not None and (report["partitions"] or report.get("qhas") or report.get("htp_timeline") or not files):
-            from etscope.analysis.findings import findings
             from etscope.render.qnn_text import render_qnn
 
-            render_qnn(report, top=top, sort=sort, findings=[f.to_dict() for f in findings(None, report)])
+            render_qnn(report, top=top, sort=sort, findings=report["findings"])
         if files:
             from etscope.render.qnn_files_text import render_qnn_files
 

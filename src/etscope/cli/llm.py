@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from etscope.cli.common import (
-    emit_json, llm_tokens_options, load_profile, require_files,
+    dram_gbps_option, emit_json, llm_tokens_options, load_profile, require_files,
 )
 
 
@@ -34,7 +34,8 @@ def _prompt_runs(ctx, param, value):
 @llm_tokens_options
 @click.option("--top", type=click.IntRange(min=0), default=8, show_default=True, help="Instructions listed per phase.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.llm/1).")
-def llm(etdumps, etrecord, pte, method, prompt_runs, phases, prompt_tokens, decode_tokens, top, as_json):
+@dram_gbps_option
+def llm(etdumps, etrecord, pte, method, prompt_runs, phases, prompt_tokens, decode_tokens, top, as_json, dram_gbps):
     """LLM runs: prefill/decode phases, warm-up, latency per phase, tokens/s, TTFT, drift.
 
     Several ETDumps (e.g. separate prefill and decode runs) are read as one series, in order.
@@ -52,9 +53,22 @@ def llm(etdumps, etrecord, pte, method, prompt_runs, phases, prompt_tokens, deco
                        **llm_options(pte, prompt_tokens, decode_tokens))
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--prompt-runs") from None
+    _add_memory_wall(r, profiles[0].pte, dram_gbps, etdumps)
     if as_json:
         emit_json(r)
     else:
         from etscope.render.llm_text import render_llm
 
         render_llm(r)
+
+
+def _add_memory_wall(r: dict, program, dram_gbps, etdumps) -> None:
+    """The decode's distance from the memory wall (``analysis.qnn.limits``), added to the result
+    when the program has a QNN delegate (key ``llm.memory_wall``)."""
+    from etscope.analysis.qnn.limits import llm_memory_wall
+    from etscope.formats.qnn_compile_spec import soc_from_pte
+
+    wall = llm_memory_wall(program, r.get("llm"), soc_from_pte(program) if program is not None else None,
+                           dram_gbps, etdumps)
+    if wall is not None:
+        r["llm"]["memory_wall"] = wall.to_dict()

@@ -37,6 +37,11 @@ def _thresholds(ctx, param, values):
 @click.option("--reference-buffer", type=str, help="The reference's debug buffer.")
 @click.option("--reference-etrecord", type=str, help="The reference's ETRecord (matching by graph node).")
 @click.option("--reference-pte", type=str, help="The reference's .pte.")
+@click.option("--taps", "taps", type=str,
+              help="Intermediate-output tap sidecar (etscope.taps/1 JSON, written next to the program with one line: "
+                   "json.dump({\"schema\": \"etscope.taps/1\", \"taps\": [dataclasses.asdict(s) for s in specs]}, "
+                   "open(\"model.taps.json\", \"w\"))): which program outputs are taps of which nodes.")
+@click.option("--reference-taps", type=str, help="The reference's tap sidecar.")
 @click.option("--threshold", "thresholds", multiple=True, callback=_thresholds,
               help="Divergence threshold, cosine=V or snr=DB, or METRIC=off (repeatable; default cosine=0.999 "
                    "and snr=30: a tensor diverges below either).")
@@ -48,7 +53,7 @@ def _thresholds(ctx, param, values):
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object (schema etscope.numerics/1, or etscope.numerics.compare/1 with --reference).")
 def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_buffer, reference_etrecord,
-             reference_pte, thresholds, run, limit, export_path, as_json):
+             reference_pte, taps, reference_taps, thresholds, run, limit, export_path, as_json):
     """Per-tensor statistics of the logged intermediate outputs (shape, dtype, min/max/mean/std,
     NaN/Inf, share at the int limits), per run; with --reference, per-tensor cosine/SNR/MSE/max
     abs/relative error against a reference run, the first divergence and the largest SNR drop.
@@ -57,17 +62,22 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
 
     if (reference is None) != (reference_buffer is None):
         raise click.UsageError("--reference and --reference-buffer go together")
-    if reference is None and (reference_etrecord or reference_pte or thresholds):
-        raise click.UsageError("--reference-etrecord, --reference-pte and --threshold need --reference")
-    inputs = (etdump, debug_buffer, etrecord, pte, reference, reference_buffer, reference_etrecord, reference_pte)
+    if reference is None and (reference_etrecord or reference_pte or thresholds or reference_taps):
+        raise click.UsageError("--reference-etrecord, --reference-pte, --reference-taps and --threshold need --reference")
+    inputs = (etdump, debug_buffer, etrecord, pte, reference, reference_buffer, reference_etrecord, reference_pte,
+              taps, reference_taps)
     require_files(*inputs)
     export = _export_target(export_path, inputs)
+    from etscope.formats.taps import read_taps
+
+    taps_c = read_taps(taps) if taps else None
+    taps_r = read_taps(reference_taps) if reference_taps else None
     profile = load_profile(etdump, etrecord, pte, method)
     with DebugBuffer(debug_buffer) as buf:
         if reference is None:
             from etscope.analysis.numerics import numerics as stats, numerics_dict
 
-            d = numerics_dict(stats(profile, buf))
+            d = numerics_dict(stats(profile, buf, taps=taps_c))
             _export(d, export)
             if as_json:
                 emit_json(d)
@@ -80,7 +90,7 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
 
         ref = load_profile(reference, reference_etrecord, reference_pte, method)
         with DebugBuffer(reference_buffer) as rbuf:
-            d = comparisons_dict(compare_methods(profile, buf, ref, rbuf, thresholds))
+            d = comparisons_dict(compare_methods(profile, buf, ref, rbuf, thresholds, taps_c=taps_c, taps_r=taps_r))
     _export(d, export)
     if as_json:
         emit_json(d)

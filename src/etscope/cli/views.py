@@ -6,8 +6,8 @@ import sys
 import click
 
 from etscope.cli.common import (
-    EXIT_BAD_INPUT, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile, load_results, one_line,
-    output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
+    EXIT_BAD_INPUT, dram_gbps_option, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile,
+    load_results, one_line, output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
     with_runs,
 )
 from etscope.cli.numerics import report_numerics, report_numerics_options
@@ -24,9 +24,10 @@ from etscope.cli.numerics import report_numerics, report_numerics_options
 @click.option("--compare-pte", type=str, help=".pte of the base run.")
 @llm_tokens_options
 @report_numerics_options
+@dram_gbps_option
 def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, output, compare_etdump,
            compare_etrecord, compare_pte, prompt_tokens, decode_tokens, debug_buffer, numerics_reference,
-           reference_buffer, reference_etrecord, numerics_thresholds):
+           reference_buffer, reference_etrecord, numerics_thresholds, dram_gbps):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
     import os
 
@@ -46,7 +47,7 @@ def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_
     heap = read_heap_file(qnn_heap)
     prepare_in_background()          # the page's template, while the inputs are read
     r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace,
-                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens))
+                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps)
     profile = r.profile
     compare = None
     if compare_etdump is not None:

@@ -41,6 +41,13 @@ ITEM_BYTES = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1, 12: 1, 13: 
 BFLOAT16 = 15
 
 _MAX_BYTES = 1 << 62
+MAX_DIMS = 64               # numpy's limit (ExecuTorch's own is 16: kTensorDimensionLimit)
+# Distinct tensor regions (offset, type, shape, strides) may hold at most this many times the
+# buffer's bytes (+ 1 MiB): the runtime writes every logged tensor once, at a fresh offset, so an
+# honest buffer's tensors never overlap; a crafted ETDump pointing thousands of tensors at one
+# region would otherwise make the analyses read the region thousands of times. Identical regions
+# are counted once (the analyses decode each once).
+MAX_REGION_FACTOR = 4
 
 
 def decodable(scalar_type: int) -> bool:
@@ -107,6 +114,9 @@ class DebugBuffer:
         nbytes = np.empty(n, dtype=np.int64)
         for i in range(n):   # per tensor, exact integers: shapes are short
             sizes = tensors.sizes(i)
+            if len(sizes) > MAX_DIMS:
+                self.fail(f"{where(i)}: shape with {len(sizes)} dimensions (at most {MAX_DIMS} are read; "
+                          "ExecuTorch tensors have at most 16)")
             if any(s < 0 for s in sizes):
                 self.fail(f"{where(i)}: negative size in shape {list(sizes)}")
             total = int(item[i])
@@ -130,7 +140,25 @@ class DebugBuffer:
             i = int(past[0])
             self.fail(f"{where(i)}: {int(nbytes[i])} bytes at offset {int(off[i])} run past the end of the "
                       f"debug buffer ({self.size} bytes; truncated, or not this ETDump's buffer)")
+        self._check_regions(tensors, nbytes, where)
         return nbytes
+
+    def _check_regions(self, tensors: DebugTensors, nbytes: np.ndarray, where) -> None:
+        """Distinct regions' bytes within ``MAX_REGION_FACTOR`` x the file (see there)."""
+        if float(nbytes.sum(dtype=np.float64)) <= MAX_REGION_FACTOR * self.size + (1 << 20):
+            return
+        seen: set[tuple] = set()
+        total = 0
+        for i in np.flatnonzero(nbytes > 0):
+            key = region_key(tensors, int(i))
+            if key in seen:
+                continue
+            seen.add(key)
+            total += int(nbytes[i])
+            if total > MAX_REGION_FACTOR * self.size + (1 << 20):
+                self.fail(f"{where(int(i))}: the debug tensors' distinct regions hold {total} bytes or more, over "
+                          f"{MAX_REGION_FACTOR} x the {self.size}-byte buffer (overlapping tensors: the runtime "
+                          "writes each logged tensor once; not a buffer ExecuTorch wrote)")
 
     # ---- values -----------------------------------------------------------------------------------
     def memory(self, tensors: DebugTensors, i: int) -> np.ndarray:
@@ -157,7 +185,10 @@ class DebugBuffer:
             return flat.reshape(())
         if not strides or flat.size == 0:
             return flat.reshape(sizes)
-        return np.lib.stride_tricks.as_strided(flat, sizes, [s * flat.itemsize for s in strides], writeable=False)
+        # A size-1 dimension's stride is never stepped: any value is dense (check), 2**61 included;
+        # numpy needs it in bytes within an int64, so it is written as 0.
+        steps = [0 if n == 1 else s * flat.itemsize for n, s in zip(sizes, strides)]
+        return np.lib.stride_tricks.as_strided(flat, sizes, steps, writeable=False)
 
     def release(self, view: np.ndarray) -> None:
         """Drop the mapped pages under ``view`` (a slice of the map): they are re-read if touched."""
@@ -167,6 +198,12 @@ class DebugBuffer:
         lo = int(view.__array_interface__["data"][0]) - base
         if 0 <= lo < self.size:      # a copy (a non-contiguous piece) lives elsewhere: nothing to drop
             self._release(lo, lo + view.size * view.itemsize)
+
+
+def region_key(tensors: DebugTensors, i: int) -> tuple:
+    """What tensor ``i``'s values depend on: two tensors with one key decode to the same array."""
+    return (int(tensors.columns["offset"][i]), int(tensors.columns["scalar_type"][i]), tensors.sizes(i),
+            tensors.strides(i))
 
 
 def _dense(sizes: tuple[int, ...], strides: tuple[int, ...]) -> bool:

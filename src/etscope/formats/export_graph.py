@@ -58,6 +58,12 @@ class GraphNode:
     # Literal arguments (name, value): as_float / as_int / as_bool / as_string / as_scalar_type
     # (torch.export's ScalarType code), e.g. a quantize_per_tensor's scale and zero_point.
     literals: tuple[tuple[str, object], ...] = ()
+    # The node of the first traced graph this node comes from (the root of its ``from_node``
+    # provenance: e.g. "linear_1" for both the permute_copy and the addmm a linear became), or None.
+    source_node: str | None = None
+    # Every distinct name along that chain, outermost first (the exported program's node name among
+    # them: what an intermediate-output tap records as its node_name).
+    provenance: tuple[str, ...] = ()
 
     @property
     def debug_handle(self) -> int | None:
@@ -85,6 +91,8 @@ class Graph:
     dialect: str | None = None
     schema_version: str | None = None   # torch.export's, e.g. "1" (2023) or "5.4"
     generated_names: list[str] = field(default_factory=list)  # nodes the file does not name (older schema)
+    # value name -> its recorded sizes (``tensor_values``): ints, None for a symbolic size
+    value_shapes: dict[str, tuple[int | None, ...]] = field(default_factory=dict, repr=False)
     by_name: dict[str, GraphNode] = field(init=False, repr=False)
     by_debug_handle: dict[int, list[GraphNode]] = field(init=False, repr=False)
 
@@ -314,7 +322,26 @@ def decode_graph(entry: str, method: str, doc, depth: int = 0) -> Graph:
     generated = [n for i, n in enumerate(names) if not isinstance(raw_nodes[i].get("name"), str)
                  and n not in _output_names(raw_nodes[i])]
     return Graph(name=entry, method=method, nodes=nodes, dialect=dialect or None,
-                 schema_version=schema_version(doc), generated_names=generated)
+                 schema_version=schema_version(doc), generated_names=generated,
+                 value_shapes=_value_shapes(g.get("tensor_values")))
+
+
+def _value_shapes(tv) -> dict[str, tuple[int | None, ...]]:
+    """``tensor_values``' sizes: an int per static dimension, None per symbolic one (unreadable
+    entries are left out: the shapes only confirm which node a logged tensor is)."""
+    out: dict[str, tuple[int | None, ...]] = {}
+    if not isinstance(tv, dict):
+        return out
+    for name, meta in tv.items():
+        sizes = meta.get("sizes") if isinstance(meta, dict) else None
+        if not isinstance(sizes, list):
+            continue
+        dims = []
+        for d in sizes:
+            v = d.get("as_int") if isinstance(d, dict) else None
+            dims.append(v if isinstance(v, int) and not isinstance(v, bool) else None)
+        out[str(name)] = tuple(dims)
+    return out
 
 
 def _output_names(raw: dict) -> list[str]:
@@ -421,7 +448,37 @@ def _node(entry: str, name: str, raw: dict, producer: dict[str, str], depth: int
         source=src, source_file=src_file, source_line=src_line,
         inputs=tuple(dict.fromkeys(producer[v] for v in used if v in producer)),
         outputs=tuple(outs), is_delegate_call=is_delegate, lowered=lowered, literals=tuple(literals),
+        provenance=(prov := provenance_names(meta.get("from_node"))), source_node=prov[-1] if prov else None,
     )
+
+
+_MAX_PROVENANCE = 1000
+
+
+def provenance_names(v) -> tuple[str, ...]:
+    """The distinct node names along a ``from_node`` chain (torch.fx ``NodeSource`` list, serialized
+    as a JSON string), its first entry followed until empty: the last is the node of the first
+    traced graph. Empty when absent or unreadable (never an error: provenance is optional)."""
+    if isinstance(v, str):
+        if not v.startswith("["):
+            return ()
+        try:
+            v = json.loads(v)
+        except (ValueError, RecursionError):
+            return ()
+    names: dict[str, None] = {}
+    root = None
+    for _ in range(_MAX_PROVENANCE):
+        if not (isinstance(v, list) and v and isinstance(v[0], dict)):
+            break
+        if isinstance(v[0].get("name"), str):
+            root = v[0]["name"][:200]
+            names.setdefault(root)
+        v = v[0].get("from_node")
+    if root is not None:        # the root last, even when a name repeats along the chain
+        names.pop(root)
+        names[root] = None
+    return tuple(names)
 
 
 _LITERALS = {"as_float": (float, int), "as_int": int, "as_bool": bool, "as_string": str, "as_scalar_type": int}

@@ -55,6 +55,13 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     c.print()
     for line in r["findings"]:
         c.print(safe_text(line))
+    wall = llm.get("memory_wall")
+    if wall:        # analysis.qnn.limits: weights per token x tokens/s vs the DRAM bandwidth
+        c.print(safe_text(f"Memory wall: {wall['text']}."))
+        c.print(safe_text(f"  bytes per token: {wall['weight_bytes_from']}; tokens/s: {wall['tokens_from']}; "
+                          f"DRAM: {wall['bandwidth']['text']}; prefill HMX busy share: "
+                          + (f"{wall['prefill_hmx_busy_share']:.1%} ({wall['prefill_hmx_from']})"
+                             if wall.get("prefill_hmx_busy_share") is not None else wall["prefill_hmx_from"])))
     c.print()
 
     t = Table(title="Phases (steady-state runs; warm-up left out)")

@@ -35,11 +35,11 @@ def compare_table(d: dict) -> pa.Table:
                          "cosine": t["cosine"], "snr_db": t["snr_db"], "mse": t["mse"],
                          "max_abs_error": t["max_abs_error"], "relative_error": t["relative_error"],
                          "diverged": t["diverged"], "first_divergence": t["name"] == r["first_divergence"] and t["diverged"],
-                         "note": t["note"]})
+                         "note": t["note"], "matched_by": t.get("matched_by")})
     names = ["method", "run", "phase", "reference_run", "name", "role", "candidate_instruction", "candidate_node", "candidate_dtype", "candidate_shape",
              "reference_instruction", "reference_node", "reference_dtype", "reference_shape", "graph_pos", "compared",
              "equal", "cosine", "snr_db", "mse", "max_abs_error", "relative_error", "diverged", "first_divergence",
-             "note"]
+             "note", "matched_by"]
     return _table(rows, names)
 
 

@@ -133,6 +133,11 @@ def _compare_lines(d: dict, run: int | None = None) -> list:
         out.append(_table(["tensor", "role", "cosine", "SNR dB", "MSE", "max abs", "rel err", "note"], table,
                           ("cosine", "SNR dB", "MSE", "max abs", "rel err"),
                           {"role": 4, "rel err": 3, "max abs": 2, "MSE": 1}, text=("note",)))
+        hows: dict[str, int] = {}
+        for t in pick["tensors"]:
+            hows[t.get("matched_by") or "?"] = hows.get(t.get("matched_by") or "?", 0) + 1
+        if hows:
+            out.append("  matched by: " + "; ".join(f"{shown(h)} x{n}" for h, n in sorted(hows.items(), key=lambda x: -x[1])))
         if pick["largest_drop"]:
             ld = pick["largest_drop"]
             out.append(f"  largest single-step SNR drop: {ld['snr_drop_db']:.1f} dB, {shown(ld['from'])} -> "
@@ -148,6 +153,14 @@ def _compare_lines(d: dict, run: int | None = None) -> list:
                        + (f"{min(snrs):.1f} dB" if snrs else "all exact"))
         if len(runs) > 50:
             out.append(f"  ({len(runs) - 50} more runs in --json)")
+    cv = d.get("coverage")
+    if cv and cv["share"] is not None:
+        out.append(f"coverage: {cv['paired']} of the reference's {cv['reference_nodes_logged'] - cv['inside_candidate_partitions']} "
+                   f"logged node(s) the candidate could log paired ({100 * cv['share']:.0f}%)"
+                   + (f"; {cv['inside_candidate_partitions']} more inside the candidate's delegate partitions (never "
+                      "logged by the backend)" if cv["inside_candidate_partitions"] else "")
+                   + (f"; {cv['pairs_refused']} pair(s) refused (shapes differ)" if cv["pairs_refused"] else "")
+                   + (" -- LOW" if cv["low"] else ""))
     if d["unmatched_candidate"]:
         out.append(f"candidate tensors without a reference partner: {len(d['unmatched_candidate'])} ("
                    + shown(", ".join(d["unmatched_candidate"][:4])) + (f" and {len(d['unmatched_candidate']) - 4} more" if len(d["unmatched_candidate"]) > 4 else "") + ")")

@@ -43,6 +43,10 @@ def render_qnn(report: dict, console: Console | None = None, top: int | None = N
         _render_qhas(c, q)
     if report.get("htp_timeline"):
         _render_units(c, report["htp_timeline"])
+    if report.get("htp_ops"):
+        from etscope.render.htp_text import render_htp
+
+        render_htp(c, report["htp_ops"], top)
     warnings = report.get("warnings", [])
     n_warn = len(warnings) if c.complete else MAX_WARNINGS_SHOWN
     for w in warnings[:n_warn]:

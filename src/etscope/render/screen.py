@@ -27,6 +27,11 @@ COMFORTABLE = 24             # a shortened name column keeps at least this many 
 # ":OpId_18 (cycles)", " OpId_2 (cycles)", " #2", "(XnnpackBackend #2)", ".out"
 _TAIL = re.compile(r"(?:[: ]OpId_\d+.*|:[^:]*|\s#\d+|\([^()]*#\d+\)|\.[A-Za-z_]\w*)$")
 _MAX_TAIL = 32
+# An op id tail with its unit (":OpId_85 (cycles)"): when the whole tail would leave the name
+# fewer than MIN_HEAD cells of its start, the id's number alone ("_85") tells the rows apart, and
+# the start says what the op is ("aten_linear…_85", not "at…:OpId_85 (cycles)").
+_OPID_TAIL = re.compile(r"[: ]OpId_(\d+)(?: \([^()]*\))?")
+MIN_HEAD = 10
 
 
 def cell_len(s: str) -> int:
@@ -139,9 +144,18 @@ def tail_of(name: str) -> str:
     return m.group(0) if m and len(m.group(0)) <= _MAX_TAIL else ""
 
 
+def compact_tail(tail: str) -> str:
+    """The shortest end that still tells a name from its neighbours: an op id's number (``_85`` for
+    ``:OpId_85 (cycles)``); any other tail as it is."""
+    m = _OPID_TAIL.fullmatch(tail)
+    return f"_{m.group(1)}" if m else tail
+
+
 def shorten(name: str, width: int) -> str:
     """``name`` in at most ``width`` cells: its start, "…", and its end, the unique tail kept whole
-    (when even the tail does not fit, only its end: the tail is what tells rows apart)."""
+    (when even the tail does not fit, only its end: the tail is what tells rows apart). An op id
+    tail that would leave fewer than MIN_HEAD cells of the start shrinks to its number
+    (``aten_linear…_85``)."""
     if cell_len(name) <= width:
         return name
     indent = name[: len(name) - len(name.lstrip(" "))]
@@ -149,6 +163,10 @@ def shorten(name: str, width: int) -> str:
     if room < 2:
         return _suffix(name, width)
     tail = tail_of(body)
+    short = compact_tail(tail)
+    if short != tail and room - 1 - cell_len(tail) < MIN_HEAD and room - 1 - cell_len(short) >= 2:
+        head = body[: len(body) - len(tail)]
+        return indent + _prefix(head, room - 1 - cell_len(short)) + ELLIPSIS + short
     keep_end = max(cell_len(tail), (room - 1) // 2)
     if keep_end >= room - 1:
         return indent + ELLIPSIS + _suffix(body, room - 1)
@@ -301,6 +319,17 @@ def _min_width(col: Column, i: int, rows, nat: int) -> int:
     return min(nat, max(head, 8, tail + 2))
 
 
+def _readable_width(col: Column, i: int, rows, nat: int, hard: int) -> int:
+    """A name column's floor before names are cut to their tails: MIN_HEAD cells of the start, "…"
+    and the compact tail (``aten_linea…_85``); other columns keep their hard floor."""
+    if col.kind != "name":
+        return hard
+    head = max(cell_len(w) for w in _header_words(col.header))
+    tail = max((cell_len(compact_tail(tail_of(r[i].lstrip(" ")))) + len(r[i]) - len(r[i].lstrip(" "))
+                for r in rows), default=0)
+    return min(nat, max(head, MIN_HEAD + 1 + tail))
+
+
 def _plan(cols, rows, nat, limit, terminal):
     """(shown column indices, their widths, detail column indices), or None: one record per row.
     Tried in order: names kept at a comfortable width, moving detail columns (the last first) under
@@ -312,8 +341,11 @@ def _plan(cols, rows, nat, limit, terminal):
     # Comfortable: a name keeps COMFORTABLE cells and a dozen before its tail, text COMFORTABLE.
     comfy = [n if c.kind == "num" else min(n, max(h + (12 if c.kind == "name" else 0), COMFORTABLE))
              for c, n, h in zip(cols, nat, hard)]
+    # Readable: names keep MIN_HEAD cells of their start and a compact tail, tried before names are
+    # cut down to their tails (moving detail columns under the rows costs less than unreadable names).
+    readable = [_readable_width(c, i, rows, nat[i], h) for i, (c, h) in enumerate(zip(cols, hard))]
     movable = sorted((i for i in every if cols[i].detail), key=lambda i: -cols[i].detail)
-    for floor in (comfy, hard):
+    for floor in (comfy, readable, hard):
         for k in range(len(movable) + 1):
             detail = sorted(movable[:k])
             shown = [i for i in every if i not in detail]

@@ -118,12 +118,35 @@ def render_ops(rows: list[dict], console: Console | Screen | None = None, limit:
     limit = limit or None
     title = "Per-op table (every event kept; time in true units" + (f"; {order}" if order else "") + ")"
     shown_rows = rows if limit is None else rows[:limit]
+    below = _fallbacks_below(rows, limit)
     t = Table(title=title)
     for col in OPS_COLUMNS:
         t.add_column(col, justify="right" if col in _RIGHT else "left",
                      detail=0 if col == sort else _DETAIL.get(col, 0))
-    for r in shown_rows:
+    for r in shown_rows + below[:FALLBACKS_BELOW_SHOWN]:
         t.add_row(*_ops_cells(r, nested_placement=c.complete))
     if limit is not None and len(rows) > limit:
-        t.caption = f"… {len(rows) - limit} more rows (--limit 0 shows all)"
+        calls = sum(1 for r in below if r["role"] == "operator_call")
+        listed = sum(1 for r in below[:FALLBACKS_BELOW_SHOWN] if r["role"] == "operator_call")
+        more = len(rows) - limit - min(len(below), FALLBACKS_BELOW_SHOWN)
+        t.caption = (f"… {more} more rows (--limit 0 shows all)" if more else "") + (
+            ("; " if more else "") + f"the {listed} CPU fallback op(s) below the cut are listed last"
+            + (f", {calls - listed} more not shown" if calls > listed else "") if calls else "")
     c.print(t)
+
+
+FALLBACKS_BELOW_SHOWN = 20    # CPU fallback rows (with their kernels) listed past the row limit
+
+
+def _fallbacks_below(rows: list[dict], limit: int | None) -> list[dict]:
+    """The CPU fallback rows (OPERATOR_CALL, with the kernel rows nested under them) that the row
+    limit would hide: a user's second question (what fell back to the CPU) is never cut off."""
+    if limit is None or len(rows) <= limit:
+        return []
+    out, keep = [], False
+    for r in rows[limit:]:
+        if r.get("level", 0) == 0:
+            keep = r["role"] == "operator_call"
+        if keep:
+            out.append(r)
+    return out

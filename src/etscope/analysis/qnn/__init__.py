@@ -9,7 +9,10 @@ Everything is first put into one neutral shape, :class:`QnnSeries` (per partitio
 and per-op node values, one column per execute), then analysed the same way whatever the source.
 The modules: ``model`` (that shape, event names), ``etdump`` and ``qnn_files`` (sources into it),
 ``clock`` (estimated / measured HTP clock), ``partition`` (one partition analysed), ``op_tables``
-(QHAS / optrace tables), ``report`` (``qnn_report``, everything together).
+(QHAS / optrace tables), ``htp_ops`` (inside the HTP: each QNN op's HTP ops by category, from their
+flags), ``limits`` (achieved bytes/s, what bounds an op, sourced DRAM bandwidth, the LLM memory
+wall), ``htp_findings`` (findings from the breakdown), ``report`` (``qnn_report``, everything
+together).
 """
 from __future__ import annotations
 

@@ -16,10 +16,14 @@ from etscope.analysis.qnn.qnn_files import series_from_qnn_profile
 
 
 def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
-               soc: dict | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None) -> dict:
+               soc: dict | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None,
+               htp_sources: list[tuple] | None = None, dram_gbps: float | None = None) -> dict:
     """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``).
     ``qhas_ops_by_key``: per partition key, the QHAS/optrace op table of that partition's own files
-    (several context binaries, ``analysis.qnn_shards``), used instead of ``qhas``/``optrace``'s."""
+    (several context binaries, ``analysis.qnn_shards``), used instead of ``qhas``/``optrace``'s.
+    ``htp_sources``: ``(partition key or None, qhas, optrace)`` per file pair of those shards, for the
+    HTP-op breakdown (default: ``qhas``/``optrace`` joined by op names). ``dram_gbps``: the DRAM
+    bandwidth to compare with (``--dram-gbps``; default: the SoC's sourced figure, if any)."""
     graph = None
     if profile is not None and profile.etrecord is not None:
         graph = lowering_graph(profile)
@@ -60,7 +64,10 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
             warnings.append(f"{len(skipped)} more QNN partitions (instructions {skipped[0]} to {skipped[-1]}) "
                             f"not analysed: only the first {MAX_QNN_PARTITIONS} are")
     vtcm = soc.get("vtcm_bytes") if soc else None
-    return {
+    if htp_sources is None and (qhas is not None or optrace is not None):
+        htp_sources = [(None, qhas, optrace)]
+    htp = htp_view(htp_sources or [], partitions, runtrace, soc, dram_gbps)
+    out = {
         "schema": SCHEMA,
         "partitions": partitions,
         "qhas": qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None) if qhas is not None else None,
@@ -75,6 +82,67 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
             "clock_mhz_per_execute": measured["per_execute"] if measured else None},
         "warnings": warnings,
     }
+    if htp:     # only with QHAS/optrace files (schema etscope.qnn/1: an added key, see htp_view)
+        out["htp_ops"] = htp
+    return out
+
+
+def htp_view(sources: list[tuple], partitions: list[dict], runtrace, soc: dict | None,
+             dram_gbps: float | None) -> list[dict]:
+    """Per QHAS/optrace file pair: the HTP-op breakdown (``analysis.qnn.htp_ops``) joined to its
+    partition's graph nodes, and its limits (``analysis.qnn.limits``) at the clock of the optrace
+    run's first inference (``htp_timeline.timeline_clock``, one rule for every view)."""
+    from etscope.analysis.htp_timeline import timeline_clock
+    from etscope.analysis.qnn.htp_ops import breakdown, joined
+    from etscope.analysis.qnn.limits import dram_bandwidth, limits
+
+    bw = dram_bandwidth(soc.get("soc_model") if soc else None, dram_gbps)
+    by_key = {p["key"]: p for p in partitions}
+    out = []
+    for key, qhas, optrace in sources:
+        b = breakdown(qhas, optrace, key)
+        if b is None:
+            continue
+        if b.source == "qhas" and optrace is not None:
+            b = _checked_against(b, optrace)
+        part = by_key.get(key) if key is not None else _best_partition(b, partitions)
+        if part is not None:
+            b = joined(b, part)
+        clock = timeline_clock(qhas, runtrace, part["clock_mhz_used"] if part else None)
+        out.append({"breakdown": b.to_dict(), "limits": limits(b, clock, bw).to_dict()})
+    return out
+
+
+def _checked_against(b, optrace):
+    """The QHAS breakdown with a note saying whether the optrace (the same inference, as QNN writes
+    both) has the same cycles per QNN op; a mismatch means the two files come from different runs."""
+    from dataclasses import replace
+
+    from etscope.analysis.qnn.htp_ops import from_optrace
+
+    o = from_optrace(optrace)
+    if o is None:
+        return b
+    mine = {x.qnn_op: x.cycles for x in b.ops if x.htp_ops}
+    theirs = {x.qnn_op: x.cycles for x in o.ops if x.htp_ops}
+    if mine == theirs:
+        note = f"the optrace holds the same {len(mine)} QNN ops with the same cycles (the same inference)"
+    else:
+        differ = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+        note = (f"the optrace disagrees with this QHAS on {len(differ)} QNN op(s), e.g. {differ[0]}: "
+                "the two files may come from different runs; the QHAS is shown")
+    return replace(b, notes=b.notes + (note,))
+
+
+def _best_partition(b, partitions: list[dict]) -> dict | None:
+    """The partition holding most of the breakdown's QNN op names as per-op rows (None: none)."""
+    names = {o.qnn_op for o in b.ops}
+    best, hits = None, 0
+    for p in partitions:
+        n = len(names & {o.get("base") for o in p["ops"]})
+        if n > hits:
+            best, hits = p, n
+    return best
 
 
 def method_execute_us(profile: P.Profile) -> np.ndarray:

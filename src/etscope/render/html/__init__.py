@@ -273,7 +273,8 @@ def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
 
 
 def render_report(data: dict) -> str:
-    return _render("report.html.j2", ("qnn.js", "report.js"), data)   # qnn.js: the QNN / HTP section
+    # qnn.js: the QNN / HTP section; htp.js: its "Inside the HTP" part
+    return _render("report.html.j2", ("htp.js", "qnn.js", "report.js"), data)
 
 
 def render_diff_page(data: dict) -> str:

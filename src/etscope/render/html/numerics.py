@@ -10,7 +10,7 @@ from etscope.analysis.numerics_view import NumericsView
 
 MAX_TENSORS = 5000
 
-_COMPARED = ("name", "role", "compared", "note", "numel", "equal", "cosine", "snr_db", "mse", "max_abs_error",
+_COMPARED = ("name", "role", "matched_by", "compared", "note", "numel", "equal", "cosine", "snr_db", "mse", "max_abs_error",
              "relative_error", "nonfinite", "diverged")
 _STATS = ("run", "name", "role", "node", "dtype", "shape", "numel", "min", "max", "mean", "std", "nan", "inf",
           "at_limits_share", "flags")
@@ -45,6 +45,6 @@ def numerics_data(v: NumericsView | None) -> dict | None:
             "match_by": d["match_by"], "method": d["method"], "runs_paired_by": d["runs_paired_by"], "candidate_runs": d["candidate_runs"], "reference_runs": d["reference_runs"],
             "first_divergence": d["first_divergence"], "runs": runs,
             "unmatched_candidate": d["unmatched_candidate"], "unmatched_reference": d["unmatched_reference"],
-            "notes": d["notes"],
+            "notes": d["notes"], "coverage": d["coverage"],
             # graph view colouring: -inf dB (non-finite values) written as null, with diverged true
             "node_snr": {n: _r(s, 4) for n, s in v.node_snr.items()}, "node_diverged": dict(v.node_diverged)}

@@ -45,6 +45,12 @@
     box.appendChild(el('p', null, el('b', { text: thresholdText(th) }),
       ' Matched by ' + NUM.match_by + '; runs paired ' + (NUM.runs_paired_by === 'llm phase' ? 'by LLM phase (prefill with prefill, decode with decode)' : 'in order') +
       ' (candidate ' + NUM.candidate_runs + ', reference ' + NUM.reference_runs + ' run(s))' + (NUM.method ? ', method ' + NUM.method : '') + '.'));
+    var cv = NUM.coverage;
+    if (cv && cv.share !== null) box.appendChild(el('p', { id: 'numerics-coverage', 'class': cv.low ? 'bad-text' : 'hint',
+      text: 'Coverage: ' + cv.paired + ' of the reference\'s ' + (cv.reference_nodes_logged - cv.inside_candidate_partitions) +
+            ' logged node(s) the candidate could log were paired (' + Math.round(100 * cv.share) + '%)' +
+            (cv.inside_candidate_partitions ? '; ' + cv.inside_candidate_partitions + ' more inside the candidate\'s delegate partitions' : '') +
+            (cv.pairs_refused ? '; ' + cv.pairs_refused + ' pair(s) refused (shapes differ)' : '') + '.' }));
     box.appendChild(el('p', { id: 'numerics-first', 'class': fd ? 'bad-text' : 'ok' },
       fd ? 'First divergence (graph order): ' + fd.name + ' (run ' + fd.runs.join(', ') + ')' : 'No tensor crosses the thresholds in any run.'));
     var runs = NUM.runs || [];

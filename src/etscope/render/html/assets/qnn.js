@@ -391,6 +391,7 @@
         q.runtrace.clock_mhz_per_execute.map(fmtMhz).join(', ') + (q.runtrace.graphs && q.runtrace.graphs.length ? ' (graph ' + q.runtrace.graphs.join(', ') + ')' : '') + '.' }));
     }
     if (q.qhas) qhasPart(box, q.qhas);
+    (q.htp_ops || []).forEach(function (h, i) { htpPart(box, h, i); });     // htp.js
     if (q.htp_timeline) timelinePart(box, q.htp_timeline, q.optrace);
     if ((q.warnings || []).length) {
       box.appendChild(el('h3', { text: 'QNN warnings' }));

@@ -453,6 +453,16 @@
     if (isNum(L.decode_tokens_per_s)) cards.appendChild(stat('decode throughput', fmtNum(L.decode_tokens_per_s) + ' tokens/s', '1000 ÷ p50 ms per token'));
     else if (isNum(L.decode_runs_per_s)) cards.appendChild(stat('decode rate', fmtNum(L.decode_runs_per_s) + ' runs/s', '1000 ÷ p50 ms per run; tokens per run unknown' + (L.tokens_unknown && L.tokens_unknown.how ? ' (' + L.tokens_unknown.how + ')' : '')));
     box.appendChild(cards);
+    var wall = L.memory_wall;     // analysis/qnn/limits.py: weights per token × tokens/s vs DRAM bandwidth
+    if (wall) {
+      box.appendChild(el('p', { 'class': 'headline', text: 'Memory wall: ' + wall.text + '.' }));
+      box.appendChild(el('ul', { 'class': 'checks' }, [
+        'bytes per token: ' + (isNum(wall.weight_bytes_per_token) ? fmtInt(wall.weight_bytes_per_token) + ' B — ' : '') + wall.weight_bytes_from,
+        'decode tokens/s: ' + (isNum(wall.decode_tokens_per_s) ? fmtNum(wall.decode_tokens_per_s) + ' — ' : '') + wall.tokens_from,
+        'DRAM bandwidth: ' + wall.bandwidth.text,
+        'prefill HMX busy share: ' + (isNum(wall.prefill_hmx_busy_share) ? fmtPct(wall.prefill_hmx_busy_share) + ' — ' : '') + wall.prefill_hmx_from
+      ].map(function (x) { return el('li', { text: x }); })));
+    }
     var findings = (L.findings || []).concat(L.warmup && L.warmup.length && typeof L.warmup[0] === 'string' ? L.warmup : []);
     if (findings.length) box.appendChild(el('ul', null, findings.map(function (f) { return el('li', { text: typeof f === 'string' ? f : JSON.stringify(f) }); })));
     var phases = L.phases || [];
@@ -484,7 +494,7 @@
     }
     var rest = {};
     Object.keys(L).forEach(function (k) {
-      if (['runs', 'warmup_runs', 'warmup', 'ttft_ms', 'ttft_first_ms', 'decode_tokens_per_s', 'decode_runs_per_s', 'tokens_unknown', 'phases', 'series', 'findings'].indexOf(k) < 0) rest[k] = L[k];
+      if (['runs', 'warmup_runs', 'warmup', 'ttft_ms', 'ttft_first_ms', 'decode_tokens_per_s', 'decode_runs_per_s', 'tokens_unknown', 'phases', 'series', 'findings', 'memory_wall'].indexOf(k) < 0) rest[k] = L[k];
     });
     if (Object.keys(rest).length) { box.appendChild(kvTable(rest)); box.appendChild(el('div', null, subTables(rest))); }
     var chart = el('div', { id: 'llm-runs', 'class': 'chart' });
