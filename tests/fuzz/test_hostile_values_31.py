@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "src" / "etscope" / "data"
 SHARED = Path(os.environ.get("ETSCOPE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 CHAIN8_PROFILE = SHARED / "qnn-device" / "chain8_sm8650.profile.txt"
+CHAIN8_ETDUMP = DATA / "synthetic_qnn_chain8.etdump"     # the package's sample ETDump of the chain8 run
 
 
 def run(*args):
@@ -31,8 +32,7 @@ def run(*args):
 
 def _qnn_profiles():
     """The package's own sample pair and, when present, the real device profile."""
-    out = [DATA / "sample_qnn_chain8.etdump"]
-    return [(out[0], p) for p in [CHAIN8_PROFILE] if p.exists()]
+    return [(CHAIN8_ETDUMP, p) for p in [CHAIN8_PROFILE] if p.exists()]
 
 
 @pytest.mark.parametrize("etdump, profile", _qnn_profiles(), ids=lambda p: Path(p).name)
@@ -68,7 +68,7 @@ def test_pin_with_a_huge_instruction_number(tmp_path, digits, command):
     """``--qhas forward:<5000 digits>=file``: int() of more than 4,300 digits raised ValueError."""
     pin = f"forward:{'9' * digits}={DATA / 'sample_qnn_chain8.qhas.json'}"
     extra = ["-o", tmp_path / "t.json"] if command == "trace" else []
-    rc, out, err, caught = run(command, DATA / "sample_qnn_chain8.etdump", "--qhas", pin, *extra)
+    rc, out, err, caught = run(command, CHAIN8_ETDUMP, "--qhas", pin, *extra)
     assert rc == 2
     assert len(err.strip().splitlines()) == 1 and err.startswith("etscope: "), err
     assert "not an instruction id" in err and len(err) < 400
@@ -102,7 +102,7 @@ def test_mean_of_huge_finite_cycles_is_finite_and_quiet(tmp_path):
     assert op["cycles_mean"] is not None and math.isclose(op["cycles_mean"], 1.7e308, rel_tol=1e-12)
     assert op["share"] is not None and math.isclose(op["share"], 1.0)
     for args in (["qnn", "--qnn-csv", csv], ["trace", "--qnn-csv", csv, "-o", tmp_path / "t.json"],
-                 ["report", DATA / "sample_qnn_chain8.etdump", "--qnn-csv", csv, "-o", tmp_path / "r.html"]):
+                 ["report", CHAIN8_ETDUMP, "--qnn-csv", csv, "-o", tmp_path / "r.html"]):
         rc, out, err, caught = run(*args)
         assert rc == 0 and not caught, (args, caught)
 
