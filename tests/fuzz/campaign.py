@@ -101,6 +101,7 @@ BUDGETS: dict[str, Budget] = {
     "export": Budget(CPU_S0, CPU_PER_MB, 200.0, RSS_PER_BYTE),
     "sql": Budget(CPU_S0, CPU_PER_MB, 250.0, RSS_PER_BYTE),
     "program": Budget(CPU_S0, CPU_PER_MB, 100.0, RSS_PER_BYTE),
+    "numerics": Budget(CPU_S0, CPU_PER_MB, 150.0, RSS_PER_BYTE),   # test_numerics_hostile.NUMERICS_BUDGET
 }
 DEFAULT_BUDGET = Budget(CPU_S0, CPU_PER_MB, 250.0, RSS_PER_BYTE)
 
@@ -187,6 +188,9 @@ class Generated:
     fields: dict[str, str]
     inputs: tuple[Path, ...]
     size: int
+    # Ready commands (no templates) when the generator chooses them with the files (gen_numerics
+    # returns its argv); the kind's templates are used when empty.
+    commands: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -222,6 +226,18 @@ def register_kind(name: str, make: Callable[[random.Random, Path], Generated], c
     Templates may use {e} (a small real ETDump), {o} (an output path in the work folder) and the
     kind's own fields."""
     EXTRA_KINDS[name] = ExtraKind(make, commands)
+
+
+def _make_numerics(rng: random.Random, folder: Path) -> Generated:
+    """``gen_numerics`` (ETDump + debug buffer, sometimes an ETRecord and a reference pair) as a
+    campaign kind: its own argv, the folder as the input that must not change."""
+    from gen_numerics import gen_numerics
+
+    argv = gen_numerics(rng, folder)
+    return Generated({"d": str(folder)}, (folder,), tree_bytes(folder), (tuple(argv),))
+
+
+register_kind("numerics", _make_numerics, [])
 
 
 def tree_bytes(path: Path) -> int:
@@ -327,7 +343,8 @@ def generate(kind: str, rng: random.Random, workdir: Path) -> tuple[Generated, l
             shutil.rmtree(folder)
         folder.mkdir()
         extra = EXTRA_KINDS[kind]
-        return extra.make(rng, folder), extra.commands
+        gen = extra.make(rng, folder)
+        return gen, [list(c) for c in gen.commands] or extra.commands
     return write_input(kind, G.GENERATORS[kind](rng), workdir), COMMANDS[kind]
 
 
