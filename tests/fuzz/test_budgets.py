@@ -263,17 +263,19 @@ def test_program_delegates_sharing_blobs(tmp_path, argv):
 
 def test_program_json_is_linear_in_delegates():
     """The same file as JSON was 65 MB (shared_with lists of 749 labels each, per delegate)."""
-    from etscope.analysis.program import SHARED_NAMED, program_report
+    from etscope.analysis.program import program_report
     from etscope.formats.pte import parse_pte
     from etscope.render.json import dumps
 
     data = _shared_blobs_pte()
     r = program_report(parse_pte(data, "x.pte"))
-    d = r.methods[0].delegates[0]
-    assert len(d.shared_with) == SHARED_NAMED and d.shared_by_others == 749
     # each delegate's decoded spec (~0.8 kB) is repeated, a constant per delegate: ~20x the file
     # (before: 65 MB, 320x the file)
     assert len(dumps(r.to_json())) < 30 * len(data)
+    from etscope.analysis.program import SHARED_NAMED
+
+    d = r.methods[0].delegates[0]
+    assert len(d.shared_with) == SHARED_NAMED and d.shared_by_others == 749
     one = json.loads(dumps(r.to_json()))["methods"][0]["delegates"][0]
     assert one["shared"] is True and one["shared_count"] == 749 and len(one["shared_with"]) == SHARED_NAMED
 
