@@ -60,6 +60,12 @@ _FRAME_FILENAME, _FRAME_LINENO, _FRAME_NAME = 0, 1, 2
 # JumpFalseCall{cond_value_index; destination_instruction}, FreeCall{value_index}
 _CALL_FIRST, _CALL_SECOND = 0, 1
 
+# A method is charged as this many items (4-byte words): the least an ExecutionPlan ExecuTorch
+# writes takes is its slot in the plans vector, its table (vtable offset and field offsets), its
+# name string and its vectors (values, inputs, outputs, chains, ...), well over 32 bytes. Charged
+# as one, 12-byte plans (a name only) let 80,000 methods into 1 MB: `program --json` at its budget.
+_ITEMS_PER_METHOD = 8
+
 _PRINTABLE = set(string.printable) - set("\x0b\x0c")
 _SPEC_TEXT_MAX = 256
 
@@ -286,8 +292,8 @@ def _parse(data, name: str) -> PteProgram:
 
     version = buf.scalar(root, _PROGRAM_VERSION, "u32")
     plans = buf.tables(root, _PROGRAM_PLANS)
-    budget.take(plans.size, "methods", root)
     _refuse_shared_plans(plans)
+    budget.take(plans.size * _ITEMS_PER_METHOD, "methods", root)
     methods = [_method(budget, int(plan), segments, inline_data) for plan in plans]
 
     const_seg, const_bytes = _constants(buf, root, segments)
