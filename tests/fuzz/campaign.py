@@ -6,6 +6,12 @@ read them, each in a child process with a wall-time limit, its CPU time and peak
 
     python tests/fuzz/campaign.py --seeds 200                 # every kind, 200 seeds each
     python tests/fuzz/campaign.py --kind etdump --seeds 50 --commands 3
+    python tests/fuzz/campaign.py --kind pte --seeds 20 --only program
+
+Every command runs in a scratch folder (HOME and TMPDIR in it); its inputs are hashed before and
+after, and the package source, this folder and the fixtures are checked for changes: a changed
+input or outside file is a failure like a traceback. Kinds whose input is a folder, several files
+or a query join through :func:`register_kind` (``numerics`` does).
 
 CI runs a small sample of this (``test_campaign.py``). Address-space limits are not used: numpy,
 duckdb and pyarrow reserve large virtual ranges they never touch.
