@@ -231,16 +231,25 @@ def _paths(v) -> tuple:
 
 
 # ---- the views' QNN files: each alone, with an ETDump, or several (one per partition) -----------------
-_PIN = re.compile(r"^(?P<method>[^:=/\\]+):(?P<instr>\d+)=(?P<path>.+)$")
+_PIN = re.compile(r"^(?P<method>[^:=/\\]+):(?P<instr>[0-9]+)=(?P<path>.+)$")
+_MAX_INSTRUCTION = 2 ** 31 - 1     # instruction ids are int32 in the ETDump and the .pte
 
 
 def split_pin(value: str) -> tuple[tuple[str, int] | None, str]:
     """``METHOD:INSTR=FILE`` -> ((method, instruction), FILE); a plain path (or one that exists as
-    given) -> (None, path)."""
+    given) -> (None, path). An instruction number past int32 is a :class:`FormatError` naming the
+    file (before any int conversion: Python refuses strings of more than 4,300 digits)."""
     m = _PIN.match(value)
     if m is None or os.path.exists(value):
         return None, value
-    return (m.group("method"), int(m.group("instr"))), m.group("path")
+    digits = m.group("instr").lstrip("0") or "0"
+    if len(digits) > 10 or int(digits) > _MAX_INSTRUCTION:
+        from etscope.errors import FormatError
+
+        shown = digits if len(digits) <= 20 else f"{digits[:10]}…({len(digits)} digits)"
+        raise FormatError(f"pin {m.group('method')[:60]}:{shown}: not an instruction id (0 to {_MAX_INSTRUCTION})",
+                          file=m.group("path"))
+    return (m.group("method"), int(digits)), m.group("path")
 
 
 def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None) -> QnnFiles:

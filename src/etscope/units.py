@@ -112,8 +112,8 @@ def fmt_value(value: float, unit: int) -> str:
     return f"{value:,.0f} (unit unknown)"
 
 
-def fmt_ms(ms: float) -> str:
-    if ms != ms:
+def fmt_ms(ms: float | None) -> str:
+    if ms is None or ms != ms:      # unknown (None) or NaN
         return "n/a"
     a = abs(ms)
     if a >= 1000:

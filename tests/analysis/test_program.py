@@ -165,3 +165,48 @@ def test_no_constant_methods_in_xnnpack_fixtures(path):
     from etscope.formats.pte_constants import constant_method_values
 
     assert constant_method_values(path) == {}
+
+
+def _shared_blob_report(delegates: int = 300, blobs: int = 3):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "fuzz"))
+    import generators as G
+
+    spec = (QNN_PTE / "synthetic_compile_spec_sm8650_detailed.bin").read_bytes()
+    m = dict(name="forward", delegates=[("QnnBackend", i % blobs) for i in range(delegates)],
+             inline=[bytes([i]) * 16 for i in range(blobs)], instructions=[(2, i, [0]) for i in range(delegates)],
+             spec=spec)
+    from etscope.formats.pte import parse_pte
+
+    return program_report(parse_pte(G.build_pte([m]), "x.pte"))
+
+
+def test_shared_blob_users_named_first_and_counted():
+    from etscope.analysis.program import SHARED_NAMED
+
+    r = _shared_blob_report()
+    d = r.methods[0].delegates[0]
+    assert d.shared_by_others == 99 and len(d.shared_with) == SHARED_NAMED
+    assert d.shared_with == tuple(f"forward #{i}" for i in range(3, 3 * (SHARED_NAMED + 1), 3))
+    # one QNN spec for all: one line per profile level, naming four and counting the rest
+    (level,) = [c for c in r.checks if "profile level" in c.text]
+    assert "forward #0, forward #1, forward #2, forward #3 and 296 more" in level.text
+
+
+def test_shared_blob_text_piped_and_on_a_terminal():
+    r = _shared_blob_report()
+    piped = program_lines(r, None, complete=True)
+    delegate_lines = [ln for ln in piped if ln.startswith("    #")]
+    assert len(delegate_lines) == 300                     # every delegate once, one line each
+    assert delegate_lines[0].endswith("shared with " + ", ".join(f"forward #{i}" for i in range(3, 27, 3))
+                                      + ", … 91 more")
+    term = program_lines(r, WIDTH, complete=False)
+    assert all(len(ln) <= WIDTH for ln in term)
+    assert sum(ln.startswith("    #") for ln in term) == 50
+    assert any("… 250 more delegates (--json lists all)" in ln for ln in term)
+    # the compile spec shown once: piped, each of its delegates named once; on a terminal the first 8
+    (title,) = [ln for ln in piped if ln.startswith("QNN compile spec of")]
+    assert title == "QNN compile spec of " + ", ".join(f"forward #{i}" for i in range(300)) + " (identical)"
+    (title,) = [ln for ln in program_lines(r, 10_000, complete=False) if ln.startswith("QNN compile spec of")]
+    assert title == ("QNN compile spec of " + ", ".join(f"forward #{i}" for i in range(8)) + ", … 292 more (identical)")

@@ -335,7 +335,14 @@ def test_shared_tables_cannot_blow_up():
     data = build_program(methods=[dict(name="f", ops=[("a", "")], delegates=[], instrs=[(1, [0, 1])])],
                          instr_override=repeat, plans_repeat=300)
     assert len(data) < 40000
-    with pytest.raises(FormatError, match="too many"):
+    with pytest.raises(FormatError, match="too many|share one execution plan"):
+        parse_pte(data, "bomb.pte")
+
+
+def test_methods_sharing_a_plan_table_are_refused_before_any_is_read():
+    """The same plan listed 300 times (no instructions: nothing else charged the budget)."""
+    data = build_program(methods=[dict(name="f", ops=[], delegates=[], instrs=[])], plans_repeat=300)
+    with pytest.raises(FormatError, match="methods 0 and 1 share one execution plan"):
         parse_pte(data, "bomb.pte")
 
 
@@ -343,3 +350,31 @@ def test_spec_value_text():
     assert spec_value_text(b"hello") == "hello"
     assert spec_value_text(b"\x00\x01") == "0x0001"
     assert spec_value_text(bytes(100)).endswith("(100 bytes)")
+
+
+def test_name_only_plans_count_as_methods_an_honest_file_could_hold():
+    """80,000 plans of 12 bytes each (a name, nothing else) in 960 kB: each was read, and
+    ``program --json`` wrote 25 MB at its CPU budget. A method is charged 8 items (an ExecutionPlan
+    ExecuTorch writes takes well over 32 bytes): refused as too many."""
+    import flatbuffers
+
+    b = flatbuffers.Builder(1 << 20)
+    name = b.CreateString("m")
+    plans = []
+    for _ in range(80_000):
+        b.StartObject(9)
+        b.PrependUOffsetTRelativeSlot(0, name, 0)
+        plans.append(b.EndObject())
+    b.StartVector(4, len(plans), 4)
+    for p in reversed(plans):
+        b.PrependUOffsetTRelative(p)
+    vec = b.EndVector()
+    b.StartObject(8)
+    b.PrependUOffsetTRelativeSlot(1, vec, 0)
+    b.Finish(b.EndObject(), file_identifier=b"ET12")
+    data = bytes(b.Output())
+    with pytest.raises(FormatError, match="too many methods"):
+        parse_pte(data, "plans.pte")
+    # an honest program of many small methods is still read
+    assert len(parse_pte(build_program(methods=[dict(name=f"m{i}", ops=[("a", "")], delegates=[], instrs=[(1, [0])])
+                                                for i in range(300)]), "ok.pte").methods) == 300

@@ -329,6 +329,52 @@ def gen_qnn_json(rng: random.Random, shape: str | None = None) -> bytes:
     return text.encode()
 
 
+def gen_runtrace(rng: random.Random, shape: str | None = None) -> bytes:
+    """A QNN RUN_TRACE (``QNN DSP Execute`` then its VTCM / power-on / graph spans, per execute) with
+    tens of thousands of executes, thousands of spans inside one execute, many graphs, or spans
+    before any execute; ticks and cycles near 2**43 as on a device."""
+    shape = shape or rng.choice(RUNTRACE_SHAPES)
+    if shape == "dense_executes":
+        # The fewest bytes an execute takes: a bare span (each one execute; ~35 bytes).
+        return dense_runtrace(rng.choice([20000, 100000, 300000]))
+    lean = rng.random() < 0.5      # spans with only their time (more spans per byte)
+    executes, inner = {"many_executes": (rng.choice([2000, 10000, 40000]), rng.choice([0, 3])),
+                       "one_long_execute": (1, rng.choice([5000, 40000])),
+                       "many_graphs": (rng.choice([2000, 5000]), 3),
+                       "before_any_execute": (rng.choice([10, 1000]), 3)}[shape]
+    ev = [{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "HTP"}}]
+    t0, c0 = 31091395371990, 7997465468216
+
+    def span(name, k, graph):
+        ticks = rng.randint(1, 20000)
+        if lean:
+            return {"name": name, "ph": "X", "ts": k, "args": {"summary_time_us": ticks // 19}}
+        cycles = int(ticks / 19.2 * rng.choice([845.711, 1870.0]))
+        args = {"graph_name": graph, "stat_start_ticks": t0 + k, "stat_end_ticks": t0 + k + ticks,
+                "stat_start_cycles": c0 + k, "stat_end_cycles": c0 + k + cycles,
+                "summary_time_us": ticks / 19.2}
+        return {"name": name, "ph": "X", "tid": 0, "pid": 0, "ts": k, "dur": ticks, "args": args}
+
+    if shape == "before_any_execute":
+        ev += [span("Graph Execute", i, "g") for i in range(rng.choice([1000, 50000]))]
+    names = ["VTCM Acquire", "Resource Power On", "Graph Execute"]
+    for e in range(executes):
+        graph = f"graph_{e}" if shape == "many_graphs" else "model_encoded"
+        ev.append(span("QNN DSP Execute", 100 * e, graph))
+        ev += [span(names[i % 3], 100 * e + i, graph) for i in range(inner)]
+    return json.dumps({"header": {"version": {"major": 1, "minor": 1, "patch": 0}, "artifact_type": "RUN_TRACE"},
+                       "traceEvents": ev}, separators=(",", ":")).encode()
+
+
+RUNTRACE_SHAPES = ("many_executes", "one_long_execute", "many_graphs", "before_any_execute", "dense_executes")
+
+
+def dense_runtrace(n: int) -> bytes:
+    """``n`` bare ``QNN DSP Execute`` spans (no args): the most executes per byte."""
+    body = ",".join(['{"ph":"X","name":"QNN DSP Execute"}'] * n)
+    return ('{"header":{"artifact_type":"RUN_TRACE"},"traceEvents":[' + body + "]}").encode()
+
+
 # ---- ETRecord (zip) and .pte -----------------------------------------------------------------------
 
 COMPRESSIONS = [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]
@@ -370,11 +416,20 @@ def gen_etrecord(rng: random.Random, shape: str | None = None) -> bytes:
     return buf.getvalue()
 
 
-def build_pte(methods, *, version: int = 0) -> bytes:
+def build_pte(methods, *, version: int = 0, plan_copies: int = 1) -> bytes:
     """A .pte (``ET12`` FlatBuffer, no extended header) from plain data, with the field slots of
     program.fbs: ``methods = [dict(name, operators=[(name, overload)], instructions=[(kind, first,
-    args)], frames=[(file, line, name)] (one stack trace, shared by every instruction when
-    ``share_frames``), delegates=[(backend_id, inline_index)], inline=[bytes], values=N)]``."""
+    args)], frames=[(file, line, name)] (one stack trace, shared by every instruction),
+    delegates=[(backend_id, inline_index)], inline=[bytes], values=N | [(kind, value)], outputs=[int],
+    spec=bytes)]``.
+
+    Sharing FlatBuffers allow and ExecuTorch never writes: ``values_of=k`` points the method at
+    method ``k``'s values vector; every delegate of a method with ``spec`` shares one compile-spec
+    vector holding ``qnn_compile_spec = spec``; ``share_inline=True`` (on the first method) writes
+    each distinct inline blob once and points equal entries at it; ``plan_copies``: the plans vector
+    lists the first method's table that many times. ``values`` as a list: EValues
+    ``(2, int) | (3, bool) | (4, float) | (6, str)``; a method without ``instructions`` has one
+    empty chain (a constant method)."""
     import flatbuffers
 
     b = flatbuffers.Builder(1 << 16)
@@ -398,8 +453,32 @@ def build_pte(methods, *, version: int = 0) -> bytes:
     def table(n, fields):
         return H.fb_table(b, fields, n)
 
+    evalues: dict[tuple, int] = {}
+
+    def evalue(kind, value):
+        """An EValue table; equal ones are written once and shared."""
+        if (kind, value) not in evalues:
+            evalues[(kind, value)] = _evalue(kind, value)
+        return evalues[(kind, value)]
+
+    def _evalue(kind, value):
+        if kind == 2:
+            val = table(1, [(0, "i64", value)])
+        elif kind == 3:
+            val = table(1, [(0, "u8", int(bool(value)))])
+        elif kind == 4:
+            b.StartObject(1)
+            b.PrependFloat64Slot(0, value, 0.0)
+            val = b.EndObject()
+        elif kind == 6:
+            val = table(1, [(0, "off", string(value))])
+        else:
+            val = table(1, [])
+        return table(2, [(0, "u8", kind), (1, "off", val)])
+
     inline_all = []
     plans = []
+    values_vectors: list[int] = []
     for m in methods:
         ops = vec([table(2, [(0, "off", string(n)), (1, "off", string(o))]) for n, o in m.get("operators", [])])
         frames = [table(3, [(0, "off", string(f)), (1, "i32", ln), (2, "off", string(nm))])
@@ -415,28 +494,57 @@ def build_pte(methods, *, version: int = 0) -> bytes:
         stacks = vec([stack] * len(instrs)) if stack is not None else None
         chain_fields = [(2, "off", vec(instrs))] + ([(3, "off", stacks)] if stacks is not None else [])
         chain = table(4, chain_fields)
+        specs = None
+        if m.get("spec") is not None:
+            specs = vec([table(2, [(0, "off", string("qnn_compile_spec")), (1, "off", b.CreateByteVector(m["spec"]))])])
         dels = []
         for backend, index in m.get("delegates", []):
             ref = table(2, [(0, "i8", 0), (1, "u32", index)])
-            dels.append(table(3, [(0, "off", string(backend)), (1, "off", ref), (2, "off", vec([]))]))
-        values = vec([table(2, [])] * m.get("values", 0)) if m.get("values") else vec([])
+            dels.append(table(3, [(0, "off", string(backend)), (1, "off", ref),
+                                  (2, "off", specs if specs is not None else vec([]))]))
+        if "values_of" in m:
+            values = values_vectors[m["values_of"]]
+        elif isinstance(m.get("values"), list):
+            values = vec([evalue(k, v) for k, v in m["values"]])
+        else:
+            values = vec([table(2, [])] * m.get("values", 0)) if m.get("values") else vec([])
+        values_vectors.append(values)
         plans.append(table(9, [(0, "off", string(m.get("name", "forward"))), (2, "off", values),
-                               (3, "off", ivec([])), (4, "off", ivec([])), (5, "off", vec([chain])),
+                               (3, "off", ivec([])), (4, "off", ivec(m.get("outputs", []))), (5, "off", vec([chain])),
                                (6, "off", ops), (7, "off", vec(dels))]))
         inline_all += m.get("inline", [])
-    data = []
+    data, blobs = [], {}
+    share = bool(methods) and methods[0].get("share_inline", False)
     for blob in inline_all:
+        if share and blob in blobs:
+            data.append(blobs[blob])
+            continue
         bv = b.CreateByteVector(blob)
         data.append(table(1, [(0, "off", bv)]))
+        blobs[blob] = data[-1]
+    if plan_copies > 1:
+        plans = [plans[0]] * plan_copies
     root = table(8, [(0, "u32", version), (1, "off", vec(plans)), (3, "off", vec(data))])
     b.Finish(root, file_identifier=b"ET12")
     return bytes(b.Output())
 
 
+def _qnn_spec_bytes(rng: random.Random) -> bytes:
+    """A real-layout QNN compile spec (one of the synthetic fixtures, each decodes)."""
+    specs = sorted((H.FIXTURES / "qnn_pte").glob("synthetic_compile_spec_*.bin"))
+    return H.seed_bytes(rng.choice(specs))
+
+
+PTE_SHAPES = ("many_instructions", "huge_indices", "deep_stack", "many_methods", "many_delegates",
+              "shared_blobs", "constants_shared_values", "long_names", "many_constant_methods", "shared_plans")
+
+
 def gen_pte(rng: random.Random, shape: str | None = None) -> bytes:
     """Valid programs with many instructions calling out-of-range or huge operator indices, many
-    operators, deep shared stack traces, many methods, huge value counts."""
-    shape = shape or rng.choice(["many_instructions", "huge_indices", "deep_stack", "many_methods", "many_delegates"])
+    operators, deep shared stack traces, many methods, huge value counts; delegates sharing a few
+    blobs and one compile spec (``program`` once listed every delegate with every other: quadratic);
+    constant methods sharing one values vector (each once decoded all of it); names of 100 kB."""
+    shape = shape or rng.choice(PTE_SHAPES)
     n = rng.choice([1000, 10000, 30000])
     ops = [("aten::add", "out"), ("aten::mul", "out"), ("aten::convolution", "out")]
     m = dict(name="forward", operators=ops, instructions=[(1, i % 3, [0, 1]) for i in range(n)])
@@ -452,11 +560,51 @@ def gen_pte(rng: random.Random, shape: str | None = None) -> bytes:
         m["delegates"] = [("QnnBackend", i % 4) for i in range(n // 10)]
         m["inline"] = [b"\x00" * 16] * 4
         m["instructions"] = [(2, i, [0]) for i in range(n // 10)]
-    elif shape == "new_instruction_per_run":
-        # Every run calls an instruction no other run calls: per-run x per-instruction tables
-        # become runs^2.
-        runs = [dict(name="Execute", events=[("P", "Method::execute", None, None, None, None, 100 * i, 100 * i + 50)]
-                     + _op_events(i, "add", 100 * i + 1, 3)) for i in range(rng.choice([1000, 8000]))]
+    elif shape == "shared_blobs":
+        # Thousands of delegates over a few blobs, in one or several methods, all with one QNN
+        # compile spec (one spec vector): the shape of a QNN hybrid LLM's shared context binary,
+        # multiplied.
+        k = rng.choice([1000, 3000])
+        n_blobs = rng.choice([1, 4])
+        n_methods = rng.choice([1, 1, 10])
+        blob = bytes(rng.randrange(256) for _ in range(rng.choice([16, 4096])))
+        spec = _qnn_spec_bytes(rng)
+        per = k // n_methods
+        methods = [dict(name=f"forward_{j}", delegates=[("QnnBackend", i % n_blobs) for i in range(per)],
+                        instructions=[(2, i, [0]) for i in range(per)], spec=spec)
+                   for j in range(n_methods)]
+        methods[0]["inline"] = [blob + bytes([i]) for i in range(n_blobs)]
+        return build_pte(methods)
+    elif shape == "constants_shared_values":
+        # Constant methods (an LLM export's get_max_seq_len, ...) all pointing at one long values
+        # vector, each returning a few of them.
+        v = rng.choice([2000, 20000, 200_000])
+        distinct = [(2, rng.choice(BIG_U64) % 2 ** 63), (3, True), (4, 1e308), (6, "s" * rng.randint(0, 300))]
+        values = [rng.choice(distinct) if rng.random() < 0.01 else (2, 7) for _ in range(v)]
+        k = rng.choice([1000, 3000])
+        methods = [dict(name="get_0", values=values, outputs=[0, v - 1])]
+        methods += [dict(name=f"get_{i}", values_of=0, outputs=[rng.randrange(v) for _ in range(rng.choice([1, 64]))])
+                    for i in range(1, k)]
+        return build_pte(methods + [dict(name="forward", operators=ops, instructions=[(1, 0, [0])])])
+    elif shape == "shared_plans":
+        # Every method is the same ExecutionPlan table (refused: ExecuTorch writes one per method).
+        return build_pte([m], version=0, plan_copies=rng.choice([2, 1000, 100_000]))
+    elif shape == "many_constant_methods":
+        return build_pte([dict(name=f"get_{i}", values=[(2, i)], outputs=[0]) for i in range(n // 5)]
+                         + [dict(name="forward", operators=ops, instructions=[(1, 0, [0])])])
+    elif shape == "long_names":
+        # Names of up to 100 kB (methods, operators, backends), all distinct or all one.
+        size = rng.choice([1000, 100_000])
+        distinct = rng.random() < 0.5
+        name = lambda i: (f"{i}_" if distinct else "") + "n" * size   # noqa: E731
+        count = max(2, 200_000 // size)
+        m["name"] = name(-1)
+        m["operators"] = [(name(i), name(i)) for i in range(count)]
+        m["instructions"] = [(1, i % count, [0]) for i in range(count)]
+        m["delegates"] = [(name(i), 0) for i in range(count)]
+        m["inline"] = [b"x"]
+        extra = [dict(name=name(i) + "_const", values=[(6, name(i))], outputs=[0]) for i in range(count)]
+        return build_pte([m] + extra, version=rng.choice([0, 2 ** 32 - 1]))
     elif shape == "many_instructions":
         m["operators"] = [(f"aten::op_{i}", "out") for i in range(n)]
         m["instructions"] = [(1, i, [i % 7]) for i in range(n)]
@@ -464,4 +612,5 @@ def gen_pte(rng: random.Random, shape: str | None = None) -> bytes:
 
 
 GENERATORS = {"etdump": gen_etdump, "qhas": gen_qhas, "optrace": gen_optrace, "qnn_csv": gen_qnn_csv,
-              "qnn_text": gen_qnn_text, "qnn_json": gen_qnn_json, "etrecord": gen_etrecord, "pte": gen_pte}
+              "qnn_text": gen_qnn_text, "qnn_json": gen_qnn_json, "etrecord": gen_etrecord, "pte": gen_pte,
+              "runtrace": gen_runtrace}

@@ -8,6 +8,7 @@ The reproducers of the issue's items come first; then a sample of the generator 
 """
 from __future__ import annotations
 
+import json
 import random
 import time
 
@@ -241,12 +242,103 @@ def test_distinct_runs_are_not_refused():
     assert len(parse_etdump(data, "x.etdump").runs) == 5
 
 
+# ---- issue 31: program, constant methods, diff, runtrace ----------------------------------------------
+
+def _shared_blobs_pte(delegates: int = 3000, blobs: int = 4, method_name: str = "forward") -> bytes:
+    spec = (G.H.FIXTURES / "qnn_pte" / "synthetic_compile_spec_sm8650_detailed.bin").read_bytes()
+    m = dict(name=method_name, delegates=[("QnnBackend", i % blobs) for i in range(delegates)],
+             inline=[bytes([i]) * 16 for i in range(blobs)], instructions=[(2, i, [0]) for i in range(delegates)],
+             spec=spec)
+    return G.build_pte([m])
+
+
+@pytest.mark.parametrize("argv", [["program", "{f}"], ["env:COLUMNS=80", "program", "{f}"]],
+                         ids=["piped", "columns80"])
+def test_program_delegates_sharing_blobs(tmp_path, argv):
+    """3,000 delegates over 4 blobs: every delegate listed every other user of its blob (33 MB of
+    text; 21 s piped, 42 s with COLUMNS=80, each line through rich). Now each names its first 8
+    and counts the rest."""
+    _run(tmp_path, "pte", _shared_blobs_pte(), argv)
+
+
+def test_program_json_is_linear_in_delegates():
+    """The same file as JSON was 65 MB (shared_with lists of 749 labels each, per delegate)."""
+    from etscope.analysis.program import program_report
+    from etscope.formats.pte import parse_pte
+    from etscope.render.json import dumps
+
+    data = _shared_blobs_pte()
+    r = program_report(parse_pte(data, "x.pte"))
+    # each delegate's decoded spec (~0.8 kB) is repeated, a constant per delegate: ~20x the file
+    # (before: 65 MB, 320x the file)
+    assert len(dumps(r.to_json())) < 30 * len(data)
+    from etscope.analysis.program import SHARED_NAMED
+
+    d = r.methods[0].delegates[0]
+    assert len(d.shared_with) == SHARED_NAMED and d.shared_by_others == 749
+    one = json.loads(dumps(r.to_json()))["methods"][0]["delegates"][0]
+    assert one["shared"] is True and one["shared_count"] == 749 and len(one["shared_with"]) == SHARED_NAMED
+
+
+def test_program_long_method_name_not_repeated_per_delegate(tmp_path):
+    """A 100 kB method name was repeated in every delegate's label (x the other users)."""
+    data = _shared_blobs_pte(1000, 1, "m" * 100_000)
+    o = _run(tmp_path, "pte", data, ["env:COLUMNS=80", "program", "{f}"])
+    assert o.rc == 0
+
+
+def test_constant_methods_sharing_one_values_vector(tmp_path):
+    """10,000 constant methods over one vector of 200,000 values: each method decoded the whole
+    vector to read one (1.7 MB: 9.7 s). Now only the returned values are read."""
+    v = 200_000
+    methods = [dict(name="get_0", values=[(2, 7)] * v, outputs=[0, v - 1])]
+    methods += [dict(name=f"get_{i}", values_of=0, outputs=[i]) for i in range(1, 10_000)]
+    data = G.build_pte(methods + [dict(name="forward", operators=[("aten::add", "out")], instructions=[(1, 0, [0])])])
+    _run(tmp_path, "pte", data, ["program", "{f}"])
+
+
+def test_constant_method_values_read_through_shared_vector():
+    from etscope.formats.pte_constants import constant_method_values
+
+    import tempfile
+
+    methods = [dict(name="get_a", values=[(2, 5), (4, 0.5), (6, "x" * 300), (3, True)], outputs=[0, 1, 2])]
+    methods += [dict(name="get_b", values_of=0, outputs=[3, 0])]
+    with tempfile.NamedTemporaryFile(suffix=".pte") as f:
+        f.write(G.build_pte(methods))
+        f.flush()
+        values = constant_method_values(f.name)
+    assert values == {"get_a": [5, 0.5, "x" * 256], "get_b": [True, 5]}
+
+
+def test_methods_sharing_one_plan_are_refused(tmp_path):
+    data = G.build_pte([dict(name="forward", operators=[("aten::add", "out")], instructions=[(1, 0, [0])])],
+                       plan_copies=2)
+    o = _run(tmp_path, "pte", data, ["program", "{f}"])
+    assert o.rc == 2 and "share one execution plan" in o.stderr, o.stderr
+
+
+def test_diff_when_every_run_calls_its_own_instruction(tmp_path):
+    """diff kept per-op samples as a (rows x runs) matrix: 8,000 runs each calling its own
+    instruction made it 8,000 x 8,000 (1.2 MB file: 1.17 GB). Now (runs, values) per row."""
+    runs = [dict(name="Execute", events=[("P", "Method::execute", None, None, None, None, 100 * i, 100 * i + 50)]
+                 + _op(i, 100 * i + 1)) for i in range(8000)]
+    _run(tmp_path, "etdump", G.build_etdump_shared(runs), ["diff", "{f}", "{f}"])
+
+
+def test_runtrace_alone_is_linear(tmp_path):
+    """trace --runtrace searched every span for each execute (executes x spans): 300,000 bare
+    executes (10.8 MB) took 23 s of CPU, 500,000 (18 MB) about 65 s against a budget of 38 s;
+    now about 2 s."""
+    _run(tmp_path, "runtrace", G.dense_runtrace(500_000), ["trace", "--runtrace", "{f}", "-o", "{o}.json"])
+
+
 # ---- the generator campaign, sampled ---------------------------------------------------------------
 
 # (kind, seeds, commands per seed): 33 files, 43 commands, about 30 s of CPU (more wall time on a
 # loaded box); campaign.py runs the long one.
 SAMPLE = [("etdump", 10, 2), ("qhas", 3, 1), ("optrace", 3, 2), ("qnn_csv", 3, 1), ("qnn_text", 3, 1),
-          ("qnn_json", 3, 1), ("etrecord", 4, 1), ("pte", 4, 1)]
+          ("qnn_json", 3, 1), ("etrecord", 4, 1), ("pte", 6, 1), ("runtrace", 3, 1), ("numerics", 3, 1)]
 
 
 @pytest.mark.parametrize("kind, seeds, n_commands", SAMPLE, ids=[s[0] for s in SAMPLE])
@@ -256,3 +348,37 @@ def test_campaign_sample(kind, seeds, n_commands):
     outcomes = C.campaign([kind], seeds, n_commands, first_seed=1000, log=failures.append)
     assert outcomes and not failures, "\n".join(failures)
     assert time.time() - t0 < 120
+
+
+# ---- the campaign's own checks ---------------------------------------------------------------------
+
+def test_campaign_sees_a_changed_input(tmp_path):
+    f = tmp_path / "in" / "x.bin"
+    f.parent.mkdir()
+    f.write_bytes(b"abc")
+    before = C.fingerprint([f.parent])
+    f.write_bytes(b"abd")                         # same size: the hash tells
+    (f.parent / "new").write_bytes(b"")
+    assert C._changed(before, C.fingerprint([f.parent])) == [str(f.parent / "new"), str(f)]
+
+
+def test_campaign_folder_kind(tmp_path, monkeypatch):
+    """The extension point for inputs that are a folder or several files ({d}), here an ETDump and
+    a runtrace side by side, run like any kind: budget, one-line errors, inputs unchanged."""
+    import shutil
+
+    def make(rng, folder):
+        shutil.copy(C.ETDUMP, folder / "a.etdump")
+        (folder / "b.runtrace.json").write_bytes(G.gen_runtrace(rng, "many_graphs"))
+        return C.Generated({"d": str(folder)}, (folder,), C.tree_bytes(folder))
+
+    monkeypatch.setitem(C.EXTRA_KINDS, "pair", C.ExtraKind(make, [
+        ["summary", "{d}/a.etdump", "--runtrace", "{d}/b.runtrace.json"],
+        ["trace", "--runtrace", "{d}/b.runtrace.json", "-o", "{o}.json"],
+        ["export", "{d}/a.etdump", "-o", "{d}"]]))     # writes CSVs beside the inputs: flagged
+    failures: list[str] = []
+    outcomes = C.campaign(["pair"], 1, None, log=failures.append)
+    assert len(outcomes) == 3 and all(o.size > 0 for o in outcomes)
+    assert outcomes[0].rc == 0 and outcomes[1].rc == 0
+    assert not [o for o in outcomes[:2] if o.problems()], failures
+    assert outcomes[2].rc == 0 and any(c.startswith("input ") and c.endswith("runs.csv") for c in outcomes[2].changed)

@@ -105,14 +105,22 @@ class DelegateView:
     data_index: int                 # segment index or inline-data index
     blob_bytes: int
     blob_offset: int                # absolute byte offset in the file
-    shared_with: tuple[str, ...]    # "method #index" of the other delegates using the same blob
+    # "method #index" of the other delegates using the same blob: the first SHARED_NAMED of them
+    # (a blob shared by thousands would make the report quadratic); shared_count counts them all
+    shared_with: tuple[str, ...]
     compile_spec_keys: tuple[str, ...]
     qnn: QnnSpecView | None
     qnn_spec_error: str | None      # a QNN compile spec that does not decode
+    shared_count: int = -1          # other delegates using the same blob (-1: len(shared_with))
+
+    @property
+    def shared_by_others(self) -> int:
+        """How many other delegates use this delegate's blob."""
+        return len(self.shared_with) if self.shared_count < 0 else self.shared_count
 
     @property
     def label(self) -> str:
-        return f"{self.method} #{self.index}"
+        return delegate_label(self.method, self.index)
 
 
 @dataclass(frozen=True)
@@ -191,6 +199,7 @@ def _delegate_json(d: DelegateView) -> dict:
     out = {"index": d.index, "instructions": list(d.instructions), "backend": d.backend,
            "location": d.location, "data_index": d.data_index, "blob_bytes": d.blob_bytes,
            "blob_offset": d.blob_offset, "shared": bool(d.shared_with), "shared_with": list(d.shared_with),
+           "shared_count": d.shared_by_others,
            "compile_spec_keys": list(d.compile_spec_keys), "qnn": None, "qnn_spec_error": d.qnn_spec_error}
     if d.qnn is not None:
         q = d.qnn
@@ -215,7 +224,10 @@ def program_report(program: PteProgram, file: str | None = None,
     users: dict[tuple[str, int], list[str]] = {}
     for m in program.methods:
         for d in m.delegates:
-            users.setdefault((d.location, d.data_index), []).append(f"{m.name} #{d.index}")
+            users.setdefault((d.location, d.data_index), []).append(delegate_label(m.name, d.index))
+    # A compile spec is decoded once per distinct value: delegates sharing one (thousands of
+    # delegates pointing at one spec table) cost one decode.
+    decoded_specs: dict[tuple[str, bytes | None], tuple[QnnSpecView | None, str | None]] = {}
 
     methods = []
     for m in program.methods:
@@ -225,18 +237,14 @@ def program_report(program: PteProgram, file: str | None = None,
                 calls.setdefault(ins.delegate_index, []).append(ins.index)
         delegates = []
         for d in m.delegates:
-            label = f"{m.name} #{d.index}"
-            spec, error = None, None
-            try:
-                decoded = qcs.find_qnn_compile_spec(d)
-                spec = None if decoded is None else QnnSpecView.of(decoded)
-            except FormatError as e:
-                error = e.what
+            label = delegate_label(m.name, d.index)
+            spec, error = _qnn_spec(d, decoded_specs)
+            same_blob = users[(d.location, d.data_index)]
             delegates.append(DelegateView(
                 method=m.name, index=d.index, instructions=tuple(calls.get(d.index, ())),
                 backend=d.backend_id, location=d.location, data_index=d.data_index,
                 blob_bytes=d.blob_size, blob_offset=d.blob_offset,
-                shared_with=tuple(u for u in users[(d.location, d.data_index)] if u != label),
+                shared_with=_others(same_blob, label), shared_count=len(same_blob) - 1,
                 compile_spec_keys=tuple(d.compile_specs), qnn=spec, qnn_spec_error=error))
         mix = Counter(i.kind for i in m.instructions)
         ops = Counter(i.operator for i in m.kernel_calls if i.operator)
@@ -267,20 +275,63 @@ def program_report(program: PteProgram, file: str | None = None,
         checks=tuple(program_checks(methods)))
 
 
+SHARED_NAMED = 8   # other users of a blob named per delegate (all are counted)
+LABEL_NAME_MAX = 64   # a method name in a delegate's label (a reference; the method shows it whole)
+
+
+def delegate_label(method: str, index: int) -> str:
+    """``"method #index"``, a long method name cut in the middle: labels are repeated wherever a
+    delegate is referred to, and a 100 kB name repeated thousands of times made the report
+    quadratic in the file."""
+    if len(method) > LABEL_NAME_MAX:
+        half = (LABEL_NAME_MAX - 1) // 2
+        method = method[:half] + "…" + method[-half:]
+    return f"{method} #{index}"
+
+
+def _others(users: list[str], label: str) -> tuple[str, ...]:
+    """The first SHARED_NAMED users of a blob other than ``label`` (labels are unique per delegate)."""
+    out = []
+    for u in users:
+        if u != label:
+            out.append(u)
+            if len(out) == SHARED_NAMED:
+                break
+    return tuple(out)
+
+
+def _qnn_spec(d, cache: dict) -> tuple[QnnSpecView | None, str | None]:
+    """(decoded QNN compile spec view, decode error) of a delegate, each distinct spec decoded once."""
+    key = (d.backend_id, d.compile_specs.get(qcs.COMPILE_SPEC_KEY))
+    if key not in cache:
+        try:
+            decoded = qcs.find_qnn_compile_spec(d)
+            cache[key] = (None if decoded is None else QnnSpecView.of(decoded), None)
+        except FormatError as e:
+            cache[key] = (None, e.what)
+    return cache[key]
+
+
 def program_checks(methods: list[MethodView] | tuple[MethodView, ...]) -> list[Check]:
     """Checks over the QNN delegates: one line per profile level (naming the delegates compiled with
     it), compile specs that do not decode, and the spec's own notes."""
     by_level: dict[str, list[str]] = {}
-    out: list[Check] = []
+    # one check per distinct text, naming its delegates (thousands of delegates sharing one spec
+    # give one line, not thousands)
+    errors: dict[str, list[str]] = {}
+    notes: dict[str, list[str]] = {}
     for m in methods:
         for d in m.delegates:
             if d.qnn_spec_error is not None:
-                out.append(Check("warning", f"{d.label}: QNN compile spec does not decode: {d.qnn_spec_error}"))
+                errors.setdefault(d.qnn_spec_error, []).append(d.label)
             if d.qnn is None:
                 continue
             by_level.setdefault(d.qnn.profile_level, []).append(d.label)
             for note in d.qnn.notes:
-                out.append(Check("info", f"{d.label}: {note}"))
+                notes.setdefault(note, []).append(d.label)
+    out: list[Check] = [Check("warning", f"{_who(labels)}: QNN compile spec does not decode: {error}")
+                        for error, labels in errors.items()]
+    out += [Check("info", f"{_who(labels)}: {note}") for note, labels in notes.items()]
     for level, labels in by_level.items():
         out.append(profile_level_check(level, labels))
     out.sort(key=lambda c: c.severity != "warning")   # warnings first, order kept otherwise

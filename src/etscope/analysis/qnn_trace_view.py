@@ -131,29 +131,39 @@ def _partition_ops(p: dict, tid: int, notes: list[str]) -> list[dict]:
 
 
 def _runtrace_spans(rt, tid: int, runs, notes: list[str]) -> list[dict]:
-    """Each ``QNN DSP Execute`` with the spans of its execute one after the other inside it."""
+    """Each ``QNN DSP Execute`` with the spans of its execute one after the other inside it.
+    Linear in the spans: they are grouped by execute once (400,000 spans took 56 s when each
+    execute searched all of them)."""
     out, t = [], 0.0
-    for ex in range(int(rt.execute.max()) + 1 if len(rt) else 0):
-        if runs is not None and ex not in runs:
+    wanted = None if runs is None else set(runs)
+    execute = rt.execute
+    order = np.argsort(execute, kind="stable")          # file order kept inside an execute
+    n_exec = int(execute.max()) + 1 if len(rt) else 0
+    bounds = np.searchsorted(execute[order], np.arange(n_exec + 1)).tolist()
+    order_l = order.tolist()
+    names, graphs = rt.name.tolist(), rt.graph.tolist()
+    time_us, cycles, mhz = rt.time_us.tolist(), rt.cycles.tolist(), rt.mhz.tolist()
+    for ex in range(n_exec):
+        if wanted is not None and ex not in wanted:
             continue
-        idx = np.flatnonzero(rt.execute == ex)
-        head = [i for i in idx if rt.name[i] == "QNN DSP Execute"]
-        total = float(rt.time_us[head[0]]) if head and rt.time_us[head[0]] == rt.time_us[head[0]] else None
+        idx = order_l[bounds[ex]:bounds[ex + 1]]
+        head = next((i for i in idx if names[i] == "QNN DSP Execute"), None)
+        total = float(time_us[head]) if head is not None and time_us[head] == time_us[head] else None
         start, inner_t = t, t
         for i in idx:
-            d = float(rt.time_us[i])
+            d = float(time_us[i])
             if d != d:
                 continue
-            args = {"execute": ex, "graph": rt.graph[i] or None, "cycles": float(rt.cycles[i]),
-                    "clock_mhz": _r(rt.mhz[i]) if rt.mhz[i] == rt.mhz[i] else None}
-            if head and i == head[0]:
-                out.append({"name": str(rt.name[i]), "cat": "runtrace", "tid": tid, "ts": _r(start), "dur": _r(d),
+            args = {"execute": ex, "graph": graphs[i] or None, "cycles": float(cycles[i]),
+                    "clock_mhz": _r(mhz[i]) if mhz[i] == mhz[i] else None}
+            if i == head:
+                out.append({"name": str(names[i]), "cat": "runtrace", "tid": tid, "ts": _r(start), "dur": _r(d),
                             "args": args})
                 continue
             if total is not None:
                 d = min(d, max(start + total - inner_t, 0.0))
             args["position"] = "laid one after the other inside the execute (start not kept)"
-            out.append({"name": str(rt.name[i]), "cat": "runtrace", "tid": tid, "ts": _r(inner_t), "dur": _r(d),
+            out.append({"name": str(names[i]), "cat": "runtrace", "tid": tid, "ts": _r(inner_t), "dur": _r(d),
                         "args": args})
             inner_t += d
         t = start + max(total or 0.0, inner_t - start) + GAP_US

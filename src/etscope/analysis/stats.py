@@ -118,6 +118,54 @@ def order_statistics(values: np.ndarray, ranks: list[int], overwrite: bool = Fal
     return work[ranks].astype(np.float64, copy=True)
 
 
+_HUGE = 1e300     # past this a sum of a few values may overflow float64
+
+
+def _power_of_two_above(x: float) -> float:
+    """A power of two > ``x / 2`` and finite (2**1023 at most; x = m * 2**e with 0.5 <= m < 1, this
+    is 2**(e-1)): values divided by it lie within [-2, 2], and dividing is exact (only the exponent
+    changes)."""
+    return float(np.ldexp(1.0, int(np.frexp(x)[1]) - 1))
+
+
+def finite_mean(values: np.ndarray) -> float | None:
+    """The mean of the non-NaN ``values`` (None when there are none), finite whenever they are:
+    values past 1e300 are averaged scaled by a power of two (``np.nanmean`` of [1.7e308] * 3 is
+    inf, with a numpy overflow warning). Below that, exactly ``np.nanmean``."""
+    v = np.asarray(values, dtype=np.float64)
+    ok = ~np.isnan(v)
+    if not ok.any():
+        return None
+    big = float(np.max(np.abs(v[ok])))
+    if not big > _HUGE or big == np.inf:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return float(np.nanmean(v))
+    scale = _power_of_two_above(big)
+    return float(np.mean(v[ok] / scale) * scale)
+
+
+def quiet_nansum(values: np.ndarray, axis=None):
+    """``np.nansum`` whose overflow to inf (values near float64's limit) is the answer, not a
+    warning on stderr."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.nansum(values, axis=axis)
+
+
+def ratio_of_sums(num: np.ndarray, den: np.ndarray) -> float | None:
+    """nansum(num) / nansum(den), computed on both scaled by one power of two when either holds
+    values past 1e300 (their sums would overflow to inf / inf); None when the denominator is 0."""
+    a, b = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    big = max([float(np.nanmax(np.abs(x))) for x in (a, b) if x.size and not np.isnan(x).all()] + [0.0])
+    if big > _HUGE and big != np.inf:
+        scale = _power_of_two_above(big)
+        a, b = a / scale, b / scale
+    total, total_den = float(quiet_nansum(a)), float(quiet_nansum(b))
+    if not total_den:
+        return None
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        return float(np.float64(total) / np.float64(total_den))
+
+
 def describe(values: np.ndarray) -> dict[str, float]:
     """Statistics of one sample as plain floats."""
     values = np.asarray(values, dtype=np.float64)

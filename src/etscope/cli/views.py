@@ -97,10 +97,23 @@ def _parse_runs(spec: str | None):
     return ranges
 
 
-def _runs_in(ranges, n_runs: int, spec: str):
-    """The run indices of ``ranges``, each range within the file's ``n_runs`` Execute runs."""
+def _qnn_file_runs(r) -> int:
+    """Executes the QNN files hold (profile runs, runtrace executes): what ``--runs`` can select
+    without an ETDump."""
+    n = max([p.get("runs") or 0 for p in (r.qnn or {}).get("partitions") or []] + [0])
+    if r.runtrace is not None and len(r.runtrace):
+        n = max(n, int(r.runtrace.execute.max()) + 1)
+    return n
+
+
+def _runs_in(ranges, n_runs: int, spec: str, clip: bool = False):
+    """The run indices of ``ranges``, each range within the file's ``n_runs`` Execute runs
+    (``clip``: QNN files alone, whose runs are counted per file: ranges cut at ``n_runs``, never
+    expanded past it)."""
     if ranges is None:
         return None
+    if clip:
+        return sorted({r for a, b in ranges for r in range(a, min(b, n_runs))})
     for a, b in ranges:
         if b > n_runs:
             raise click.BadParameter(f"{spec!r} asks for run {b - 1}, the ETDump has {n_runs} Execute run(s) "
@@ -121,8 +134,8 @@ def trace(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, outpu
     ranges = _parse_runs(runs_spec)
     out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace)
     r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace)
-    runs = _runs_in(ranges, r.profile.n_runs, runs_spec) if r.profile is not None else (
-        None if ranges is None else sorted({i for a, b in ranges for i in range(a, b)}))
+    runs = _runs_in(ranges, r.profile.n_runs if r.profile is not None else _qnn_file_runs(r), runs_spec,
+                    clip=r.profile is None)
     t = build_trace(r.trace(runs))
     t["otherData"]["notes"] = r.notes + t["otherData"]["notes"]
     write_trace(out, t)

@@ -60,6 +60,12 @@ _FRAME_FILENAME, _FRAME_LINENO, _FRAME_NAME = 0, 1, 2
 # JumpFalseCall{cond_value_index; destination_instruction}, FreeCall{value_index}
 _CALL_FIRST, _CALL_SECOND = 0, 1
 
+# A method is charged as this many items (4-byte words): the least an ExecutionPlan ExecuTorch
+# writes takes is its slot in the plans vector, its table (vtable offset and field offsets), its
+# name string and its vectors (values, inputs, outputs, chains, ...), well over 32 bytes. Charged
+# as one, 12-byte plans (a name only) let 80,000 methods into 1 MB: `program --json` at its budget.
+_ITEMS_PER_METHOD = 8
+
 _PRINTABLE = set(string.printable) - set("\x0b\x0c")
 _SPEC_TEXT_MAX = 256
 
@@ -286,7 +292,8 @@ def _parse(data, name: str) -> PteProgram:
 
     version = buf.scalar(root, _PROGRAM_VERSION, "u32")
     plans = buf.tables(root, _PROGRAM_PLANS)
-    budget.take(plans.size, "methods", root)
+    _refuse_shared_plans(plans)
+    budget.take(plans.size * _ITEMS_PER_METHOD, "methods", root)
     methods = [_method(budget, int(plan), segments, inline_data) for plan in plans]
 
     const_seg, const_bytes = _constants(buf, root, segments)
@@ -303,6 +310,21 @@ def _parse(data, name: str) -> PteProgram:
         extended_header=has_eh, segment_base_offset=seg_base, segments=segments,
         constant_segment=const_seg, constant_bytes=const_bytes, named_data=named,
     )
+
+
+def _refuse_shared_plans(plans: np.ndarray) -> None:
+    """Two methods pointing at one ExecutionPlan table are refused, naming them: FlatBuffers allow
+    it, ExecuTorch never writes it, and it let a small file list a method hundreds of thousands of
+    times (each re-read, each printed by ``program``)."""
+    if plans.size < 2:
+        return
+    _, first, counts = np.unique(plans, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        at = int(np.argmax(counts > 1))
+        i = int(first[at])
+        j = int(np.flatnonzero(plans == plans[i])[1])
+        _fail(f"methods {i} and {j} share one execution plan table (ExecuTorch writes one per method)",
+              int(plans[i]))
 
 
 def extended_header(buf: Buffer) -> tuple[int, int, int, bool]:
@@ -540,12 +562,22 @@ def delegate_blob_digests(path: str | os.PathLike, program: PteProgram | None = 
         if program is None:
             program = parse_pte(mm, name)
         view = memoryview(mm)
+        seen: dict[tuple[int, int], str] = {}   # a blob shared by many delegates is hashed once
+        budget = 4 * len(mm) + (1 << 20)         # bytes hashed
         try:
             for m in program.methods:
                 for d in m.delegates:
                     end = d.blob_offset + d.blob_size
                     if 0 <= d.blob_offset <= end <= len(mm):
-                        out[(m.name, d.index)] = hashlib.sha256(view[d.blob_offset:end]).hexdigest()
+                        key = (d.blob_offset, end)
+                        if key not in seen:
+                            # distinct blobs that overlap could make hashing quadratic in the file
+                            budget -= d.blob_size
+                            if budget < 0:
+                                raise FormatError("delegate blobs overlap more than the file size allows",
+                                                  file=name, offset=d.blob_offset)
+                            seen[key] = hashlib.sha256(view[d.blob_offset:end]).hexdigest()
+                        out[(m.name, d.index)] = seen[key]
         finally:
             view.release()
     return out

@@ -46,9 +46,17 @@ def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 
         "OPERATOR_CALL rows are kernels that ran on the CPU (fallback, not delegated). Framework "
         "overhead is Method::execute minus all of those.")
     for q in s.get("qnn") or []:
-        bits = [f"QNN partition at instruction {q['instruction_id']}: DELEGATE_CALL {fmt_ms(q['delegate_call_ms'])} p50"]
+        if q.get("delegate_call_ms") is not None:
+            where = (f"at instruction {q['instruction_id']}" if q.get("instruction_id") is not None
+                     else "not tied to an instruction")
+            bits = [f"QNN partition {where}: DELEGATE_CALL {fmt_ms(q['delegate_call_ms'])} p50"]
+            contains = "contains"
+        else:       # from a QNN profile file given beside the ETDump: no DELEGATE_CALL around it
+            bits = [f"QNN partition from the QNN profile file ({q.get('runs') or 0} execute(s), no DELEGATE_CALL)"]
+            contains = "QNN (execute) p50"
         if q.get("qnn_execute_us") is not None:
-            bits.append(f"contains QNN (execute) {fmt_ms(us_to_ms(q['qnn_execute_us']))}")
+            qnn_execute = fmt_ms(us_to_ms(q["qnn_execute_us"]))
+            bits.append(f"contains QNN (execute) {qnn_execute}" if contains == "contains" else f"{contains} {qnn_execute}")
         if q.get("accel_us") is not None:
             bits.append(f"which contains the HTP accelerator {fmt_ms(us_to_ms(q['accel_us']))} (waits included)")
         if q.get("accel_cycles") is not None:

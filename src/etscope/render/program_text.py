@@ -1,5 +1,6 @@
 """``etscope program`` as text for people, fitting the width (80 columns by default; ``--json`` for
-machines). With ``complete`` (piped output) no list is cut short."""
+machines). With ``complete`` (piped output) no list is cut short, except the other users of a
+shared blob named per delegate (the first 8 and a count: the analysis keeps no more)."""
 from __future__ import annotations
 
 from etscope import units
@@ -10,6 +11,14 @@ from etscope.render.screen import wrap
 
 WIDTH = 80
 _CONSTANT_NAMES_SHOWN = 10
+# On a terminal (not ``complete``) long lists are cut with a count; piped output lists each item
+# once, and nothing is listed per delegate that grows with the number of delegates (a blob shared
+# by thousands of delegates is named with its first users and a count): the text stays linear in
+# the program's size.
+_DELEGATES_SHOWN = 50
+_CALLS_SHOWN = 20
+_USERS_SHOWN = 20
+_LABELS_SHOWN = 8
 
 
 def _bytes(n: int | None) -> str:
@@ -81,12 +90,20 @@ def _qnn_lines(q: QnnSpecView, shared: bool, L: _Lines) -> list[str]:
     return lines
 
 
+def _listed(items: list[str], shown: int, L: _Lines, sep: str = ", ", total: int | None = None) -> str:
+    """``items`` joined, cut to ``shown`` on a terminal; ``total``: how many there are in all
+    (more than ``items`` when the list was already cut by the analysis)."""
+    listed = L.first(items, shown)
+    more = (len(items) if total is None else total) - len(listed)
+    return sep.join(listed) + (f"{sep}… {more} more" if more > 0 else "")
+
+
 def _delegate_line(d: DelegateView, L: _Lines) -> list[str]:
     where = f"segment {d.data_index}" if d.location == "segment" else f"inline data {d.data_index}"
-    instr = ",".join(str(i) for i in d.instructions) or "none"
+    instr = _listed([str(i) for i in d.instructions], _CALLS_SHOWN, L, sep=",") or "none"
     text = f"#{d.index} instr {instr}: {d.backend}, {_bytes(d.blob_bytes)} in {where}"
     if d.shared_with:
-        text += ", shared with " + ", ".join(d.shared_with)
+        text += ", shared with " + _listed(list(d.shared_with), _LABELS_SHOWN, L, total=d.shared_by_others)
     return L.wrap(text, "    ")
 
 
@@ -106,7 +123,7 @@ def program_lines(r: ProgramReport, width: int | None = WIDTH, complete: bool = 
 
     out.append("")
     out.append("Methods (instructions of chain 0; planned memory = non-constant buffers)")
-    specs_shown: list[tuple[QnnSpecView, list[str], bool]] = []
+    specs_shown: dict[QnnSpecView, tuple[list[str], bool]] = {}   # spec -> (its delegates, shared blob?)
     for m in r.methods:
         if m.constant:
             continue
@@ -117,17 +134,17 @@ def program_lines(r: ProgramReport, width: int | None = WIDTH, complete: bool = 
             ops = ", ".join(f"{op} ×{n}" for op, n in listed)
             more = len(m.operators) - len(listed)
             out += L.wrap("CPU kernels: " + ops + (f", … {more} more" if more > 0 else ""), "    ")
-        for d in m.delegates:
+        listed = L.first(list(m.delegates), _DELEGATES_SHOWN)
+        for d in listed:
             out += _delegate_line(d, L)
             if d.qnn_spec_error:
                 out += L.wrap(f"QNN compile spec does not decode: {d.qnn_spec_error}", "      ")
+        if len(m.delegates) > len(listed):
+            out += L.wrap(f"… {len(m.delegates) - len(listed)} more delegates (--json lists all)", "    ")
+        for d in m.delegates:
             if d.qnn is not None:
-                for spec, labels, _ in specs_shown:
-                    if spec == d.qnn:
-                        labels.append(d.label)
-                        break
-                else:
-                    specs_shown.append((d.qnn, [d.label], bool(d.shared_with)))
+                labels, _ = specs_shown.setdefault(d.qnn, ([], bool(d.shared_with)))
+                labels.append(d.label)
     if n_const:
         consts = [m for m in r.methods if m.constant]
         listed = L.first(consts, _CONSTANT_NAMES_SHOWN)
@@ -135,18 +152,18 @@ def program_lines(r: ProgramReport, width: int | None = WIDTH, complete: bool = 
             f", … {len(consts) - len(listed)} more (--json lists all)" if len(consts) > len(listed) else "")
         out += L.wrap(f"{n_const} constant methods (no instructions, return stored values): {shown}", "  ")
 
-    shared = [s for s in r.segments if sum(1 for u in s.used_by if "#" in u) > 1]
+    shared = {s.index for s in r.segments if sum(1 for u in s.used_by if "#" in u) > 1}
     if r.segments:
         out.append("")
         out.append("Segments")
         for s in r.segments:
-            use = ", ".join(s.used_by) or "unused"
-            tag = " SHARED" if s in shared else ""
+            use = _listed(list(s.used_by), _USERS_SHOWN, L) or "unused"
+            tag = " SHARED" if s.index in shared else ""
             out += L.wrap(f"{s.index}: {_bytes(s.size)} at byte {s.offset}{tag}: {use}", "  ")
 
-    for spec, labels, is_shared in specs_shown:
+    for spec, (labels, is_shared) in specs_shown.items():
         out.append("")
-        title = "QNN compile spec of " + ", ".join(labels)
+        title = "QNN compile spec of " + _listed(labels, _LABELS_SHOWN, L)
         if len(labels) > 1:
             title += " (identical)"
         out += L.wrap(title, "", first="")
@@ -165,4 +182,5 @@ def render_program(r: ProgramReport, console=None) -> None:
     from etscope.render.screen import screen
 
     out = screen(console)
-    out.lines(program_lines(r, out.limit, out.complete))
+    # The lines already fit the width: written as laid out (through rich each costs ~0.3 ms)
+    out._write_lines([(line, None) for line in program_lines(r, out.limit, out.complete)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from etscope.arrays import nanmedian
+from etscope.analysis.stats import finite_mean, quiet_nansum, ratio_of_sums
 
 from etscope import units
 from etscope.analysis.nesting import METHOD as METHOD_EXECUTE
@@ -35,7 +36,7 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measu
     fields, clock_used = clock_fields(s, clock, measured)
     n = len(s.runs)
     accel = s.roots.get(ACCEL_CYCLES)
-    node_sum = np.nansum(s.node_values, axis=0) if s.node_values.size else np.zeros(n)
+    node_sum = quiet_nansum(s.node_values, axis=0) if s.node_values.size else np.zeros(n)
     has_nodes = ~np.isnan(s.node_values).all(axis=0) if s.node_values.size else np.zeros(n, bool)
     levels = _levels(s)
     checks = _checks(s, node_sum, has_nodes, levels)
@@ -172,7 +173,7 @@ def _checks(s: QnnSeries, node_sum, has_nodes, levels) -> list[dict]:
 
 def _ops(s: QnnSeries, clock, accel, graph, qhas_ops) -> list[dict]:
     mhz = clock["clock_mhz"]
-    total_accel = float(np.nansum(accel)) if accel is not None else None
+    total_accel = float(quiet_nansum(accel)) if accel is not None else None
     rows = []
     by_name = getattr(graph, "by_name", None) or {}
     for i, name in enumerate(s.node_names):
@@ -189,7 +190,6 @@ def _ops(s: QnnSeries, clock, accel, graph, qhas_ops) -> list[dict]:
         with np.errstate(divide="ignore", invalid="ignore"):
             est_us = vals / mhz if s.node_unit[i] == "cycles" else np.full(vals.shape, np.nan)
         q = (qhas_ops or {}).get(base) if base else None
-        total = float(np.nansum(vals))
         row = {
             "qnn_name": name, "base": base or None, "op_id": parsed.op_id, "token": parsed.token,
             "graph_op": bool(candidates),   # False for QNN's own Input/Output/nameless rows
@@ -199,9 +199,9 @@ def _ops(s: QnnSeries, clock, accel, graph, qhas_ops) -> list[dict]:
             "source": getattr(node, "source", None) if node else None,
             "module": _module(node),
             "runs": int((~np.isnan(vals)).sum()),
-            "cycles_p50": p50(vals), "cycles_mean": float(np.nanmean(vals)) if (~np.isnan(vals)).any() else None,
+            "cycles_p50": p50(vals), "cycles_mean": finite_mean(vals),
             "est_us_p50": p50(est_us), "est_is_estimate": True,
-            "share": (total / total_accel) if total_accel else None,
+            "share": ratio_of_sums(vals, accel) if total_accel else None,
             "hmx": q["hmx"] if q else None, "hvx": q["hvx"] if q else None, "dma": q["dma"] if q else None,
             "htp_ops": q["htp_ops"] if q else None,
             "dram_read": q["dram_read"] if q else None, "dram_write": q["dram_write"] if q else None,
