@@ -107,22 +107,47 @@ class Trend:
         return asdict(self)
 
 
+# ---- strings without fixed-width copies ----------------------------------------------------------------
+def text(a) -> np.ndarray:
+    """Values as an object array of ``str`` (``astype(str)`` would make a fixed-width array as
+    wide as the longest value, times every row: one long model name and millions of rows)."""
+    a = np.asarray(a)
+    if a.dtype.kind == "U":
+        return a.astype(object)
+    if a.dtype.kind == "O":
+        return np.frompyfunc(str, 1, 1)(a).astype(object, copy=False) if a.size else a.astype(object)
+    return a.astype(str).astype(object)
+
+
+def factorize(a: np.ndarray) -> tuple[np.ndarray, list]:
+    """(codes, distinct values in order of first appearance) of an array, comparing only
+    neighbours and each run's first value in Python (rows of one file or series come in runs)."""
+    a = np.asarray(a)
+    if a.size == 0:
+        return np.zeros(0, np.int64), []
+    starts = np.r_[0, np.flatnonzero(a[1:] != a[:-1]) + 1]
+    index: dict = {}
+    seg = np.fromiter((index.setdefault(v, len(index)) for v in a[starts].tolist()), np.int64, starts.size)
+    return np.repeat(seg, np.diff(np.r_[starts, a.size])), list(index)
+
+
 # ---- sessions --------------------------------------------------------------------------------------
 def session_p50s(file_hash: np.ndarray, execute: np.ndarray, latency_ms: np.ndarray) -> dict[str, tuple[float, int]]:
     """{file: (p50 ms over its steady runs, runs used)}: each file's runs in execute order, leading
     warm-up runs dropped (``stats.leading_warmup``, the rule of ``diff`` and ``llm``)."""
     out = {}
-    order = np.lexsort((execute, file_hash))
-    fh, lat = file_hash[order], latency_ms[order]
-    if fh.size == 0:
+    codes, names = factorize(text(file_hash))
+    order = np.lexsort((execute, codes))
+    fc, lat = codes[order], latency_ms[order]
+    if fc.size == 0:
         return out
-    cuts = np.flatnonzero(fh[1:] != fh[:-1]) + 1
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, fh.size]):
+    cuts = np.flatnonzero(fc[1:] != fc[:-1]) + 1
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, fc.size]):
         x = lat[lo:hi]
         x = x[np.isfinite(x)]
         x = x[leading_warmup(x):]
         if x.size and median(x) > 0:
-            out[str(fh[lo])] = (float(median(x)), int(x.size))
+            out[names[fc[lo]]] = (float(median(x)), int(x.size))
     return out
 
 
@@ -216,12 +241,15 @@ def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: floa
     """The trend of one model x SoC. ``runs``/``ops``: column dicts (numpy arrays) of that series'
     rows of the dataset's runs (file_hash, build, order_key, execute, latency_ms) and ops
     (file_hash, level, name, instruction_id, placement, unit, p50) tables."""
-    fh = np.asarray(runs["file_hash"]).astype(str)
+    fh = text(runs["file_hash"])
     model, soc = str(model), str(soc)
     sessions = session_p50s(fh, np.asarray(runs["execute"], np.int64), np.asarray(runs["latency_ms"], np.float64))
     build_of_file, key_of_file = {}, {}
-    for f, b, k in zip(fh.tolist(), np.asarray(runs["build"]).astype(str).tolist(),
-                       np.asarray(runs["order_key"]).astype(str).tolist()):
+    # The first row of each run of rows of one file names its build and order key (as the first
+    # row of the file would: a later run of the same file keeps the first).
+    starts = np.r_[0, np.flatnonzero(fh[1:] != fh[:-1]) + 1] if fh.size else np.zeros(0, np.int64)
+    for f, b, k in zip(fh[starts].tolist(), text(np.asarray(runs["build"])[starts]).tolist(),
+                       text(np.asarray(runs["order_key"])[starts]).tolist()):
         build_of_file.setdefault(f, b)
         key_of_file.setdefault(f, k)
     notes = []
@@ -229,8 +257,8 @@ def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: floa
     for f in sessions:
         keys_by_build.setdefault(build_of_file[f], []).append(key_of_file[f])
     builds = build_order(keys_by_build)
-    if len(sessions) < len(set(fh)):
-        notes.append(f"{len(set(fh)) - len(sessions)} file(s) without a timed Method::execute run are left out")
+    if len(sessions) < len(build_of_file):
+        notes.append(f"{len(build_of_file) - len(sessions)} file(s) without a timed Method::execute run are left out")
     bidx = {b: i for i, b in enumerate(builds)}
     files = sorted(sessions, key=lambda f: (bidx[build_of_file[f]], key_of_file[f], f))
     b_of = np.array([bidx[build_of_file[f]] for f in files], np.int64)
@@ -276,19 +304,26 @@ def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: floa
 def _level0(ops: dict, files: list[str]) -> tuple:
     """Level-0 op rows of the given files with an identity that survives re-numbering: the name
     and its rank among same-named instructions of the file (``DELEGATE_CALL (XnnpackBackend) #2``)."""
-    fh = np.asarray(ops["file_hash"]).astype(str)
-    keep = (np.asarray(ops["level"]) == 0) & np.isin(fh, files)
+    fh = text(ops["file_hash"])
+    f_codes, f_names = factorize(fh)
+    wanted = set(files)
+    in_files = np.array([f in wanted for f in f_names] + [False], bool)[f_codes]
+    keep = (np.asarray(ops["level"]) == 0) & in_files
     idx = np.flatnonzero(keep)
     iid = np.asarray(ops["instruction_id"], np.int64)[idx]
-    names = np.asarray(ops["name"]).astype(str)[idx]
+    names_all = text(np.asarray(ops["name"])[idx])
+    n_codes, _ = factorize(names_all)
     occ = np.asarray(ops["occurrence"], np.int64)[idx] if "occurrence" in ops else np.zeros(idx.size, np.int64)
-    order = np.lexsort((occ, iid, names, fh[idx]))
+    order = np.lexsort((occ, iid, n_codes, f_codes[idx]))
     idx = idx[order]
-    rank = np.zeros(idx.size, np.int64)
-    f_s, n_s = fh[idx], np.asarray(ops["name"]).astype(str)[idx]
-    for i in range(1, idx.size):
-        rank[i] = rank[i - 1] + 1 if (f_s[i] == f_s[i - 1] and n_s[i] == n_s[i - 1]) else 0
-    label = np.array([n if r == 0 else f"{n} #{r + 1}" for n, r in zip(n_s, rank)], dtype=object)
+    f_s, n_s = fh[idx], names_all[order]
+    # rank among same-named rows of a file: position since the start of its (file, name) run
+    same = np.r_[False, (f_codes[idx][1:] == f_codes[idx][:-1]) & (n_codes[order][1:] == n_codes[order][:-1])]
+    run_start = np.maximum.accumulate(np.where(~same, np.arange(idx.size), 0)) if idx.size else np.zeros(0, np.int64)
+    rank = np.arange(idx.size) - run_start
+    label = n_s.copy()
+    for i in np.flatnonzero(rank):
+        label[i] = f"{n_s[i]} #{rank[i] + 1}"
     return idx, f_s, label
 
 
@@ -297,7 +332,7 @@ def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str],
     """Ops (level 0, time units, at least SUBSTANTIAL_SHARE of the latency in the first build)
     whose per-session p50 changed significantly; Bonferroni over ops x builds."""
     idx, f_s, label = _level0(ops, files)
-    unit = np.asarray(ops["unit"]).astype(str)[idx]
+    unit = text(np.asarray(ops["unit"])[idx])
     p50 = np.asarray(ops["p50"], np.float64)[idx]
     placement = np.asarray(ops["placement"]).astype(object)[idx]
     scale = np.where(unit == "ns", 1e-6, np.where(unit == "us", 1e-3, np.nan))     # -> ms
@@ -305,8 +340,13 @@ def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str],
     ok = np.isfinite(ms) & (ms > 0)
     build_of_file = {f: int(b) for f, b in zip(files, b_of)}
     candidates = {}
-    for lab in np.unique(label[ok]):
-        sel = ok & (label == lab)
+    okx = np.flatnonzero(ok)
+    l_codes, l_names = factorize(label[okx])
+    by_label = np.argsort(l_codes, kind="stable")
+    bounds = np.r_[0, np.flatnonzero(np.diff(l_codes[by_label])) + 1, by_label.size] if by_label.size else [0]
+    groups = {l_names[l_codes[by_label[lo]]]: okx[by_label[lo:hi]] for lo, hi in zip(bounds[:-1], bounds[1:])}
+    for lab in sorted(groups):
+        sel = groups[lab]
         fs, vals = f_s[sel], ms[sel]
         first = [v / sessions[f][0] for f, v in zip(fs, vals) if build_of_file[f] == 0]
         if first and float(median(first)) >= SUBSTANTIAL_SHARE:
@@ -330,10 +370,13 @@ def placement_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: lis
     first_file = {}
     for f, b in zip(files, b_of):
         first_file.setdefault(int(b), f)
+    rows_of: dict[str, list[int]] = {}
+    for i, f in enumerate(f_s.tolist()):
+        rows_of.setdefault(f, []).append(i)
     per_build = []
     for i in range(len(builds)):
-        sel = f_s == first_file.get(i)
-        per_build.append({str(lab): (None if p is None else str(p)) for lab, p in zip(label[sel], placement[sel])})
+        sel = rows_of.get(first_file.get(i), [])
+        per_build.append({str(label[j]): (None if placement[j] is None else str(placement[j])) for j in sel})
     out = []
     for i in range(1, len(builds)):
         a, b = per_build[i - 1], per_build[i]
@@ -354,15 +397,26 @@ def _counts(placements: dict) -> dict:
 def trend(runs: dict, ops: dict | None = None, alpha: float = ALPHA, min_effect_pct: float = MIN_EFFECT_PCT) -> Trend:
     """One :class:`Series` per model x SoC found in ``runs`` (column dicts of numpy arrays; see
     :func:`series_trend`), sorted by model then SoC."""
-    model = np.asarray(runs["model"]).astype(str)
-    soc = np.asarray(runs["soc"]).astype(str)
+    rows = _series_rows(runs)
+    op_rows = _series_rows(ops) if ops is not None else {}
     out = []
-    for mo, so in sorted(set(zip(model, soc))):
-        sel = (model == mo) & (soc == so)
-        r = {k: np.asarray(v)[sel] for k, v in runs.items()}
+    for mo, so in sorted(rows):
+        r = {k: np.asarray(v)[rows[(mo, so)]] for k, v in runs.items()}
         o = None
         if ops is not None:
-            osel = (np.asarray(ops["model"]).astype(str) == mo) & (np.asarray(ops["soc"]).astype(str) == so)
-            o = {k: np.asarray(v)[osel] for k, v in ops.items()}
+            sel = op_rows.get((mo, so), np.zeros(0, np.int64))
+            o = {k: np.asarray(v)[sel] for k, v in ops.items()}
         out.append(series_trend(mo, so, r, o, alpha, min_effect_pct))
     return Trend(out, alpha, min_effect_pct)
+
+
+def _series_rows(cols: dict) -> dict[tuple[str, str], np.ndarray]:
+    """{(model, soc): row indices}, grouped by codes (no per-series scan of every row)."""
+    m_codes, models = factorize(text(cols["model"]))
+    s_codes, socs = factorize(text(cols["soc"]))
+    key = m_codes * max(1, len(socs)) + s_codes
+    order = np.argsort(key, kind="stable")
+    if not order.size:
+        return {}
+    bounds = np.r_[0, np.flatnonzero(np.diff(key[order])) + 1, order.size]
+    return {(models[m_codes[order[lo]]], socs[s_codes[order[lo]]]): order[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])}
