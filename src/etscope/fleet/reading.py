@@ -175,7 +175,7 @@ def dataset_tables(ds: Dataset, warn=None) -> dict[str, pa.Table]:
                       f"the other parts' ({str(e)[:200]}); part skipped")
                     continue
                 schemas[table] = merged
-                pieces[table].append(t)
+                pieces.setdefault(table, []).append(t)
     w.close()
     out = {}
     for table, ts in pieces.items():
