@@ -37,6 +37,12 @@ PART_ERRORS = (pa.ArrowException, OSError, ValueError, TypeError, IndexError, Ke
 TREND_RUNS_COLUMNS = {"execute": "int", "latency_ms": "float"}
 TREND_OPS_COLUMNS = {"level": "int", "name": "str", "instruction_id": "int", "occurrence": "int",
                      "placement": "str", "unit": "str", "p50": "float"}
+# What a part of each table must hold to be read by ``sql --dataset`` (other columns merge by name).
+REQUIRED = {"runs": {"file_hash": "str", "execute": "int", "latency_ms": "float"},
+            "ops": {"file_hash": "str", "level": "int", "name": "str"},
+            "events": {"file_hash": "str", "name": "str", "value": "float"},
+            "files": {"file_hash": "str", "path": "str"},
+            REJECTS: {"file_hash": "str", "path": "str", "reason": "str"}}
 TREND_RUNS = ("file_hash", "order_key", "model", "soc", "build", "execute", "latency_ms")
 TREND_OPS = ("file_hash", "order_key", "model", "soc", "build", "level", "name", "instruction_id", "occurrence",
              "placement", "unit", "p50")
@@ -106,6 +112,8 @@ def _check_footer(pf, part: dict, need: dict) -> None:
         if i < 0:
             raise BadPart(f"has no column {col!r}")
         t = schema.field(i).type
+        if pa.types.is_dictionary(t):
+            t = t.value_type
         if not (pa.types.is_null(t) or _KINDS[kind](t)):
             raise BadPart(f"column {col!r} is {t}, expected {kind}")
 
@@ -152,6 +160,15 @@ def _with_partition(t: pa.Table, doc: dict, table: str) -> pa.Table:
     return t
 
 
+def _own_rows(t: pa.Table, file_hash: str) -> bool:
+    import pyarrow.compute as pc
+
+    col = t.column("file_hash")
+    if pa.types.is_null(col.type):
+        return t.num_rows == 0
+    return t.num_rows == 0 or bool(pc.all(pc.fill_null(pc.equal(col.cast(pa.string()), file_hash), False)).as_py())
+
+
 def dataset_tables(ds: Dataset, warn=None) -> dict[str, pa.Table]:
     """{table: Arrow table} of every table with good parts (``rejects`` always, maybe empty):
     the parts of the manifest's good entries, partition columns added, schemas merged by column
@@ -163,8 +180,12 @@ def dataset_tables(ds: Dataset, warn=None) -> dict[str, pa.Table]:
     with ds.open() as r:
         for doc in entries(ds, r, w):
             for table in doc["parts"]:
-                t = read_part(ds, r, doc, table, w, {"file_hash": "str"}, every_column=True)
+                t = read_part(ds, r, doc, table, w, REQUIRED.get(table, {"file_hash": "str"}), every_column=True)
                 if t is None:
+                    continue
+                if not _own_rows(t, doc["file_hash"]):
+                    w(f"{display(os.path.join(ds.root, doc['parts'][table]['path']))}: holds rows of another file "
+                      "(file_hash is not its own); part skipped")
                     continue
                 t = _with_partition(t, doc, table)
                 try:
