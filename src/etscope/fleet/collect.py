@@ -86,11 +86,11 @@ def read_meta_file(path, what: str = "--meta-from") -> tuple[dict, dict]:
     {metadata and companion paths}}. Companion paths are relative to the file's folder. Returns
     (defaults, per-file). Bad text, deep nesting, huge numbers, other shapes: one FormatError
     line naming the file and ``what``."""
-    from etscope.formats.qnn_names import load_json
+    from etscope.fleet.dataset import load_json_bytes
     from etscope.paths import display, open_input
 
     with open_input(path, what, max_bytes=MAX_META_BYTES) as f:
-        doc = load_json(f.read(MAX_META_BYTES + 1), display(path), what)
+        doc = load_json_bytes(f.read(MAX_META_BYTES + 1), display(path), what)
     if not isinstance(doc, dict):
         raise FormatError(f"{what} must hold a JSON object", display(path))
     per_file = doc.get("files", {})
