@@ -77,9 +77,10 @@ class PlacementChange:
     """Ops whose backend differs between two consecutive builds."""
     build: str
     previous_build: str
-    moved: list[dict]                    # {op, before, after}; None = absent in that build
+    moved: list[dict]                    # {op, before, after}; None = absent in that build (at most MAX_MOVED)
     counts_before: dict
     counts_after: dict
+    moved_total: int = 0                 # ops that moved (moved lists the first MAX_MOVED by name)
 
 
 @dataclass
@@ -143,12 +144,37 @@ def session_p50s(file_hash: np.ndarray, execute: np.ndarray, latency_ms: np.ndar
         return out
     cuts = np.flatnonzero(fc[1:] != fc[:-1]) + 1
     for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, fc.size]):
-        x = lat[lo:hi]
-        x = x[np.isfinite(x)]
-        x = x[leading_warmup(x):]
-        if x.size and median(x) > 0:
-            out[names[fc[lo]]] = (float(median(x)), int(x.size))
+        one = _steady_p50(lat[lo:hi])
+        if one is not None:
+            out[names[fc[lo]]] = one
     return out
+
+
+def _steady_p50(lat: np.ndarray) -> tuple[float, int] | None:
+    x = lat[np.isfinite(lat)]
+    x = x[leading_warmup(x):]
+    if x.size and median(x) > 0:
+        return float(median(x)), int(x.size)
+    return None
+
+
+def session_p50(execute: np.ndarray, latency_ms: np.ndarray) -> tuple[float, int] | None:
+    """One file's (p50 ms over its steady runs, runs used), None without a timed run: the rule of
+    :func:`session_p50s` for one file, so a reader can summarise each file as it reads it."""
+    order = np.argsort(np.asarray(execute, np.int64), kind="stable")
+    return _steady_p50(np.asarray(latency_ms, np.float64)[order])
+
+
+@dataclass(frozen=True)
+class Session:
+    """One collected file of a series, summarised: its p50 over steady runs (None: no timed run)."""
+    file: str
+    model: str
+    soc: str
+    build: str
+    order_key: str
+    p50_ms: float | None
+    runs: int
 
 
 def build_order(keys_by_build: dict[str, list[str]]) -> list[str]:
@@ -242,7 +268,6 @@ def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: floa
     rows of the dataset's runs (file_hash, build, order_key, execute, latency_ms) and ops
     (file_hash, level, name, instruction_id, placement, unit, p50) tables."""
     fh = text(runs["file_hash"])
-    model, soc = str(model), str(soc)
     sessions = session_p50s(fh, np.asarray(runs["execute"], np.int64), np.asarray(runs["latency_ms"], np.float64))
     build_of_file, key_of_file = {}, {}
     # The first row of each run of rows of one file names its build and order key (as the first
@@ -252,6 +277,13 @@ def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: floa
                        text(np.asarray(runs["order_key"])[starts]).tolist()):
         build_of_file.setdefault(f, b)
         key_of_file.setdefault(f, k)
+    return _series(str(model), str(soc), sessions, build_of_file, key_of_file, ops, alpha, min_effect_pct)
+
+
+def _series(model: str, soc: str, sessions: dict, build_of_file: dict, key_of_file: dict, ops: dict | None,
+            alpha: float, min_effect_pct: float) -> Series:
+    """The trend of one series from its files' sessions ({file: (p50 ms, runs)}; files of
+    ``build_of_file`` missing there had no timed run)."""
     notes = []
     keys_by_build: dict[str, list[str]] = {}
     for f in sessions:
@@ -293,7 +325,7 @@ def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: floa
                for i, r in enumerate(res) if r["verdict"] in ("regression", "improvement")]
     out = Series(model, soc, points, None if sd is None else (math.exp(sd) - 1) * 100, df, m, changes, notes=notes)
     if ops is not None and len(ops.get("file_hash", ())):
-        out.op_changes = op_changes(ops, files, b_of, builds, sessions, alpha, min_effect_pct)
+        out.op_changes = op_changes(ops, files, b_of, builds, sessions, alpha, min_effect_pct, out.notes)
         out.placement_changes = placement_changes(ops, files, b_of, builds)
     if len(builds) < MIN_BASELINE_BUILDS + 1:
         out.notes.append(f"{len(builds)} build(s): a change is judged from the {MIN_BASELINE_BUILDS + 1}rd build on "
@@ -327,10 +359,16 @@ def _level0(ops: dict, files: list[str]) -> tuple:
     return idx, f_s, label
 
 
+MAX_MOVED = 500          # ops listed per placement change (the count is always whole)
+MAX_OP_CANDIDATES = 100   # ops tested per series: the largest by share (real series have at most ~1/SUBSTANTIAL_SHARE)
+
+
 def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str], sessions: dict,
-               alpha: float, min_effect_pct: float) -> list[OpChange]:
+               alpha: float, min_effect_pct: float, notes: list | None = None) -> list[OpChange]:
     """Ops (level 0, time units, at least SUBSTANTIAL_SHARE of the latency in the first build)
-    whose per-session p50 changed significantly; Bonferroni over ops x builds."""
+    whose per-session p50 changed significantly; Bonferroni over ops x builds. At most
+    MAX_OP_CANDIDATES ops (the largest median shares) are tested, so a series whose ops claim
+    more than the whole latency costs bounded work (a note says so)."""
     idx, f_s, label = _level0(ops, files)
     unit = text(np.asarray(ops["unit"])[idx])
     p50 = np.asarray(ops["p50"], np.float64)[idx]
@@ -339,18 +377,35 @@ def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str],
     ms = p50 * scale
     ok = np.isfinite(ms) & (ms > 0)
     build_of_file = {f: int(b) for f, b in zip(files, b_of)}
-    candidates = {}
     okx = np.flatnonzero(ok)
+    row_build = np.array([build_of_file[f] for f in f_s[okx].tolist()], np.int64)
+    row_share = ms[okx] / np.array([sessions[f][0] for f in f_s[okx].tolist()], np.float64)
     l_codes, l_names = factorize(label[okx])
+    # the median share of each label over its first-build rows, for all labels at once
+    first = np.flatnonzero(row_build == 0)
+    order = first[np.lexsort((row_share[first], l_codes[first]))]
+    shares = {}
+    if order.size:
+        codes_o = l_codes[order]
+        bounds = np.r_[0, np.flatnonzero(np.diff(codes_o)) + 1, order.size]
+        lo, hi = bounds[:-1], bounds[1:]
+        k = hi - lo
+        med = (row_share[order[lo + (k - 1) // 2]] + row_share[order[lo + k // 2]]) / 2
+        shares = {l_names[c]: float(v) for c, v in zip(codes_o[lo], med) if v >= SUBSTANTIAL_SHARE}
+    chosen = sorted(sorted(shares), key=lambda lab: -shares[lab])[:MAX_OP_CANDIDATES]
+    if len(shares) > MAX_OP_CANDIDATES and notes is not None:
+        notes.append(f"{len(shares)} ops each take at least {SUBSTANTIAL_SHARE:.0%} of the latency in the first build; "
+                     f"the {MAX_OP_CANDIDATES} largest are tested")
+    wanted = set(chosen)
     by_label = np.argsort(l_codes, kind="stable")
     bounds = np.r_[0, np.flatnonzero(np.diff(l_codes[by_label])) + 1, by_label.size] if by_label.size else [0]
-    groups = {l_names[l_codes[by_label[lo]]]: okx[by_label[lo:hi]] for lo, hi in zip(bounds[:-1], bounds[1:])}
-    for lab in sorted(groups):
-        sel = groups[lab]
-        fs, vals = f_s[sel], ms[sel]
-        first = [v / sessions[f][0] for f, v in zip(fs, vals) if build_of_file[f] == 0]
-        if first and float(median(first)) >= SUBSTANTIAL_SHARE:
-            candidates[lab] = (np.array([build_of_file[f] for f in fs]), np.log(vals), placement[sel][0])
+    candidates = {}
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        lab = l_names[l_codes[by_label[lo]]]
+        if lab in wanted:
+            sel = by_label[lo:hi]
+            candidates[lab] = (row_build[sel], np.log(ms[okx[sel]]), placement[okx[sel]][0])
+    candidates = {lab: candidates[lab] for lab in sorted(candidates)}
     m = possible_tests(len(builds)) * max(1, len(candidates))
     out = []
     for lab, (bo, yy, place) in candidates.items():
@@ -383,7 +438,7 @@ def placement_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: lis
         moved = [{"op": k, "before": a.get(k, None), "after": b.get(k, None)}
                  for k in sorted(set(a) | set(b)) if a.get(k, "<absent>") != b.get(k, "<absent>")]
         if moved:
-            out.append(PlacementChange(builds[i], builds[i - 1], moved, _counts(a), _counts(b)))
+            out.append(PlacementChange(builds[i], builds[i - 1], moved[:MAX_MOVED], _counts(a), _counts(b), len(moved)))
     return out
 
 
@@ -407,6 +462,30 @@ def trend(runs: dict, ops: dict | None = None, alpha: float = ALPHA, min_effect_
             sel = op_rows.get((mo, so), np.zeros(0, np.int64))
             o = {k: np.asarray(v)[sel] for k, v in ops.items()}
         out.append(series_trend(mo, so, r, o, alpha, min_effect_pct))
+    return Trend(out, alpha, min_effect_pct)
+
+
+def trend_of_sessions(sessions: list[Session], ops: dict | None = None, alpha: float = ALPHA,
+                      min_effect_pct: float = MIN_EFFECT_PCT) -> Trend:
+    """:func:`trend` from files already summarised (:class:`Session`, e.g. by a reader that keeps
+    one part in memory at a time): the same series, tests and changes as from the rows."""
+    by_series: dict[tuple[str, str], list[Session]] = {}
+    for x in sessions:
+        by_series.setdefault((x.model, x.soc), []).append(x)
+    op_rows = _series_rows(ops) if ops is not None else {}
+    out = []
+    for mo, so in sorted(by_series):
+        xs = by_series[(mo, so)]
+        o = None
+        if ops is not None:
+            sel = op_rows.get((mo, so), np.zeros(0, np.int64))
+            o = {k: np.asarray(v)[sel] for k, v in ops.items()}
+        build_of_file, key_of_file = {}, {}
+        for x in xs:
+            build_of_file.setdefault(x.file, x.build)
+            key_of_file.setdefault(x.file, x.order_key)
+        done = {x.file: (x.p50_ms, x.runs) for x in xs if x.p50_ms is not None}
+        out.append(_series(mo, so, done, build_of_file, key_of_file, o, alpha, min_effect_pct))
     return Trend(out, alpha, min_effect_pct)
 
 

@@ -16,7 +16,7 @@ def trend(dataset, model, soc, as_json, html_path):
     """Trend over builds: p50 latency per commit with its interval, the first commit where a change
     became significant (spread measured from the series; Bonferroni over it), op and placement changes.
     The dataset is read through its manifest; a bad part is skipped with one warning line."""
-    from etscope.analysis.trend import trend as analyse
+    from etscope.analysis.trend import trend_of_sessions
     from etscope.fleet.dataset import Dataset, trend_inputs
 
     ds = Dataset(dataset)
@@ -28,8 +28,8 @@ def trend(dataset, model, soc, as_json, html_path):
         if out.kind == "stdout" and as_json:
             raise click.UsageError("--html - and --json both write to standard output; give --html a file")
     ds.require()
-    runs, ops = trend_inputs(ds, model, soc)
-    t = analyse(runs, ops)
+    sessions, ops = trend_inputs(ds, model, soc)
+    t = trend_of_sessions(sessions, ops)
     if as_json:
         emit_json(t.to_dict())
     elif out is None or out.kind != "stdout":

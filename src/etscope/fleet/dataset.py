@@ -289,7 +289,7 @@ class Dataset:
 
 
 def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, warn=None):
-    """The runs and (level-0) ops columns ``analysis.trend`` reads (see ``fleet.reading``)."""
+    """(sessions, level-0 ops columns) for ``analysis.trend.trend_of_sessions`` (see ``fleet.reading``)."""
     from etscope.fleet.reading import trend_inputs as read
 
     return read(ds, model, soc, warn)

@@ -43,7 +43,6 @@ REQUIRED = {"runs": {"file_hash": "str", "execute": "int", "latency_ms": "float"
             "events": {"file_hash": "str", "name": "str", "value": "float"},
             "files": {"file_hash": "str", "path": "str"},
             REJECTS: {"file_hash": "str", "path": "str", "reason": "str"}}
-TREND_RUNS = ("file_hash", "order_key", "model", "soc", "build", "execute", "latency_ms")
 TREND_OPS = ("file_hash", "order_key", "model", "soc", "build", "level", "name", "instruction_id", "occurrence",
              "placement", "unit", "p50")
 _KINDS = {"int": pa.types.is_integer, "float": lambda t: pa.types.is_floating(t) or pa.types.is_integer(t),
@@ -119,7 +118,7 @@ def _check_footer(pf, part: dict, need: dict) -> None:
 
 
 def read_part(ds: Dataset, r: Root, doc: dict, table: str, warn, need: dict | None = None,
-              every_column: bool = False) -> pa.Table | None:
+              every_column: bool = False, dictionary: tuple = ()) -> pa.Table | None:
     """One part of a manifest entry as an Arrow table (only the ``need`` columns unless
     ``every_column``), checked against the entry first; None (and one warning) when it is bad."""
     import pyarrow.parquet as pq
@@ -133,6 +132,9 @@ def read_part(ds: Dataset, r: Root, doc: dict, table: str, warn, need: dict | No
                 raise BadPart(f"is {size} bytes, the manifest recorded {part['bytes']}")
             pf = pq.ParquetFile(f)
             _check_footer(pf, part, need or {})
+            if dictionary:      # constant per part: 4 bytes a row instead of the string
+                present = [c for c in dictionary if pf.schema_arrow.get_field_index(c) >= 0]
+                pf = pq.ParquetFile(f, read_dictionary=present) if present else pf
             t = pf.read(columns=None if every_column or need is None else list(need), use_threads=False)
         if t.num_rows != part["rows"]:
             raise BadPart(f"holds {t.num_rows} rows, the manifest recorded {part['rows']}")
@@ -153,10 +155,12 @@ def _with_partition(t: pa.Table, doc: dict, table: str) -> pa.Table:
     folder names, but the full values); a column of the part with such a name is replaced."""
     if table == REJECTS:
         return t
+    zeros = pa.array(np.zeros(t.num_rows, np.int32))
     for k in PARTITION_KEYS:
         if k in t.column_names:
             t = t.drop_columns([k])
-        t = t.append_column(k, pa.array([doc["partition"].get(k, "")] * t.num_rows, pa.string()))
+        # one value per part: a dictionary column (4 bytes a row, whatever the value's length)
+        t = t.append_column(k, pa.DictionaryArray.from_arrays(zeros, pa.array([doc["partition"].get(k, "")], pa.string())))
     return t
 
 
@@ -166,7 +170,15 @@ def _own_rows(t: pa.Table, file_hash: str) -> bool:
     col = t.column("file_hash")
     if pa.types.is_null(col.type):
         return t.num_rows == 0
-    return t.num_rows == 0 or bool(pc.all(pc.fill_null(pc.equal(col.cast(pa.string()), file_hash), False)).as_py())
+    if t.num_rows == 0:
+        return True
+    if pa.types.is_dictionary(col.type):      # check the distinct values, then that no row is null
+        col = col.combine_chunks()
+        if col.null_count:
+            return False
+        used = pc.unique(col.indices)
+        col = col.dictionary.take(used)
+    return bool(pc.all(pc.fill_null(pc.equal(col.cast(pa.string()), file_hash), False)).as_py())
 
 
 def dataset_tables(ds: Dataset, warn=None) -> dict[str, pa.Table]:
@@ -180,7 +192,8 @@ def dataset_tables(ds: Dataset, warn=None) -> dict[str, pa.Table]:
     with ds.open() as r:
         for doc in entries(ds, r, w):
             for table in doc["parts"]:
-                t = read_part(ds, r, doc, table, w, REQUIRED.get(table, {"file_hash": "str"}), every_column=True)
+                t = read_part(ds, r, doc, table, w, REQUIRED.get(table, {"file_hash": "str"}), every_column=True,
+                              dictionary=("file_hash", "order_key"))
                 if t is None:
                     continue
                 if not _own_rows(t, doc["file_hash"]):
@@ -227,6 +240,9 @@ def _arrays(t: pa.Table, spec: dict) -> dict[str, np.ndarray]:
     out = {}
     for name, kind in spec.items():
         c = t.column(name)
+        if c.null_count == 0 and kind != "str":     # no fill_null copy
+            out[name] = c.cast(pa.int64() if kind == "int" else pa.float64()).to_numpy(zero_copy_only=False)
+            continue
         if kind == "str":      # one Python string per distinct value, shared by its rows
             d = c.cast(pa.string()).combine_chunks().dictionary_encode()
             values = np.empty(len(d.dictionary) + 1, object)
@@ -246,14 +262,18 @@ def _concat(parts: list[dict], spec: dict) -> dict[str, np.ndarray]:
 
 
 def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, warn=None):
-    """The runs and level-0 ops columns ``analysis.trend`` reads, as numpy arrays, for one model
-    and/or SoC (selected from the manifest: other series' parts are not opened). A file whose
-    runs or ops part is bad is left out whole (one warning per part)."""
+    """What ``analysis.trend.trend_of_sessions`` reads, for one model and/or SoC (selected from
+    the manifest: other series' parts are not opened): a :class:`~etscope.analysis.trend.Session`
+    per file, its runs summarised as soon as its part is read (one part's rows in memory at a
+    time), and the level-0 ops rows as numpy columns (None without any). A file whose runs or
+    ops part is bad is left out whole (one warning per part)."""
     import pyarrow.compute as pc
+
+    from etscope.analysis.trend import Session, session_p50
 
     ds.require()
     w = Warnings(warn)
-    runs_p, ops_p, run_docs, op_docs = [], [], [], []
+    sessions, ops_p, op_docs = [], [], []
     with ds.open() as r:
         for doc in entries(ds, r, w):
             part = doc["partition"]
@@ -271,22 +291,23 @@ def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, 
                     continue
             try:
                 runs_a = _arrays(runs, TREND_RUNS_COLUMNS)
+                del runs
                 if ops is not None:
                     ops = _arrays(ops.filter(pc.fill_null(pc.equal(ops.column("level"), 0), False)), TREND_OPS_COLUMNS)
             except PART_ERRORS as e:
                 w(f"{display(os.path.join(ds.root, doc['parts']['runs']['path']))}: values out of range "
                   f"({type(e).__name__}: {str(e)[:200]}); file skipped")
                 continue
-            runs_p.append(runs_a)
-            run_docs.append(doc)
+            one = session_p50(runs_a["execute"], runs_a["latency_ms"])
+            del runs_a
+            sessions.append(Session(doc["file_hash"], part.get("model", ""), part.get("soc", ""), part.get("build", ""),
+                                    doc["order_key"], None if one is None else one[0], 0 if one is None else one[1]))
             if ops is not None:
                 ops_p.append(ops)
                 op_docs.append(doc)
     w.close()
-    runs = _series_columns(run_docs, [p["execute"].size for p in runs_p])
-    runs.update(_concat(runs_p, TREND_RUNS_COLUMNS))
     if not ops_p:
-        return runs, None
+        return sessions, None
     ops = _series_columns(op_docs, [p["level"].size for p in ops_p])
     ops.update(_concat(ops_p, TREND_OPS_COLUMNS))
-    return runs, ops
+    return sessions, ops
