@@ -5,7 +5,6 @@ code, one clear line, no traceback or Python warning on stderr, files outside th
 inputs untouched."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
