@@ -325,8 +325,9 @@ def _series(model: str, soc: str, sessions: dict, build_of_file: dict, key_of_fi
                for i, r in enumerate(res) if r["verdict"] in ("regression", "improvement")]
     out = Series(model, soc, points, None if sd is None else (math.exp(sd) - 1) * 100, df, m, changes, notes=notes)
     if ops is not None and len(ops.get("file_hash", ())):
-        out.op_changes = op_changes(ops, files, b_of, builds, sessions, alpha, min_effect_pct, out.notes)
-        out.placement_changes = placement_changes(ops, files, b_of, builds)
+        level0 = _level0(ops, files)      # once for both (labels cost a pass over every op row)
+        out.op_changes = op_changes(ops, files, b_of, builds, sessions, alpha, min_effect_pct, out.notes, level0)
+        out.placement_changes = placement_changes(ops, files, b_of, builds, level0)
     if len(builds) < MIN_BASELINE_BUILDS + 1:
         out.notes.append(f"{len(builds)} build(s): a change is judged from the {MIN_BASELINE_BUILDS + 1}rd build on "
                          f"(the baseline needs {MIN_BASELINE_BUILDS} builds and {MIN_BASELINE_SESSIONS} sessions)")
@@ -364,12 +365,12 @@ MAX_OP_CANDIDATES = 100   # ops tested per series: the largest by share (real se
 
 
 def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str], sessions: dict,
-               alpha: float, min_effect_pct: float, notes: list | None = None) -> list[OpChange]:
+               alpha: float, min_effect_pct: float, notes: list | None = None, level0=None) -> list[OpChange]:
     """Ops (level 0, time units, at least SUBSTANTIAL_SHARE of the latency in the first build)
     whose per-session p50 changed significantly; Bonferroni over ops x builds. At most
     MAX_OP_CANDIDATES ops (the largest median shares) are tested, so a series whose ops claim
     more than the whole latency costs bounded work (a note says so)."""
-    idx, f_s, label = _level0(ops, files)
+    idx, f_s, label = level0 if level0 is not None else _level0(ops, files)
     unit = text(np.asarray(ops["unit"])[idx])
     p50 = np.asarray(ops["p50"], np.float64)[idx]
     placement = np.asarray(ops["placement"]).astype(object)[idx]
@@ -417,10 +418,11 @@ def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str],
     return sorted(out, key=lambda c: (builds.index(c.build), -abs(c.change_pct)))
 
 
-def placement_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str]) -> list[PlacementChange]:
+def placement_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str],
+                      level0=None) -> list[PlacementChange]:
     """Between consecutive builds (each as its first session), the ops whose backend changed,
     appeared or vanished, and the op count per backend."""
-    idx, f_s, label = _level0(ops, files)
+    idx, f_s, label = level0 if level0 is not None else _level0(ops, files)
     placement = np.asarray(ops["placement"]).astype(object)[idx]
     first_file = {}
     for f, b in zip(files, b_of):
