@@ -151,7 +151,9 @@ class Dataset:
             try:
                 with r.create_file(LOCK) as f:
                     f.write(str(os.getpid()).encode())
-            except UnsafeEntry:
+            except UnsafeEntry as e:
+                if r.lstat(LOCK) is None:
+                    raise
                 raise FormatError(f"{display(os.path.join(self.root, LOCK))}: another collect is writing this "
                                   "dataset (delete the file if none is)") from None
             try:
@@ -285,7 +287,7 @@ class Dataset:
                 n, warnings = self.adopt()
             return [f"{display(self.root)}: adopted {n} collected file(s) into layout {LAYOUT}"] + warnings
         self.require()
-        return []
+        return [f"{display(self.root)}: already layout {LAYOUT}; nothing to adopt"] if adopt else []
 
 
 def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, warn=None):
