@@ -75,7 +75,7 @@ def main(argv=None) -> int:
 
     from etscope.fleet.collect import collect, counts
     from etscope.fleet.dataset import Dataset, query_dataset, trend_inputs
-    from etscope.analysis.trend import trend
+    from etscope.analysis.trend import trend_of_sessions
 
     res = {"cpu_count": os.cpu_count(), "load_average_start": load(), "files": a.files, "workers": a.workers}
     tmp = Path(tempfile.mkdtemp(prefix="etscope-collect-bench-"))
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
         res["sql_s"] = round(time.perf_counter() - t, 2)
         res["sql_rows"] = q.to_pylist()
         t = time.perf_counter()
-        tr = trend(*trend_inputs(Dataset(tmp / "ds"), model="llama", soc="sm8650"))
+        tr = trend_of_sessions(*trend_inputs(Dataset(tmp / "ds"), model="llama", soc="sm8650"))
         res["trend_s"] = round(time.perf_counter() - t, 2)
         res["trend_builds"] = len(tr.series[0].builds) if tr.series else 0
         res["load_average_end"] = load()

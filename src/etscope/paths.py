@@ -13,7 +13,9 @@ Outputs
     place, never replaced; any other special file is refused;
   * a regular file is written atomically: a temp file in the same folder, then ``os.replace``
     (through a symlink: next to the file it points to, so the link stays);
-  * parent folders are never created; a failure is one ``FormatError`` line and leaves nothing.
+  * parent folders are never created; a failure is one ``FormatError`` line and leaves nothing;
+  * never inside an etscope dataset (a folder holding ``DATASET_MARKER``, found among the
+    output's ancestors, as named and with links resolved): only ``etscope collect`` writes there.
 Names
   * file names are shown escaped (``display``): undecodable bytes as ``\\xNN``, controls and
     invisible direction / line-separator characters as ``\\uNNNN``: valid UTF-8, one line.
@@ -31,6 +33,9 @@ from typing import BinaryIO, Callable, Iterable, Iterator, Sequence
 from etscope.errors import FormatError
 
 STDOUT = "-"
+# The marker file of an etscope dataset (etscope.fleet): only `etscope collect` writes inside a
+# folder holding it, so every output check refuses a path below one.
+DATASET_MARKER = "_etscope_dataset.json"
 
 # C0/C1 controls, direction marks/overrides/isolates, line/paragraph separators, lone surrogates
 # (undecodable bytes of a file name, from os.fsdecode). Compiled on first use: most names are
@@ -157,6 +162,33 @@ class Output:
         return "standard output" if self.kind == "stdout" else display(self.path)
 
 
+def dataset_holding(path) -> str | None:
+    """The etscope dataset folder ``path`` lies in (an ancestor holding ``DATASET_MARKER``, the
+    path as named or with its links resolved), or None."""
+    path = os.fspath(path)
+    seen = set()
+    for p in (os.path.abspath(path), os.path.realpath(path)):
+        d = os.path.dirname(p)
+        while d not in seen:
+            seen.add(d)
+            if os.path.lexists(os.path.join(d, DATASET_MARKER)):
+                return d
+            up = os.path.dirname(d)
+            if up == d:
+                break
+            d = up
+    return None
+
+
+def refuse_inside_dataset(path, what: str = "-o") -> None:
+    """Raise when ``path`` is inside an etscope dataset (its marker included): a dataset is
+    written by ``etscope collect`` only; a report or export there would replace or corrupt a part."""
+    d = dataset_holding(path)
+    if d is not None:
+        raise FormatError(f"is inside the etscope dataset {display(d)}; only etscope collect writes there, "
+                          f"choose another {what}", display(path))
+
+
 def check_output(path, inputs: Iterable = (), what: str = "-o", allow_stdout: bool = True) -> Output:
     """Check an output path before any work is done (raise ``FormatError``, nothing written)."""
     if path is None or os.fspath(path) == "":
@@ -168,6 +200,7 @@ def check_output(path, inputs: Iterable = (), what: str = "-o", allow_stdout: bo
         return Output(path, "stdout")
     name = display(path)
     inputs = list(inputs)
+    refuse_inside_dataset(path, what)
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -223,6 +256,7 @@ def check_output_dir(folder, names: Sequence[str], inputs: Iterable = (), what: 
     if folder == STDOUT:
         raise FormatError(f"{what} -: this command writes several files; give a folder")
     name = display(folder)
+    refuse_inside_dataset(os.path.join(folder, "x"), what)
     if os.path.lexists(folder) and not os.path.isdir(folder):
         raise FormatError(f"is not a folder; {what} needs a folder to write the files into", name)
     if not os.path.isdir(folder):

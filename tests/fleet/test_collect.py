@@ -74,14 +74,13 @@ def test_tables_are_the_export_tables_plus_file_columns(inputs, tmp_path):
     from etscope import api
 
     want = api.load(str(inputs / "cnn.etdump"), etrecord=str(inputs / "cnn.etrecord"), pte=str(inputs / "cnn.pte")).tables
-    con = D.Dataset(ds).connect()
     for name in ("runs", "ops", "events"):
-        got = con.sql(f"SELECT * EXCLUDE (file_hash, order_key, model, soc, build, date) FROM {name}").arrow()
-        got = got.read_all() if hasattr(got, "read_all") else got
+        got = D.query_dataset(D.Dataset(ds), f"SELECT * EXCLUDE (file_hash, order_key, model, soc, build, date) FROM {name}")
         assert got.num_rows == want[name].num_rows > 0
         assert got.column("p50" if name == "ops" else "execute" if name == "runs" else "value").to_pylist() == \
             want[name].column("p50" if name == "ops" else "execute" if name == "runs" else "value").to_pylist()
-    files = con.sql("SELECT etrecord, pte, order_key, model, soc, build FROM files").fetchall()
+    files = [tuple(r.values()) for r in
+             D.query_dataset(D.Dataset(ds), "SELECT etrecord, pte, order_key, model, soc, build FROM files").to_pylist()]
     assert files[0][0].endswith("cnn.etrecord") and files[0][1].endswith("cnn.pte")     # companions by name
     assert files[0][2:] == ("1", "cnn", "x86", "abc")
     parts = D.Dataset(ds).parts("runs")
@@ -105,22 +104,27 @@ def test_interrupted_commit_leaves_nothing_visible_after_the_next_collect(inputs
     real_replace = os.replace
     calls = {"n": 0}
 
-    def dying_replace(a, b):
+    def dying_replace(*a, **k):
         calls["n"] += 1
-        if calls["n"] == 2:
+        if calls["n"] == 4:       # the marker, the journal, the first part, then dies
             raise KeyboardInterrupt
-        real_replace(a, b)
+        real_replace(*a, **k)
 
     monkeypatch.setattr(D.os, "replace", dying_replace)
     with pytest.raises(KeyboardInterrupt):
         collect([inputs / "gen_cnn.etdump"], ds, meta={"model": "m"}, workers=1)
     monkeypatch.setattr(D.os, "replace", real_replace)
     dset = D.Dataset(ds)
-    assert sum(len(dset.parts(t)) for t in D.TABLES) == 1 and dset.collected() == set()   # torn: a part, no marker
-    assert not (ds / D.LOCK).exists()
+    on_disk = [p for t in D.TABLES for p in (ds / t).rglob("*.parquet")] if (ds / "runs").exists() else []
+    torn = [p for t in D.TABLES if (ds / t).exists() for p in (ds / t).rglob("*.parquet")]
+    assert len(torn) == 1 and dset.collected() == set()   # torn: a part, no manifest entry
+    assert sorted(p.name for p in (ds / "_manifest").iterdir()) == [torn[0].stem + ".pending"]   # the journal
+    assert dset.parts("runs") == [] and not (ds / D.LOCK).exists()
+    del on_disk
     out = collect([inputs / "gen_cnn.etdump"], ds, meta={"model": "other"}, workers=1)
     assert counts(out)["added"] == 1
-    assert [Path(p).parts[-5] for p in dset.parts("runs")] == ["model=other"]   # the torn part is gone
+    assert [Path(p).parts[-5] for p in dset.parts("runs")] == ["model=other"]
+    assert [p.parts[-5] for p in (ds / "runs").rglob("*.parquet")] == ["model=other"]   # the torn part is gone
     for t in ("runs", "ops", "events", "files"):
         assert len(dset.parts(t)) == 1
 

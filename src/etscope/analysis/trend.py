@@ -77,9 +77,10 @@ class PlacementChange:
     """Ops whose backend differs between two consecutive builds."""
     build: str
     previous_build: str
-    moved: list[dict]                    # {op, before, after}; None = absent in that build
+    moved: list[dict]                    # {op, before, after}; None = absent in that build (at most MAX_MOVED)
     counts_before: dict
     counts_after: dict
+    moved_total: int = 0                 # ops that moved (moved lists the first MAX_MOVED by name)
 
 
 @dataclass
@@ -107,23 +108,73 @@ class Trend:
         return asdict(self)
 
 
+# ---- strings without fixed-width copies ----------------------------------------------------------------
+def text(a) -> np.ndarray:
+    """Values as an object array of ``str`` (``astype(str)`` would make a fixed-width array as
+    wide as the longest value, times every row: one long model name and millions of rows)."""
+    a = np.asarray(a)
+    if a.dtype.kind == "U":
+        return a.astype(object)
+    if a.dtype.kind == "O":
+        return np.frompyfunc(str, 1, 1)(a).astype(object, copy=False) if a.size else a.astype(object)
+    return a.astype(str).astype(object)
+
+
+def factorize(a: np.ndarray) -> tuple[np.ndarray, list]:
+    """(codes, distinct values in order of first appearance) of an array, comparing only
+    neighbours and each run's first value in Python (rows of one file or series come in runs)."""
+    a = np.asarray(a)
+    if a.size == 0:
+        return np.zeros(0, np.int64), []
+    starts = np.r_[0, np.flatnonzero(a[1:] != a[:-1]) + 1]
+    index: dict = {}
+    seg = np.fromiter((index.setdefault(v, len(index)) for v in a[starts].tolist()), np.int64, starts.size)
+    return np.repeat(seg, np.diff(np.r_[starts, a.size])), list(index)
+
+
 # ---- sessions --------------------------------------------------------------------------------------
 def session_p50s(file_hash: np.ndarray, execute: np.ndarray, latency_ms: np.ndarray) -> dict[str, tuple[float, int]]:
     """{file: (p50 ms over its steady runs, runs used)}: each file's runs in execute order, leading
     warm-up runs dropped (``stats.leading_warmup``, the rule of ``diff`` and ``llm``)."""
     out = {}
-    order = np.lexsort((execute, file_hash))
-    fh, lat = file_hash[order], latency_ms[order]
-    if fh.size == 0:
+    codes, names = factorize(text(file_hash))
+    order = np.lexsort((execute, codes))
+    fc, lat = codes[order], latency_ms[order]
+    if fc.size == 0:
         return out
-    cuts = np.flatnonzero(fh[1:] != fh[:-1]) + 1
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, fh.size]):
-        x = lat[lo:hi]
-        x = x[np.isfinite(x)]
-        x = x[leading_warmup(x):]
-        if x.size and median(x) > 0:
-            out[str(fh[lo])] = (float(median(x)), int(x.size))
+    cuts = np.flatnonzero(fc[1:] != fc[:-1]) + 1
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, fc.size]):
+        one = _steady_p50(lat[lo:hi])
+        if one is not None:
+            out[names[fc[lo]]] = one
     return out
+
+
+def _steady_p50(lat: np.ndarray) -> tuple[float, int] | None:
+    x = lat[np.isfinite(lat)]
+    x = x[leading_warmup(x):]
+    if x.size and median(x) > 0:
+        return float(median(x)), int(x.size)
+    return None
+
+
+def session_p50(execute: np.ndarray, latency_ms: np.ndarray) -> tuple[float, int] | None:
+    """One file's (p50 ms over its steady runs, runs used), None without a timed run: the rule of
+    :func:`session_p50s` for one file, so a reader can summarise each file as it reads it."""
+    order = np.argsort(np.asarray(execute, np.int64), kind="stable")
+    return _steady_p50(np.asarray(latency_ms, np.float64)[order])
+
+
+@dataclass(frozen=True)
+class Session:
+    """One collected file of a series, summarised: its p50 over steady runs (None: no timed run)."""
+    file: str
+    model: str
+    soc: str
+    build: str
+    order_key: str
+    p50_ms: float | None
+    runs: int
 
 
 def build_order(keys_by_build: dict[str, list[str]]) -> list[str]:
@@ -216,21 +267,30 @@ def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: floa
     """The trend of one model x SoC. ``runs``/``ops``: column dicts (numpy arrays) of that series'
     rows of the dataset's runs (file_hash, build, order_key, execute, latency_ms) and ops
     (file_hash, level, name, instruction_id, placement, unit, p50) tables."""
-    fh = np.asarray(runs["file_hash"]).astype(str)
-    model, soc = str(model), str(soc)
+    fh = text(runs["file_hash"])
     sessions = session_p50s(fh, np.asarray(runs["execute"], np.int64), np.asarray(runs["latency_ms"], np.float64))
     build_of_file, key_of_file = {}, {}
-    for f, b, k in zip(fh.tolist(), np.asarray(runs["build"]).astype(str).tolist(),
-                       np.asarray(runs["order_key"]).astype(str).tolist()):
+    # The first row of each run of rows of one file names its build and order key (as the first
+    # row of the file would: a later run of the same file keeps the first).
+    starts = np.r_[0, np.flatnonzero(fh[1:] != fh[:-1]) + 1] if fh.size else np.zeros(0, np.int64)
+    for f, b, k in zip(fh[starts].tolist(), text(np.asarray(runs["build"])[starts]).tolist(),
+                       text(np.asarray(runs["order_key"])[starts]).tolist()):
         build_of_file.setdefault(f, b)
         key_of_file.setdefault(f, k)
+    return _series(str(model), str(soc), sessions, build_of_file, key_of_file, ops, alpha, min_effect_pct)
+
+
+def _series(model: str, soc: str, sessions: dict, build_of_file: dict, key_of_file: dict, ops: dict | None,
+            alpha: float, min_effect_pct: float) -> Series:
+    """The trend of one series from its files' sessions ({file: (p50 ms, runs)}; files of
+    ``build_of_file`` missing there had no timed run)."""
     notes = []
     keys_by_build: dict[str, list[str]] = {}
     for f in sessions:
         keys_by_build.setdefault(build_of_file[f], []).append(key_of_file[f])
     builds = build_order(keys_by_build)
-    if len(sessions) < len(set(fh)):
-        notes.append(f"{len(set(fh)) - len(sessions)} file(s) without a timed Method::execute run are left out")
+    if len(sessions) < len(build_of_file):
+        notes.append(f"{len(build_of_file) - len(sessions)} file(s) without a timed Method::execute run are left out")
     bidx = {b: i for i, b in enumerate(builds)}
     files = sorted(sessions, key=lambda f: (bidx[build_of_file[f]], key_of_file[f], f))
     b_of = np.array([bidx[build_of_file[f]] for f in files], np.int64)
@@ -265,8 +325,9 @@ def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: floa
                for i, r in enumerate(res) if r["verdict"] in ("regression", "improvement")]
     out = Series(model, soc, points, None if sd is None else (math.exp(sd) - 1) * 100, df, m, changes, notes=notes)
     if ops is not None and len(ops.get("file_hash", ())):
-        out.op_changes = op_changes(ops, files, b_of, builds, sessions, alpha, min_effect_pct)
-        out.placement_changes = placement_changes(ops, files, b_of, builds)
+        level0 = _level0(ops, files)      # once for both (labels cost a pass over every op row)
+        out.op_changes = op_changes(ops, files, b_of, builds, sessions, alpha, min_effect_pct, out.notes, level0)
+        out.placement_changes = placement_changes(ops, files, b_of, builds, level0)
     if len(builds) < MIN_BASELINE_BUILDS + 1:
         out.notes.append(f"{len(builds)} build(s): a change is judged from the {MIN_BASELINE_BUILDS + 1}rd build on "
                          f"(the baseline needs {MIN_BASELINE_BUILDS} builds and {MIN_BASELINE_SESSIONS} sessions)")
@@ -276,41 +337,76 @@ def series_trend(model: str, soc: str, runs: dict, ops: dict | None, alpha: floa
 def _level0(ops: dict, files: list[str]) -> tuple:
     """Level-0 op rows of the given files with an identity that survives re-numbering: the name
     and its rank among same-named instructions of the file (``DELEGATE_CALL (XnnpackBackend) #2``)."""
-    fh = np.asarray(ops["file_hash"]).astype(str)
-    keep = (np.asarray(ops["level"]) == 0) & np.isin(fh, files)
+    fh = text(ops["file_hash"])
+    f_codes, f_names = factorize(fh)
+    wanted = set(files)
+    in_files = np.array([f in wanted for f in f_names] + [False], bool)[f_codes]
+    keep = (np.asarray(ops["level"]) == 0) & in_files
     idx = np.flatnonzero(keep)
     iid = np.asarray(ops["instruction_id"], np.int64)[idx]
-    names = np.asarray(ops["name"]).astype(str)[idx]
+    names_all = text(np.asarray(ops["name"])[idx])
+    n_codes, _ = factorize(names_all)
     occ = np.asarray(ops["occurrence"], np.int64)[idx] if "occurrence" in ops else np.zeros(idx.size, np.int64)
-    order = np.lexsort((occ, iid, names, fh[idx]))
+    order = np.lexsort((occ, iid, n_codes, f_codes[idx]))
     idx = idx[order]
-    rank = np.zeros(idx.size, np.int64)
-    f_s, n_s = fh[idx], np.asarray(ops["name"]).astype(str)[idx]
-    for i in range(1, idx.size):
-        rank[i] = rank[i - 1] + 1 if (f_s[i] == f_s[i - 1] and n_s[i] == n_s[i - 1]) else 0
-    label = np.array([n if r == 0 else f"{n} #{r + 1}" for n, r in zip(n_s, rank)], dtype=object)
+    f_s, n_s = fh[idx], names_all[order]
+    # rank among same-named rows of a file: position since the start of its (file, name) run
+    same = np.r_[False, (f_codes[idx][1:] == f_codes[idx][:-1]) & (n_codes[order][1:] == n_codes[order][:-1])]
+    run_start = np.maximum.accumulate(np.where(~same, np.arange(idx.size), 0)) if idx.size else np.zeros(0, np.int64)
+    rank = np.arange(idx.size) - run_start
+    label = n_s.copy()
+    for i in np.flatnonzero(rank):
+        label[i] = f"{n_s[i]} #{rank[i] + 1}"
     return idx, f_s, label
 
 
+MAX_MOVED = 500          # ops listed per placement change (the count is always whole)
+MAX_OP_CANDIDATES = 100   # ops tested per series: the largest by share (real series have at most ~1/SUBSTANTIAL_SHARE)
+
+
 def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str], sessions: dict,
-               alpha: float, min_effect_pct: float) -> list[OpChange]:
+               alpha: float, min_effect_pct: float, notes: list | None = None, level0=None) -> list[OpChange]:
     """Ops (level 0, time units, at least SUBSTANTIAL_SHARE of the latency in the first build)
-    whose per-session p50 changed significantly; Bonferroni over ops x builds."""
-    idx, f_s, label = _level0(ops, files)
-    unit = np.asarray(ops["unit"]).astype(str)[idx]
+    whose per-session p50 changed significantly; Bonferroni over ops x builds. At most
+    MAX_OP_CANDIDATES ops (the largest median shares) are tested, so a series whose ops claim
+    more than the whole latency costs bounded work (a note says so)."""
+    idx, f_s, label = level0 if level0 is not None else _level0(ops, files)
+    unit = text(np.asarray(ops["unit"])[idx])
     p50 = np.asarray(ops["p50"], np.float64)[idx]
     placement = np.asarray(ops["placement"]).astype(object)[idx]
     scale = np.where(unit == "ns", 1e-6, np.where(unit == "us", 1e-3, np.nan))     # -> ms
     ms = p50 * scale
     ok = np.isfinite(ms) & (ms > 0)
     build_of_file = {f: int(b) for f, b in zip(files, b_of)}
+    okx = np.flatnonzero(ok)
+    row_build = np.array([build_of_file[f] for f in f_s[okx].tolist()], np.int64)
+    row_share = ms[okx] / np.array([sessions[f][0] for f in f_s[okx].tolist()], np.float64)
+    l_codes, l_names = factorize(label[okx])
+    # the median share of each label over its first-build rows, for all labels at once
+    first = np.flatnonzero(row_build == 0)
+    order = first[np.lexsort((row_share[first], l_codes[first]))]
+    shares = {}
+    if order.size:
+        codes_o = l_codes[order]
+        bounds = np.r_[0, np.flatnonzero(np.diff(codes_o)) + 1, order.size]
+        lo, hi = bounds[:-1], bounds[1:]
+        k = hi - lo
+        med = (row_share[order[lo + (k - 1) // 2]] + row_share[order[lo + k // 2]]) / 2
+        shares = {l_names[c]: float(v) for c, v in zip(codes_o[lo], med) if v >= SUBSTANTIAL_SHARE}
+    chosen = sorted(sorted(shares), key=lambda lab: -shares[lab])[:MAX_OP_CANDIDATES]
+    if len(shares) > MAX_OP_CANDIDATES and notes is not None:
+        notes.append(f"{len(shares)} ops each take at least {SUBSTANTIAL_SHARE:.0%} of the latency in the first build; "
+                     f"the {MAX_OP_CANDIDATES} largest are tested")
+    wanted = set(chosen)
+    by_label = np.argsort(l_codes, kind="stable")
+    bounds = np.r_[0, np.flatnonzero(np.diff(l_codes[by_label])) + 1, by_label.size] if by_label.size else [0]
     candidates = {}
-    for lab in np.unique(label[ok]):
-        sel = ok & (label == lab)
-        fs, vals = f_s[sel], ms[sel]
-        first = [v / sessions[f][0] for f, v in zip(fs, vals) if build_of_file[f] == 0]
-        if first and float(median(first)) >= SUBSTANTIAL_SHARE:
-            candidates[lab] = (np.array([build_of_file[f] for f in fs]), np.log(vals), placement[sel][0])
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        lab = l_names[l_codes[by_label[lo]]]
+        if lab in wanted:
+            sel = by_label[lo:hi]
+            candidates[lab] = (row_build[sel], np.log(ms[okx[sel]]), placement[okx[sel]][0])
+    candidates = {lab: candidates[lab] for lab in sorted(candidates)}
     m = possible_tests(len(builds)) * max(1, len(candidates))
     out = []
     for lab, (bo, yy, place) in candidates.items():
@@ -322,25 +418,29 @@ def op_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str],
     return sorted(out, key=lambda c: (builds.index(c.build), -abs(c.change_pct)))
 
 
-def placement_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str]) -> list[PlacementChange]:
+def placement_changes(ops: dict, files: list[str], b_of: np.ndarray, builds: list[str],
+                      level0=None) -> list[PlacementChange]:
     """Between consecutive builds (each as its first session), the ops whose backend changed,
     appeared or vanished, and the op count per backend."""
-    idx, f_s, label = _level0(ops, files)
+    idx, f_s, label = level0 if level0 is not None else _level0(ops, files)
     placement = np.asarray(ops["placement"]).astype(object)[idx]
     first_file = {}
     for f, b in zip(files, b_of):
         first_file.setdefault(int(b), f)
+    rows_of: dict[str, list[int]] = {}
+    for i, f in enumerate(f_s.tolist()):
+        rows_of.setdefault(f, []).append(i)
     per_build = []
     for i in range(len(builds)):
-        sel = f_s == first_file.get(i)
-        per_build.append({str(lab): (None if p is None else str(p)) for lab, p in zip(label[sel], placement[sel])})
+        sel = rows_of.get(first_file.get(i), [])
+        per_build.append({str(label[j]): (None if placement[j] is None else str(placement[j])) for j in sel})
     out = []
     for i in range(1, len(builds)):
         a, b = per_build[i - 1], per_build[i]
         moved = [{"op": k, "before": a.get(k, None), "after": b.get(k, None)}
                  for k in sorted(set(a) | set(b)) if a.get(k, "<absent>") != b.get(k, "<absent>")]
         if moved:
-            out.append(PlacementChange(builds[i], builds[i - 1], moved, _counts(a), _counts(b)))
+            out.append(PlacementChange(builds[i], builds[i - 1], moved[:MAX_MOVED], _counts(a), _counts(b), len(moved)))
     return out
 
 
@@ -354,15 +454,50 @@ def _counts(placements: dict) -> dict:
 def trend(runs: dict, ops: dict | None = None, alpha: float = ALPHA, min_effect_pct: float = MIN_EFFECT_PCT) -> Trend:
     """One :class:`Series` per model x SoC found in ``runs`` (column dicts of numpy arrays; see
     :func:`series_trend`), sorted by model then SoC."""
-    model = np.asarray(runs["model"]).astype(str)
-    soc = np.asarray(runs["soc"]).astype(str)
+    rows = _series_rows(runs)
+    op_rows = _series_rows(ops) if ops is not None else {}
     out = []
-    for mo, so in sorted(set(zip(model, soc))):
-        sel = (model == mo) & (soc == so)
-        r = {k: np.asarray(v)[sel] for k, v in runs.items()}
+    for mo, so in sorted(rows):
+        r = {k: np.asarray(v)[rows[(mo, so)]] for k, v in runs.items()}
         o = None
         if ops is not None:
-            osel = (np.asarray(ops["model"]).astype(str) == mo) & (np.asarray(ops["soc"]).astype(str) == so)
-            o = {k: np.asarray(v)[osel] for k, v in ops.items()}
+            sel = op_rows.get((mo, so), np.zeros(0, np.int64))
+            o = {k: np.asarray(v)[sel] for k, v in ops.items()}
         out.append(series_trend(mo, so, r, o, alpha, min_effect_pct))
     return Trend(out, alpha, min_effect_pct)
+
+
+def trend_of_sessions(sessions: list[Session], ops: dict | None = None, alpha: float = ALPHA,
+                      min_effect_pct: float = MIN_EFFECT_PCT) -> Trend:
+    """:func:`trend` from files already summarised (:class:`Session`, e.g. by a reader that keeps
+    one part in memory at a time): the same series, tests and changes as from the rows."""
+    by_series: dict[tuple[str, str], list[Session]] = {}
+    for x in sessions:
+        by_series.setdefault((x.model, x.soc), []).append(x)
+    op_rows = _series_rows(ops) if ops is not None else {}
+    out = []
+    for mo, so in sorted(by_series):
+        xs = by_series[(mo, so)]
+        o = None
+        if ops is not None:
+            sel = op_rows.get((mo, so), np.zeros(0, np.int64))
+            o = {k: np.asarray(v)[sel] for k, v in ops.items()}
+        build_of_file, key_of_file = {}, {}
+        for x in xs:
+            build_of_file.setdefault(x.file, x.build)
+            key_of_file.setdefault(x.file, x.order_key)
+        done = {x.file: (x.p50_ms, x.runs) for x in xs if x.p50_ms is not None}
+        out.append(_series(mo, so, done, build_of_file, key_of_file, o, alpha, min_effect_pct))
+    return Trend(out, alpha, min_effect_pct)
+
+
+def _series_rows(cols: dict) -> dict[tuple[str, str], np.ndarray]:
+    """{(model, soc): row indices}, grouped by codes (no per-series scan of every row)."""
+    m_codes, models = factorize(text(cols["model"]))
+    s_codes, socs = factorize(text(cols["soc"]))
+    key = m_codes * max(1, len(socs)) + s_codes
+    order = np.argsort(key, kind="stable")
+    if not order.size:
+        return {}
+    bounds = np.r_[0, np.flatnonzero(np.diff(key[order])) + 1, order.size]
+    return {(models[m_codes[order[lo]]], socs[s_codes[order[lo]]]): order[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])}

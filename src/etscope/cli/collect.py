@@ -19,8 +19,12 @@ def _meta_pairs(ctx, param, values):
 
 
 @click.command()
-@click.argument("inputs", nargs=-1, required=True, type=str)
-@click.option("--to", "dataset", required=True, type=str, help="Dataset folder (created when missing).")
+@click.argument("inputs", nargs=-1, type=str)
+@click.option("--to", "dataset", required=True, type=str,
+              help="Dataset folder (created when missing; its parent folder must exist).")
+@click.option("--adopt", is_flag=True,
+              help="Adopt a dataset written by an older etscope (layout etscope.dataset/1): write the manifest of "
+                   "its parts from its commit markers (nothing is moved or deleted). Inputs are optional with it.")
 @click.option("--meta", multiple=True, callback=_meta_pairs,
               help="key=value for every file (repeatable): model, soc (or device), build (or commit), date, "
                    "order (how builds follow each other), or any other key (kept in files.meta_json).")
@@ -32,10 +36,13 @@ def _meta_pairs(ctx, param, values):
 @click.option("--scheduler", type=str, help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (with --engine dask).")
 @click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: the CPU count).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: counts and the rejects.")
-def collect(inputs, dataset, meta, meta_from, engine, scheduler, workers, as_json):
+def collect(inputs, dataset, adopt, meta, meta_from, engine, scheduler, workers, as_json):
     """Collect ETDumps (folders, globs or files) into a Parquet dataset: runs, ops, events, qnn,
-    files and rejects tables, partitioned by model/soc/build/date. Files already collected (same
-    content) are skipped; bad files are recorded in the rejects table with the reason."""
+    files and rejects tables, partitioned by model/soc/build/date, with a manifest of the parts
+    (layout etscope.dataset/2). Files already collected (same content) are skipped; bad files
+    (and bad <stem>.meta.json sidecars) are recorded in the rejects table with the reason.
+    Only collect writes inside a dataset; it never follows a link inside it and deletes only
+    parts it wrote (those of an interrupted collect)."""
     from etscope.fleet.collect import collect as run_collect
     from etscope.fleet.collect import counts
     from etscope.render.progress import batch
@@ -44,9 +51,18 @@ def collect(inputs, dataset, meta, meta_from, engine, scheduler, workers, as_jso
         raise click.UsageError("--engine dask needs --scheduler ADDRESS")
     if scheduler and engine != "dask":
         raise click.UsageError("--scheduler goes with --engine dask")
+    if not inputs and not adopt:
+        raise click.UsageError("give ETDumps to collect (folders, globs or files)")
+
+    def warn(line: str) -> None:
+        click.echo(f"etscope: {line}", err=True)
+
     with batch("collecting") as (set_total, advance):
         outcomes = run_collect(inputs, dataset, meta=meta, meta_from=meta_from, engine=engine, workers=workers,
-                               scheduler=scheduler, on_total=set_total, on_done=lambda o: advance(o.status))
+                               scheduler=scheduler, on_total=set_total, on_done=lambda o: advance(o.status),
+                               adopt=adopt, warn=warn)
+    if not inputs:       # --adopt alone
+        return
     n = counts(outcomes)
     rejects = sorted((o for o in outcomes if o.status == "rejected"), key=lambda o: o.etdump)
     if as_json:

@@ -14,21 +14,22 @@ from etscope.cli.common import emit_json, human_size
 @click.option("--html", "html_path", type=str, help="Also write one offline HTML page (a chart per model x SoC).")
 def trend(dataset, model, soc, as_json, html_path):
     """Trend over builds: p50 latency per commit with its interval, the first commit where a change
-    became significant (spread measured from the series; Bonferroni over it), op and placement changes."""
-    from etscope.analysis.trend import trend as analyse
+    became significant (spread measured from the series; Bonferroni over it), op and placement changes.
+    The dataset is read through its manifest; a bad part is skipped with one warning line."""
+    from etscope.analysis.trend import trend_of_sessions
     from etscope.fleet.dataset import Dataset, trend_inputs
 
     ds = Dataset(dataset)
-    ds.require()
     out = None
-    if html_path is not None:
+    if html_path is not None:      # checked before any work: never an input, never inside a dataset
         from etscope.cli.common import output_target
 
         out = output_target(html_path, what="--html")
         if out.kind == "stdout" and as_json:
             raise click.UsageError("--html - and --json both write to standard output; give --html a file")
-    runs, ops = trend_inputs(ds, model, soc)
-    t = analyse(runs, ops)
+    ds.require()
+    sessions, ops = trend_inputs(ds, model, soc)
+    t = trend_of_sessions(sessions, ops)
     if as_json:
         emit_json(t.to_dict())
     elif out is None or out.kind != "stdout":

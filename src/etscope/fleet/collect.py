@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from etscope.errors import FormatError
-from etscope.fleet.dataset import Dataset, partition_dir
+from etscope.fleet.dataset import Dataset
+from etscope.fleet.folder import UnsafeEntry
 
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
 # Companion files found next to an ETDump by name: <stem><suffix>.
@@ -38,6 +39,7 @@ class Job:
     etdump: str
     meta: tuple = ()                      # sorted (key, value) pairs
     companions: tuple = ()                # sorted (kind, path) pairs
+    problem: str = ""                     # why its metadata could not be read (a reject, not the end of the batch)
 
     def meta_dict(self) -> dict:
         return dict(self.meta)
@@ -75,32 +77,38 @@ def find_etdumps(patterns) -> list[str]:
     return sorted(dict.fromkeys(os.path.abspath(p) for p in out))
 
 
-def read_meta_file(path) -> tuple[dict, dict]:
-    """A ``--meta-from`` manifest: a JSON object whose keys are metadata for every file, except
-    ``files``: {ETDump path or file name: {metadata and companion paths}}. Companion paths are
-    relative to the manifest's folder. Returns (defaults, per-file)."""
-    from etscope.paths import open_input
+MAX_META_BYTES = 64 << 20
 
-    with open_input(path, "--meta-from", max_bytes=64 << 20) as f:
-        try:
-            doc = json.loads(f.read().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise FormatError(f"{path}: --meta-from is not JSON ({e})") from None
+
+def read_meta_file(path, what: str = "--meta-from") -> tuple[dict, dict]:
+    """A ``--meta-from`` manifest (or a ``<stem>.meta.json`` sidecar, ``what``): a JSON object
+    whose keys are metadata for every file, except ``files``: {ETDump path or file name:
+    {metadata and companion paths}}. Companion paths are relative to the file's folder. Returns
+    (defaults, per-file). Bad text, deep nesting, huge numbers, other shapes: one FormatError
+    line naming the file and ``what``."""
+    from etscope.fleet.dataset import load_json_bytes
+    from etscope.paths import display, open_input
+
+    with open_input(path, what, max_bytes=MAX_META_BYTES) as f:
+        doc = load_json_bytes(f.read(MAX_META_BYTES + 1), display(path), what)
     if not isinstance(doc, dict):
-        raise FormatError(f"{path}: --meta-from must hold a JSON object")
+        raise FormatError(f"{what} must hold a JSON object", display(path))
     per_file = doc.get("files", {})
     if not isinstance(per_file, dict) or not all(isinstance(v, dict) for v in per_file.values()):
-        raise FormatError(f"{path}: 'files' must map file names to objects")
+        raise FormatError(f"{what}: 'files' must map file names to objects", display(path))
     base = os.path.dirname(os.path.abspath(path))
     defaults = {k: v for k, v in doc.items() if k != "files"}
-    return _resolve(defaults, base), {k: _resolve(v, base) for k, v in per_file.items()}
+    return _resolve(defaults, base, path, what), {k: _resolve(v, base, path, what) for k, v in per_file.items()}
 
 
-def _resolve(meta: dict, base: str) -> dict:
+def _resolve(meta: dict, base: str, path, what: str) -> dict:
+    from etscope.paths import display
+
     out = {}
     for k, v in meta.items():
         if isinstance(v, (dict, list)):
-            raise FormatError(f"metadata {k!r}: expected a string or number, got {type(v).__name__}")
+            raise FormatError(f"{what}: metadata {display(str(k)[:80])!r}: expected a string or number, "
+                              f"got {type(v).__name__}", display(path))
         v = "" if v is None else str(v)
         out[str(k)] = os.path.join(base, v) if k in COMPANIONS and v else v
     return out
@@ -118,15 +126,19 @@ def jobs_for(etdumps: list[str], meta: dict | None = None, meta_from: tuple[dict
         m = dict(defaults)
         m.update(meta or {})
         sidecar = stem + SIDECAR
-        if os.path.isfile(sidecar):
-            m.update(read_meta_file(sidecar)[0])
+        problem = ""
+        if os.path.lexists(sidecar):
+            try:
+                m.update(read_meta_file(sidecar, "sidecar metadata")[0])
+            except FormatError as e:
+                problem = str(e)
         for key in (path, os.path.basename(path)):
             m.update(per_file.get(key, {}))
         comps = {k: m.pop(k) for k in list(m) if k in COMPANIONS}
         for kind, suffix in COMPANIONS.items():
             if kind not in comps and os.path.isfile(stem + suffix):
                 comps[kind] = stem + suffix
-        out.append(Job(path, tuple(sorted(m.items())), tuple(sorted((k, v) for k, v in comps.items() if v))))
+        out.append(Job(path, tuple(sorted(m.items())), tuple(sorted((k, v) for k, v in comps.items() if v)), problem))
     return out
 
 
@@ -138,8 +150,11 @@ def _stem(path: str) -> str:
 
 
 def content_hash(path: str) -> str:
+    """SHA-256 of a regular file (a FIFO, device or folder: FormatError, never a blocking read)."""
+    from etscope.paths import open_input
+
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_input(path, "ETDump") as f:
         while chunk := f.read(HASH_CHUNK):
             h.update(chunk)
     return h.hexdigest()
@@ -238,11 +253,19 @@ def collect_one(job: Job, root: str) -> Outcome:
     t0 = (time.perf_counter(), time.process_time())
     ds = Dataset(root)
     shown = display(job.etdump)
+    if job.problem:      # a bad sidecar: the reject is keyed by the path and the reason, not the content
+        key = hashlib.sha256(("meta:" + job.etdump + "\0" + job.problem).encode("utf-8", "surrogateescape")).hexdigest()
+        if ds.is_collected(key) or not ds.claim(key):
+            return Outcome(shown, "skipped", key, **_costs(t0))
+        return _reject(ds, job, key, job.problem, t0)
     try:
         file_hash = content_hash(job.etdump)
-    except OSError as e:
+    except (OSError, FormatError) as e:
         file_hash = hashlib.sha256(("path:" + job.etdump).encode("utf-8", "surrogateescape")).hexdigest()
-        return _reject(ds, job, file_hash, f"{shown}: cannot read ({e.strerror or e})", t0)
+        if ds.is_collected(file_hash) or not ds.claim(file_hash):
+            return Outcome(shown, "skipped", file_hash, **_costs(t0))
+        reason = str(e) if isinstance(e, FormatError) else f"{shown}: cannot read ({e.strerror or e})"
+        return _reject(ds, job, file_hash, reason, t0)
     if ds.is_collected(file_hash) or not ds.claim(file_hash):     # in the dataset, or a copy in this batch
         return Outcome(shown, "skipped", file_hash, **_costs(t0))
     try:
@@ -252,7 +275,10 @@ def collect_one(job: Job, root: str) -> Outcome:
     except Exception as e:  # noqa: BLE001 - a bad file is a reject with its reason, never the end of the batch
         reason = str(e) if isinstance(e, FormatError) else f"{shown}: {type(e).__name__}: {e}"
         return _reject(ds, job, file_hash, reason, t0)
-    ds.commit(file_hash, meta, tables)
+    try:
+        ds.commit(file_hash, meta, tables)
+    except UnsafeEntry as e:     # a link planted inside the dataset: refused, nothing written through it
+        return Outcome(shown, "rejected", file_hash, f"{shown}: not written: {e}", **_costs(t0))
     return Outcome(shown, "added", file_hash, rows={k: t.num_rows for k, t in tables.items()}, **_costs(t0))
 
 
@@ -263,7 +289,10 @@ def _reject(ds: Dataset, job: Job, file_hash: str, reason: str, t0: tuple) -> Ou
     reason = clean(" ".join(reason.split()), 500)
     row = pa.table({"file_hash": [file_hash], "path": [display(job.etdump)], "reason": [reason],
                     "meta_json": [json.dumps(job.meta_dict(), sort_keys=True)]})
-    ds.commit(file_hash, {}, {"rejects": row}, reject=True)
+    try:
+        ds.commit(file_hash, {}, {"rejects": row}, reject=True)
+    except UnsafeEntry as e:
+        reason = f"{reason} (not recorded: {e})"
     return Outcome(display(job.etdump), "rejected", file_hash, reason, **_costs(t0))
 
 
@@ -325,16 +354,21 @@ def run_dask(jobs: list[Job], root: str, scheduler, on_done=None) -> list[Outcom
 
 
 def collect(patterns, to, meta: dict | None = None, meta_from=None, engine: str = "local",
-            workers: int | None = None, scheduler=None, on_done=None, on_total=None) -> list[Outcome]:
-    """Find the ETDumps, then collect each into the dataset ``to`` (created when missing).
-    ``on_total(n)`` is told the number of files, ``on_done(outcome)`` each result."""
-    files = find_etdumps(patterns)
+            workers: int | None = None, scheduler=None, on_done=None, on_total=None, adopt: bool = False,
+            warn=None) -> list[Outcome]:
+    """Find the ETDumps, then collect each into the dataset ``to`` (created when missing, never
+    its parents; a layout-1 dataset is adopted when ``adopt``, else refused). ``on_total(n)``
+    is told the number of files, ``on_done(outcome)`` each result, ``warn(line)`` warnings."""
+    files = find_etdumps(patterns) if patterns else []
     manifest = read_meta_file(meta_from) if meta_from else None
     jobs = jobs_for(files, meta, manifest)
     ds = Dataset(to)
-    ds.create()
+    for line in ds.prepare(adopt=adopt):
+        if warn:
+            warn(line)
+    ds.check_folders()
     with ds.lock():
-        ds.remove_uncommitted()
+        ds.recover()
         if on_total:
             on_total(len(jobs))
         if engine == "dask":

@@ -1,65 +1,60 @@
-"""The dataset on disk: Hive-partitioned Parquet that Spark, Trino and DuckDB read unchanged.
+"""The dataset on disk (layout in ``fleet.layout``): a folder etscope owns, written by
+``etscope collect`` only, read back through its manifest (``fleet.reading``).
 
-    DATASET/
-      _etscope_dataset.json                      layout marker {"layout": LAYOUT, "tables": [...]}
-      runs/model=M/soc=S/build=B/date=D/<sha256>.parquet
-      ops/...     events/...     qnn/...         same partitions, one file per collected ETDump
-      files/...                                  one row per collected ETDump (its index entry)
-      rejects/<sha256>.parquet                   one row per file that could not be collected
-      _collected/<sha256>                        commit marker: the file is in the dataset
-
-A file's tables are written under ``_tmp/`` and renamed into their partitions; the marker is
-renamed last. A collect interrupted between renames leaves parts without a marker: the next
-collect deletes them before it starts (``remove_uncommitted``), so readers never see half a file
-for long and a re-run never doubles one. Names starting with ``_`` or ``.`` are skipped by Spark,
-Trino's Hive connector and the ``**/*.parquet`` globs below. One collect at a time per dataset
-(``_etscope.lock``).
-
-Partition values are the metadata given (``model``, ``soc``, ``build``); characters other than
-letters, digits and ``._-+`` are percent-encoded (as Hive/Spark escape them), so no value can
-make a path outside its table.
+Writing one file is a commit: its parts are written under ``_tmp/``, its manifest entry is
+written as ``<sha256>.pending`` (the journal), the parts are renamed into their partitions, then
+the entry is renamed to ``<sha256>.json`` (the commit) and the journal removed. A collect
+interrupted between renames leaves a journal: the next collect deletes exactly the parts it
+names, nothing else (``recover``). Every path is walked without following links
+(``fleet.folder``), so a symlinked table or partition folder is refused, never written through.
+One collect at a time per dataset (``_etscope.lock``).
 """
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import re
-import shutil
-import tempfile
+import stat
 from collections.abc import Iterator
 
-import numpy as np
 import pyarrow as pa
 
 from etscope.errors import FormatError
+from etscope.fleet.folder import Root, UnsafeEntry
+from etscope.fleet.layout import (ALL_TABLES, ENTRY, HASH, LAYOUT, LOCK, MANIFEST, MARKER,
+                                  MAX_ENTRY_BYTES, MAX_MARKER_BYTES, OLD_LAYOUTS, PARTITION_KEYS, PENDING,
+                                  REJECTS, TABLE_NAME, TABLES, TMP, TMP_NAME, UNKNOWN, check_entry, entry,
+                                  partition_dir, partition_value, part_path)
+from etscope.paths import display
 
-LAYOUT = "etscope.dataset/1"
-MARKER = "_etscope_dataset.json"
-PARTITION_KEYS = ("model", "soc", "build", "date")
-TABLES = ("runs", "ops", "events", "qnn", "files")     # files last: its part is the index entry
-REJECTS = "rejects"
-COLLECTED = "_collected"
-TMP = "_tmp"
-LOCK = "_etscope.lock"
-UNKNOWN = "unknown"
-_SAFE = re.compile(r"[^A-Za-z0-9._+\-]")
-_HASH = re.compile(r"^[0-9a-f]{64}$")
+__all__ = ["Dataset", "LAYOUT", "MARKER", "PARTITION_KEYS", "TABLES", "REJECTS", "UNKNOWN", "partition_value",
+           "partition_dir", "trend_inputs", "dataset_tables", "query_dataset"]
 
 
-def partition_value(value) -> str:
-    """A metadata value as a Hive partition directory value: percent-encoded outside
-    ``[A-Za-z0-9._+-]``; empty or dot-only values cannot name a directory, so they are encoded too."""
-    s = UNKNOWN if value is None or str(value) == "" else str(value)
-    s = _SAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8")), s)
-    if set(s) == {"."}:
-        s = s.replace(".", "%2E")
-    return s[:200]
+MAX_DIGITS = 200     # an integer longer than this in metadata or the manifest is refused, not converted
 
 
-def partition_dir(meta: dict) -> str:
-    """``model=M/soc=S/build=B/date=D`` for a file's metadata."""
-    return "/".join(f"{k}={partition_value(meta.get(k))}" for k in PARTITION_KEYS)
+def _bounded_int(s: str) -> int:
+    if len(s) > MAX_DIGITS:
+        raise ValueError(f"a number of {len(s)} digits (more than {MAX_DIGITS})")
+    return int(s)
+
+
+def load_json_bytes(data: bytes, name: str, what: str):
+    """JSON from bytes (UTF-8); bad text, deep nesting and huge numbers are one FormatError line
+    naming the file and ``what``."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"{what} is not UTF-8 text ({e.reason})", name, e.start) from None
+    try:
+        return json.loads(text, parse_int=_bounded_int)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"{what} is not valid JSON: {e.msg} (line {e.lineno} column {e.colno})", name) from None
+    except RecursionError:
+        raise FormatError(f"{what} is nested too deeply", name) from None
+    except (ValueError, TypeError) as e:
+        raise FormatError(f"{what} is not valid JSON: {e}", name) from None
 
 
 class Dataset:
@@ -68,199 +63,251 @@ class Dataset:
     def __init__(self, root):
         self.root = os.path.abspath(os.fspath(root))
 
-    # ---- layout ----
-    def table_dir(self, table: str) -> str:
-        return os.path.join(self.root, table)
+    def open(self) -> Root:
+        return Root(self.root)
 
-    def marker_path(self, file_hash: str) -> str:
-        return os.path.join(self.root, COLLECTED, file_hash)
+    # ---- the marker ----
+    def layout(self) -> str | None:
+        """The marker's layout; None when the folder holds no marker (a link or a special file
+        named like the marker is refused)."""
+        try:
+            os.lstat(os.path.join(self.root, MARKER))
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise FormatError(f"{display(self.root)}: cannot read the dataset ({e.strerror or e})") from None
+        with self.open() as r:
+            data = r.read_bytes(MARKER, MAX_MARKER_BYTES)
+        doc = load_json_bytes(data, os.path.join(self.root, MARKER), "the dataset marker")
+        layout = doc.get("layout") if isinstance(doc, dict) else None
+        return layout if isinstance(layout, str) else "etscope.dataset/1"
 
     def is_dataset(self) -> bool:
-        return os.path.isfile(os.path.join(self.root, MARKER))
-
-    def create(self) -> None:
-        """Make the folder a dataset (its parent must exist; an existing non-dataset folder that is
-        not empty is refused, so a typo cannot scatter parts into an unrelated folder)."""
-        if self.is_dataset():
-            return
-        if os.path.exists(self.root) and not os.path.isdir(self.root):
-            raise FormatError(f"{self.root}: --to must be a folder (a dataset), not a file")
-        if os.path.isdir(self.root) and os.listdir(self.root):
-            raise FormatError(f"{self.root}: folder is not empty and is not an etscope dataset "
-                              f"(no {MARKER}); give a new or empty folder")
-        try:
-            os.makedirs(os.path.join(self.root, COLLECTED), exist_ok=True)
-            os.makedirs(os.path.join(self.root, TMP), exist_ok=True)
-            with open(os.path.join(self.root, MARKER), "w", encoding="utf-8") as f:
-                json.dump({"layout": LAYOUT, "partitions": list(PARTITION_KEYS), "tables": list(TABLES) + [REJECTS]}, f)
-                f.write("\n")
-        except OSError as e:
-            raise FormatError(f"{self.root}: cannot create the dataset ({e.strerror or e})") from None
+        return os.path.lexists(os.path.join(self.root, MARKER))
 
     def require(self) -> None:
-        if not self.is_dataset():
-            raise FormatError(f"{self.root}: not an etscope dataset (no {MARKER}; make one with etscope collect)")
+        """A dataset of this layout, else one FormatError line (an old one: the --adopt instruction)."""
+        if not os.path.isdir(self.root) or not self.is_dataset():
+            raise FormatError(f"{display(self.root)}: not an etscope dataset (no {MARKER}; make one with etscope collect)")
+        layout = self.layout()
+        if layout in OLD_LAYOUTS:
+            raise FormatError(f"{display(self.root)}: written by an older etscope (layout {layout}, without a manifest "
+                              f"of its parts); adopt it first: etscope collect --adopt --to {display(self.root)}")
+        if layout != LAYOUT:
+            raise FormatError(f"{display(self.root)}: unknown dataset layout {display(str(layout)[:60])!r} "
+                              f"(this etscope reads {LAYOUT})")
+
+    def create(self) -> None:
+        """Make the folder a dataset. The folder may be made, never its parents; an existing
+        folder that is not empty is refused (a typo cannot scatter parts into an unrelated
+        folder); a folder inside another dataset is refused."""
+        from etscope.paths import dataset_holding
+
+        if self.is_dataset():
+            return
+        outer = dataset_holding(self.root)
+        if outer is not None:
+            raise FormatError(f"{display(self.root)}: --to is inside the etscope dataset {display(outer)}; "
+                              "give a folder outside it")
+        if os.path.lexists(self.root) and not os.path.isdir(self.root):
+            raise FormatError(f"{display(self.root)}: --to must be a folder (a dataset), not a file")
+        if os.path.isdir(self.root) and os.listdir(self.root):
+            raise FormatError(f"{display(self.root)}: folder is not empty and is not an etscope dataset "
+                              f"(no {MARKER}); give a new or empty folder")
+        try:
+            if not os.path.isdir(self.root):
+                os.mkdir(self.root)         # never its parents (FileNotFoundError below)
+        except FileNotFoundError:
+            raise FormatError(f"{display(self.root)}: its folder does not exist (folders are not created)") from None
+        except OSError as e:
+            raise FormatError(f"{display(self.root)}: cannot create the dataset ({e.strerror or e})") from None
+        with self.open() as r:
+            for d in (MANIFEST, TMP):
+                os.close(r.open_dir(d, create=True))
+            self._write_marker(r)
+
+    def _write_marker(self, r: Root) -> None:
+        doc = {"layout": LAYOUT, "partitions": list(PARTITION_KEYS), "tables": list(ALL_TABLES), "manifest": MANIFEST}
+        tmp = f"{TMP}/{'0' * 64}.entry.tmp"
+        r.unlink_file(tmp)
+        r.write_new(tmp, (json.dumps(doc) + "\n").encode())
+        r.replace(tmp, MARKER)
+
+    def check_folders(self) -> None:
+        """Refuse a dataset whose table, manifest or staging folder is a symlink or not a folder
+        (etscope would otherwise write or delete through it)."""
+        with self.open() as r:
+            for d in sorted(set(ALL_TABLES + (MANIFEST, TMP)) | {n for n in r.listdir("") if TABLE_NAME.match(n)}):
+                st = r.lstat(d)
+                if st is not None and not stat.S_ISDIR(st.st_mode):
+                    kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a folder"
+                    raise FormatError(f"{display(os.path.join(self.root, d))}: is {kind}; etscope never follows links "
+                                      "inside a dataset (nothing was written; make it a folder of the dataset)")
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """One collect at a time: an exclusive lock file, removed at the end."""
-        path = os.path.join(self.root, LOCK)
-        try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            raise FormatError(f"{path}: another collect is writing this dataset (delete the file if none is)") from None
-        try:
-            os.write(fd, str(os.getpid()).encode())
-            os.close(fd)
-            yield
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        """One collect at a time: an exclusive lock file (never through a link), removed at the end."""
+        with self.open() as r:
+            try:
+                with r.create_file(LOCK) as f:
+                    f.write(str(os.getpid()).encode())
+            except UnsafeEntry as e:
+                if r.lstat(LOCK) is None:
+                    raise
+                raise FormatError(f"{display(os.path.join(self.root, LOCK))}: another collect is writing this "
+                                  "dataset (delete the file if none is)") from None
+            try:
+                yield
+            finally:
+                r.unlink_file(LOCK)
 
     # ---- the index ----
     def is_collected(self, file_hash: str) -> bool:
-        return os.path.exists(self.marker_path(file_hash))
+        with self.open() as r:
+            return r.lstat(f"{MANIFEST}/{file_hash}.json") is not None
 
     def claim(self, file_hash: str) -> bool:
         """Take the file for this collect (False: another worker has the same content in hand).
-        Claims live in ``_tmp``, which every collect clears before it starts."""
-        try:
-            os.close(os.open(os.path.join(self.root, TMP, file_hash + ".claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-            return True
-        except FileExistsError:
-            return False
+        Claims live in ``_tmp``, cleared of etscope's names before every collect."""
+        with self.open() as r:
+            try:
+                r.write_new(f"{TMP}/{file_hash}.claim", b"")
+                return True
+            except UnsafeEntry:
+                return False
 
     def collected(self) -> set[str]:
-        d = os.path.join(self.root, COLLECTED)
-        return {n for n in os.listdir(d) if _HASH.match(n)} if os.path.isdir(d) else set()
+        with self.open() as r:
+            return {m.group(1) for n in r.listdir(MANIFEST) if (m := ENTRY.match(n))}
 
     def parts(self, table: str) -> list[str]:
-        """The committed-or-not Parquet parts of a table (sorted)."""
-        out = []
-        for dirpath, dirnames, filenames in os.walk(self.table_dir(table)):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(("_", ".")))
-            out += [os.path.join(dirpath, f) for f in sorted(filenames)
-                    if f.endswith(".parquet") and not f.startswith(("_", "."))]
-        return out
+        """The committed parts of a table (absolute paths, sorted), from the manifest."""
+        from etscope.fleet.reading import entries
 
-    def remove_uncommitted(self) -> int:
-        """Delete the parts of files whose commit marker is missing (an interrupted collect) and
-        the staging folder; returns how many parts were removed."""
-        done = self.collected()
+        with self.open() as r:
+            docs = entries(self, r, lambda line: None)
+        return sorted(os.path.join(self.root, d["parts"][table]["path"]) for d in docs if table in d["parts"])
+
+    def recover(self) -> int:
+        """Undo interrupted commits: for each journal without its entry, delete the parts the
+        journal names (regular files only, never through a link); then clear ``_tmp`` of the
+        names etscope makes. Returns how many parts were removed."""
         removed = 0
-        for table in TABLES + (REJECTS,):
-            for p in self.parts(table):
-                if os.path.basename(p)[:-len(".parquet")] not in done:
-                    os.unlink(p)
-                    removed += 1
-        shutil.rmtree(os.path.join(self.root, TMP), ignore_errors=True)
-        os.makedirs(os.path.join(self.root, TMP), exist_ok=True)
+        with self.open() as r:
+            names = r.listdir(MANIFEST)
+            done = {m.group(1) for n in names if (m := ENTRY.match(n))}
+            for n in names:
+                m = PENDING.match(n)
+                if not m:
+                    continue
+                if m.group(1) not in done:
+                    for p in self._journal_parts(r, f"{MANIFEST}/{n}", m.group(1)):
+                        removed += r.unlink_file(p)
+                r.unlink_file(f"{MANIFEST}/{n}")
+            for n in r.listdir(TMP):
+                if TMP_NAME.match(n):
+                    r.unlink_file(f"{TMP}/{n}")
         return removed
+
+    @staticmethod
+    def _journal_parts(r: Root, rel: str, file_hash: str) -> list[str]:
+        try:
+            doc = load_json_bytes(r.read_bytes(rel, MAX_ENTRY_BYTES), rel, "a journal")
+        except FormatError:
+            return []
+        if check_entry(doc, file_hash) is not None:
+            return []          # not a journal etscope wrote: delete nothing it names
+        return [p["path"] for p in doc["parts"].values()]
 
     # ---- writing one file's tables: the commit ----
     def commit(self, file_hash: str, meta: dict, tables: dict[str, pa.Table], reject: bool = False) -> None:
         """Write ``tables`` ({table name: Arrow table}) of one collected file into their
-        partitions (``rejects`` for a reject, unpartitioned), then the marker. Each part is
-        written under ``_tmp`` and renamed; the marker last."""
+        partitions (``rejects`` for a reject, unpartitioned), then its manifest entry."""
         import pyarrow.parquet as pq
 
-        if not _HASH.match(file_hash):
+        if not HASH.match(file_hash):
             raise ValueError(f"not a sha256 hex digest: {file_hash!r}")
-        stage = tempfile.mkdtemp(prefix=file_hash[:16] + ".", dir=os.path.join(self.root, TMP))
-        try:
-            moves = []
-            for name, table in tables.items():
-                tmp = os.path.join(stage, name + ".parquet")
-                pq.write_table(table, tmp, compression="zstd")
-                folder = (self.table_dir(REJECTS) if reject else
-                          os.path.join(self.table_dir(name), *partition_dir(meta).split("/")))
-                moves.append((name == "files", tmp, os.path.join(folder, file_hash + ".parquet")))
-            for _, tmp, target in sorted(moves, key=lambda m: m[0]):     # the index entry last
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                os.chmod(tmp, 0o644)
-                os.replace(tmp, target)
-            marker = os.path.join(stage, "marker")
-            with open(marker, "wb"):
-                pass
-            os.replace(marker, self.marker_path(file_hash))
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
+        partition = {} if reject else {k: str(meta.get(k) or UNKNOWN) for k in PARTITION_KEYS}
+        with self.open() as r:
+            staged, parts = [], {}
+            try:
+                for name, table in tables.items():
+                    tmp = f"{TMP}/{file_hash}.{name}.parquet.tmp"
+                    r.unlink_file(tmp)
+                    with r.create_file(tmp) as f:
+                        pq.write_table(table, f, compression="zstd")
+                        f.flush()
+                        size = os.fstat(f.fileno()).st_size
+                    staged.append((name, tmp))
+                    parts[name] = {"path": part_path(name, file_hash, partition), "rows": table.num_rows,
+                                   "bytes": size}
+                doc = entry(file_hash, "rejected" if reject else "added", partition, meta.get("order_key", ""), parts)
+                body = (json.dumps(doc, sort_keys=True) + "\n").encode()
+                self._put(r, f"{TMP}/{file_hash}.pending.tmp", f"{MANIFEST}/{file_hash}.pending", body)
+                for name, tmp in sorted(staged, key=lambda s: s[0] == "files"):     # the index entry last
+                    r.replace(tmp, parts[name]["path"], make_folder=True)
+                self._put(r, f"{TMP}/{file_hash}.entry.tmp", f"{MANIFEST}/{file_hash}.json", body)
+                r.unlink_file(f"{MANIFEST}/{file_hash}.pending")
+            finally:
+                for _, tmp in staged:
+                    r.unlink_file(tmp)
 
-    # ---- reading ----
-    def glob(self, table: str) -> str | None:
-        """A DuckDB/Spark glob of a table's parts, or None when it has none."""
-        if not self.parts(table):
-            return None
-        if table == REJECTS:
-            return os.path.join(self.table_dir(table), "*.parquet")
-        return os.path.join(self.table_dir(table), "**", "*.parquet")
+    @staticmethod
+    def _put(r: Root, tmp: str, target: str, body: bytes) -> None:
+        r.unlink_file(tmp)
+        r.write_new(tmp, body)
+        r.replace(tmp, target)
 
-    def views_sql(self) -> list[str]:
-        """``CREATE VIEW`` statements for every table that has parts (DuckDB): hive partition
-        columns decoded from the paths, schemas merged by column name (the runs table has one
-        column per backend)."""
-        out = []
-        for table in TABLES + (REJECTS,):
-            g = self.glob(table)
-            if g is None:
-                continue
-            lit = "'" + g.replace("'", "''") + "'"
-            hive = "false" if table == REJECTS else "true"
-            out.append(f"CREATE VIEW {table} AS SELECT * FROM read_parquet({lit}, hive_partitioning={hive}, "
-                       f"union_by_name=true, hive_types_autocast=false)")
-        return out
+    # ---- adopting a layout-1 dataset ----
+    def adopt(self) -> tuple[int, list[str]]:
+        """Write the manifest of a layout-1 dataset from its commit markers (``_collected/<sha256>``)
+        and the parts found for them in the layout's places (no link followed); then mark the
+        folder layout 2. Parts without a marker, or unreadable, are left where they are and not
+        adopted. Returns (entries written, warnings)."""
+        from etscope.fleet.adopt import adopt_entries
 
-    def connect(self):
-        """An in-memory DuckDB connection with a view per table."""
-        import duckdb
+        with self.open() as r:
+            for d in (MANIFEST, TMP):
+                os.close(r.open_dir(d, create=True))
+            n, warnings = adopt_entries(r, self._put)
+            self._write_marker(r)
+        return n, warnings
 
+    def prepare(self, adopt: bool = False) -> list[str]:
+        """Before a collect: create the dataset, or check its layout (adopting a layout-1 one
+        when asked). Returns warnings."""
+        if not self.is_dataset():
+            if adopt:
+                raise FormatError(f"{display(self.root)}: --adopt needs an existing etscope dataset")
+            self.create()
+            return []
+        layout = self.layout()
+        if layout in OLD_LAYOUTS and adopt:
+            with self.lock():
+                n, warnings = self.adopt()
+            return [f"{display(self.root)}: adopted {n} collected file(s) into layout {LAYOUT}"] + warnings
         self.require()
-        con = duckdb.connect(database=":memory:")
-        for stmt in self.views_sql():
-            con.execute(stmt)
-        return con
+        return [f"{display(self.root)}: already layout {LAYOUT}; nothing to adopt"] if adopt else []
 
 
-TREND_RUNS = ("file_hash", "order_key", "model", "soc", "build", "execute", "latency_ms")
-TREND_OPS = ("file_hash", "order_key", "model", "soc", "build", "level", "name", "instruction_id", "occurrence",
-             "placement", "unit", "p50")
+def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, warn=None):
+    """(sessions, level-0 ops columns) for ``analysis.trend.trend_of_sessions`` (see ``fleet.reading``)."""
+    from etscope.fleet.reading import trend_inputs as read
+
+    return read(ds, model, soc, warn)
 
 
-def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None) -> tuple[dict, dict | None]:
-    """The runs and (level-0) ops columns ``analysis.trend`` reads, as numpy arrays, for one model
-    and/or SoC (partition filters: DuckDB reads only those folders)."""
-    from etscope.render.sql import run
+def dataset_tables(ds: Dataset, warn=None) -> dict[str, pa.Table]:
+    """{table: Arrow table} of the manifest's good parts (see ``fleet.reading``)."""
+    from etscope.fleet.reading import dataset_tables as read
 
-    where, params = [], []
-    for col, val in (("model", model), ("soc", soc)):
-        if val is not None:
-            where.append(f"{col} = ?")
-            params.append(str(val))
-    con = ds.connect()
-    try:
-        if ds.glob("runs") is None:
-            return {c: np.array([]) for c in TREND_RUNS}, None
-        cond = (" WHERE " + " AND ".join(where)) if where else ""
-        runs = run(con, f"SELECT {', '.join(TREND_RUNS)} FROM runs{cond}", params)
-        ops = None
-        if ds.glob("ops") is not None:
-            ocond = " WHERE level = 0" + ("".join(" AND " + w for w in where))
-            ops = run(con, f"SELECT {', '.join(TREND_OPS)} FROM ops{ocond}", params)
-    finally:
-        con.close()
-    return _numpy(runs), (_numpy(ops) if ops is not None else None)
+    return read(ds, warn)
 
 
-def _numpy(table: pa.Table) -> dict:
-    return {name: table.column(name).to_numpy(zero_copy_only=False) for name in table.column_names}
+def query_dataset(ds: Dataset, sql: str, warn=None) -> pa.Table:
+    """``etscope sql --dataset``: the query over tables etscope registers from the manifest's
+    good parts (``render.sql.query``: the query reaches no path); an Arrow table."""
+    from etscope.render.sql import query
 
+    return query(dataset_tables(ds, warn), sql)
 
-def query_dataset(ds: Dataset, sql: str) -> pa.Table:
-    """``etscope sql --dataset``: DuckDB over the dataset's views; an Arrow table."""
-    from etscope.render.sql import run
-
-    con = ds.connect()
-    try:
-        return run(con, sql)
-    finally:
-        con.close()

@@ -94,6 +94,8 @@ def series_section(s: Series, alpha: float) -> str:
     for pc in s.placement_changes:
         moved = "".join(f"<li>{e(m['op'])}: {e(m['before'] or '(absent)')} → {e(m['after'] or '(absent)')}</li>"
                         for m in pc.moved)
+        if pc.moved_total > len(pc.moved):
+            moved += f"<li>… and {pc.moved_total - len(pc.moved)} more</li>"
         parts.append(f"<p>Placement changed at {e(pc.build)} (after {e(pc.previous_build)}):</p><ul>{moved}</ul>")
     for n in s.notes:
         parts.append(f"<p class=note>{e(n)}</p>")

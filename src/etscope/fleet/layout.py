@@ -1,0 +1,120 @@
+"""The dataset's layout ``etscope.dataset/2``: names, partition folders and the manifest entry.
+
+    DATASET/
+      _etscope_dataset.json        marker {"layout": LAYOUT, "partitions": [...], "tables": [...], "manifest": "_manifest"}
+      _manifest/<sha256>.json      one entry per collected file: its parts (path, rows, bytes), its full
+                                   partition values and order key; the entry is the commit
+      _manifest/<sha256>.pending   the same entry written before the parts are moved in (a journal:
+                                   an interrupted collect's parts are deleted from it, and only they)
+      runs/model=M/soc=S/build=B/date=D/<sha256>.parquet     ops/, events/, qnn/, files/ alike
+      rejects/<sha256>.parquet     one row per file that could not be collected
+      _tmp/                        staging (names etscope makes; nothing else there is touched)
+
+Readers list parts from the manifest only (never by globbing or walking folders), check each
+part's footer against its entry (rows, bytes) before reading it, and skip a bad part with one
+warning. Later layouts extend an entry with more keys (``program``, ``environment``: facts stored
+per file); readers ignore keys they do not know and refuse a layout newer than theirs.
+
+A dataset of layout ``etscope.dataset/1`` (no manifest: parts were found by globbing) is refused
+until adopted (``etscope collect --adopt``), which writes the entries from its commit markers.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+from etscope.paths import DATASET_MARKER
+
+LAYOUT = "etscope.dataset/2"
+OLD_LAYOUTS = ("etscope.dataset/1",)
+MARKER = DATASET_MARKER
+PARTITION_KEYS = ("model", "soc", "build", "date")
+TABLES = ("runs", "ops", "events", "qnn", "files")     # files last: its part is the index entry
+REJECTS = "rejects"
+ALL_TABLES = TABLES + (REJECTS,)
+MANIFEST = "_manifest"
+COLLECTED = "_collected"                               # layout 1's commit markers (read by --adopt)
+TMP = "_tmp"
+LOCK = "_etscope.lock"
+UNKNOWN = "unknown"
+MAX_PARTITION_CHARS = 200       # a longer folder name: a prefix and a hash of the full value
+MAX_ENTRY_BYTES = 1 << 20
+MAX_MARKER_BYTES = 64 << 10
+
+_SAFE = re.compile(r"[^A-Za-z0-9._+\-]")
+HASH = re.compile(r"^[0-9a-f]{64}$")
+TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")   # runs, ops, events, qnn, qnn_ops, files, rejects ...
+ENTRY = re.compile(r"^([0-9a-f]{64})\.json$")
+PENDING = re.compile(r"^([0-9a-f]{64})\.pending$")
+# The only names etscope makes in _tmp (cleared of these, and only these, before each collect).
+TMP_NAME = re.compile(r"^[0-9a-f]{64}\.(claim|[a-z]+\.parquet\.tmp|entry\.tmp|pending\.tmp)$")
+
+
+def partition_value(value) -> str:
+    """A metadata value as a Hive partition folder name: percent-encoded outside
+    ``[A-Za-z0-9._+-]``; empty or dot-only values cannot name a folder, so they are encoded too.
+    A value longer than MAX_PARTITION_CHARS once encoded keeps a prefix and ``~`` + 16 hex
+    digits of the SHA-256 of the full value (``~`` is always encoded otherwise, so such a name
+    never equals another value's; two long values stay two partitions)."""
+    raw = UNKNOWN if value is None or str(value) == "" else str(value)
+    s = _SAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group(0).encode("utf-8", "surrogatepass")), raw)
+    if set(s) == {"."}:
+        s = s.replace(".", "%2E")
+    if len(s) > MAX_PARTITION_CHARS:
+        head = s[:MAX_PARTITION_CHARS - 20]
+        cut = head.rfind("%", len(head) - 2)        # never split a %XX escape
+        if cut >= 0:
+            head = head[:cut]
+        s = head + "~" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return s
+
+
+def partition_dir(partition: dict) -> str:
+    """``model=M/soc=S/build=B/date=D`` for a file's partition values."""
+    return "/".join(f"{k}={partition_value(partition.get(k))}" for k in PARTITION_KEYS)
+
+
+def part_path(table: str, file_hash: str, partition: dict) -> str:
+    """Where a file's part of ``table`` lives (relative to the dataset)."""
+    if table == REJECTS:
+        return f"{REJECTS}/{file_hash}.parquet"
+    return f"{table}/{partition_dir(partition)}/{file_hash}.parquet"
+
+
+def entry(file_hash: str, status: str, partition: dict, order_key: str, parts: dict) -> dict:
+    """A manifest entry (``parts``: {table: {"path", "rows", "bytes"}})."""
+    return {"layout": LAYOUT, "file_hash": file_hash, "status": status,
+            "partition": {k: str(partition[k]) for k in PARTITION_KEYS if k in partition},
+            "order_key": str(order_key), "parts": parts}
+
+
+def check_entry(doc, file_hash: str) -> str | None:
+    """What is wrong with a manifest entry read from ``<file_hash>.json`` (None: nothing).
+    Every part must sit exactly where the layout puts it for this hash and partition, so an
+    entry can name no other file, inside or outside the dataset."""
+    if not isinstance(doc, dict):
+        return "not a JSON object"
+    if doc.get("layout") != LAYOUT:
+        return f"layout {str(doc.get('layout'))[:40]!r}, expected {LAYOUT!r}"
+    if doc.get("file_hash") != file_hash:
+        return "its file_hash is not its name"
+    if doc.get("status") not in ("added", "rejected"):
+        return "status is neither 'added' nor 'rejected'"
+    part = doc.get("partition")
+    if not isinstance(part, dict) or not all(isinstance(part.get(k, ""), str) for k in PARTITION_KEYS):
+        return "partition must map model/soc/build/date to strings"
+    if not isinstance(doc.get("order_key"), str):
+        return "order_key must be a string"
+    parts = doc.get("parts")
+    if not isinstance(parts, dict) or not parts:
+        return "parts must be a non-empty object"
+    for table, p in parts.items():
+        if not isinstance(table, str) or not TABLE_NAME.match(table) \
+                or (table == REJECTS) != (doc["status"] == "rejected"):
+            return f"unexpected table {str(table)[:40]!r}"
+        if not isinstance(p, dict) or p.get("path") != part_path(table, file_hash, part):
+            return f"part {table!r} is not where the layout puts it"
+        for k in ("rows", "bytes"):
+            if type(p.get(k)) is not int or not 0 <= p[k] < 1 << 62:
+                return f"part {table!r}: {k} must be a count"
+    return None
