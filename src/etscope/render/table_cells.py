@@ -29,6 +29,7 @@ def no_formulas(table: pa.Table) -> pa.Table:
     for col in table.columns:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             risky = pc.match_substring_regex(col, FORMULA_START)
-            col = pc.if_else(risky, pc.binary_join_element_wise(pa.scalar("'"), col, ""), col)
+            quote, empty = pa.scalar("'", col.type), pa.scalar("", col.type)   # large_string too
+            col = pc.if_else(risky, pc.binary_join_element_wise(quote, col, empty), col)
         cols.append(col)
     return pa.table(cols, names=table.column_names)
