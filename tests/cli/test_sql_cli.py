@@ -167,3 +167,23 @@ def _dataset_reads_paths() -> bool:
 def test_dataset_query_reaches_no_path(dataset, stmt):
     proc = cli("sql", "--dataset", "ds", stmt, cwd=dataset)
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1, proc.stderr
+
+
+def test_ctrl_c_stops_a_long_query(folder):
+    """DuckDB looked at Ctrl-C only between pipelines: a count over 10^13 rows ran on for minutes.
+    Now: one line, exit 130, at once."""
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "etscope.cli", "sql", "in.etdump",
+                             "SELECT count(*) FROM range(10000000000000::BIGINT)"], cwd=folder,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130 and err.splitlines() == ["etscope: interrupted"], err

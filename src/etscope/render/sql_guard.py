@@ -48,12 +48,10 @@ def _threads() -> int:
 
 
 def config() -> dict:
-    """DuckDB's settings for etscope's connections, all given at connect (applied in this order);
-    ``lock_configuration`` last: no SET, RESET or PRAGMA can change them afterwards."""
-    return {   # in this order: the temp folder can no longer be set once external access is off
+    """DuckDB's settings for etscope's connections, given at connect; ``lock`` adds the rest."""
+    return {
         "temp_directory": "",
         "max_temp_directory_size": "0B",
-        "enable_external_access": False,
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
         "allow_community_extensions": False,
@@ -63,8 +61,22 @@ def config() -> dict:
         "python_scan_all_frames": False,
         "memory_limit": _memory_limit(),
         "threads": _threads(),
-        "lock_configuration": True,
     }
+
+
+# Set by ``lock`` after connect, in this order: external access (in the connect config DuckDB may
+# apply it before temp_directory, which it then refuses to set), the progress bar (a session
+# setting, refused in the config), then the lock.
+SESSION = ("SET enable_external_access = false",
+           "SET enable_progress_bar = false",          # DuckDB draws one on the terminal after 2 s
+           "SET lock_configuration = true")
+
+
+def lock(con) -> None:
+    """The session settings, then ``lock_configuration``: no SET, RESET or PRAGMA of the query can
+    change any setting afterwards (before it, no query has run on ``con``)."""
+    for stmt in SESSION:
+        con.execute(stmt)
 
 
 def refusal(sql: str) -> str | None:
@@ -72,6 +84,8 @@ def refusal(sql: str) -> str | None:
     DuckDB cannot parse is left to DuckDB (its error says where)."""
     import duckdb
 
+    if _nesting(sql) > MAX_NESTING:
+        return (f"the query nests brackets or CASE deeper than {MAX_NESTING} (DuckDB's expression depth limit)")
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error:
@@ -84,6 +98,34 @@ def refusal(sql: str) -> str | None:
         if why is not None:
             return why
     return None
+
+
+# DuckDB's max_expression_depth (locked at its default): a deeper query fails in its parser anyway,
+# but only after building a parse tree of ~1.4 KB per byte of query (a 120 kB query of nested
+# calls: +170 MB). DuckDB's tokenizer counts the nesting first in ~50 bytes per byte.
+MAX_NESTING = 1000
+_DEPTH = {"(": 1, "[": 1, "{": 1, "case": 1, ")": -1, "]": -1, "}": -1, "end": -1}
+
+
+def _nesting(sql: str) -> int:
+    """The deepest nesting of brackets and CASE ... END in ``sql`` (DuckDB's tokens: strings and
+    comments do not count)."""
+    import duckdb
+
+    try:
+        toks = duckdb.tokenize(sql)
+    except (duckdb.Error, RuntimeError):   # pragma: no cover - DuckDB's parser reports it
+        return 0
+    depth = deepest = 0
+    ends = [pos for pos, _ in toks[1:]] + [len(sql)]
+    counted = (duckdb.token_type.operator, duckdb.token_type.keyword)
+    for (pos, kind), end in zip(toks, ends):
+        # the token and the blanks up to the next one (8 characters hold every counted token)
+        step = _DEPTH.get(sql[pos:min(end, pos + 8)].strip().lower(), 0) if kind in counted else 0
+        if step:
+            depth += step
+            deepest = max(deepest, depth)
+    return deepest
 
 
 def _refused(what: str) -> str:
