@@ -2,11 +2,12 @@
 
 Two layers, both built from DuckDB itself rather than from the query's text:
 
-1. The connection (``CONFIG``): no file system or network (``enable_external_access``: COPY TO,
-   EXPORT, ATTACH of a file, INSTALL, read_csv / read_text / glob / 'file.csv' scans all fail), no
-   extension loading, no Python replacement scans (a query cannot name a variable of the calling
-   Python program), no spilling to a temp folder, and the configuration locked so a statement
-   cannot ``SET`` any of it back.
+1. The connection (``config`` at connect, then ``lock``): no file system or network
+   (``enable_external_access``: COPY TO, EXPORT, ATTACH of a file, INSTALL, read_csv / read_text /
+   glob / 'file.csv' scans all fail), no extension install or autoload, no Python replacement
+   scans (a query cannot name a variable of the calling Python program), no temp folder (nothing
+   spills to disk), a memory limit, and the configuration locked so that no statement can SET,
+   RESET or PRAGMA any of it back.
 2. The statements (``refusal``): DuckDB's parser types every statement of the query; only the
    types that read are run (``ALLOWED``), and a query with several statements runs only if every
    one of them is allowed. EXPLAIN is allowed when what it explains is a SELECT (EXPLAIN ANALYZE
@@ -30,8 +31,8 @@ READ_PRAGMAS = frozenset({
 
 
 def _memory_limit() -> str:
-    """A quarter of the machine's memory (at least 512 MiB): a query over a 10M-event profile sorts
-    in it, and the Arrow copy of the result still fits beside it. Nothing spills to disk."""
+    """A quarter of the machine's memory (at least 512 MiB; DuckDB's default is 80%): the Arrow copy
+    of the result and etscope's own tables live beside DuckDB's buffers. Nothing spills to disk."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
@@ -85,7 +86,7 @@ def refusal(sql: str) -> str | None:
     import duckdb
 
     if _nesting(sql) > MAX_NESTING:
-        return (f"the query nests brackets or CASE deeper than {MAX_NESTING} (DuckDB's expression depth limit)")
+        return f"the query nests brackets or CASE deeper than {MAX_NESTING} (DuckDB's expression depth limit)"
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error:
