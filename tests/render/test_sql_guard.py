@@ -200,3 +200,14 @@ def test_nesting_past_duckdbs_limit_is_refused_before_parsing():
             query({}, deep)
     # brackets in strings and comments are not nesting
     assert query({}, "SELECT '" + "(" * 2000 + "' AS s -- " + "[" * 2000).num_rows == 1
+
+
+def test_memory_limit_ends_a_query_in_one_line_without_spilling(scratch, monkeypatch):
+    """DuckDB's buffers stop at memory_limit (a quarter of RAM; 64 MB here) with one line, and
+    nothing spills into a temp folder."""
+    from etscope.render import sql_guard
+
+    monkeypatch.setattr(sql_guard, "_memory_limit", lambda: "64MB")
+    with pytest.raises(SqlError, match="Out of Memory"):
+        query({}, "SELECT count(DISTINCT range) FROM range(20000000)")
+    assert not any(p.name.startswith(".tmp") for p in scratch.iterdir())
