@@ -59,7 +59,22 @@ def test_bytes_uuid_and_nested():
     assert column_values(pa.array([[1]], pa.large_list(pa.int8()))) == [[1]]
     dense = pa.UnionArray.from_dense(pa.array([0, 1, 0], pa.int8()), pa.array([0, 0, 1], pa.int32()),
                                      [pa.array([1, 2]), pa.array(["x"])])
-    assert column_values(dense) == [1, "x", 2]
+    assert column_values(dense) == [1, "x", 2] and column_values(dense.slice(1)) == ["x", 2]
+    sparse = pa.UnionArray.from_sparse(pa.array([0, 1, 0, 1], pa.int8()),
+                                       [pa.array([1, 2, 3, 4]), pa.array(["a", "b", "c", "d"])])
+    assert column_values(sparse.slice(1, 2)) == ["b", 3]
+
+
+def test_slices_keep_their_offset():
+    """Results can come in slices (a table's chunks): every form reads from the slice's offset."""
+    ts = pa.array([0, None, 86_400 * 10**6], pa.timestamp("us"))
+    assert column_values(ts.slice(1)) == [None, "1970-01-02T00:00:00.000000"]
+    assert column_values(pa.array([0, 1, None], pa.date32()).slice(1)) == ["1970-01-02", None]
+    assert column_values(pa.array([0, 10**6, None], pa.time64("us")).slice(1)) == ["00:00:01.000000", None]
+    m = pa.array([[(1, "a")], [(2, "b"), (3, "c")], None, [(4, "d")]], pa.map_(pa.int32(), pa.string()))
+    assert column_values(m.slice(1)) == [{"2": "b", "3": "c"}, None, {"4": "d"}]
+    st = pa.array([{"a": 1, "b": [1]}, None, {"a": 3, "b": None}])
+    assert column_values(st.slice(1)) == [None, {"a": 3, "b": None}]
 
 
 def test_csv_and_json_of_every_kind_from_duckdb():

@@ -225,10 +225,14 @@ def _key_text(k) -> str:
 
 
 def _unions(a: pa.Array) -> list:
-    codes = a.type_codes.to_pylist()
+    """Each value from its child. The type ids and offsets are read from the buffers at the
+    array's offset (pyarrow's ``type_codes`` / ``offsets`` ignore a slice's offset)."""
+    bufs = a.buffers()
+    window = slice(a.offset, a.offset + len(a))
+    codes = np.frombuffer(bufs[1], dtype=np.int8)[window].tolist()
     child_of = {code: i for i, code in enumerate(a.type.type_codes)}
     children = [_values(a.field(i)) for i in range(a.type.num_fields)]
-    if a.type.mode == "dense":
-        offs = a.offsets.to_pylist()
+    if a.type.mode == "dense":           # children not sliced; offsets point into them
+        offs = np.frombuffer(bufs[2], dtype=np.int32)[window].tolist()
         return [children[child_of[c]][o] for c, o in zip(codes, offs)]
-    return [children[child_of[c]][i] for i, c in enumerate(codes)]
+    return [children[child_of[c]][i] for i, c in enumerate(codes)]   # sparse: children sliced
