@@ -156,7 +156,7 @@ def test_a_refused_query_runs_none_of_its_statements(scratch):
         con.close()
 
 
-def test_refusal_names_the_statement_and_what_is_allowed():
+def test_refusal_names_the_statement_and_what_is_allowed(scratch):
     with pytest.raises(SqlError) as err:
         query(TABLES, "COPY (SELECT 1) TO 'x.csv'")
     msg = str(err.value)
