@@ -187,3 +187,11 @@ def test_ctrl_c_stops_a_long_query(folder):
             proc.kill()
             proc.communicate()
     assert proc.returncode == 130 and err.splitlines() == ["etscope: interrupted"], err
+
+
+def test_json_of_repeated_column_names_is_refused_not_merged(folder):
+    """JSON objects cannot hold two columns of one name: it wrote [{"a": 2}] for SELECT 1 AS a, 2 AS a."""
+    proc = cli("sql", "in.etdump", "--format", "json", "SELECT 1 AS a, 2 AS a", cwd=folder)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert proc.stderr.splitlines() == ["etscope: sql: the result has several columns named 'a': name them apart "
+                                        "(... AS other_name) for JSON"]

@@ -34,9 +34,14 @@ class UnwritableError(Exception):
 
 
 def json_rows(table: pa.Table) -> list[dict]:
-    """The rows as JSON-ready dicts (NaN and infinities are written as null by render.json)."""
-    cols = [column_values(table.column(i)) for i in range(table.num_columns)]
+    """The rows as JSON-ready dicts (NaN and infinities are written as null by render.json). A
+    result with two columns of one name cannot be JSON objects (one value would be lost)."""
     names = table.column_names
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UnwritableError(f"the result has several columns named {', '.join(map(repr, twice))[:200]}: "
+                              "name them apart (... AS other_name) for JSON")
+    cols = [column_values(table.column(i)) for i in range(table.num_columns)]
     return [dict(zip(names, row)) for row in zip(*cols)]
 
 
