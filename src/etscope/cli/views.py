@@ -166,7 +166,8 @@ export`), or over a collected dataset (--dataset).
 
 Read-only: only these statements run: {"; ".join(SQL_ALLOWED)}. A query with any other statement
 is refused (exit 2) before any of it runs. DuckDB cannot reach files, the network or extensions
-here, and its settings are locked: only etscope's tables are visible."""
+here, and its settings are locked: only etscope's tables are visible. Ctrl-C stops a running query.
+A query starting with "-" goes after "--": etscope sql run.etdump -- "-- comment ..." """
 
 
 def _etdump_and_query(ctx, param, value):
