@@ -11,6 +11,7 @@ from etscope.cli.common import (
     with_runs,
 )
 from etscope.cli.numerics import report_numerics, report_numerics_options
+from etscope.render.sql_guard import ALLOWED as SQL_ALLOWED
 
 
 @click.command()
@@ -174,6 +175,15 @@ def export(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, fmt,
                    "(keys are the FX node names of the ETRecord's edge graph)")
 
 
+SQL_HELP = f"""DuckDB SQL over the tables events, ops, runs and the QNN tables (columns: README / `etscope
+export`), or over a collected dataset (--dataset).
+
+Read-only: only these statements run: {"; ".join(SQL_ALLOWED)}. A query with any other statement
+is refused (exit 2) before any of it runs. DuckDB cannot reach files, the network or extensions
+here, and its settings are locked: only etscope's tables are visible. Ctrl-C stops a running query.
+A query starting with "-" goes after "--": etscope sql run.etdump -- "-- comment ..." """
+
+
 def _etdump_and_query(ctx, param, value):
     """``[ETDUMP] QUERY``: one argument is the query (QNN files alone), two are the ETDump and the query."""
     if len(value) not in (1, 2):
@@ -181,7 +191,7 @@ def _etdump_and_query(ctx, param, value):
     return value
 
 
-@click.command()
+@click.command(help=SQL_HELP)
 @click.argument("etdump_and_query", nargs=-1, required=True, metavar="[ETDUMP] QUERY", callback=_etdump_and_query)
 @qnn_view_options
 @click.option("--dataset", type=str,
@@ -191,8 +201,6 @@ def _etdump_and_query(ctx, param, value):
 @click.option("--limit", type=click.IntRange(min=0),
               help="Rows to print as a table (0: all; default: 100 on a terminal, all when piped).")
 def sql(etdump_and_query, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, dataset, fmt, limit):
-    """DuckDB SQL over the tables events, ops, runs and the QNN tables (columns: README / `etscope export`),
-    or over a collected dataset (--dataset)."""
     from etscope.render.sql import SqlError
     from etscope.render.sql import query as run_query
 
@@ -220,22 +228,18 @@ def sql(etdump_and_query, etrecord, pte, method, qhas, optrace, qnn_csv, runtrac
                 for gap in r.summary["qnn_only"]["missing"]:
                     click.echo(f"note: {gap}", err=True)
             sys.exit(EXIT_BAD_INPUT)
-    if fmt == "table":
-        from etscope.render.sql import print_table
+    from etscope.render.sql_cells import UnwritableError
 
-        print_table(result, limit)
-    elif fmt == "csv":
-        import io
+    try:
+        if fmt == "table":
+            from etscope.render.sql import print_table
 
-        import pyarrow.csv as pacsv
+            print_table(result, limit)
+        else:
+            from etscope.render.sql import csv_text, json_text
 
-        from etscope.render.table_cells import no_formulas, plain_strings
-
-        buf = io.BytesIO()
-        pacsv.write_csv(no_formulas(plain_strings(result)), buf)
-        click.echo(buf.getvalue().decode("utf-8"), nl=False)
-    else:
-        from etscope.render.table_cells import plain_strings
-        from etscope.render.json import dumps
-
-        click.echo(dumps(plain_strings(result).to_pylist(), indent=None))
+            text = csv_text(result) if fmt == "csv" else json_text(result) + "\n"
+            click.echo(text, nl=False)
+    except UnwritableError as err:
+        click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
