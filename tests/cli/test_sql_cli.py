@@ -153,15 +153,6 @@ def test_dataset_query_refuses_what_does_not_read(dataset, stmt):
     assert _dataset_state(dataset) == before
 
 
-def _dataset_reads_paths() -> bool:
-    from etscope.fleet import dataset as D
-
-    return hasattr(D.Dataset, "views_sql")      # layout 1: views over read_parquet(<glob>)
-
-
-@pytest.mark.xfail(_dataset_reads_paths(), strict=True,
-                   reason="fleet.dataset still builds its own DuckDB views over paths (fixed by the dataset "
-                          "branch, which registers Arrow tables through render.sql.query)")
 @pytest.mark.parametrize("stmt", ["SELECT * FROM read_blob('in.etdump')", "SELECT * FROM glob('*')",
                                   "SELECT count(*) FROM read_parquet('ds/runs/**/*.parquet')"])
 def test_dataset_query_reaches_no_path(dataset, stmt):

@@ -22,6 +22,7 @@ import argparse
 import collections
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -128,13 +129,14 @@ class Outcome:
     stderr: str
     changed: list[str] = field(default_factory=list)   # inputs or watched files the command changed
     env: dict[str, str] = field(default_factory=dict)   # variables set for this command
+    budget: "Budget | None" = None    # the kind's own budget (a dataset: per declared row), else the command's
 
     @property
     def traceback(self) -> bool:
         return "Traceback" in self.stderr
 
     def problems(self) -> list[str]:
-        b = budget_for(self.argv)
+        b = self.budget or budget_for(self.argv)
         out = []
         if self.rc is None:
             out.append(f"killed after {self.wall:.0f} s wall")
@@ -142,7 +144,15 @@ class Outcome:
             out.append(f"exit {self.rc}")
         if self.traceback:
             out.append("traceback")
-        if self.rc == 2 and len(self.stderr.strip().splitlines()) != 1:
+        lines = [ln for ln in self.stderr.strip().splitlines() if ln.strip()]
+        # etscope's own lines are fine (one-line warnings such as a skipped dataset part, "wrote
+        # FILE"); a Python or numpy warning ("...Warning: ...", warnings.warn's source line) is not.
+        stray = [ln for ln in lines if not ln.startswith(("etscope", "wrote "))
+                 and re.search(r"\b\w*(Warning|Error)\b|^\s+warnings?\.|site-packages/", ln)]
+        if stray:
+            out.append("Python warning on stderr: " + stray[0][:120])
+        errors = [ln for ln in lines if not ln.startswith("etscope: warning")]
+        if self.rc == 2 and len(errors) != 1:
             out.append("error message is not one line")
         if self.cpu > b.seconds(self.size):
             out.append(f"cpu {self.cpu:.1f} s > {b.seconds(self.size):.1f} s")
@@ -197,6 +207,9 @@ class Generated:
     # Ready commands (no templates) when the generator chooses them with the files (gen_numerics
     # returns its argv); the kind's templates are used when empty.
     commands: tuple[tuple[str, ...], ...] = ()
+    # Budgets of this input's own measure (``size`` is then that measure, e.g. a dataset's declared
+    # rows), per command name; commands not named use the byte budgets.
+    budgets: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -244,6 +257,71 @@ def _make_numerics(rng: random.Random, folder: Path) -> Generated:
 
 
 register_kind("numerics", _make_numerics, [])
+
+
+# A dataset's budgets count the rows its manifest declares (SECURITY.md, "Budgets per command"):
+# trend CPU 1 s + 10 µs and RSS 150 MB + 900 B per declared row (its worst slope, level-0 ops rows
+# with distinct names), sql --dataset CPU 1 s + 0.15 µs and RSS 200 MB + 45 B per row; rounded up
+# here to 2 s + 10 µs / 250 MB + 900 B (trend) and 2 s + 1 µs / 250 MB + 70 B (sql). ``size`` is the
+# declared rows plus the bytes of the files (collect reads the inputs: byte budget).
+DATASET_BUDGETS = {"trend": Budget(2.0, 10.0, 250.0, 900.0), "sql": Budget(2.0, 1.0, 250.0, 70.0)}
+
+
+def _declared_rows(ds: Path) -> int:
+    """Rows the dataset's manifest entries declare for their parts (entries that do not parse: 0)."""
+    import json
+
+    rows = 0
+    folder = ds / "_manifest"
+    if folder.is_symlink() or not folder.is_dir():
+        return 0
+    for e in folder.glob("*.json"):
+        try:
+            if e.is_symlink() or not e.is_file() or e.stat().st_size > 1 << 20:
+                continue
+            doc = json.loads(e.read_text())
+            for part in (doc.get("parts") or {}).values():
+                n = part.get("rows") if isinstance(part, dict) else None
+                rows += n if isinstance(n, int) and 0 <= n < 1 << 40 else 0
+        except (ValueError, OSError, AttributeError, RecursionError):
+            continue
+    return rows
+
+
+def _make_dataset(rng: random.Random, folder: Path) -> Generated:
+    """``gen_dataset`` (a hostile dataset, its inputs, outside decoys) as a campaign kind: its own
+    commands (trend, sql --dataset, collect into it, --adopt); the inputs, the decoys and the
+    neighbour a glob would reach must not change (the dataset itself may: collect writes it)."""
+    from gen_dataset import commands, dataset_of, gen_dataset
+
+    gen_dataset(rng, folder)
+    ds = dataset_of(folder)
+    protect = tuple(p for p in (folder / "outside", folder / "in", folder / "dsx") if p.exists())
+    size = _declared_rows(ds) + sum(tree_bytes(p) for p in (*protect, ds) if p.exists())
+    return Generated({"d": str(ds)}, protect, size, tuple(tuple(c) for c in commands(folder, folder / "out")),
+                     DATASET_BUDGETS)
+
+
+register_kind("dataset", _make_dataset, [])
+
+
+def _make_sql(rng: random.Random, folder: Path) -> Generated:
+    """``gen_sql`` (a hostile query) over a copy of a small real ETDump; the paths the query names
+    lie in the input folder, which no query may change (nor add a file to)."""
+    import shutil
+
+    from gen_sql import PATHS, gen_sql
+
+    f = folder / "in.etdump"
+    shutil.copy(ETDUMP, f)
+    paths = [str(folder / p) if not (p.startswith("/") or "://" in p or p.startswith("~")) else p for p in PATHS]
+    q = gen_sql(rng, None, paths=paths)
+    return Generated({"f": str(f), "q": q}, (folder,), f.stat().st_size + len(q.encode()))
+
+
+# "--" before the query: a generated query may start with "-".
+register_kind("sql", _make_sql, [["sql", "{f}", "--", "{q}"], ["sql", "--format", "csv", "{f}", "--", "{q}"],
+                                 ["sql", "--format", "json", "{f}", "--", "{q}"]])
 
 
 def tree_bytes(path: Path) -> int:
@@ -319,13 +397,14 @@ def run_generated(kind: str, gen: Generated, argv_t: list[str], workdir: Path,
     env = {"HOME": str(scratch), "TMPDIR": str(scratch), **env}
     # "bytes" are all inputs together: a file given twice (``diff {f} {f}``) is read twice
     size = gen.size * max(1, sum(a.count("{f}") for a in cmd_t)) if "f" in gen.fields else gen.size
-    limit = wall_limit if wall_limit is not None else 3 * budget_for(argv).seconds(size) + 20
+    budget = gen.budgets.get(argv[0]) if argv else None
+    limit = wall_limit if wall_limit is not None else 3 * (budget or budget_for(argv)).seconds(size) + 20
     inputs_before, watched_before = fingerprint(gen.inputs), _shallow(_watched())
     rc, wall, cpu, rss, err = run_child(argv, limit, env, cwd=scratch)
     changed = [f"input {p}" for p in _changed(inputs_before, fingerprint(gen.inputs))]
     changed += [f"outside file {p}" for p in _changed(watched_before, _shallow(_watched()))]
     return Outcome(kind, argv, size, rc, wall, cpu, rss, err, changed,
-                   {k: v for k, v in env.items() if k not in ("HOME", "TMPDIR")})
+                   {k: v for k, v in env.items() if k not in ("HOME", "TMPDIR")}, budget)
 
 
 def write_input(kind: str, data: bytes, workdir: Path) -> Generated:
