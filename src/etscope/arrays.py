@@ -88,7 +88,8 @@ def nanmedian(a):
     np.nanmedian uses on small arrays): the median of the values that are not NaN."""
     a = np.asarray(a).reshape(-1)
     kept = a[~np.isnan(a)] if a.dtype.kind == "f" else a
-    return median(kept) if kept.size else np.nanmedian(a)
+    # No value (empty or all NaN): NaN, as np.nanmedian gives, without its RuntimeWarning on stderr.
+    return median(kept) if kept.size else np.float64(np.nan)
 
 
 def stable_argsort(a) -> np.ndarray:

@@ -13,6 +13,8 @@ read; column meanings in :data:`QNN_COLUMNS`.
 """
 from __future__ import annotations
 
+import math
+
 import pyarrow as pa
 
 QNN_COLUMNS: dict[str, dict[str, str]] = {
@@ -106,10 +108,20 @@ def _table(name: str, rows: list[dict]) -> pa.Table:
 def _value(v, type_):
     if v is None or (isinstance(v, float) and v != v):
         return None
+    if isinstance(v, bool) and not pa.types.is_boolean(type_):
+        return None
     if pa.types.is_floating(type_):
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        if not isinstance(v, (int, float)):
+            return None
+        try:
+            return float(v)
+        except OverflowError:       # an integer past float64 (a file's value): not a number here
+            return None
     if pa.types.is_integer(type_):
-        return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v else None
+        if not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+            return None
+        i = int(v)
+        return i if -(1 << 63) <= i < (1 << 63) else None     # an id past int64: unknown, not a crash
     if pa.types.is_boolean(type_):
         return bool(v) if isinstance(v, bool) else None
     return str(v)

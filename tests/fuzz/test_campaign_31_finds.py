@@ -1,0 +1,23 @@
+"""What the issue-31 long campaign found on the merged code (seeds 2000-2179 of campaign.py), each
+a child-process run of the generated file that failed before its fix:
+- ``export ETDUMP --qhas`` on a QHAS whose thread id or bytes pass int64: OverflowError traceback
+  building the ``htp_ops`` table (analysis/qnn_tables.py now writes such a value as null);
+- ``diff F F`` on an ETDump whose runs have no latency: numpy's "All-NaN slice" RuntimeWarning on
+  stderr (arrays.nanmedian now returns NaN without it)."""
+import random
+
+import pytest
+
+import campaign as C
+import generators as G
+
+
+@pytest.mark.parametrize("kind, seed, argv", [
+    ("qhas", "qhas-2003", ["export", "{e}", "--qhas", "{f}", "-o", "{o}"]),
+    ("qhas", "qhas-2091", ["export", "{e}", "--qhas", "{f}", "-o", "{o}"]),
+    ("etdump", "etdump-2007", ["diff", "{f}", "{f}"]),
+])
+def test_campaign_find(tmp_path, kind, seed, argv):
+    data = G.GENERATORS[kind](random.Random(seed))
+    o = C.run_case(kind, data, argv, tmp_path)
+    assert not o.problems(), f"{o.describe()}: {o.problems()}\n{o.stderr[-2000:]}"
