@@ -21,3 +21,21 @@ def test_campaign_find(tmp_path, kind, seed, argv):
     data = G.GENERATORS[kind](random.Random(seed))
     o = C.run_case(kind, data, argv, tmp_path)
     assert not o.problems(), f"{o.describe()}: {o.problems()}\n{o.stderr[-2000:]}"
+
+
+def test_qhas_without_timeline_cycles(tmp_path):
+    """A QHAS with dominant-path idle rows but no timeline length: the HTP-op headline formatted
+    None (TypeError, caught as 'the QNN analysis failed' and the QNN section left out)."""
+    data = G.GENERATORS["qhas"](random.Random("qhas-3001"))
+    for argv in (["qnn", "--json", "{e}", "--qhas", "{f}"], ["trace", "{e}", "--qhas", "{f}", "-o", "{o}.json"]):
+        o = C.run_case("qhas", data, argv, tmp_path)
+        assert not o.problems() and "analysis failed" not in o.stderr, o.stderr[-2000:]
+
+
+@pytest.mark.parametrize("seed", ["dataset-3001", "dataset-3002"])
+def test_refused_adopt_says_one_line(tmp_path, seed):
+    """``collect --adopt`` on a dataset with a symlinked folder printed "already layout ...; nothing
+    to adopt" before its refusal: two lines for one error."""
+    gen = C.EXTRA_KINDS["dataset"].make(random.Random(seed), tmp_path / "in")
+    o = C.run_generated("dataset", gen, ["collect", "--adopt", "--to", "{d}"], tmp_path)
+    assert not o.problems(), o.stderr

@@ -363,10 +363,11 @@ def collect(patterns, to, meta: dict | None = None, meta_from=None, engine: str 
     manifest = read_meta_file(meta_from) if meta_from else None
     jobs = jobs_for(files, meta, manifest)
     ds = Dataset(to)
-    for line in ds.prepare(adopt=adopt):
+    said = ds.prepare(adopt=adopt)
+    ds.check_folders()          # a refused dataset says only why (not "nothing to adopt" first)
+    for line in said:
         if warn:
             warn(line)
-    ds.check_folders()
     with ds.lock():
         ds.recover()
         if on_total:

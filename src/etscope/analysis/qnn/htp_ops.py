@@ -145,16 +145,18 @@ class HtpBreakdown:
     def headline(self) -> str:
         """The answer in one sentence: where the active cycles go, and what the largest op is."""
         cats = sorted(((c, v) for c, v in self.by_category if c != "idle"), key=lambda cv: -cv[1])
-        parts = ", ".join(f"{CATEGORY_LABELS[c]} {self.share(c):.1%}" for c, _ in cats)
-        out = f"Of {self.active_cycles:,.0f} active HTP cycles: {parts}."
+        parts = ", ".join(f"{CATEGORY_LABELS[c]} {self.share(c):.1%}" for c, _ in cats if self.share(c) is not None)
+        out = f"Of {self.active_cycles:,.0f} active HTP cycles: {parts or 'none'}."
         top = next((o for o in self.ops if o.cycles), None)
         if top is not None:
             c, v = max(((c, v) for c, v in top.by_category if c != "idle"), key=lambda cv: cv[1])
             out += (f" The largest QNN op, {top.qnn_op} ({top.cycles:,.0f} cycles), is {v / top.cycles:.0%} "
                     f"{CATEGORY_LABELS[c]}.")
-        if self.idle_cycles:
+        if self.idle_cycles and self.share("idle") is not None:
             out += (f" The dominant path idles {self.idle_cycles:,.0f} of {self.timeline_cycles:,.0f} timeline "
                     f"cycles ({self.share('idle'):.1%}).")
+        elif self.idle_cycles:       # a QHAS without timeline_cycles: the idle, not its share
+            out += f" The dominant path idles {self.idle_cycles:,.0f} cycles (the file gives no timeline length)."
         return out
 
     def to_dict(self) -> dict:
