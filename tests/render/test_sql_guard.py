@@ -189,17 +189,43 @@ def test_nothing_spills_to_a_temp_folder(scratch):
     assert not (scratch / ".tmp").exists() and not (scratch / "spill").exists()
 
 
-def test_nesting_past_duckdbs_limit_is_refused_before_parsing():
+def test_nesting_past_the_limit_is_refused_before_parsing():
     """DuckDB refuses an expression deeper than 1000 only after parsing it (~1.4 KB of memory per
-    query byte); counted on its tokens first. Everything DuckDB accepts still runs."""
-    assert query({}, "SELECT " + "(" * 999 + "1" + ")" * 999 + " AS x").to_pylist() == [{"x": 1}]
-    for deep in ("SELECT " + "abs(" * 40_000 + "1" + ")" * 40_000, "SELECT " + "[" * 1001 + "1" + "]" * 1001,
-                 "SELECT " + "CASE WHEN true THEN " * 1001 + "1" + " END" * 1001,
+    query byte), and a 500-deep list literal took 2.9 s of planning before Arrow refused its type
+    (campaign seed sql-2114): nesting past MAX_NESTING (64) is refused from DuckDB's tokens first.
+    Everything up to it still runs."""
+    from etscope.render.sql_guard import MAX_NESTING
+
+    assert MAX_NESTING == 64
+    assert query({}, "SELECT " + "(" * 64 + "1" + ")" * 64 + " AS x").to_pylist() == [{"x": 1}]
+    for deep in ("SELECT " + "abs(" * 40_000 + "1" + ")" * 40_000, "SELECT " + "[" * 65 + "1" + "]" * 65,
+                 "SELECT " + "[" * 500 + "1" + "]" * 500,
+                 "SELECT " + "CASE WHEN true THEN " * 65 + "1" + " END" * 65,
                  "SELECT * FROM " + "(SELECT * FROM " * 1001 + "range(1)" + ")" * 1001):
-        with pytest.raises(SqlError, match="deeper than 1000"):
+        with pytest.raises(SqlError, match="deeper than 64"):
             query({}, deep)
     # brackets in strings and comments are not nesting
     assert query({}, "SELECT '" + "(" * 2000 + "' AS s -- " + "[" * 2000).num_rows == 1
+
+
+def test_a_result_arrow_cannot_carry_is_one_line():
+    """A result type Arrow cannot import is a SqlError (one line), not a pyarrow traceback."""
+    import pyarrow as pa
+
+    from etscope.render import sql as S
+
+    class Rel:
+        types = []
+
+        def to_arrow_table(self):
+            raise pa.ArrowInvalid("Recursion level in ArrowSchema struct exceeded")
+
+    class Con:
+        def sql(self, q):
+            return Rel()
+
+    with pytest.raises(SqlError, match="cannot be converted to Arrow"):
+        S.run(Con(), "SELECT 1")
 
 
 def test_memory_limit_ends_a_query_in_one_line_without_spilling(scratch, monkeypatch):

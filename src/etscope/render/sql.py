@@ -63,6 +63,8 @@ def run(con, sql: str, params: list | None = None) -> pa.Table:
         return _interruptible(con, work)
     except duckdb.Error as e:
         raise SqlError(_one_line(str(e))) from None
+    except pa.ArrowException as e:      # a result Arrow cannot carry (e.g. a type nested too deeply)
+        raise SqlError("the result cannot be converted to Arrow data: " + _one_line(str(e))) from None
 
 
 def _interruptible(con, work):
