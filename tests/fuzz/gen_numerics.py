@@ -25,7 +25,6 @@ offset); ETRecords are zips compressed with one of ``generators.COMPRESSIONS``.
 from __future__ import annotations
 
 import importlib.util
-import io
 import json
 import random
 import zipfile
@@ -96,14 +95,7 @@ def etrecord_bytes(nodes, handle_map: dict, rng: random.Random | None = None, gr
         "outputs": [{"as_tensor": {"name": nodes[-1]["name"]}}] if nodes else []}}})
     entries = [("ETRECORD_V0", b""), ("debug_handle_map", json.dumps({"forward": handle_map}).encode()),
                ("edge_dialect_exported_program/forward", program.encode())]
-    method = rng.choice(G.COMPRESSIONS[:2]) if rng is not None else zipfile.ZIP_STORED
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, payload in entries:
-            info = zipfile.ZipInfo(name)
-            info.compress_type = method
-            z.writestr(info, payload)
-    return buf.getvalue()
+    return G.zip_entries(entries, rng.choice(G.COMPRESSIONS[:2]) if rng is not None else zipfile.ZIP_STORED)
 
 
 def _args(et, buf, ref=None, extra=()) -> list[str]:  # noqa: D103  (argv for etscope numerics)

@@ -406,7 +406,11 @@ def gen_etrecord(rng: random.Random, shape: str | None = None) -> bytes:
         program_text = program_text.replace('"@ARG@"', arg)
     entries = [("ETRECORD_V0", b""), ("debug_handle_map", json.dumps(dmap).encode()),
                ("edge_dialect_exported_program", program_text.encode())]
-    method = rng.choice(COMPRESSIONS)
+    return zip_entries(entries, rng.choice(COMPRESSIONS))
+
+
+def zip_entries(entries, method) -> bytes:
+    """A zip holding ``entries`` ((name, bytes) pairs), each compressed with ``method``."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         for name, payload in entries:
