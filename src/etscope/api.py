@@ -199,30 +199,49 @@ def profile_of(p) -> P.Profile:
 
 # ---- the qnn command: QNN files alone or with an ETDump -----------------------------------------------
 def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), optrace=(),
-                   qnn_csv=None, runtrace=None, dram_gbps: float | None = None) -> dict:
+                   qnn_csv=None, runtrace=None, dram_gbps: float | None = None, phase: str | None = None) -> dict:
     """Read whichever QNN inputs were given (paths; ``qhas``/``optrace`` one path or several, pins
     allowed) and produce the QNN report; QNN files without a partition to join get ``files``.
-    ``dram_gbps``: the DRAM bandwidth the HTP limits compare with (default: the SoC's, if sourced)."""
+    ``dram_gbps``: the DRAM bandwidth the HTP limits compare with (default: the SoC's, if sourced).
+    ``phase``: ``--phase`` (see :func:`narrowed`); when the runs are several phases, ``phases``
+    holds each phase's own report (``phase_rows``: them side by side)."""
     from etscope.paths import display
 
     qhas, optrace = _paths(qhas), _paths(optrace)
     files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)
     profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
-    r = view_results(profile, files, pte=pte, dram_gbps=dram_gbps)
-    report = r.qnn
-    if report is None:      # an ETDump without QNN partitions: the report says so
-        report = qnn_analysis.qnn_report(profile, soc=r.soc, runtrace=files.runtrace)
-    report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
-    if r.qnn_files is not None:
-        report["files"] = r.qnn_files
-    # The same ranked findings the report shows for these inputs (text and --json print them).
-    report["findings"] = [f.to_dict() for f in r.findings] if r.qnn is not None else []
+    r = narrowed(view_results(profile, files, pte=pte, llm_options=llm_options(pte), dram_gbps=dram_gbps),
+                 phase, method)
+    report = _qnn_view_report(r, files)
+    parts = r.by_phase()
+    if parts:
+        report["phase_rows"] = r.phase_rows
+        report["phases_how"] = r.phases.how
+        report["phases"] = [dict(row.to_dict(), qnn=_qnn_view_report(pr, files))
+                            for row, (_, pr) in zip(r.phase_rows, parts)]
     shown = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte)) if v is not None}
     for kind, paths in (("qhas", qhas), ("optrace", optrace)):
         if paths:
             shown[kind] = display(paths[0]) if len(paths) == 1 else [display(p) for p in paths]
     shown.update({k: display(v) for k, v in (("qnn_csv", qnn_csv), ("runtrace", runtrace)) if v is not None})
     report["inputs"] = shown
+    return report
+
+
+def _qnn_view_report(r: Results, files: QnnFiles) -> dict:
+    """The ``qnn`` command's report of one set of runs (the report's findings included)."""
+    report = r.qnn
+    if report is None:      # an ETDump without QNN partitions: the report says so
+        report = qnn_analysis.qnn_report(r.profile, soc=r.soc, runtrace=files.runtrace)
+    report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
+    if r.qnn_files is not None:
+        report["files"] = r.qnn_files
+    # The same ranked findings the report shows for these inputs (text and --json print them).
+    report["findings"] = [f.to_dict() for f in r.findings] if r.qnn is not None else []
+    if r.profile is not None and r.profile.phase is not None:
+        ph = r.profile.phase
+        report["phase"] = {"name": ph.name, "method": ph.method, "runs": list(ph.runs), "of_runs": ph.of_runs,
+                           "how": ph.how}
     return report
 
 
@@ -280,6 +299,7 @@ def view_results(profile: P.Profile | None, files: QnnFiles, pte=None, llm_optio
     DRAM bandwidth of the HTP limits (``--dram-gbps``)."""
     r = _view_results(profile, files, pte, llm_options)
     r.dram_gbps = dram_gbps
+    r.rebuild = lambda sub: _view_results(sub, files, pte, llm_options)    # a phase's runs, same files
     return r
 
 
@@ -300,6 +320,27 @@ def _view_results(profile: P.Profile | None, files: QnnFiles, pte, llm_options: 
     optrace = files.optrace[0][2] if files.optrace else None
     return Results(profile, qhas, optrace, files.runtrace, qnn_profile=files.qnn_profile, program=program,
                    inputs=inputs, llm_options=llm_options)
+
+
+# ---- phases: a view shows one phase, or each on its own --------------------------------------------
+def narrowed(r: Results, phase: str | None = None, method: str | None = None) -> Results:
+    """The Results of the runs ``--phase`` names, or of a look-alike ``--method``'s runs (an LLM
+    whose prefill and decode methods execute the same instructions); ``r`` itself when neither
+    selects (one phase, ``--phase all``, or a method the loader already told apart).
+    ``analysis.run_phases.PhaseChoiceError`` when the choice names no phase of these runs."""
+    from etscope.analysis.lookalike import lookalike_methods
+    from etscope.analysis.run_phases import choose
+
+    p = r.profile
+    if p is None or (phase is None and method is None):
+        return r
+    if phase is None and len(lookalike_methods(p.pte, method, p.etrecord)) < 2:
+        return r                  # a method with instructions of its own: the loader chose its runs
+    name = choose(r.phases, phase, method)
+    if name is None:
+        r.pool_phases = phase is not None        # --phase all: every run together, as asked
+        return r
+    return r.for_phase(name)
 
 
 # ---- analyses: each once per profile and set of inputs -----------------------------------------------

@@ -30,6 +30,7 @@ from rich.cells import cell_len
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 REAL, Q, QF, D, N = FIX / "real", FIX / "qnn_etdump", FIX / "qnn", FIX / "diff", FIX / "numerics"
 LLM_Q = Q / "synthetic_qnn_llm"
+HYBRID_PTE = FIX / "shared" / "qnn-device" / "stories260k_hybrid_llama_qnn.pte"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 OPID = re.compile(r"\bOpId_\d+\b")
 
@@ -38,7 +39,8 @@ VIEWS = {
                 "--pte", str(REAL / "llama.pte")],
     "summary-qnn": ["summary", f"{LLM_Q}.etdump", "--etrecord", f"{LLM_Q}.etrecord"],
     "ops": ["ops", str(REAL / "llama.etdump"), "--etrecord", str(REAL / "llama.etrecord"), "--pte",
-            str(REAL / "llama.pte")],
+            str(REAL / "llama.pte"), "--phase", "all"],
+    "ops-phases": ["ops", str(FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories.etdump"), "--pte", str(HYBRID_PTE)],
     "ops-qnn": ["ops", f"{LLM_Q}.etdump", "--etrecord", f"{LLM_Q}.etrecord", "--limit", "0", "--sort", "cycles"],
     "qnn": ["qnn", f"{LLM_Q}.etdump", "--etrecord", f"{LLM_Q}.etrecord", "--top", "0"],
     "qnn-files": ["qnn", str(Q / "synthetic_qnn_chain8_device.etdump"), "--qhas", str(QF / "chain8_sm8650.qhas.json"),

@@ -118,7 +118,8 @@ def test_ops_sort_cycles_without_cycles_rows_falls_back_to_total_and_says_so():
 
     from etscope.cli import main
 
-    args = ["ops", str(REAL / "llama.etdump"), "--etrecord", str(REAL / "llama.etrecord"), "--limit", "0"]
+    args = ["ops", str(REAL / "llama.etdump"), "--etrecord", str(REAL / "llama.etrecord"), "--limit", "0",
+            "--phase", "all"]
     by_cycles = CliRunner().invoke(main, [*args, "--sort", "cycles"], env={"COLUMNS": "400"})
     by_total = CliRunner().invoke(main, [*args, "--sort", "total"], env={"COLUMNS": "400"})
     assert by_cycles.exit_code == 0 and by_total.exit_code == 0

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
+import numpy as np
+
 from etscope import profile as P
 from etscope.analysis import llm as llm_analysis
 from etscope.analysis import ops as ops_analysis
@@ -19,6 +21,7 @@ from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis import summary as summary_analysis
 from etscope.analysis.modules import module_times
 from etscope.analysis.report_view import ReportView, report_view
+from etscope.analysis.run_phases import RunPhases, one_phase, phase_rows, run_phases
 from etscope.errors import FormatError
 from etscope.formats.qnn_compile_spec import soc_from_pte
 
@@ -55,6 +58,58 @@ class Results:
         # The DRAM bandwidth (GB/s) to compare achieved bytes/s with (``--dram-gbps``; None: the
         # SoC's sourced figure, if any). Set before ``qnn`` is first read.
         self.dram_gbps: float | None = None
+        # How to make the Results of another profile with the same inputs (a phase's runs): the
+        # api sets it when it built these from several QNN files.
+        self.rebuild = None
+        self._phase_results: dict[str, Results] = {}
+        # ``--phase all``: the user asked for every run together (the views then pool the phases).
+        self.pool_phases = False
+
+    # ---- phases: every view shows one phase, or each on its own, never pooled ------------------------
+    @cached_property
+    def phases(self) -> RunPhases:
+        """The phase of every run (``analysis.run_phases``), from the LLM analysis of these runs."""
+        p = self.profile
+        if p is None:
+            return RunPhases(names=(), methods=(), of_run=np.zeros(0, dtype=np.int64),
+                             warmup=np.zeros(0, dtype=bool), how="no ETDump")
+        if p.phase is not None:      # already one phase's runs
+            ph = one_phase(p)
+            return RunPhases(names=(p.phase.name,), methods=(p.method,), of_run=ph.of_run, warmup=ph.warmup,
+                             how=p.phase.how)
+        return run_phases(p, self.llm)
+
+    def for_phase(self, name: str) -> "Results":
+        """The Results of the runs of phase ``name`` only (a Profile of its own, built once)."""
+        if name not in self._phase_results:
+            ph = self.phases
+            sub = P.select_runs(self.profile, ph.of_run == ph.names.index(name),
+                                method=ph.methods[ph.names.index(name)], phase=ph.phase_of(name))
+            # The loader's "several methods fit" is answered here: the phase names its method.
+            sub.warnings = [w for w in self.profile.warnings if not (
+                ph.methods[ph.names.index(name)] and w.startswith("several methods fit the ETDump"))]
+            if self.rebuild is not None:
+                r = self.rebuild(sub)
+            else:
+                r = Results(sub, self.qhas, self.optrace, self.runtrace, qnn_profile=self.qnn_profile,
+                            program=self.program, inputs=self.inputs, llm_options=self.llm_options)
+            r.dram_gbps = self.dram_gbps
+            try:      # the program is the same: its compile spec is read once
+                r.__dict__["soc"] = self.soc
+            except FormatError:
+                pass
+            self._phase_results[name] = r
+        return self._phase_results[name]
+
+    @cached_property
+    def phase_rows(self) -> list:
+        """The phases side by side (``run_phases.PhaseRow``): [] when the runs are one phase."""
+        return phase_rows(self.phases, [(n, r.profile, r.summary) for n, r in self.by_phase()])
+
+    def by_phase(self) -> list[tuple[str, "Results"]]:
+        """Each phase with its Results when the runs form several phases; else [] (these are one)."""
+        ph = self.phases
+        return [(n, self.for_phase(n)) for n in ph.names] if ph.split and not self.pool_phases else []
 
     @cached_property
     def soc(self) -> dict | None:

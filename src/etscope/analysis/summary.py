@@ -34,6 +34,7 @@ def summary_of(profile: P.Profile, ops: list[dict], qnn_report: dict | None, soc
         "schema": SCHEMA,
         "inputs": dict(profile.sources),
         "method": profile.method,
+        "phase": _phase_facts(profile),
         "etdump": _file_facts(profile),
         "runs": lat,
         "breakdown": rows,
@@ -46,6 +47,14 @@ def summary_of(profile: P.Profile, ops: list[dict], qnn_report: dict | None, soc
         "qnn_compile": soc if profile.pte is not None else None,
         "warnings": list(profile.warnings),
     }
+
+
+def _phase_facts(profile: P.Profile) -> dict | None:
+    """The phase these runs are, when the profile holds one phase's runs (``--phase``)."""
+    ph = profile.phase
+    if ph is None:
+        return None
+    return {"name": ph.name, "method": ph.method, "runs": list(ph.runs), "of_runs": ph.of_runs, "how": ph.how}
 
 
 def qnn_brief(report: dict | None) -> list[dict] | None:

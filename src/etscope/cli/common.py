@@ -77,8 +77,13 @@ def sort_option(default: str, help: str):
     return click.option("--sort", type=click.Choice(SORT_KEYS), default=default, show_default=True, help=help)
 
 
+PHASE_HELP = ("Only the runs of this phase: prefill, decode (an LLM's phases, as etscope llm finds them) or all "
+              "(every run pooled). Default: each phase on its own, never pooled.")
+
+
 def etdump_companions(f):
-    """--etrecord, --pte and --method: what joins an ETDump's runs to the program."""
+    """--etrecord, --pte, --method and --phase: what joins an ETDump's runs to the program."""
+    f = click.option("--phase", type=str, metavar="PHASE", help=PHASE_HELP)(f)
     f = click.option("--method", help="Method the runs executed (default: the one that fits; when the ETDump "
                                       "holds runs of several methods, the one with most runs).")(f)
     f = click.option("--pte", type=str, help="The .pte program.")(f)
@@ -151,21 +156,36 @@ def qnn_paths(qhas, optrace) -> list[str]:
 
 
 def load_results(etdump, etrecord, pte, method, qhas=(), optrace=(), qnn_csv=None, runtrace=None,
-                 llm_options: dict | None = None, dram_gbps: float | None = None):
+                 llm_options: dict | None = None, dram_gbps: float | None = None, phase: str | None = None):
     """The analyses of the views' inputs: of the ETDump (with any QNN files), or of QNN files alone;
-    ``llm_options``: token counts of the LLM section (``api.llm_options``); ``dram_gbps``: the DRAM
-    bandwidth of the HTP limits (``--dram-gbps``)."""
+    ``llm_options``: token counts of the LLM section (``api.llm_options``, default: the .pte's);
+    ``dram_gbps``: the DRAM bandwidth of the HTP limits (``--dram-gbps``); ``phase``: ``--phase``
+    (with a look-alike ``--method``, the runs of one phase: ``narrowed``)."""
     from etscope import api
 
     if etdump is None:
         if not (qhas or optrace or qnn_csv or runtrace):
             raise click.UsageError("give an ETDump, or QNN files alone: --qnn-csv, --optrace, --qhas, --runtrace")
-        if etrecord or method:
-            raise click.UsageError("--etrecord / --method describe an ETDump's runs: give the ETDUMP too")
+        if etrecord or method or phase:
+            raise click.UsageError("--etrecord / --method / --phase describe an ETDump's runs: give the ETDUMP too")
     require_files(etdump, etrecord, pte, qnn_csv, runtrace, *qnn_paths(qhas, optrace))
     qnn_files = api.read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)   # small: read before the ETDump
     profile = load_profile(etdump, etrecord, pte, method) if etdump is not None else None
-    return api.view_results(profile, qnn_files, pte=pte, llm_options=llm_options, dram_gbps=dram_gbps)
+    if llm_options is None:
+        llm_options = api.llm_options(pte)
+    r = api.view_results(profile, qnn_files, pte=pte, llm_options=llm_options, dram_gbps=dram_gbps)
+    return narrowed(r, phase, method)
+
+
+def narrowed(r, phase, method):
+    """``api.narrowed``: a wrong ``--phase`` / look-alike ``--method`` is a usage error (exit 2)."""
+    from etscope import api
+    from etscope.analysis.run_phases import PhaseChoiceError
+
+    try:
+        return api.narrowed(r, phase, method)
+    except PhaseChoiceError as e:
+        raise click.UsageError(str(e)) from None
 
 
 def require_files(*paths):

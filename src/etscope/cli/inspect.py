@@ -5,7 +5,7 @@ import click
 
 from etscope.cli.common import (
     dram_gbps_option, echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, qnn_paths,
-    read_heap_file, read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
+    narrowed, read_heap_file, read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
 )
 
 
@@ -14,24 +14,48 @@ from etscope.cli.common import (
 @runtrace_option
 @qnn_heap_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in README).")
-def summary(etdump, etrecord, pte, method, runtrace, qnn_heap, as_json):
+def summary(etdump, etrecord, pte, method, phase, runtrace, qnn_heap, as_json):
     """Reading guide: what contains what, what ran where, in true units."""
-    from etscope.analysis.summary import summarize
+    from etscope import api
+    from etscope.analysis.results import Results
 
     rt = read_runtrace_file(runtrace)
     heap = read_heap_file(qnn_heap)
     profile = load_profile(etdump, etrecord, pte, method, announce=False)
-    s = summarize(profile, runtrace=rt)
-    if heap is not None:
-        s["qnn_heap"] = heap_view_of(heap, profile.pte, profile.method)
+    r = narrowed(Results(profile, runtrace=rt, llm_options=api.llm_options(pte)), phase, method)
+    parts = r.by_phase()
+    heap_view = heap_view_of(heap, profile.pte, profile.method) if heap is not None else None
     if as_json:
+        s = dict(r.summary)
+        if heap_view is not None:
+            s["qnn_heap"] = heap_view
+        s.update(phase_json(r))
         emit_json(s)
-    else:
-        from etscope.render.text import render_summary
+        return
+    from etscope.render.text import render_summary
 
-        render_summary(s)
-        if heap is not None:
-            echo_heap(s["qnn_heap"])
+    if not parts:
+        render_summary(r.summary)
+    else:
+        from etscope.render.phases_text import render_phase_heading, render_phase_table
+
+        render_phase_table(r.phase_rows, r.phases.how, "summary")
+        for row, (_, pr) in zip(r.phase_rows, parts):
+            render_phase_heading(row)
+            render_summary(pr.summary)
+    if heap_view is not None:
+        echo_heap(heap_view)
+
+
+def phase_json(r) -> dict:
+    """What ``--json`` adds about phases when the runs are several phases: each phase's runs with its
+    own summary (the top level then pools them: said in ``phases_pooled``). The phase one
+    ``--phase`` chose is the summary's own ``phase``."""
+    parts = r.by_phase()
+    if not parts:
+        return {}
+    return {"phases_pooled": "the top-level figures pool every run of every phase; phases[] gives each phase's own",
+            "phases": [dict(row.to_dict(), summary=pr.summary) for row, (_, pr) in zip(r.phase_rows, parts)]}
 
 
 @click.command()
@@ -43,27 +67,40 @@ def summary(etdump, etrecord, pte, method, runtrace, qnn_heap, as_json):
                       "(--json keeps instruction order).")
 @click.option("--by", type=click.Choice(["instruction", "module"]), default="instruction", show_default=True,
               help="module: inclusive time per source module (needs --etrecord).")
-def ops(etdump, etrecord, pte, method, as_json, limit, sort, by):
+def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
     """Per-op table: every instruction and what ran inside it, with placement and source."""
+    from etscope import api
     from etscope.analysis.results import Results
 
-    r = Results(load_profile(etdump, etrecord, pte, method))
+    r = narrowed(Results(load_profile(etdump, etrecord, pte, method), llm_options=api.llm_options(pte)), phase, method)
+    parts = r.by_phase()
     if by == "module":
         from etscope.cli.modules import emit_modules
 
-        return emit_modules(r, as_json, limit)
-    rows = r.ops
+        return emit_modules(r, as_json, limit, parts)
     if as_json:
-        s = r.summary
+        s = dict(r.summary)
         s["schema"] = "etscope.ops/1"
-        s["ops"] = rows
+        s["ops"] = r.ops
+        if parts:
+            s["phases_pooled"] = "ops pools every run of every phase; phases[] gives each phase's own"
+            s["phases"] = [dict(row.to_dict(), ops=pr.ops) for row, (_, pr) in zip(r.phase_rows, parts)]
         emit_json(s)
-    else:
-        from etscope.analysis.ordering import ops_sort_used, order_ops
-        from etscope.render.text import render_ops
+        return
+    from etscope.analysis.ordering import ops_sort_used, order_ops
+    from etscope.render.text import render_ops
 
-        sort, title = ops_sort_used(rows, sort)
-        render_ops(order_ops(rows, sort), limit=limit, order=title, sort=sort)
+    if not parts:
+        sort, title = ops_sort_used(r.ops, sort)
+        render_ops(order_ops(r.ops, sort), limit=limit, order=title, sort=sort)
+        return
+    from etscope.render.phases_text import render_phase_heading, render_phase_table
+
+    render_phase_table(r.phase_rows, r.phases.how, "ops")
+    for row, (_, pr) in zip(r.phase_rows, parts):
+        render_phase_heading(row)
+        used, title = ops_sort_used(pr.ops, sort)
+        render_ops(order_ops(pr.ops, used), limit=limit, order=title, sort=used)
 
 
 @click.command()
@@ -75,8 +112,9 @@ def ops(etdump, etrecord, pte, method, as_json, limit, sort, by):
               help="Per-op rows to print per partition (0: all; default: 25 on a terminal, all when piped).")
 @sort_option("cycles", "Order of the per-op table, largest first (cycles, p50: cycles p50; mean: cycles "
                        "mean; total, share: share of the accelerator's cycles).")
-def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, dram_gbps, as_json, top, sort):
+def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, qnn_heap, dram_gbps, as_json, top, sort):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
+    from etscope.analysis.run_phases import PhaseChoiceError
     from etscope.api import qnn_from_files
 
     if not any((etdump, qhas, optrace, qnn_csv, qnn_heap, runtrace)):
@@ -85,8 +123,12 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_hea
     heap = read_heap_file(qnn_heap)
     report = None
     if any((etdump, qhas, optrace, qnn_csv, runtrace)):
-        report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace,
-                                dram_gbps=dram_gbps)
+        try:
+            report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace,
+                                    dram_gbps=dram_gbps, phase=phase)
+        except PhaseChoiceError as e:
+            raise click.UsageError(str(e)) from None
+    rows, how = (report.pop("phase_rows", None), report.pop("phases_how", None)) if report is not None else (None, None)
     heap_view = None
     if heap is not None:
         from etscope.formats.pte import read_pte
@@ -105,7 +147,15 @@ def qnn(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_hea
         emit_json(out)
     else:
         files = (report or {}).get("files")
-        if report is not None and (report["partitions"] or report.get("qhas") or report.get("htp_timeline") or not files):
+        if report is not None and report.get("phases"):
+            from etscope.render.phases_text import render_phase_heading, render_phase_table
+            from etscope.render.qnn_text import render_qnn
+
+            render_phase_table(rows, how, "qnn")
+            for row, part in zip(rows, report["phases"]):
+                render_phase_heading(row)
+                render_qnn(part["qnn"], top=top, sort=sort, findings=part["qnn"]["findings"])
+        elif report is not None and (report["partitions"] or report.get("qhas") or report.get("htp_timeline") or not files):
             from etscope.render.qnn_text import render_qnn
 
             render_qnn(report, top=top, sort=sort, findings=report["findings"])

@@ -52,7 +52,7 @@ def _thresholds(ctx, param, values):
               help="Also write the per-tensor table (statistics, or the comparison) to FILE.csv or FILE.parquet.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object (schema etscope.numerics/1, or etscope.numerics.compare/1 with --reference).")
-def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_buffer, reference_etrecord,
+def numerics(etdump, etrecord, pte, method, phase, debug_buffer, reference, reference_buffer, reference_etrecord,
              reference_pte, taps, reference_taps, thresholds, run, limit, export_path, as_json):
     """Per-tensor statistics of the logged intermediate outputs (shape, dtype, min/max/mean/std,
     NaN/Inf, share at the int limits), per run; with --reference, per-tensor cosine/SNR/MSE/max
@@ -72,7 +72,7 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
 
     taps_c = read_taps(taps) if taps else None
     taps_r = read_taps(reference_taps) if reference_taps else None
-    profile = load_profile(etdump, etrecord, pte, method)
+    profile = phase_profile(load_profile(etdump, etrecord, pte, method), pte, method, phase)
     with DebugBuffer(debug_buffer) as buf:
         if reference is None:
             from etscope.analysis.numerics import numerics as stats, numerics_dict
@@ -88,7 +88,8 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
             return
         from etscope.analysis.numerics_compare import compare_methods, comparisons_dict
 
-        ref = load_profile(reference, reference_etrecord, reference_pte, method)
+        ref = phase_profile(load_profile(reference, reference_etrecord, reference_pte, method), reference_pte,
+                            method, phase)
         with DebugBuffer(reference_buffer) as rbuf:
             d = comparisons_dict(compare_methods(profile, buf, ref, rbuf, thresholds, taps_c=taps_c, taps_r=taps_r))
     _export(d, export)
@@ -98,6 +99,17 @@ def numerics(etdump, etrecord, pte, method, debug_buffer, reference, reference_b
         from etscope.render.numerics_text import render_compare
 
         render_compare(d, run=run)
+
+
+def phase_profile(profile, pte, method, phase):
+    """The runs of ``--phase`` (or of a look-alike ``--method``): each side compares its own phase."""
+    if phase is None and method is None:
+        return profile
+    from etscope import api
+    from etscope.analysis.results import Results
+    from etscope.cli.common import narrowed
+
+    return narrowed(Results(profile, llm_options=api.llm_options(pte)), phase, method).profile
 
 
 def _export_target(path, inputs):

@@ -26,7 +26,7 @@ from etscope.render.sql_guard import ALLOWED as SQL_ALLOWED
 @llm_tokens_options
 @report_numerics_options
 @dram_gbps_option
-def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_heap, output, compare_etdump,
+def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, qnn_heap, output, compare_etdump,
            compare_etrecord, compare_pte, prompt_tokens, decode_tokens, debug_buffer, numerics_reference,
            reference_buffer, reference_etrecord, numerics_thresholds, dram_gbps):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
@@ -48,7 +48,7 @@ def report(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, qnn_
     heap = read_heap_file(qnn_heap)
     prepare_in_background()          # the page's template, while the inputs are read
     r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace,
-                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps)
+                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps, phase=phase)
     profile = r.profile
     compare = None
     if compare_etdump is not None:
@@ -128,13 +128,13 @@ def _runs_in(ranges, n_runs: int, spec: str, clip: bool = False):
 @click.option("-o", "--output", default="trace.json", show_default=True, type=str,
               help="Trace file to write (Chrome / Perfetto JSON).")
 @click.option("--runs", "runs_spec", help="Only these Execute runs, e.g. 0:10 or 3,7 (default: all).")
-def trace(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, output, runs_spec):
+def trace(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, output, runs_spec):
     """Perfetto / chrome://tracing timeline (µs): runs in sequence, one track per partition."""
     from etscope.render.trace import build_trace, write_trace
 
     ranges = _parse_runs(runs_spec)
     out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace)
-    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace)
+    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, phase=phase)
     runs = _runs_in(ranges, r.profile.n_runs if r.profile is not None else _qnn_file_runs(r), runs_spec,
                     clip=r.profile is None)
     t = build_trace(r.trace(runs))
@@ -152,7 +152,7 @@ def trace(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, outpu
               show_default=True, help="Tables as CSV / Parquet / JSON, or Model Explorer node data.")
 @click.option("-o", "--output", "out_dir", default="etscope-export", show_default=True,
               type=str, help="Directory to write into.")
-def export(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, fmt, out_dir):
+def export(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, fmt, out_dir):
     """Write the events, ops and runs tables, the QNN tables (or a Model Explorer overlay) in true units."""
     from etscope.paths import check_output_dir, display
     from etscope.render.export import export as do_export
@@ -161,7 +161,7 @@ def export(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, fmt,
     inputs = (etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace)
     require_files(*inputs)
     check_output_dir(out_dir, export_names(fmt), inputs)
-    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace)
+    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, phase=phase)
     if fmt == "model-explorer" and (r.profile is None or r.profile.etrecord is None):
         raise click.UsageError("--format model-explorer needs --etrecord (node ids come from its graph)")
     written = do_export(r, fmt, out_dir, inputs=inputs)
@@ -200,14 +200,14 @@ def _etdump_and_query(ctx, param, value):
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--limit", type=click.IntRange(min=0),
               help="Rows to print as a table (0: all; default: 100 on a terminal, all when piped).")
-def sql(etdump_and_query, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, dataset, fmt, limit):
+def sql(etdump_and_query, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, dataset, fmt, limit):
     from etscope.render.sql import SqlError
     from etscope.render.sql import query as run_query
 
     *first, query = etdump_and_query
     etdump = first[0] if first else None
     if dataset is not None:
-        if etdump is not None or etrecord or pte or method or qhas or optrace or qnn_csv or runtrace:
+        if etdump is not None or etrecord or pte or method or phase or qhas or optrace or qnn_csv or runtrace:
             raise click.UsageError("with --dataset give only the query: etscope sql --dataset DATASET \"SQL\"")
         from etscope.fleet.dataset import Dataset, query_dataset
 
@@ -217,7 +217,7 @@ def sql(etdump_and_query, etrecord, pte, method, qhas, optrace, qnn_csv, runtrac
             click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
             sys.exit(EXIT_BAD_INPUT)
     else:
-        r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace)
+        r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, phase=phase)
         tables = r.tables
         try:
             result = run_query(tables, query)

@@ -71,6 +71,8 @@ class Profile:
     method_split: "MethodSplit | None" = field(default=None, repr=False)
     # Set when a backend's events accumulated across executes and the older copies were removed.
     accumulation: "Accumulation | None" = None
+    # Set when this profile holds the runs of one phase (prefill / decode) of its file: which.
+    phase: "PhaseSelection | None" = None
 
     def __repr__(self) -> str:
         """One line (the generated repr printed every array: 100 kB for a small model)."""
@@ -205,6 +207,18 @@ class Accumulation:
         return (f"delegate instruction(s) {ids}: backend events accumulate across executes (execute k "
                 f"repeats executes 1..k-1); {self.total_removed:,} older copies of {self.file_events:,} "
                 "events removed, each run keeps its own")
+
+
+@dataclass(frozen=True)
+class PhaseSelection:
+    """The runs of one phase of an ETDump (an LLM's prefill or decode runs), as ``--phase`` or a
+    look-alike ``--method`` chose them: every view of this profile describes those runs only."""
+
+    name: str                  # prefill | decode | the phase's name
+    method: str | None         # the program method the phase's runs executed, when known
+    runs: tuple[int, ...]      # its runs: indices among the Execute runs of the whole profile
+    of_runs: int               # how many runs the whole file has
+    how: str                   # how the phases were told apart (plain words)
 
 
 @dataclass

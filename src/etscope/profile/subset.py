@@ -9,14 +9,15 @@ import numpy as np
 from etscope.profile.instructions import join_method
 from etscope.profile.model import Profile, run_ends
 
-def select_runs(profile: Profile, keep) -> Profile:
-    """A Profile of the Execute runs where ``keep`` (bool per run) is true, joined again to the
-    profile's method, .pte and ETRecord; events outside the runs (load, init) stay."""
+def select_runs(profile: Profile, keep, method: str | None = None, phase=None) -> Profile:
+    """A Profile of the Execute runs where ``keep`` (bool per run) is true, joined again to
+    ``method`` (default: the profile's), .pte and ETRecord; events outside the runs (load, init)
+    stay. ``phase``: the ``PhaseSelection`` these runs are."""
     data, events, runs = run_subset(profile, np.asarray(keep, dtype=bool))
     sub = Profile(etdump=data, strings=profile.strings, events=events, runs=runs, instructions={},
                   method=None, etrecord=profile.etrecord, pte=profile.pte, sources=dict(profile.sources),
-                  warnings=[])
-    join_method(sub, profile.etrecord, profile.pte, profile.method)
+                  warnings=[], method_split=profile.method_split, phase=phase)
+    join_method(sub, profile.etrecord, profile.pte, method or profile.method)
     sub.accumulation = profile.accumulation     # its events are the de-duplicated ones
     return sub
 

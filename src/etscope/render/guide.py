@@ -15,8 +15,10 @@ def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 
     if not lat:
         return ["No Execute runs with timing were found in this ETDump."]
     method = f" ({s['method']})" if s.get("method") else ""
+    ph = s.get("phase")
+    of = f" of the {ph['name']} phase ({ph['of_runs'] - len(ph['runs'])} other run(s) left out)" if ph else ""
     lines.append(
-        f"Method::execute{method}: {fmt_ms(lat['p50'])} p50 over {runs['count']} run(s) "
+        f"Method::execute{method}: {fmt_ms(lat['p50'])} p50 over {runs['count']} run(s){of} "
         f"(mean {fmt_ms(lat['mean'])}, min {fmt_ms(lat['min'])}, max {fmt_ms(lat['max'])}).")
     parts = []
     for b in s["breakdown"]:
