@@ -10,6 +10,10 @@ read; column meanings in :data:`QNN_COLUMNS`.
 - ``qnn_runtrace``: one row per runtrace span (measured µs, cycles and clock per execute).
 - ``htp_ops``: one row per HTP op of each QNN op (QHAS/optrace, ``analysis.qnn.htp_ops``): unit and
   category from its flags, cycles, bytes, and its QNN op's bound and achieved DRAM GB/s.
+
+The rows of the ETDump's partitions (``qnn_ops``, ``qnn_partitions``) are p50s over runs: when the
+runs are several phases (an LLM's prefill and decode) they are one block per phase, each from that
+phase's own QNN analysis, with a ``phase`` column (never pooled).
 """
 from __future__ import annotations
 
@@ -38,6 +42,8 @@ QNN_COLUMNS: dict[str, dict[str, str]] = {
         "htp_ops": "HTP ops the QNN op became (QHAS/optrace), ' | '-separated",
         "dram_read": "bytes read from DRAM (QHAS)", "dram_write": "bytes written to DRAM (QHAS)",
         "vtcm_read": "bytes read from VTCM (QHAS)", "vtcm_write": "bytes written to VTCM (QHAS)",
+        "phase": "the phase whose runs the partition rows summarise (prefill / decode; 'all': one phase); "
+                 "null for QHAS/optrace-only rows",
     },
     "qnn_units": {
         "file": "qhas or optrace",
@@ -64,6 +70,8 @@ QNN_COLUMNS: dict[str, dict[str, str]] = {
         "clock_mhz_low": "lower bound of the clock from this profile (MHz)",
         "clock_mhz_high": "upper bound of the clock from this profile (MHz)",
         "cold_runs": "runs that paid HTP power-on / VTCM acquire", "ops": "per-op rows",
+        "phase": "the phase whose runs the row summarises (prefill / decode; 'all': one phase); null for "
+                 "QNN files alone",
     },
     "htp_ops": {
         "partition": "the partition the QHAS/optrace file was joined to, else null",
@@ -96,7 +104,8 @@ _TYPES = {"partition": pa.string(), "instruction_id": pa.int64(), "from": pa.str
           "unit": pa.string(), "pid": pa.int64(), "tid": pa.int64(), "name": pa.string(), "ops": pa.int64(),
           "clock_source": pa.string(), "cold_runs": pa.int64(), "execute": pa.int64(), "graph": pa.string(),
           "qnn_op": pa.string(), "qnn_op_type": pa.string(), "source": pa.string(), "htp_op": pa.string(),
-          "category": pa.string(), "flags": pa.string(), "thread": pa.int64(), "qnn_op_bound": pa.string()}
+          "category": pa.string(), "flags": pa.string(), "thread": pa.int64(), "qnn_op_bound": pa.string(),
+          "phase": pa.string()}
 
 
 def _table(name: str, rows: list[dict]) -> pa.Table:
@@ -205,15 +214,23 @@ def runtrace_rows(runtrace) -> list[dict]:
 
 
 def qnn_tables(qnn: dict | None, file_ops: dict | None = None, file_ops_source: str | None = None,
-               runtrace=None) -> dict[str, pa.Table]:
+               runtrace=None, phases: list[tuple[str, dict | None]] | None = None) -> dict[str, pa.Table]:
     """The QNN tables that have rows (a table of no rows is left out: the inputs do not hold it).
-    ``file_ops``: the QHAS/optrace op table, used for ``qnn_ops`` when there are no partitions."""
+    ``file_ops``: the QHAS/optrace op table, used for ``qnn_ops`` when there are no partitions.
+    ``phases``: [(phase name, that phase's QNN report)] for the partition rows (one block per
+    phase; the one phase of a profile: [(its name, ``qnn``)]); None: QNN files alone (no phase)."""
     if qnn is None:
         return {}
-    ops = partition_op_rows(qnn) or file_op_rows(file_ops, file_ops_source or "qhas/optrace")
-    named = {"qnn_ops": ops, "qnn_units": unit_rows(qnn), "qnn_partitions": partition_rows(qnn),
+    blocks = phases if phases is not None else [(None, qnn)]
+    ops = _per_phase(partition_op_rows, blocks) or file_op_rows(file_ops, file_ops_source or "qhas/optrace")
+    named = {"qnn_ops": ops, "qnn_units": unit_rows(qnn), "qnn_partitions": _per_phase(partition_rows, blocks),
              "qnn_runtrace": runtrace_rows(runtrace), "htp_ops": htp_op_rows(qnn)}
     return {name: _table(name, rows) for name, rows in named.items() if rows}
+
+
+def _per_phase(rows_of, blocks: list[tuple[str | None, dict | None]]) -> list[dict]:
+    """The rows ``rows_of`` makes of each phase's QNN report, tagged with the phase, one block after the other."""
+    return [dict(r, phase=name) for name, q in blocks if q is not None for r in rows_of(q)]
 
 
 def htp_op_rows(qnn: dict) -> list[dict]:

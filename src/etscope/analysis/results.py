@@ -242,8 +242,13 @@ class Results:
         from etscope.analysis.qnn_tables import qnn_tables
         from etscope.analysis.tables import tables
 
-        out = tables(self.profile, self.ops, self.qnn, self.llm) if self.profile is not None else {}
-        return {**out, **qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace)}
+        if self.profile is None:
+            return qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace)
+        ph, parts = self.phases, self.by_phase()      # one block of aggregated rows per phase, never pooled
+        whole = [(ph.names[0] if len(ph.names) == 1 else "all", self.qnn)]
+        out = tables(self.profile, self.ops, self.qnn, ph, parts)
+        return {**out, **qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace,
+                                    [(n, r.qnn) for n, r in parts] or whole)}
 
     @cached_property
     def file_ops(self) -> dict | None:
@@ -264,7 +269,7 @@ class Results:
             from etscope.analysis.qnn_trace_view import qnn_trace_view
 
             return qnn_trace_view(self.qnn or {}, self.optrace, self.runtrace, self.inputs, runs, qhas=self.qhas)
-        return trace_view(self.profile, qnn=self.qnn, runs=runs)
+        return trace_view(self.profile, qnn=self.qnn, runs=runs, phases=self.phases)
 
     @cached_property
     def nodes(self) -> dict | None:

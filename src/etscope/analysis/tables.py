@@ -2,6 +2,11 @@
 and ``analysis`` hold (pyarrow Tables). ``render.export`` writes them as CSV / Parquet / JSON,
 ``render.sql`` queries them with DuckDB and the notebook API turns them into pandas DataFrames.
 Column meanings are in :data:`COLUMNS` (also in the README).
+
+Phases (``analysis.run_phases``): every run row and every event of a run carries its phase and
+that phase's method. The ops table aggregates over runs, so it never pools the phases of an LLM:
+it is one block of rows per phase (each phase's own op table, ``Results.for_phase(name).ops``),
+told apart by its ``phase`` column; one phase (or ``--phase all``, pooled on purpose) is one block.
 """
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import pyarrow as pa
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.qnn_lookup import clock_mhz, qnn_name_keys, qnn_op_lookup, qnn_partitions
-from etscope.analysis.report_view import run_phases
+from etscope.analysis.run_phases import ALL, RunPhases, one_phase
 from etscope.analysis.timeline import first_timed_ns, since_origin, timed_mask
 
 KIND_NAMES = ("profile", "allocation", "debug")
@@ -42,6 +47,9 @@ COLUMNS: dict[str, dict[str, str]] = {
                   "for other rows",
         "tensor_shape": "debug events: tensor shape, e.g. 1x8x64",
         "tensor_nbytes": "debug events: tensor bytes",
+        "phase": "phase of the event's run (prefill / decode, or 'all' when the runs are one phase); "
+                 "null for events outside the runs",
+        "method": "program method of that phase (null when unknown, or for events outside the runs)",
     },
     "ops": {
         "instruction_id": "instruction id",
@@ -60,6 +68,9 @@ COLUMNS: dict[str, dict[str, str]] = {
         "total_ms": "sum in ms (time units only)",
         "share": "total over the sum of Method::execute (time units only)",
         "source": "file.py:LINE of the graph node (from the ETRecord)",
+        "phase": "the phase whose runs the row aggregates: an LLM's ops are one block of rows per phase "
+                 "(prefill, decode; never pooled); 'all' when the runs are one phase or --phase all pools them",
+        "method": "program method of that phase (null when unknown or when several phases are pooled)",
     },
     "runs": {
         "execute": "index of the Execute run (0-based)",
@@ -72,7 +83,8 @@ COLUMNS: dict[str, dict[str, str]] = {
         "cpu_ops_ms": "time in CPU kernel instructions (OPERATOR_CALL) in the run, ms",
         "cpu_ops_calls": "CPU kernel instructions executed in the run",
         "framework_overhead_ms": "latency minus delegate calls minus CPU kernels, ms",
-        "phase": "LLM phase of the run (prefill / decode ...) when analysis.llm tells it",
+        "phase": "phase of the run: prefill / decode (an LLM's, as etscope llm tells them), else 'all' (one phase)",
+        "method": "program method of the run's phase (null when unknown)",
     },
 }
 
@@ -160,8 +172,9 @@ def _qnn_est_us(profile: P.Profile, qnn: dict | None, cycles: np.ndarray) -> np.
     return est_us
 
 
-def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
-    """One row per event of the ETDump, in file order (see COLUMNS["events"])."""
+def events_table(profile: P.Profile, qnn: dict | None = None, phases: RunPhases | None = None) -> pa.Table:
+    """One row per event of the ETDump, in file order (see COLUMNS["events"]); ``phases``: the
+    phase of each run (default: the runs are one phase)."""
     from etscope.analysis.ops import effective_names
 
     ev = profile.events
@@ -210,15 +223,14 @@ def events_table(profile: P.Profile, qnn: dict | None = None) -> pa.Table:
         "tensor_shape": _dict_column(shapes, strings),
         "tensor_nbytes": _nullable(nbytes, nbytes < 0, pa.int64()),
     }
+    cols.update(_phase_columns(phases or one_phase(profile), ev["execute"]))
     return pa.table(cols)
 
 
 def ops_table(profile: P.Profile, ops: list[dict] | None = None) -> pa.Table:
     """The per-op table of ``analysis.ops.op_table`` (see COLUMNS["ops"])."""
     if ops is None:
-        from etscope.analysis.ops import op_table
-
-        ops = op_table(profile)
+        ops = _op_table(profile)
     schema = pa.schema([
         ("instruction_id", pa.int64()), ("level", pa.int8()), ("role", pa.string()), ("name", pa.string()),
         ("occurrence", pa.int64()), ("op_type", pa.string()), ("placement", pa.string()),
@@ -236,8 +248,8 @@ def _nan_none(v):
     return v
 
 
-def runs_table(profile: P.Profile, llm: dict | None = None) -> pa.Table:
-    """One row per Execute run: latency and its split (see COLUMNS["runs"])."""
+def runs_table(profile: P.Profile, phases: RunPhases | None = None) -> pa.Table:
+    """One row per Execute run: latency and its split, its phase and method (see COLUMNS["runs"])."""
     from etscope.analysis.placement import per_run_parts
 
     parts = per_run_parts(profile)
@@ -259,12 +271,52 @@ def runs_table(profile: P.Profile, llm: dict | None = None) -> pa.Table:
     cols["cpu_ops_calls"] = pa.array(parts["calls:cpu"].astype(np.int64))
     fo = parts["framework_overhead"] / 1e6
     cols["framework_overhead_ms"] = _nullable(fo, np.isnan(fo), pa.float64())
-    phases = run_phases(llm, n)
-    if phases is not None:
-        cols["phase"] = pa.array(phases, pa.string())
+    cols.update(_phase_columns(phases or one_phase(profile), np.arange(n)))
     return pa.table(cols)
 
 
+def _phase_columns(phases: RunPhases, execute: np.ndarray) -> dict[str, pa.Array]:
+    """``phase`` and ``method`` of rows given their Execute run index (-1: outside the runs, null),
+    as dictionary columns (a few strings, millions of events)."""
+    execute = np.asarray(execute, dtype=np.int64)
+    n_runs = len(phases.of_run)
+    inside = (execute >= 0) & (execute < n_runs)
+    code = np.full(execute.shape, -1, dtype=np.int32)
+    code[inside] = phases.of_run[execute[inside]]
+    methods = sorted({m for m in phases.methods if m is not None})
+    method_code = np.array([methods.index(m) if m is not None else -1 for m in phases.methods] + [-1], np.int32)
+    return {"phase": _dict_column(code, [str(x) for x in phases.names]),
+            "method": _dict_column(method_code[np.where(code >= 0, code, len(phases.methods))], methods)}
+
+
+def phase_ops_table(blocks: list[tuple[str, str | None, list[dict]]]) -> pa.Table:
+    """The ops table of several phases: per (phase, method, its op table), its rows with ``phase``
+    and ``method`` columns, one block after the other (never pooled)."""
+    parts = []
+    for name, method, ops in blocks:
+        t = ops_table(None, ops)
+        parts.append(t.append_column("phase", pa.array([name] * t.num_rows, pa.string()))
+                      .append_column("method", pa.array([method] * t.num_rows, pa.string())))
+    return pa.concat_tables(parts)
+
+
 def tables(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None = None,
-           llm: dict | None = None) -> dict[str, pa.Table]:
-    return {"events": events_table(profile, qnn), "ops": ops_table(profile, ops), "runs": runs_table(profile, llm)}
+           phases: RunPhases | None = None, by_phase: list | tuple = ()) -> dict[str, pa.Table]:
+    """events, ops and runs of the profile. ``phases``: the phase of each run (``Results.phases``;
+    default one phase); ``by_phase``: [(name, its Results)] when the runs are several phases
+    (``Results.by_phase``): then the ops table is each phase's own ops, one block per phase."""
+    phases = phases or one_phase(profile)
+    if by_phase:
+        index = {n: k for k, n in enumerate(phases.names)}
+        op_rows = phase_ops_table([(n, phases.methods[index[n]] if n in index else None, r.ops) for n, r in by_phase])
+    else:       # one phase, or the phases pooled on purpose (--phase all): one block, method only when one
+        name = phases.names[0] if len(phases.names) == 1 else ALL
+        method = phases.methods[0] if len(phases.methods) == 1 else None
+        op_rows = phase_ops_table([(name, method, ops if ops is not None else _op_table(profile))])
+    return {"events": events_table(profile, qnn, phases), "ops": op_rows, "runs": runs_table(profile, phases)}
+
+
+def _op_table(profile: P.Profile) -> list[dict]:
+    from etscope.analysis.ops import op_table
+
+    return op_table(profile)

@@ -5,7 +5,11 @@ Times are µs from the first timed event of the ETDump; runs follow each other a
 
 Tracks:
 - the main track (``MAIN_TID``) — load events, ``Method::execute``, ``OPERATOR_CALL`` + kernel
-  events (CPU fallback) and each ``DELEGATE_CALL``, at their recorded times.
+  events (CPU fallback) and each ``DELEGATE_CALL``, at their recorded times. Each run's
+  ``Method::execute`` slice carries its phase and that phase's method in ``args``
+  (``analysis.run_phases``); when the runs are an LLM's phases (or one phase chosen by
+  ``--phase``) its name says which: ``Execute 3 · decode`` (3: the run's index among the file's
+  Execute runs, as ``etscope llm`` counts them).
 - one track per delegate instruction (partition): its ``DELEGATE_CALL`` again, with what the backend
   logged inside it. Timed backend events (XNNPACK) at their recorded times. QNN per-op rows carry
   cycles, not times: they are laid out one after the other from the start of the DELEGATE_CALL,
@@ -22,6 +26,7 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.qnn_lookup import clock_mhz, qnn_op_lookup, qnn_partitions
+from etscope.analysis.run_phases import ALL, RunPhases, one_phase
 from etscope.analysis.timeline import first_timed_ns, since_origin
 from etscope.arrays import unique
 from etscope.formats import etdump as etdump_format
@@ -87,12 +92,14 @@ class _Events:
         return self.strings[c] if c >= 0 else ""
 
 
-def trace_view(profile: P.Profile, qnn: dict | None = None, runs: list[int] | None = None) -> TraceView:
+def trace_view(profile: P.Profile, qnn: dict | None = None, runs: list[int] | None = None,
+               phases: RunPhases | None = None) -> TraceView:
     """The timeline of ``profile`` (only the Execute runs ``runs`` when given); QNN per-op rows are
-    laid out with the clocks of ``qnn`` (``analysis.qnn.qnn_report``)."""
+    laid out with the clocks of ``qnn`` (``analysis.qnn.qnn_report``); ``phases``: the phase of each
+    run (``Results.phases``; default: one phase)."""
     e = _Events(profile, runs)
     notes: list[str] = []
-    slices = _main_track(profile, e)
+    slices = _main_track(profile, e, phases or one_phase(profile))
     part_slices, tracks = _partition_tracks(profile, e, qnn, notes)
     slices += part_slices
     all_tracks = [Track(MAIN_TID, "Method::execute (CPU thread)", 0)]
@@ -105,7 +112,23 @@ def trace_view(profile: P.Profile, qnn: dict | None = None, runs: list[int] | No
                      htp_timeline=(qnn or {}).get("htp_timeline"))
 
 
-def _main_track(profile: P.Profile, e: _Events) -> list[dict]:
+def _run_labels(profile: P.Profile, phases: RunPhases) -> list[tuple[str | None, dict]]:
+    """Per Execute run, the name of its ``Method::execute`` slice (None: keep the event's name, the
+    runs being one phase) and its phase args."""
+    chosen = profile.phase.runs if profile.phase is not None else None   # a phase's runs: the file's indices
+    out = []
+    for ex in range(profile.n_runs):
+        k = int(phases.of_run[ex]) if ex < len(phases.of_run) else -1
+        name = phases.names[k] if k >= 0 else None
+        args = {"phase": name, "method": phases.methods[k] if k >= 0 else None}
+        in_file = chosen[ex] if chosen is not None and ex < len(chosen) else ex
+        if chosen is not None:
+            args["run_in_file"] = in_file
+        out.append((f"Execute {in_file} · {name}" if name not in (None, ALL) else None, args))
+    return out
+
+
+def _main_track(profile: P.Profile, e: _Events, phases: RunPhases) -> list[dict]:
     """Framework events, operator calls, kernels and delegate calls at their recorded times."""
     role, instr, strings, instructions = e.role, e.instr, e.strings, profile.instructions
     main_roles = np.isin(role, [P.ROLE_METHOD, P.ROLE_OTHER, P.ROLE_OPERATOR_CALL, P.ROLE_KERNEL,
@@ -119,6 +142,7 @@ def _main_track(profile: P.Profile, e: _Events) -> list[dict]:
     run_names = [r.name for r in profile.etdump.runs]
     run_l = P.event_runs(profile, sel).tolist()
     label: dict[tuple[int, int, int], tuple[str, dict]] = {}   # (role, instruction, name) -> (name, args)
+    run_labels = _run_labels(profile, phases)
     out: list[dict] = []
     for k in range(len(sel)):
         r, iid, ex = role_l[k], instr_l[k], ex_l[k]
@@ -133,6 +157,12 @@ def _main_track(profile: P.Profile, e: _Events) -> list[dict]:
         if ex < 0:
             args["run_data"] = run_names[run_l[k]]
         args.update(base)
+        if r == P.ROLE_METHOD and 0 <= ex < len(run_labels):      # the run's slice: its phase
+            renamed, phase_args = run_labels[ex]
+            args.update(phase_args)
+            if renamed is not None:
+                args["event"] = nm
+                nm = renamed
         out.append({"name": nm, "cat": P.ROLE_NAMES[r], "tid": MAIN_TID, "ts": ts_l[k], "dur": dur_l[k],
                     "args": args})
     return out
