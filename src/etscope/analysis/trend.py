@@ -2,8 +2,14 @@
 
 Input: the ``runs`` and ``ops`` tables of a dataset (``etscope collect``), each row tagged with
 its file (``file_hash``, one profiling session), ``model``, ``soc``, ``build`` and ``order_key``.
-One series per model x SoC; its builds are ordered by their smallest order key (numerically when
-every key is a number, else as text: commit hashes do not sort, dates and counters do).
+One series per model x SoC x phase; its builds are ordered by their smallest order key (numerically
+when every key is a number, else as text: commit hashes do not sort, dates and counters do).
+
+Phases: an LLM's prefill and decode runs are never pooled. The dataset's runs and ops rows carry
+the run's ``phase`` (``analysis.run_phases``, as ``etscope llm`` finds it; ``all`` when a file's
+runs are one phase); each phase of a file is a session of its own and each phase its own series.
+Rows without the column (a dataset collected before it existed) are phase ``all``: their runs
+together, as they were summarised then.
 
 Statistic: each session's p50 latency over its steady runs (leading warm-up dropped, as in
 ``diff``), on a log scale. A one-session ``diff`` cannot know how far two sessions of one program
@@ -83,6 +89,9 @@ class PlacementChange:
     moved_total: int = 0                 # ops that moved (moved lists the first MAX_MOVED by name)
 
 
+ALL_PHASES = "all"           # the phase of rows whose runs are one phase (or with no phase column)
+
+
 @dataclass
 class Series:
     model: str
@@ -95,6 +104,7 @@ class Series:
     op_changes: list[OpChange] = field(default_factory=list)
     placement_changes: list[PlacementChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    phase: str = ALL_PHASES              # the runs' phase (prefill / decode; all: one phase)
 
 
 @dataclass
@@ -175,6 +185,7 @@ class Session:
     order_key: str
     p50_ms: float | None
     runs: int
+    phase: str = ALL_PHASES              # the file's runs of this phase only
 
 
 def build_order(keys_by_build: dict[str, list[str]]) -> list[str]:
@@ -452,18 +463,19 @@ def _counts(placements: dict) -> dict:
 
 
 def trend(runs: dict, ops: dict | None = None, alpha: float = ALPHA, min_effect_pct: float = MIN_EFFECT_PCT) -> Trend:
-    """One :class:`Series` per model x SoC found in ``runs`` (column dicts of numpy arrays; see
-    :func:`series_trend`), sorted by model then SoC."""
+    """One :class:`Series` per model x SoC x phase found in ``runs`` (column dicts of numpy arrays;
+    see :func:`series_trend`; ``phase`` optional), sorted by model, SoC, then phase."""
     rows = _series_rows(runs)
     op_rows = _series_rows(ops) if ops is not None else {}
     out = []
-    for mo, so in sorted(rows):
-        r = {k: np.asarray(v)[rows[(mo, so)]] for k, v in runs.items()}
+    for key in sorted(rows):
+        r = {k: np.asarray(v)[rows[key]] for k, v in runs.items()}
         o = None
         if ops is not None:
-            sel = op_rows.get((mo, so), np.zeros(0, np.int64))
+            sel = op_rows.get(key, np.zeros(0, np.int64))
             o = {k: np.asarray(v)[sel] for k, v in ops.items()}
-        out.append(series_trend(mo, so, r, o, alpha, min_effect_pct))
+        out.append(series_trend(key[0], key[1], r, o, alpha, min_effect_pct))
+        out[-1].phase = key[2]
     return Trend(out, alpha, min_effect_pct)
 
 
@@ -471,16 +483,16 @@ def trend_of_sessions(sessions: list[Session], ops: dict | None = None, alpha: f
                       min_effect_pct: float = MIN_EFFECT_PCT) -> Trend:
     """:func:`trend` from files already summarised (:class:`Session`, e.g. by a reader that keeps
     one part in memory at a time): the same series, tests and changes as from the rows."""
-    by_series: dict[tuple[str, str], list[Session]] = {}
+    by_series: dict[tuple[str, str, str], list[Session]] = {}
     for x in sessions:
-        by_series.setdefault((x.model, x.soc), []).append(x)
+        by_series.setdefault((x.model, x.soc, x.phase), []).append(x)
     op_rows = _series_rows(ops) if ops is not None else {}
     out = []
-    for mo, so in sorted(by_series):
-        xs = by_series[(mo, so)]
+    for mo, so, ph in sorted(by_series):
+        xs = by_series[(mo, so, ph)]
         o = None
         if ops is not None:
-            sel = op_rows.get((mo, so), np.zeros(0, np.int64))
+            sel = op_rows.get((mo, so, ph), np.zeros(0, np.int64))
             o = {k: np.asarray(v)[sel] for k, v in ops.items()}
         build_of_file, key_of_file = {}, {}
         for x in xs:
@@ -488,16 +500,29 @@ def trend_of_sessions(sessions: list[Session], ops: dict | None = None, alpha: f
             key_of_file.setdefault(x.file, x.order_key)
         done = {x.file: (x.p50_ms, x.runs) for x in xs if x.p50_ms is not None}
         out.append(_series(mo, so, done, build_of_file, key_of_file, o, alpha, min_effect_pct))
+        out[-1].phase = ph
     return Trend(out, alpha, min_effect_pct)
 
 
-def _series_rows(cols: dict) -> dict[tuple[str, str], np.ndarray]:
-    """{(model, soc): row indices}, grouped by codes (no per-series scan of every row)."""
+def phase_values(cols: dict, n: int) -> np.ndarray:
+    """The rows' phase (object array): ``cols["phase"]`` with null as ``all``; all rows ``all``
+    without the column (rows collected before phases were columns)."""
+    if "phase" not in cols:
+        return np.full(n, ALL_PHASES, object)
+    a = np.asarray(cols["phase"], object)
+    return np.where(np.equal(a, None), ALL_PHASES, text(a)).astype(object) if a.size else a
+
+
+def _series_rows(cols: dict) -> dict[tuple[str, str, str], np.ndarray]:
+    """{(model, soc, phase): row indices}, grouped by codes (no per-series scan of every row)."""
     m_codes, models = factorize(text(cols["model"]))
     s_codes, socs = factorize(text(cols["soc"]))
-    key = m_codes * max(1, len(socs)) + s_codes
-    order = np.argsort(key, kind="stable")
+    p_codes, phases = factorize(phase_values(cols, m_codes.size))
+    order = np.lexsort((p_codes, s_codes, m_codes))      # stable: rows keep their order within a series
     if not order.size:
         return {}
-    bounds = np.r_[0, np.flatnonzero(np.diff(key[order])) + 1, order.size]
-    return {(models[m_codes[order[lo]]], socs[s_codes[order[lo]]]): order[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])}
+    m_o, s_o, p_o = m_codes[order], s_codes[order], p_codes[order]
+    bounds = np.r_[0, np.flatnonzero((m_o[1:] != m_o[:-1]) | (s_o[1:] != s_o[:-1]) | (p_o[1:] != p_o[:-1])) + 1,
+                   order.size]
+    return {(models[m_codes[order[lo]]], socs[s_codes[order[lo]]], phases[p_codes[order[lo]]]): order[lo:hi]
+            for lo, hi in zip(bounds[:-1], bounds[1:])}

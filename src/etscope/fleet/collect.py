@@ -191,11 +191,15 @@ QNN_COLUMNS = (("key", pa.string()), ("instruction_id", pa.int64()), ("runs", pa
                ("clock_mhz_used", pa.float64()), ("clock_source", pa.string()), ("ops_matched_to_graph", pa.int64()))
 
 
-def qnn_table(qnn: dict | None) -> pa.Table | None:
-    """One row per QNN partition of ``analysis.qnn.qnn_report`` (its scalar fields); None without one."""
-    parts = (qnn or {}).get("partitions") or []
-    if not parts:
+def qnn_table(qnn: dict | None, phases: list[tuple[str, dict | None]] | None = None) -> pa.Table | None:
+    """One row per QNN partition of ``analysis.qnn.qnn_report`` (its scalar fields); None without one.
+    ``phases``: [(phase name, that phase's report)]: one block of rows per phase (p50s over that
+    phase's runs, never pooled), with a ``phase`` column."""
+    blocks = phases if phases is not None else [(None, qnn)]
+    rows = [(name, p) for name, q in blocks for p in (q or {}).get("partitions") or []]
+    if not rows:
         return None
+    parts = [p for _, p in rows]
     cols = {}
     for name, typ in QNN_COLUMNS:
         vals = []
@@ -206,6 +210,8 @@ def qnn_table(qnn: dict | None) -> pa.Table | None:
             vals.append(None if v is None else (str(v) if typ == pa.string() else
                                                  int(v) if typ == pa.int64() else float(v)))
         cols[name] = pa.array(vals, typ)
+    if phases is not None:
+        cols["phase"] = pa.array([name for name, _ in rows], pa.string())
     return pa.table(cols)
 
 
@@ -224,14 +230,17 @@ def file_tables(job: Job, file_hash: str | None = None) -> tuple[dict, dict[str,
     file_hash = file_hash or content_hash(job.etdump)
     comps = dict(job.companions)
     p = api.load(job.etdump, etrecord=comps.get("etrecord"), pte=comps.get("pte"), method=job.meta_dict().get("method"))
-    r = api.results(p, comps.get("qhas"), comps.get("optrace"), comps.get("runtrace"))
+    # The token options of ``etscope llm`` with this .pte: the runs' phases are the ones it finds.
+    r = api.results(p, comps.get("qhas"), comps.get("optrace"), comps.get("runtrace"),
+                    llm_options=api.llm_options(comps.get("pte")))
     try:
         soc = r.soc
     except FormatError:
         soc = None
     meta = resolved_meta(job, soc)
-    tables = dict(api.tables_of(r))
-    q = qnn_table(r.qnn)
+    tables = dict(api.tables_of(r))     # runs/events/ops: phase and method columns (analysis.tables)
+    ph = r.phases
+    q = qnn_table(r.qnn, [(n, x.qnn) for n, x in r.by_phase()] or [(ph.names[0] if len(ph.names) == 1 else "all", r.qnn)])
     if q is not None:
         tables["qnn"] = q
     tables = {k: _with_file_columns(t, file_hash, meta["order_key"]) for k, t in tables.items()}

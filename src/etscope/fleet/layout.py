@@ -15,6 +15,13 @@ part's footer against its entry (rows, bytes) before reading it, and skip a bad 
 warning. Later layouts extend an entry with more keys (``program``, ``environment``: facts stored
 per file); readers ignore keys they do not know and refuse a layout newer than theirs.
 
+Columns: a part holds the file's tables as ``etscope export`` writes them (``analysis.tables``),
+plus ``file_hash`` and ``order_key``. Since issue 34 the ``runs`` and ``events`` rows carry each
+run's ``phase`` and ``method`` (an LLM's prefill / decode, else ``all``) and
+the ``ops`` and ``qnn`` rows (aggregates over runs) are one block per phase with a ``phase``
+column. This extends layout 2 (columns are merged by name): parts collected before have no such
+columns, and readers take their runs as one phase (``all``, as they were summarised then).
+
 A dataset of layout ``etscope.dataset/1`` (no manifest: parts were found by globbing) is refused
 until adopted (``etscope collect --adopt``), which writes the entries from its commit markers.
 """

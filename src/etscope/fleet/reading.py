@@ -43,6 +43,8 @@ REQUIRED = {"runs": {"file_hash": "str", "execute": "int", "latency_ms": "float"
             "events": {"file_hash": "str", "name": "str", "value": "float"},
             "files": {"file_hash": "str", "path": "str"},
             REJECTS: {"file_hash": "str", "path": "str", "reason": "str"}}
+# Read when a part has them (parts collected before they existed do not): the run's phase.
+TREND_OPTIONAL = {"phase": "str"}
 TREND_OPS = ("file_hash", "order_key", "model", "soc", "build", "level", "name", "instruction_id", "occurrence",
              "placement", "unit", "p50")
 _KINDS = {"int": pa.types.is_integer, "float": lambda t: pa.types.is_floating(t) or pa.types.is_integer(t),
@@ -93,6 +95,12 @@ def entries(ds: Dataset, r: Root, warn) -> list[dict]:
     return out
 
 
+def _optional_present(pf, optional: dict) -> dict:
+    """The ``optional`` columns the part has (checked like needed ones when present)."""
+    schema = pf.schema_arrow
+    return {c: k for c, k in (optional or {}).items() if schema.get_field_index(c) >= 0}
+
+
 def _check_footer(pf, part: dict, need: dict) -> None:
     md = pf.metadata
     if md.num_rows != part["rows"]:
@@ -118,9 +126,10 @@ def _check_footer(pf, part: dict, need: dict) -> None:
 
 
 def read_part(ds: Dataset, r: Root, doc: dict, table: str, warn, need: dict | None = None,
-              every_column: bool = False, dictionary: tuple = ()) -> pa.Table | None:
-    """One part of a manifest entry as an Arrow table (only the ``need`` columns unless
-    ``every_column``), checked against the entry first; None (and one warning) when it is bad."""
+              every_column: bool = False, dictionary: tuple = (), optional: dict | None = None) -> pa.Table | None:
+    """One part of a manifest entry as an Arrow table (only the ``need`` columns, and those of
+    ``optional`` it has, unless ``every_column``), checked against the entry first; None (and one
+    warning) when it is bad."""
     import pyarrow.parquet as pq
 
     part = doc["parts"][table]
@@ -131,11 +140,12 @@ def read_part(ds: Dataset, r: Root, doc: dict, table: str, warn, need: dict | No
             if size != part["bytes"]:
                 raise BadPart(f"is {size} bytes, the manifest recorded {part['bytes']}")
             pf = pq.ParquetFile(f)
-            _check_footer(pf, part, need or {})
+            wanted = None if need is None else {**need, **_optional_present(pf, optional)}
+            _check_footer(pf, part, wanted or {})
             if dictionary:      # constant per part: 4 bytes a row instead of the string
                 present = [c for c in dictionary if pf.schema_arrow.get_field_index(c) >= 0]
                 pf = pq.ParquetFile(f, read_dictionary=present) if present else pf
-            t = pf.read(columns=None if every_column or need is None else list(need), use_threads=False)
+            t = pf.read(columns=None if every_column or wanted is None else list(wanted), use_threads=False)
         if t.num_rows != part["rows"]:
             raise BadPart(f"holds {t.num_rows} rows, the manifest recorded {part['rows']}")
         return t
@@ -265,11 +275,13 @@ def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, 
     """What ``analysis.trend.trend_of_sessions`` reads, for one model and/or SoC (selected from
     the manifest: other series' parts are not opened): a :class:`~etscope.analysis.trend.Session`
     per file, its runs summarised as soon as its part is read (one part's rows in memory at a
-    time), and the level-0 ops rows as numpy columns (None without any). A file whose runs or
-    ops part is bad is left out whole (one warning per part)."""
+    time), and the level-0 ops rows as numpy columns (None without any). A file whose runs are
+    several phases (its rows' ``phase``: an LLM's prefill and decode) is a session per phase, never
+    pooled; a part without the column (collected before it existed) is phase ``all``. A file whose
+    runs or ops part is bad is left out whole (one warning per part)."""
     import pyarrow.compute as pc
 
-    from etscope.analysis.trend import Session, session_p50
+    from etscope.analysis.trend import Session, factorize, phase_values, session_p50
 
     ds.require()
     w = Warnings(warn)
@@ -281,27 +293,33 @@ def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, 
                 continue
             if (model is not None and part.get("model") != model) or (soc is not None and part.get("soc") != soc):
                 continue
-            runs = read_part(ds, r, doc, "runs", w, TREND_RUNS_COLUMNS)
+            runs = read_part(ds, r, doc, "runs", w, TREND_RUNS_COLUMNS, optional=TREND_OPTIONAL)
             if runs is None:
                 continue
             ops = None
             if "ops" in doc["parts"]:
-                ops = read_part(ds, r, doc, "ops", w, TREND_OPS_COLUMNS)
+                ops = read_part(ds, r, doc, "ops", w, TREND_OPS_COLUMNS, optional=TREND_OPTIONAL)
                 if ops is None:
                     continue
             try:
-                runs_a = _arrays(runs, TREND_RUNS_COLUMNS)
+                runs_a = _arrays(runs, _with_optional(runs, TREND_RUNS_COLUMNS))
                 del runs
                 if ops is not None:
-                    ops = _arrays(ops.filter(pc.fill_null(pc.equal(ops.column("level"), 0), False)), TREND_OPS_COLUMNS)
+                    level0 = ops.filter(pc.fill_null(pc.equal(ops.column("level"), 0), False))
+                    ops = _arrays(level0, _with_optional(level0, TREND_OPS_COLUMNS))
+                    ops["phase"] = phase_values(ops, ops["level"].size)
             except PART_ERRORS as e:
                 w(f"{display(os.path.join(ds.root, doc['parts']['runs']['path']))}: values out of range "
                   f"({type(e).__name__}: {str(e)[:200]}); file skipped")
                 continue
-            one = session_p50(runs_a["execute"], runs_a["latency_ms"])
+            codes, phases = factorize(phase_values(runs_a, runs_a["execute"].size))
+            for k, phase in enumerate(phases or [None]):      # a file without runs: one session, no p50
+                sel = codes == k
+                one = session_p50(runs_a["execute"][sel], runs_a["latency_ms"][sel])
+                sessions.append(Session(doc["file_hash"], part.get("model", ""), part.get("soc", ""),
+                                        part.get("build", ""), doc["order_key"], None if one is None else one[0],
+                                        0 if one is None else one[1], **({"phase": phase} if phase else {})))
             del runs_a
-            sessions.append(Session(doc["file_hash"], part.get("model", ""), part.get("soc", ""), part.get("build", ""),
-                                    doc["order_key"], None if one is None else one[0], 0 if one is None else one[1]))
             if ops is not None:
                 ops_p.append(ops)
                 op_docs.append(doc)
@@ -309,5 +327,10 @@ def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, 
     if not ops_p:
         return sessions, None
     ops = _series_columns(op_docs, [p["level"].size for p in ops_p])
-    ops.update(_concat(ops_p, TREND_OPS_COLUMNS))
+    ops.update(_concat(ops_p, {**TREND_OPS_COLUMNS, "phase": "str"}))
     return sessions, ops
+
+
+def _with_optional(t: pa.Table, spec: dict) -> dict:
+    """``spec`` and the TREND_OPTIONAL columns ``t`` has."""
+    return {**spec, **{c: k for c, k in TREND_OPTIONAL.items() if c in t.column_names}}

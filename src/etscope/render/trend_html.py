@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import math
 
-from etscope.analysis.trend import Series, Trend
+from etscope.analysis.trend import ALL_PHASES, Series, Trend
 from etscope.render.safe import without_controls
 
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 560, 180, 56, 12, 14, 28
@@ -39,7 +39,7 @@ def chart(s: Series) -> str:
         return PAD_T + (H - PAD_T - PAD_B) * (1 - (v - lo) / (hi - lo))
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" '
-           f'aria-label="p50 latency per build: {e(s.model)} on {e(s.soc)}">',
+           f'aria-label="p50 latency per build: {e(_title(s))}">',
            f'<rect x="0" y="0" width="{W}" height="{H}" fill="#fff"/>']
     for v in (lo, (lo + hi) / 2, hi):
         out.append(f'<line x1="{PAD_L}" x2="{W - PAD_R}" y1="{_num(y(v))}" y2="{_num(y(v))}" stroke="#eee"/>'
@@ -71,9 +71,14 @@ def _pct(v) -> str:
     return "—" if v is None else f"{v:+.1f}%"
 
 
+def _title(s: Series) -> str:
+    """The series: model on SoC, and the phase of an LLM's runs (prefill and decode apart)."""
+    return f"{s.model} on {s.soc}" + (f", {s.phase} runs" if s.phase != ALL_PHASES else "")
+
+
 def series_section(s: Series, alpha: float) -> str:
     sd = "unknown" if s.session_sd_pct is None else f"{s.session_sd_pct:.1f}%"
-    parts = [f"<section><h2>{e(s.model)} on {e(s.soc)}</h2>",
+    parts = [f"<section><h2>{e(_title(s))}</h2>",
              f"<p>{len(s.builds)} builds; between-session spread from the series {e(sd)}; "
              f"a change needs p &lt; {alpha:g}/{s.tests}.</p>", chart(s)]
     if s.changes:

@@ -1,10 +1,10 @@
-"""Terminal view of `etscope trend`: one block per model x SoC."""
+"""Terminal view of `etscope trend`: one block per model x SoC (x phase, for an LLM's prefill and decode)."""
 from __future__ import annotations
 
 from rich.console import Console
 from rich.text import Text
 
-from etscope.analysis.trend import Trend
+from etscope.analysis.trend import ALL_PHASES, Trend
 from etscope.render.text import Table, console_or_default, safe_text
 from etscope.units import fmt_ms
 
@@ -25,7 +25,7 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
         c.print("No runs in the dataset for this selection.")
         return
     for s in t.series:
-        c.print(Text(f"{s.model} on {s.soc}", style="bold"))
+        c.print(Text(f"{s.model} on {s.soc}" + (f", {s.phase} runs" if s.phase != ALL_PHASES else ""), style="bold"))
         sd = "unknown (too few sessions)" if s.session_sd_pct is None else f"{s.session_sd_pct:.1f}%"
         c.print(safe_text(f"{len(s.builds)} builds; between-session spread from the series: {sd} "
                    f"({s.session_sd_df} df); a change needs p < {t.alpha:g}/{s.tests} (Bonferroni over the "
