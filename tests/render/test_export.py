@@ -66,8 +66,11 @@ def test_runs_table_adds_up(cnn):
 
 def test_runs_table_has_llm_phases():
     p = etscope.load(REAL / "gen_llama.etdump")
-    runs = T.runs_table(p, api.llm(p)).to_pylist()
-    assert {r["phase"] for r in runs} == {"prefill", "decode"}
+    r = api.results(p)
+    runs = T.runs_table(p.profile, r.phases).to_pylist()
+    assert {x["phase"] for x in runs} == {"prefill", "decode"}
+    assert runs == r.tables["runs"].to_pylist()
+    assert [x["phase"] for x in runs] == api.llm(p)["series"]["phase"]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
