@@ -240,15 +240,14 @@ class Results:
         """The events, ops and runs tables (pyarrow, ``analysis.tables``) that export, sql and the
         notebook DataFrames show."""
         from etscope.analysis.qnn_tables import qnn_tables
-        from etscope.analysis.tables import tables
+        from etscope.analysis.tables import tables, whole_phase
 
         if self.profile is None:
             return qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace)
-        ph, parts = self.phases, self.by_phase()      # one block of aggregated rows per phase, never pooled
-        whole = [(ph.names[0] if len(ph.names) == 1 else "all", self.qnn)]
-        out = tables(self.profile, self.ops, self.qnn, ph, parts)
+        parts = self.by_phase()          # one block of aggregated rows per phase, never pooled
+        out = tables(self.profile, self.ops, self.qnn, self.phases, parts)
         return {**out, **qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace,
-                                    [(n, r.qnn) for n, r in parts] or whole)}
+                                    [(n, r.qnn) for n, r in parts] or [(whole_phase(self.phases), self.qnn)])}
 
     @cached_property
     def file_ops(self) -> dict | None:

@@ -310,10 +310,15 @@ def tables(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None =
         index = {n: k for k, n in enumerate(phases.names)}
         op_rows = phase_ops_table([(n, phases.methods[index[n]] if n in index else None, r.ops) for n, r in by_phase])
     else:       # one phase, or the phases pooled on purpose (--phase all): one block, method only when one
-        name = phases.names[0] if len(phases.names) == 1 else ALL
         method = phases.methods[0] if len(phases.methods) == 1 else None
-        op_rows = phase_ops_table([(name, method, ops if ops is not None else _op_table(profile))])
+        op_rows = phase_ops_table([(whole_phase(phases), method, ops if ops is not None else _op_table(profile))])
     return {"events": events_table(profile, qnn, phases), "ops": op_rows, "runs": runs_table(profile, phases)}
+
+
+def whole_phase(phases: RunPhases) -> str:
+    """The phase name of rows that aggregate every run: its name when the runs are one phase, else
+    ``all`` (the phases pooled on purpose, ``--phase all``)."""
+    return str(phases.names[0]) if len(phases.names) == 1 else ALL
 
 
 def _op_table(profile: P.Profile) -> list[dict]:
