@@ -1,0 +1,124 @@
+"""Several ETDumps (``etscope llm a b ...``, sessions of one program, issue 34 item 3): phases are
+found per file (each its own structure groups, cost split and token evidence), then joined by
+phase name; warm-up is judged within a phase and a file; a file given twice is counted once.
+
+Truth: ``gen_manifest.json``'s per-execute schedule of gen_llama (2 x [prefill + 15 decodes]) and
+gen_llama_chunked (the same program, another session: 2 x [5 prefill chunks + 2 decodes]).
+"""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from etscope.analysis import llm
+from etscope.profile import load
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+
+def _schedule(name):
+    return json.loads((REAL / "gen_manifest.json").read_text())["fixtures"][name]["schedule"]
+
+
+def _report(*paths, **kw):
+    return llm.llm_report([load(p) for p in paths], **kw)
+
+
+def _runs_of(r, name):
+    return next(p["runs"] for p in r["llm"]["phases"] if p["name"] == name)
+
+
+@pytest.mark.parametrize("names", [("gen_llama", "gen_llama_chunked"), ("gen_llama_chunked", "gen_llama")])
+def test_two_sessions_phases_per_run_match_the_schedules(names):
+    scheds = [_schedule(n) for n in names]
+    r = _report(*(REAL / f"{n}.etdump" for n in names))
+    l = r["llm"]
+    truth = [s["phase"] for sched in scheds for s in sched]
+    assert l["runs"] == len(truth)
+    # Joined by name: one prefill and one decode phase holding both files' runs.
+    assert [p["name"] for p in l["phases"]] == ["prefill", "decode"]
+    assert l["series"]["phase"] == truth
+    assert _runs_of(r, "prefill") == [i for i, p in enumerate(truth) if p == "prefill"]
+    assert _runs_of(r, "decode") == [i for i, p in enumerate(truth) if p == "decode"]
+    # Every run says which file and which of its runs it is.
+    assert l["series"]["file"] == [i for i, sched in enumerate(scheds) for _ in sched]
+    assert l["series"]["file_run"] == [j for sched in scheds for j in range(len(sched))]
+    assert len(l["series"]["method"]) == len(truth)
+    # Each file's own split is reported, by the file's own evidence.
+    per_file = l["phase_split"]["files"]
+    assert [f["file"] for f in per_file] == [0, 1]
+    assert all(f["by"] == "cost profile" for f in per_file)
+    text = json.dumps(r)
+    assert "groups of runs executed different events" not in text
+    assert "(group 2)" not in text
+
+
+@pytest.mark.parametrize("names", [("gen_llama", "gen_llama_chunked"), ("gen_llama_chunked", "gen_llama")])
+def test_warmup_is_judged_within_a_phase_and_a_file(names):
+    r = _report(*(REAL / f"{n}.etdump" for n in names))
+    l = r["llm"]
+    s = l["series"]
+    for w in l["warmup"]:
+        run = w["run"]
+        assert w["phase"] == s["phase"][run] and w["file"] == s["file"][run]
+        # Leading runs of that phase in that file: no run of the same file and phase comes before
+        # it unless it is a warm-up run too.
+        before = [i for i in range(run) if s["file"][i] == w["file"] and s["phase"][i] == w["phase"]]
+        assert all(s["warmup"][i] for i in before)
+        # Compared with the later runs of the same phase in the same file only.
+        later = [i for i in range(run + 1, l["runs"]) if s["file"][i] == w["file"] and s["phase"][i] == w["phase"]]
+        assert w["later_runs"] == len(later)
+
+
+def test_same_file_twice_is_counted_once():
+    one = _report(REAL / "gen_llama.etdump")
+    r = _report(REAL / "gen_llama.etdump", REAL / "gen_llama.etdump")
+    l = r["llm"]
+    assert len(r["inputs"]) == 2
+    assert l["runs"] == one["llm"]["runs"]
+    assert [(p["name"], p["runs"], p["latency_ms"]) for p in l["phases"]] == \
+           [(p["name"], p["runs"], p["latency_ms"]) for p in one["llm"]["phases"]]
+    assert l["duplicates"] == [{"file": 1, "same_as": 0, "by": "same file"}]
+    assert sum("counted once" in w for w in r["warnings"]) == 1
+    assert "groups of runs executed different events" not in json.dumps(r)
+    assert set(l["series"]["file"]) == {0}
+
+
+def test_a_copy_of_a_file_is_recognised_by_its_run_data(tmp_path):
+    copy = tmp_path / "copy.etdump"
+    shutil.copyfile(REAL / "gen_llama_chunked.etdump", copy)
+    r = _report(REAL / "gen_llama.etdump", REAL / "gen_llama_chunked.etdump", copy)
+    l = r["llm"]
+    assert l["duplicates"] == [{"file": 2, "same_as": 1, "by": "same run data"}]
+    assert l["runs"] == len(_schedule("gen_llama")) + len(_schedule("gen_llama_chunked"))
+    w = [w for w in r["warnings"] if "counted once" in w]
+    assert len(w) == 1 and "copy.etdump" in w[0] and "gen_llama_chunked.etdump" in w[0]
+
+
+def test_a_file_without_phases_is_named_not_merged():
+    """A plain CNN beside an LLM session: its runs cannot be told into prefill and decode; it keeps
+    a phase of its own and a warning names it."""
+    r = _report(REAL / "cnn.etdump", REAL / "llama_nodebug.etdump")
+    l = r["llm"]
+    names = [p["name"] for p in l["phases"]]
+    assert names[1:] == ["prefill", "decode"]
+    assert l["phases"][0]["runs"] == list(range(10))
+    assert "cnn.etdump" in names[0]
+    assert any("cnn.etdump" in w and "prefill" in w for w in r["warnings"])
+
+
+def test_two_sessions_without_phases_join_into_one():
+    """gen_cnn and gen_cnn_b: one program, two sessions, no LLM: one phase of 20 runs."""
+    r = _report(REAL / "gen_cnn.etdump", REAL / "gen_cnn_b.etdump")
+    l = r["llm"]
+    assert len(l["phases"]) == 1 and l["phases"][0]["runs"] == list(range(20))
+    assert "groups of runs executed different events" not in json.dumps(r)
+
+
+def test_one_file_is_unchanged_by_the_per_file_path():
+    """One file: no file columns, no per-file split, the split as before."""
+    r = _report(REAL / "gen_llama.etdump")
+    l = r["llm"]
+    assert "file" not in l["series"] and "files" not in l["phase_split"] and "duplicates" not in l
+    assert all("file" not in w for w in l["warmup"])
