@@ -122,3 +122,46 @@ def test_one_file_is_unchanged_by_the_per_file_path():
     l = r["llm"]
     assert "file" not in l["series"] and "files" not in l["phase_split"] and "duplicates" not in l
     assert all("file" not in w for w in l["warmup"])
+
+
+def test_sessions_of_a_qnn_hybrid_program_keep_its_method_names():
+    """The QNN hybrid fixture (prefill_forward / kv_forward: look-alike methods) cut into two
+    sessions, each loaded with the program's ETRecord: phases per the truth file, named after the
+    methods as for one file."""
+    from etscope.profile import select_runs
+
+    fix = REAL.parent / "qnn_hybrid"
+    truth = json.loads((fix / "synthetic_qnn_hybrid_stories.truth.json").read_text())["runs"]
+    whole = load(fix / "synthetic_qnn_hybrid_stories.etdump", etrecord=fix / "synthetic_qnn_hybrid_stories.etrecord")
+    cut = next(t["run"] for t in truth if t["phase"] == "prefill" and t["run"] > 0)   # the second prompt
+    halves = []
+    for name, keep in (("first.etdump", [t["run"] < cut for t in truth]), ("second.etdump", [t["run"] >= cut for t in truth])):
+        p = select_runs(whole, keep)
+        p.sources["etdump"] = name
+        halves.append(p)
+    r = llm.llm_report(halves, all_methods=True)
+    l = r["llm"]
+    assert l["series"]["phase"] == [t["phase"] for t in truth]
+    assert l["series"]["method"] == [t["method"] for t in truth]
+    assert {p["name"]: p["method"] for p in l["phases"]} == {"prefill": "prefill_forward", "decode": "kv_forward"}
+    assert l["series"]["file"] == [int(t["run"] >= cut) for t in truth]
+    assert not any("different instructions" in w for w in r["warnings"])
+
+
+def test_phases_joined_over_files_with_different_qnn_shards():
+    """Two QNN programs (one partition; four): joined by name with a warning that they ran different
+    instructions; each phase's shard table covers every shard, a run of the other file counting 0."""
+    fix = REAL.parent / "qnn_hybrid"
+    paths = [fix / "synthetic_qnn_hybrid_stories.etdump", fix / "synthetic_qnn_4shard.etdump"]
+    r = _report(*paths)
+    l = r["llm"]
+    assert [p["name"] for p in l["phases"]] == ["prefill", "decode"]
+    assert sum("executed different instructions" in w for w in r["warnings"]) == 2
+    singles = [_report(p)["llm"] for p in paths]
+    for ph in l["phases"]:
+        shards = {s["instruction_id"] for s in ph["qnn"]["shards"]}
+        assert shards == {s["instruction_id"] for one in singles for p in one["phases"] if p["name"] == ph["name"]
+                          for s in p["qnn"]["shards"]}
+        assert ph["qnn"]["totals"]["delegate_call_ms"]["runs"] == ph["steady_runs"]
+        assert sum(s["delegate_call_ms"]["mean"] for s in ph["qnn"]["shards"]) == \
+               pytest.approx(ph["qnn"]["totals"]["delegate_call_ms"]["mean"])

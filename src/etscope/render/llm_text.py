@@ -47,9 +47,14 @@ def render_llm(r: dict, console: Console | None = None) -> None:
         c.print(Text(", ".join(extra), style="dim"))
     split = llm["phase_split"]
     per_file = split.get("files")       # several ETDumps: each one's phases, joined by name
-    c.print(safe_text(f"{llm['runs']} Execute run(s); " + (f"phases by {split['by']}" if split["by"] != "none" else
-                                                          f"no phases told apart: {split.get('evidence') or 'none'}")
-                      + (f", found in each of {len(per_file)} ETDumps and joined by phase name." if per_file else ".")))
+    if per_file:
+        how = (f"phases by {split['by']}, found in each of {len(per_file)} ETDumps and joined by phase name."
+               if split["by"] != "none" else
+               f"no phases told apart in any of the {len(per_file)} ETDumps: {split.get('evidence') or 'none'}.")
+    else:
+        how = (f"phases by {split['by']}." if split["by"] != "none" else
+               f"no phases told apart: {split.get('evidence') or 'none'}.")
+    c.print(safe_text(f"{llm['runs']} Execute run(s); {how}"))
     named = [ph for ph in llm["phases"] if ph.get("method_from")]
     if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.lookalike
         c.print(safe_text("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)

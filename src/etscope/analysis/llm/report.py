@@ -269,10 +269,11 @@ def _series(profiles, files, s: _Stacked, stacks, phase_of_run, warm, steps, pos
 
 
 def _name_lookalike_phases(profiles, splits, phase_rows, series, warnings) -> list[str] | None:
-    """One ETDump, one program whose methods execute the same instructions (QNN hybrid
-    prefill/kv): name the prefill and decode phases after them (``analysis.lookalike``); the
-    methods named, in phase order, or None."""
-    if len(profiles) != 1 or splits[0] is not None:
+    """ETDumps of one program (one ETDump, or several loaded with the same program) whose methods
+    execute the same instructions (QNN hybrid prefill/kv): name the prefill and decode phases after
+    them (``analysis.lookalike``); the methods named, in phase order, or None."""
+    if any(sp is not None for sp in splits) or len(
+            {(p.sources.get("pte"), p.sources.get("etrecord"), p.method) for p in profiles}) != 1:
         return None
     from etscope.analysis.lookalike import name_phases
 

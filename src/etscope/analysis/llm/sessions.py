@@ -37,9 +37,11 @@ class Duplicate:
         return {"file": self.file, "same_as": self.same_as, "by": self.by}
 
     def warning(self, names: list[str]) -> str:
-        what = "the same file as" if self.by == "same file" else "the same run data as"
-        return (f"{names[self.file]} is {what} {names[self.same_as]} (every run's timestamps and events "
-                "equal): counted once")
+        if self.by == "same file":
+            return (f"{names[self.file]} is given twice (ETDumps {self.same_as + 1} and {self.file + 1} of "
+                    f"{len(names)}): the same file, counted once")
+        return (f"{names[self.file]} holds the same run data as {names[self.same_as]} (every run's timestamps "
+                "and events equal): counted once")
 
 
 def duplicate_inputs(profiles) -> list[Duplicate]:
@@ -146,6 +148,11 @@ def join_phases(sessions: list[Session], names: list[str], warnings: list[str]):
     files = []
     for s in sessions:
         fname = names[s.source]
+        if not len(s.assign):           # nothing to join: no phase of its own either
+            warnings.append(f"{fname}: no Execute runs")
+            files.append({"file": s.source, "etdump": fname, **s.split, "runs": 0, "phases": [], "joined_as": [],
+                          "runs_by_phase": {}})
+            continue
         to_joined = []
         for j, name in enumerate(s.names):
             target = name
