@@ -15,6 +15,10 @@ from etscope.hashing import mix64
 MAX_GROUPS = 8               # more distinct run structures than this: structure is not a phase
 
 
+class RunIndexError(ValueError):
+    """A run the user named (``--prompt-runs``) does not exist."""
+
+
 def user_phases(files, n_total, prompt_runs, mode):
     """Phases the user gave over all runs (``--prompt-runs``: indices over every ETDump given;
     ``--phases none``; no runs at all), or None when the files' own evidence decides."""
@@ -23,7 +27,7 @@ def user_phases(files, n_total, prompt_runs, mode):
     if prompt_runs is not None:
         bad = [r for r in prompt_runs if r < 0 or r >= n_total]
         if bad:
-            raise ValueError(f"run {bad[0]} does not exist (runs are 0..{n_total - 1})")
+            raise RunIndexError(f"run {bad[0]} does not exist (runs are 0..{n_total - 1})")
         pre = np.zeros(n_total, dtype=bool)
         pre[list(prompt_runs)] = True
         return _two(pre), _names2(pre), {"by": "--prompt-runs", "evidence": f"{int(pre.sum())} run(s) given"}

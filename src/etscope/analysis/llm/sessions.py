@@ -99,10 +99,14 @@ def _same_run_data(a, b) -> bool:
 
 
 def short_names(profiles) -> list[str]:
-    """Each input's name for people: its file name, or its path when two inputs share a file name."""
+    """Each input's name for people: its file name, or its path when two different paths share a
+    file name."""
     paths = [p.sources.get("etdump") or f"ETDump #{i + 1}" for i, p in enumerate(profiles)]
     base = [PurePath(x).name or x for x in paths]
-    return [b if base.count(b) == 1 else x for b, x in zip(base, paths)]
+    paths_of: dict[str, set] = {}
+    for b, x in zip(base, paths):
+        paths_of.setdefault(b, set()).add(x)
+    return [b if len(paths_of[b]) == 1 else x for b, x in zip(base, paths)]
 
 
 @dataclass(frozen=True)
