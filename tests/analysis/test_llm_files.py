@@ -165,3 +165,17 @@ def test_phases_joined_over_files_with_different_qnn_shards():
         assert ph["qnn"]["totals"]["delegate_call_ms"]["runs"] == ph["steady_runs"]
         assert sum(s["delegate_call_ms"]["mean"] for s in ph["qnn"]["shards"]) == \
                pytest.approx(ph["qnn"]["totals"]["delegate_call_ms"]["mean"])
+
+
+def test_token_counts_logged_by_one_file_only_are_said_so():
+    """llama logged tensor shapes (token counts), llama_nodebug did not: each file's phases by its
+    own evidence; the joined phases' tokens per run stay unknown, and the finding says how many runs
+    the logged shapes cover instead of claiming none were logged."""
+    r = _report(REAL / "llama.etdump", REAL / "llama_nodebug.etdump")
+    l = r["llm"]
+    assert [(f["etdump"], f["by"]) for f in l["phase_split"]["files"]] == [
+        ("llama.etdump", "token counts"), ("llama_nodebug.etdump", "cost profile")]
+    # shared_manifest: "execute #0 = prefill(8 tokens), then 1-token decodes" (llama_nodebug: the same run)
+    assert l["series"]["phase"] == ["prefill"] + ["decode"] * 23 + ["prefill"] + ["decode"] * 23
+    assert l["tokens_unknown"]["runs_with_logged_tokens"] == 24
+    assert any("only 24 of them" in f for f in r["findings"])

@@ -43,8 +43,11 @@ def plain_findings(phases, tps, ttft, drift, warm_notes, split, tokens_unknown=N
                    + _basis(dec, ", ") + "); tokens per run unknown.")
     if tokens_unknown:
         n = sum(len(by_name[name]["runs"]) for name in tokens_unknown["phases"])
-        out.append(f"Tokens per run unknown for the {n} run(s) of {', '.join(tokens_unknown['phases'])} (no logged "
-                   f"tensor shapes, no count given): rates are per run. To give them: {tokens_unknown['how']}.")
+        logged = tokens_unknown.get("runs_with_logged_tokens")
+        why = (f"logged tensor shapes give the count for only {logged} of them: not every ETDump logged them; "
+               "no count given" if logged else "no logged tensor shapes, no count given")
+        out.append(f"Tokens per run unknown for the {n} run(s) of {', '.join(tokens_unknown['phases'])} ({why}): "
+                   f"rates are per run. To give them: {tokens_unknown['how']}.")
     for ph in phases:
         bd = {(b["kind"], b.get("backend")): b for b in ph["breakdown"]}
         cpu = bd.get(("cpu_ops", None))

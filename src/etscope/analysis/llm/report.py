@@ -76,7 +76,7 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
     _add_qnn_shards(phase_rows, files, warm, s)
     decode = next((r for r in phase_rows if r["name"] == "decode"), None)
     tps, ttft, ttft_first = _rates(phase_rows, s.latency)
-    unknown = _tokens_unknown(phase_rows)
+    unknown = _tokens_unknown(phase_rows, s.tokens)
     drift = decode_drift(assign, phase_names, warm, s.latency, steps, pos, decode)
     series = _series(profiles, files, s, stacks, [phase_names[int(a)] for a in assign], warm, steps, pos)
     named = _name_lookalike_phases(profiles, splits, phase_rows, series, warnings)
@@ -186,15 +186,19 @@ TOKENS_HOW = {"prefill": "--prompt-tokens N", "decode": f"--decode-tokens N, or 
                                                            f"{AR_LEN_METHOD} method"}
 
 
-def _tokens_unknown(phase_rows) -> dict | None:
+def _tokens_unknown(phase_rows, tokens) -> dict | None:
     """The prefill/decode phases whose tokens per run nothing gave (no logged tensor shapes, no
-    count from the user or the program), and how to give them; None when all are known."""
-    names = [r["name"] for r in phase_rows if r["name"] in TOKENS_HOW and r["tokens_per_run"] is None]
-    if not names:
+    count from the user or the program), and how to give them; None when all are known. With
+    several files, some may have logged the shapes: how many of those phases' runs they cover
+    (``runs_with_logged_tokens``)."""
+    rows = [r for r in phase_rows if r["name"] in TOKENS_HOW and r["tokens_per_run"] is None]
+    if not rows:
         return None
-    return {"phases": names,
-            "how": "; ".join(f"{n}: {TOKENS_HOW[n]}" for n in names)
-                   + " (or log tensors as debug events, whose shapes give the count per run)"}
+    logged = sum(int((tokens[np.asarray(r["runs"], dtype=np.int64)] > 0).sum()) for r in rows)
+    return {"phases": [r["name"] for r in rows],
+            "how": "; ".join(f"{r['name']}: {TOKENS_HOW[r['name']]}" for r in rows)
+                   + " (or log tensors as debug events, whose shapes give the count per run)",
+            **({"runs_with_logged_tokens": logged} if logged else {})}
 
 
 def _add_qnn_shards(phase_rows, files, warm, s: _Stacked) -> None:
