@@ -220,18 +220,25 @@ def _add_qnn_shards(phase_rows, files, warm, s: _Stacked) -> None:
 def _warm_runs(assign, phase_names, latency, stacks, several: bool) -> tuple[np.ndarray, list[dict]]:
     """Per run whether it is a warm-up run of its phase, and a note on each warm-up run. Judged per
     phase within each input (a session's first runs against that session's later runs of the same
-    phase); with several inputs each note says which input and which of its runs."""
-    warm = np.zeros(len(assign), dtype=bool)
+    phase); with several inputs each note says which input and which of its runs. Notes in phase
+    order, then input order."""
+    n = len(assign)
+    warm = np.zeros(n, dtype=bool)
     notes = []
-    for j, name in enumerate(phase_names):
-        for st in stacks:
-            runs = st.start + np.nonzero(assign[st.start:st.start + len(st.file_of)] == j)[0]
-            w, note = warmup_runs(runs, latency, name)
-            warm[w] = True
-            if several:
-                for n in note:
-                    n["file"], n["file_run"] = st.source, n["run"] - st.start
-            notes.extend(note)
+    if n == 0:
+        return warm, notes
+    input_of = np.repeat(np.arange(len(stacks)), [len(st.file_of) for st in stacks])
+    order = np.lexsort((np.arange(n), input_of, assign))     # by phase, then input, then run
+    key = assign[order] * len(stacks) + input_of[order]
+    bounds = np.flatnonzero(np.diff(key)) + 1
+    for runs in np.split(order, bounds):
+        st = stacks[int(input_of[runs[0]])]
+        w, note = warmup_runs(runs, latency, phase_names[int(assign[runs[0]])])
+        warm[w] = True
+        if several:
+            for x in note:
+                x["file"], x["file_run"] = st.source, x["run"] - st.start
+        notes.extend(note)
     return warm, notes
 
 

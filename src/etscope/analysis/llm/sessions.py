@@ -146,11 +146,18 @@ def join_phases(sessions: list[Session], names: list[str], warnings: list[str]):
         s = sessions[0]
         return s.assign, list(s.names), s.split
     llm_found = any(n in LLM_PHASES for s in sessions for n in s.names)
+    sets: dict[tuple[int, int], frozenset] = {}     # (session, phase) -> its instructions, once each
+
+    def instructions(k: int, j: int) -> frozenset:
+        if (k, j) not in sets:
+            sets[(k, j)] = sessions[k].instructions(j)
+        return sets[(k, j)]
+
     joined: list[str] = []
-    first_of: dict[str, tuple[Session, int]] = {}     # joined name -> the phase it was first seen as
+    first_of: dict[str, tuple[int, int]] = {}     # joined name -> (session, phase) it was first seen as
     assign = []
     files = []
-    for s in sessions:
+    for k, s in enumerate(sessions):
         fname = names[s.source]
         if not len(s.assign):           # nothing to join: no phase of its own either
             warnings.append(f"{fname}: no Execute runs")
@@ -166,8 +173,9 @@ def join_phases(sessions: list[Session], names: list[str], warnings: list[str]):
                                 f"({s.split['evidence']}): kept as the phase '{target}', not joined "
                                 "with the other files' phases")
             elif target in first_of:
-                shared, total = _shared(first_of[target], (s, j))
-                other = names[first_of[target][0].source]
+                x, y = instructions(*first_of[target]), instructions(k, j)
+                shared, total = len(x & y), len(x | y)
+                other = names[sessions[first_of[target][0]].source]
                 if name in LLM_PHASES:
                     if shared < SAME_INSTRUCTIONS * total:
                         warnings.append(f"{fname} and {other}: their {name} runs executed different instructions "
@@ -176,21 +184,15 @@ def join_phases(sessions: list[Session], names: list[str], warnings: list[str]):
                 elif shared < SAME_INSTRUCTIONS * total:
                     target = f"{name} ({fname})"
             if target not in first_of:
-                first_of[target] = (s, j)
+                first_of[target] = (k, j)
                 joined.append(target)
             to_joined.append(joined.index(target))
         assign.append(np.asarray(to_joined, dtype=np.int64)[s.assign] if len(s.assign) else s.assign)
         counts = np.bincount(s.assign, minlength=len(s.names)).tolist() if len(s.assign) else [0] * len(s.names)
         files.append({"file": s.source, "etdump": fname, **s.split, "runs": int(len(s.assign)),
-                      "phases": list(s.names), "joined_as": [joined[k] for k in to_joined],
-                      "runs_by_phase": {joined[k]: int(c) for k, c in zip(to_joined, counts)}})
+                      "phases": list(s.names), "joined_as": [joined[q] for q in to_joined],
+                      "runs_by_phase": {joined[q]: int(c) for q, c in zip(to_joined, counts)}})
     return np.concatenate(assign), joined, _joined_split(files)
-
-
-def _shared(a: tuple, b: tuple) -> tuple[int, int]:
-    """Instructions two phases (session, phase index) have in common, and in all."""
-    x, y = a[0].instructions(a[1]), b[0].instructions(b[1])
-    return len(x & y), len(x | y)
 
 
 def _joined_split(files: list[dict]) -> dict:
