@@ -179,3 +179,25 @@ def test_token_counts_logged_by_one_file_only_are_said_so():
     assert l["series"]["phase"] == ["prefill"] + ["decode"] * 23 + ["prefill"] + ["decode"] * 23
     assert l["tokens_unknown"]["runs_with_logged_tokens"] == 24
     assert any("only 24 of them" in f for f in r["findings"])
+
+
+def test_hostile_valid_files_side_by_side(tmp_path):
+    """Issue 12's hostile-but-valid ETDumps (no Execute runs, zero-length runs, huge timestamps, ...)
+    beside a real session, after it, and given twice: a result, no traceback, no warning."""
+    import sys
+    import warnings
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+    import hostile_valid as HV
+
+    paths = HV.write_all(tmp_path)
+    real = REAL / "gen_llama.etdump"
+    for case in sorted(HV.CASES):
+        for pair in ((paths[case], real), (real, paths[case]), (paths[case], paths[case])):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                r = _report(*pair)
+            l = r["llm"]
+            assert l["runs"] == len(l["series"]["latency_ms"]) == sum(len(p["runs"]) for p in l["phases"])
+            if pair[0] == pair[1]:
+                assert l["duplicates"] == [{"file": 1, "same_as": 0, "by": "same file"}]
