@@ -150,3 +150,24 @@ def test_a_clock_a_few_percent_off_is_info_not_medium():
     (f,) = [f for f in findings(None, {"partitions": [analyse_series(s, measured=measured)]})
             if f.kind == "ops_exceed_container"]
     assert f.severity == "info" and "525 µs" in f.text
+
+
+def test_a_run_without_its_delegate_call_gets_no_op_times():
+    s = _series([[10, 10]], [10, 10], [5, 5], [8, np.nan])
+    sh = op_shares(s, np.array([2.0, 2.0]))
+    assert sh.op_us[0] == pytest.approx([5, 0]) and np.isnan(sh.ops_us[1])
+
+
+def test_logged_events_longer_than_their_box_become_shares_with_a_check():
+    from etscope.analysis.report_view import _fit_children, _overfull
+
+    tree = {"name": "Method::execute", "ms": 10.0, "children": [
+        {"name": "op (#1)", "ms": 4.0, "children": [{"name": "kernel", "ms": 6.0, "children": [{"name": "x", "ms": 3.0}]}]}]}
+    _fit_children(tree)
+    k = tree["children"][0]["children"][0]
+    assert k["ms"] == pytest.approx(4.0) and k["children"][0]["ms"] == pytest.approx(2.0)
+    assert k["estimate"] == "estimate: share of measured op (#1)"
+    out: list[str] = []
+    _overfull(tree, [], out)
+    assert out == ["'Method::execute > op (#1)': the events logged inside add up to 6 ms per run, more than its own "
+                   "4 ms (events overlap, or the clock is not monotonic); they are shown as their shares of it."]

@@ -102,7 +102,8 @@ def op_shares(s: QnnSeries, clock_used: np.ndarray) -> OpShares:
 
 def _level(s: QnnSeries, levels: tuple, call_us: np.ndarray) -> tuple[str, np.ndarray, int]:
     """The first of ``levels`` the partition logs, per run (µs), capped at the run's DELEGATE_CALL
-    (or DELEGATE_CALL itself when none is logged), with the number of runs that were capped."""
+    (or DELEGATE_CALL itself when none is logged), with the number of runs that were capped. From
+    an ETDump, a run without the DELEGATE_CALL has no container (nothing to hold the ops' time)."""
     level = next((k for k in levels if k in s.roots and not np.isnan(s.roots[k]).all()), None)
     with np.errstate(invalid="ignore"):
         if level is None:
@@ -113,6 +114,8 @@ def _level(s: QnnSeries, levels: tuple, call_us: np.ndarray) -> tuple[str, np.nd
             clipped = int(over.sum())
             v[over] = call_us[over]        # the QNN levels sit inside DELEGATE_CALL
         v[~(v >= 0) | ~np.isfinite(v)] = np.nan
+        if s.delegate_call_ns is not None:
+            v[np.isnan(call_us)] = np.nan
     return name, v, clipped
 
 
