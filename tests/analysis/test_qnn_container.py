@@ -171,3 +171,21 @@ def test_logged_events_longer_than_their_box_become_shares_with_a_check():
     _overfull(tree, [], out)
     assert out == ["'Method::execute > op (#1)': the events logged inside add up to 6 ms per run, more than its own "
                    "4 ms (events overlap, or the clock is not monotonic); they are shown as their shares of it."]
+
+
+def test_the_qnn_levels_nest_run_by_run_inside_the_delegate_call():
+    from etscope.analysis.qnn.model import QNN_EXECUTE, RPC_EXECUTE
+
+    s = _series([[10, 10]], [10, 10], [6, np.nan], [20, 20], excl_us=[4, 3])
+    s.roots[QNN_EXECUTE] = np.array([25.0, 15.0])        # run 0: longer than its DELEGATE_CALL
+    s.roots[RPC_EXECUTE] = np.array([12.0, np.nan])
+    sh = op_shares(s, np.array([2.0, 2.0]))
+    names = [nm for nm, _ in sh.levels]
+    assert names == ["QNN (execute) time", "RPC (execute) time", "Accelerator (execute) time",
+                     "Accelerator (execute excluding wait) time"]
+    v = dict(sh.levels)
+    assert v["QNN (execute) time"] == pytest.approx([20, 15])
+    assert v["RPC (execute) time"][0] == 12 and np.isnan(v["RPC (execute) time"][1])   # not made up
+    assert np.isnan(v["Accelerator (execute) time"][1])
+    assert sh.container_us == pytest.approx([4, 3]) and sh.clipped_runs == 1
+    assert sh.bound == "Accelerator (execute) time"

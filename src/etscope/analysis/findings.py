@@ -190,8 +190,8 @@ def _ops_exceed(i: int, p: dict) -> list[Finding]:
               + (" (or the runtrace is from another session)" if p.get("clock_source") == "runtrace" else "")),
         evidence=(f"in {k} of {ot.get('runs_compared')} run(s), means over those runs; Σ per-op cycles ÷ "
                   f"{ot.get('bound')} µs (waits included) gives the lowest clock that fits"
-                  + (f"; {clipped} run(s) logged a {ot.get('container')} longer than their DELEGATE_CALL "
-                     "(capped at the call)" if clipped else "")
+                  + (f"; {clipped} run(s) logged a QNN time longer than the one around it (DELEGATE_CALL ⊇ QNN "
+                     "execute ⊇ … ⊇ Accelerator; capped)" if clipped else "")
                   + f". The views show each op's share of the measured time instead ({ot.get('estimate')})"),
         section=f"qnn-clock-p{i}",
         us_per_run=(raw - cont) * k / max(p.get("runs") or 1, 1))]

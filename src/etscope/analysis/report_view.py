@@ -169,8 +169,9 @@ def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int,
 
 
 def _qnn_ops_box(part: dict, factor: float) -> list[dict]:
-    """The measured QNN level holding the partition's ops (none when the ops are shares of the
-    DELEGATE_CALL itself) with the ops inside it: each op's share of it, ms per run (mean)."""
+    """The measured QNN levels inside the call, outside in (QNN execute ⊇ RPC ⊇ … ⊇ Accelerator:
+    none when the ops are shares of the DELEGATE_CALL itself), the partition's ops inside the
+    innermost: each op's share of it, ms per run (mean); ``factor``: this call's part of them."""
     ot = part.get("op_times") or {}
     estimate = ot.get("estimate")
     ops = []
@@ -182,11 +183,13 @@ def _qnn_ops_box(part: dict, factor: float) -> list[dict]:
                         "node": op.get("node")})
     if not ops:
         return []
-    container = ot.get("container")
-    if not container or container == "DELEGATE_CALL" or ot.get("container_us_mean") is None:
-        return ops
-    return [{"name": f"{container} (QNN, measured)", "ms": _us_to_ms(ot["container_us_mean"]) * factor,
-             "kind": "qnn_level", "children": ops}]
+    inner = ops
+    for level in reversed(ot.get("levels") or []):
+        if level.get("us_mean") is None:
+            continue
+        inner = [{"name": f"{level['name']} (QNN, measured)", "ms": _us_to_ms(level["us_mean"]) * factor,
+                  "kind": "qnn_level", "children": inner}]
+    return inner
 
 
 def _cpu_node(b: dict, ops: list[dict], inside: dict, n: int) -> dict:

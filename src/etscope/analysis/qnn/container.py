@@ -48,10 +48,12 @@ OVER_REL, OVER_US = 0.01, 1.0
 class OpShares:
     """Per-op times of one partition, per run (µs): shares of the measured container."""
     container: str              # the QNN level (or DELEGATE_CALL) the ops are shares of
-    container_us: np.ndarray    # per run, at most the bound and the run's DELEGATE_CALL (NaN: not logged)
-    clipped_runs: int           # runs whose container level was longer than their DELEGATE_CALL
+    container_us: np.ndarray    # per run, at most every level around it (NaN: not logged)
+    clipped_runs: int           # runs that logged a level longer than the one around it (capped)
     bound: str                  # the level the raw estimates must fit in (waits included)
-    bound_us: np.ndarray        # per run, at most the run's DELEGATE_CALL
+    bound_us: np.ndarray        # per run, at most every level around it
+    levels: tuple               # (QNN level, per-run µs) outside in, each at most the one around it;
+                                # the last one is the container
     op_us: np.ndarray           # (ops, runs): each op's share; 0 where the op or the container is absent
     ops_us: np.ndarray          # per run: the ops' shares added up (NaN: no per-op cycles or no container)
     ops_raw_us: np.ndarray      # per run: cycles ÷ the clock used, added up (NaN: no clock or no cycles)
@@ -68,10 +70,9 @@ def op_shares(s: QnnSeries, clock_used: np.ndarray) -> OpShares:
     n = len(s.runs)
     call_us = units.ns_to_us(np.asarray(s.delegate_call_ns, dtype=np.float64)) if s.delegate_call_ns is not None \
         else np.full(n, np.nan)
-    name, cont, clipped = _level(s, CONTAINER_LEVELS, call_us)
-    bound_name, bound, _ = _level(s, BOUND_LEVELS, call_us)
-    with np.errstate(invalid="ignore"):
-        cont = np.where(cont > bound, bound, cont)          # excluding wait ≤ with waits, as QNN nests them
+    levels, clipped = _nested_levels(s, call_us)
+    name, cont = levels[-1] if levels else (DELEGATE_CALL, _no_negative(call_us.copy()))
+    bound_name, bound = next(((k[0], v) for k in BOUND_LEVELS for nm, v in levels if nm == k[0]), (name, cont))
     is_cyc = np.array([u == "cycles" for u in s.node_unit], dtype=bool)
     vals = s.node_values[is_cyc] if s.node_values.size and is_cyc.any() else np.zeros((0, n))
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -96,27 +97,38 @@ def op_shares(s: QnnSeries, clock_used: np.ndarray) -> OpShares:
         clock_ok = np.isfinite(clock) & (clock > 0)
         raw = np.where(has_ops & clock_ok, op_sum / np.where(clock_ok, clock, 1.0), np.nan)
     return OpShares(container=name, container_us=cont, clipped_runs=clipped, bound=bound_name, bound_us=bound,
-                    op_us=op_us,
+                    levels=tuple(levels), op_us=op_us,
                     ops_us=np.where(ok, ops_us, np.nan), ops_raw_us=raw, cycles=np.where(has_ops, total, np.nan))
 
 
-def _level(s: QnnSeries, levels: tuple, call_us: np.ndarray) -> tuple[str, np.ndarray, int]:
-    """The first of ``levels`` the partition logs, per run (µs), capped at the run's DELEGATE_CALL
-    (or DELEGATE_CALL itself when none is logged), with the number of runs that were capped. From
-    an ETDump, a run without the DELEGATE_CALL has no container (nothing to hold the ops' time)."""
-    level = next((k for k in levels if k in s.roots and not np.isnan(s.roots[k]).all()), None)
-    with np.errstate(invalid="ignore"):
-        if level is None:
-            name, v, clipped = DELEGATE_CALL, call_us.copy(), 0
-        else:
-            name, v = level[0], np.asarray(s.roots[level], dtype=np.float64).copy()
-            over = v > call_us
-            clipped = int(over.sum())
-            v[over] = call_us[over]        # the QNN levels sit inside DELEGATE_CALL
-        v[~(v >= 0) | ~np.isfinite(v)] = np.nan
+def _nested_levels(s: QnnSeries, call_us: np.ndarray) -> tuple[list[tuple[str, np.ndarray]], int]:
+    """The QNN time levels the partition logs, outside in (DELEGATE_CALL ⊇ QNN execute ⊇ RPC ⊇ QNN
+    accelerator ⊇ Accelerator ⊇ Accelerator excluding wait), per run (µs), each at most the one
+    around it and the first at most the run's DELEGATE_CALL; and how many runs logged a level longer
+    than what holds it (capped). From an ETDump, a run without the DELEGATE_CALL has none (nothing
+    holds the ops' time there)."""
+    out: list[tuple[str, np.ndarray]] = []
+    outer = call_us
+    clipped = np.zeros(len(call_us), dtype=bool)
+    for key in reversed(CONTAINER_LEVELS):
+        v = s.roots.get(key)
+        if v is None or np.isnan(v).all():
+            continue
+        v = _no_negative(np.asarray(v, dtype=np.float64).copy())
+        with np.errstate(invalid="ignore"):
+            clipped |= v > outer
+        v = np.where(np.isnan(v), np.nan, np.fmin(v, outer))     # NaN around: the level's own value
         if s.delegate_call_ns is not None:
             v[np.isnan(call_us)] = np.nan
-    return name, v, clipped
+        out.append((key[0], v))
+        outer = np.where(np.isnan(v), outer, v)   # a level missing in a run: the one around it still holds
+    return out, int(clipped.sum())
+
+
+def _no_negative(v: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        v[~(v >= 0) | ~np.isfinite(v)] = np.nan
+    return v
 
 
 def op_mean_us(shares: OpShares, s: QnnSeries) -> list[float | None]:
@@ -136,8 +148,9 @@ def op_mean_us(shares: OpShares, s: QnnSeries) -> list[float | None]:
 
 def summary_fields(shares: OpShares, clock_used: np.ndarray, n_runs: int) -> dict:
     """The partition's ``op_times`` object: what the per-op times are shares of, the means per run
-    of the container, the shares and the raw estimates, and the runs where the raw estimates
-    exceed the bound, the accelerator time with its waits (with the clock that would have fitted)."""
+    of the nested QNN levels (``levels``, outside in, the last the container), the shares and the
+    raw estimates, and the runs where the raw estimates exceed the bound, the accelerator time with
+    its waits (with the clock that would have fitted)."""
     n = max(n_runs, 1)
     cont, raw, ops, bound = shares.container_us, shares.ops_raw_us, shares.ops_us, shares.bound_us
     both = ~np.isnan(raw) & ~np.isnan(bound)
@@ -151,6 +164,7 @@ def summary_fields(shares: OpShares, clock_used: np.ndarray, n_runs: int) -> dic
                 + ("" if shares.container == DELEGATE_CALL else ", at most the run's DELEGATE_CALL")
                 + "; mean per run"),
         "container": shares.container,
+        "levels": [{"name": nm, "us_mean": _mean(v, n)} for nm, v in shares.levels],
         "container_us_mean": _mean(cont, n),
         "ops_us_mean": _mean(ops, n),
         "ops_raw_us_mean": _mean(raw, n),
