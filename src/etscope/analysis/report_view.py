@@ -81,9 +81,9 @@ def _qnn_partitions(qnn: dict | None) -> dict:
 def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int,
               matched: dict[int, PartitionOps] | None = None) -> dict | None:
     """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
-    events inside them, in ms per run (mean). Inside a QNN call: the measured level that holds its
-    ops (e.g. 'Accelerator (execute) time'), then the ops, estimated as their share of it
-    (``analysis.qnn.container``). ``matched`` (``analysis.delegate_ops``): a delegate event matched
+    events inside them, in ms per run (mean). Inside a QNN call: the QNN time levels it logs, outside
+    in (QNN execute ⊇ RPC ⊇ … ⊇ Accelerator), then the ops in the innermost, estimated as their
+    share of it (``analysis.qnn.container``). Children never add up to more than their box. ``matched`` (``analysis.delegate_ops``): a delegate event matched
     to a graph node is named by the node (``event`` keeps the backend's name for it)."""
     lat = (summary.get("runs") or {}).get("latency_ms")
     if not lat:
