@@ -189,3 +189,17 @@ def test_the_qnn_levels_nest_run_by_run_inside_the_delegate_call():
     assert np.isnan(v["Accelerator (execute) time"][1])
     assert sh.container_us == pytest.approx([4, 3]) and sh.clipped_runs == 1
     assert sh.bound == "Accelerator (execute) time"
+
+
+def test_graph_nodes_of_qnn_say_what_their_estimate_is_a_share_of(tmp_path):
+    from etscope.render.model_explorer import HOW_COLORS, node_data
+
+    hyb = FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories"
+    from etscope import api
+
+    r = api.results(api.load(f"{hyb}.etdump", etrecord=f"{hyb}.etrecord"))
+    qnn_nodes = [n for n in r.nodes["nodes"] if n["estimated"]]
+    assert qnn_nodes and {n["time_how"] for n in qnn_nodes} == {"estimate: share of measured Accelerator (execute) time"}
+    assert all(n["instruction_id"] == 0 for n in qnn_nodes)
+    how = node_data(r.nodes)["node_time_how.json"]["results"]
+    assert how[qnn_nodes[0]["name"]]["bgColor"] == HOW_COLORS["estimate"]
