@@ -51,7 +51,7 @@ class Results:
         self.inputs = dict(inputs or {})
         self.llm_options = dict(llm_options or {})
         self.notes: list[str] = []
-        # Several QHAS/optrace files, one per partition (set by analysis.qnn_shards.sharded_results).
+        # Several QHAS/optrace files, one per partition (set by api.sharded_results).
         self.shards: list[dict] | None = None
         self.qhas_ops_by_key: dict | None = None
         self.loose_qhas = self.loose_optrace = None
