@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from etscope.analysis.numerics_compare import compare
-from etscope.analysis.numerics_runs import RunSchedule, pair_schedules
+from etscope.analysis import numerics_runs as runs_mod
 from etscope.formats.debug_buffer import DebugBuffer
 from etscope.profile import load
 
@@ -160,14 +160,14 @@ def test_runs_in_order_have_no_drift_table():
 
 def _sched(prompt, decodes, start=None):
     start = prompt if start is None else start
-    return RunSchedule(("prefill", *["decode"] * decodes), (None, *range(1, decodes + 1)),
+    return runs_mod.RunSchedule(("prefill", *["decode"] * decodes), (None, *range(1, decodes + 1)),
                        (None, *range(start, start + decodes)), (prompt, *[1] * decodes))
 
 
 def test_different_prompts_pair_only_equal_positions():
     """A 5-token prompt against a 6-token one: the prefills are not compared (said), decode runs pair
     at equal positions only, the positions only one side ran are listed."""
-    p = pair_schedules(4, 4, _sched(5, 3), _sched(6, 3))
+    p = runs_mod.pair_schedules(4, 4, _sched(5, 3), _sched(6, 3))
     assert p.by_position and p.ref_to_cand == {1: 2, 2: 3}      # positions 6 and 7
     assert p.position == {2: 6, 3: 7} and p.step == {2: 2, 3: 3}
     notes = " | ".join(p.notes)
@@ -175,21 +175,21 @@ def test_different_prompts_pair_only_equal_positions():
     assert "decode position(s) only the candidate ran, not compared: 5" in notes
     assert "decode position(s) only the reference ran, not compared: 8" in notes
     # same prompt, the reference generated fewer steps: the common positions pair
-    q = pair_schedules(4, 3, _sched(5, 3), _sched(5, 2))
+    q = runs_mod.pair_schedules(4, 3, _sched(5, 3), _sched(5, 2))
     assert q.ref_to_cand == {0: 0, 1: 1, 2: 2} and "only the candidate ran, not compared: 7" in " ".join(q.notes)
 
 
 def test_decode_runs_of_a_second_generation_pair_with_the_second_generation():
-    two = RunSchedule(("prefill", "decode", "decode", "prefill", "decode"), (None, 1, 2, None, 1),
+    two = runs_mod.RunSchedule(("prefill", "decode", "decode", "prefill", "decode"), (None, 1, 2, None, 1),
                       (None, 4, 5, None, 4), (4, 1, 1, 4, 1))
-    one = RunSchedule(("prefill", "decode", "prefill", "decode"), (None, 1, None, 1), (None, 4, None, 4), (4, 1, 4, 1))
-    p = pair_schedules(5, 4, two, one)
+    one = runs_mod.RunSchedule(("prefill", "decode", "prefill", "decode"), (None, 1, None, 1), (None, 4, None, 4), (4, 1, 4, 1))
+    p = runs_mod.pair_schedules(5, 4, two, one)
     assert p.ref_to_cand == {0: 0, 1: 1, 2: 3, 3: 4}
     assert "only the candidate ran, not compared: 5" in " ".join(p.notes)
 
 
 def test_unknown_positions_pair_decode_steps_in_order():
-    s = RunSchedule(("prefill", "decode", "decode"), (None, 1, 2), (None, None, None), (None, None, None))
-    p = pair_schedules(3, 3, s, s)
+    s = runs_mod.RunSchedule(("prefill", "decode", "decode"), (None, 1, 2), (None, None, None), (None, None, None))
+    p = runs_mod.pair_schedules(3, 3, s, s)
     assert p.ref_to_cand == {0: 0, 1: 1, 2: 2} and not p.by_position and p.step == {1: 1, 2: 2}
     assert any("paired by step" in n for n in p.notes)

@@ -68,6 +68,7 @@ class Drift:
     steps: tuple[DriftStep, ...]                       # run order
     cells: tuple[tuple[DriftCell | None, ...], ...]    # layers x steps (None: no compared tensor)
     first: tuple[int, int] | None                      # (layer, step) indices of the first crossing
+    first_tensor: str | None = None                    # its first crossing tensor (graph order)
 
     def cell(self, layer: str, step: int) -> DriftCell | None:
         return self.cells[self.layers.index(layer)][step]
@@ -127,12 +128,13 @@ def layer_drift(runs, gr, gc) -> Drift | None:
     layers = tuple(sorted(first_pos, key=first_pos.__getitem__))
     cells = tuple(tuple(DriftCell(*acc[(lay, j)]) if (lay, j) in acc else None for j in range(len(steps)))
                   for lay in layers)
-    first = None
+    first = first_tensor = None
     for j, rc in enumerate(runs):       # the earliest step with a crossing; its first crossing tensor's layer
         if rc.first_divergence is not None:
-            first = (layers.index(layer_of(rc.tensors[rc.first_divergence], gr, gc)[0]), j)
+            t = rc.tensors[rc.first_divergence]
+            first, first_tensor = (layers.index(layer_of(t, gr, gc)[0]), j), t.name
             break
-    return Drift(layers, tuple(rules[lay] for lay in layers), steps, cells, first)
+    return Drift(layers, tuple(rules[lay] for lay in layers), steps, cells, first, first_tensor)
 
 
 def _num(x: float) -> float | None:
@@ -157,7 +159,7 @@ def drift_dict(d: Drift | None) -> dict | None:
         s, c = d.steps[j], d.cells[i][j]
         first = {"layer": d.layers[i], "step": s.label, "run": s.run, "phase": s.phase, "decode_step": s.step,
                  "position": s.position, "snr_db": _num(c.snr_db), "max_abs_error": _num(c.max_abs),
-                 "tensor": c.worst}
+                 "first_tensor": d.first_tensor, "worst_tensor": c.worst}
     return {"layers": [{"name": n, "rule": r} for n, r in zip(d.layers, d.layer_rules)],
             "steps": [{"label": s.label, "run": s.run, "reference_run": s.ref_run, "phase": s.phase, "step": s.step,
                        "position": s.position} for s in d.steps],

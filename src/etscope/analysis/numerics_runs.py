@@ -99,14 +99,11 @@ def pair_schedules(n_cand: int, n_ref: int, sc: RunSchedule | None, sr: RunSched
     ref_to_cand, phase, step, pos, notes = {}, {}, {}, {}, []
     prompts = {}      # generation -> (candidate tokens, reference tokens) when they differ
     for c, k in keys_c.items():
-        if k[1] == "prefill":
-            r = next((r for r, kr in keys_r.items() if kr[:2] == k[:2]), None)
-            if r is not None and sc.tokens[c] != sr.tokens[r]:
-                prompts[k[0]] = (sc.tokens[c], sr.tokens[r])
-                continue
-        else:
-            r = ref_of.get(k)
+        r = ref_of.get(k)
         if r is None:
+            continue
+        if k[1] == "prefill" and sc.tokens[c] != sr.tokens[r]:
+            prompts[k[0]] = (sc.tokens[c], sr.tokens[r])
             continue
         ref_to_cand[r] = c
         phase[c] = sc.phase[c]

@@ -223,5 +223,5 @@ def drift_lines(dr: dict) -> list[str]:
         snr = "NaN/Inf values" if fd["snr_db"] is None else f"SNR {fd['snr_db']:.1f} dB"
         mx = "" if fd["max_abs_error"] is None else f", max abs {fd['max_abs_error']:.3g}"
         out.append(f"first crossing over steps: layer {shown(fd['layer'])} at {shown(fd['step'])} (run {fd['run']}): "
-                   f"{snr}{mx} (worst tensor {shown(fd['tensor'])})")
+                   f"{snr}{mx} (first crossing tensor {shown(fd['first_tensor'])}, worst {shown(fd['worst_tensor'])})")
     return out

@@ -131,14 +131,17 @@
       layers.forEach(function (l, i) { if (l.name === first.layer && fi < 0) fi = i; });
       steps.forEach(function (s, j) { if (s.run === first.run && fj < 0) fj = j; });
     }
+    var outer = box;
+    box = el('div', { id: 'numerics-drift-box' });
+    outer.appendChild(box);
     box.appendChild(el('h3', { text: 'Drift over decode steps' }));
     box.appendChild(el('p', { id: 'numerics-drift-first', 'class': first ? 'bad-text' : 'ok',
       text: first ? 'First crossing: layer ' + first.layer + ' at ' + first.step + ' (run ' + first.run + '): ' +
                     (isNum(first.snr_db) ? 'SNR ' + first.snr_db.toFixed(1) + ' dB' : 'NaN/Inf values') +
-                    (isNum(first.max_abs_error) ? ', max abs ' + fmtSci(first.max_abs_error) : '') + ' (' + first.tensor + ').'
+                    (isNum(first.max_abs_error) ? ', max abs ' + fmtSci(first.max_abs_error) : '') + ' (first crossing tensor ' + first.first_tensor + ', worst ' + first.worst_tensor + ').'
                   : 'No layer crosses the thresholds at any step.' }));
     var labelW = Math.min(260, 14 + 7 * Math.max.apply(null, [6].concat(layers.map(function (l) { return Math.min(36, l.name.length); }))));
-    var cw = Math.max(34, Math.min(64, Math.floor((chartWidth(box) - labelW - 20) / Math.max(1, steps.length))));
+    var cw = Math.max(34, Math.min(64, Math.floor((chartWidth(outer) - labelW - 20) / Math.max(1, steps.length))));
     var ch = 24, T = 34, W = labelW + cw * steps.length + 20, H = T + ch * layers.length + 8;
     var svg = sv('svg', { id: 'numerics-drift', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img',
                           'aria-label': 'worst SNR per layer and step' });
@@ -167,13 +170,13 @@
         svg.appendChild(r);
         if (c) svg.appendChild(sv('text', { x: x + cw / 2, y: y + ch / 2 + 4, 'text-anchor': 'middle', 'font-size': 10.5,
                                             'pointer-events': 'none', fill: db !== null && db < 20 && !c.equal ? '#fff' : '#1f2328',
-                                            text: c.nonfinite ? 'NaN' : c.equal ? '=' : (isNum(c.snr_db) ? c.snr_db.toFixed(0) : '') }));
+                                            text: (c.nonfinite ? 'NaN' : c.equal ? '=' : (isNum(c.snr_db) ? c.snr_db.toFixed(0) : '')) + (c.diverged ? '*' : '') }));
       });
     });
     box.appendChild(el('div', { 'class': 'table-wrap' }, svg));
     box.appendChild(snrLegend());
     box.appendChild(el('p', { 'class': 'hint', text: 'Each cell: the worst SNR (dB) of the layer\'s paired tensors at that step ' +
-      '(= all equal); a layer is the transformer block\'s module path (else the module, else the graph node). Steps: prefill, ' +
+      '(= all equal, * crosses a threshold); a layer is the transformer block\'s module path (else the module, else the graph node). Steps: prefill, ' +
       'then d<step>@<token position>, each paired with the reference\'s run at the same position.' }));
   }
 
