@@ -146,10 +146,14 @@ def test_drift_table_text_json_and_export(tmp_path):
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith("drift over steps"))
-    table = lines[start + 1:start + 2 + len(dr["layers"])]
-    assert table[0].split()[:2] == ["layer", "prefill"] and all(len(ln) <= 80 for ln in table)
-    assert "(1 more steps not shown, up to d6@8" in r.output
-    assert "first crossing over steps: layer m.layers.0 at prefill (run 0)" in r.output
+    table = lines[start + 3:start + 4 + len(dr["layers"])]
+    assert table[0].split()[:2] == ["layer", "prefill"] and all(len(ln) <= 80 for ln in lines[start:start + 13])
+    assert "(1 more step(s) not shown, up to d6@8" in r.output
+    assert "first crossing: layer m.layers.0 at prefill (run 0)" in r.output
+    # one phase chosen (--phase decode): its runs in order, steps unknown (r<run>), the table still there
+    r = run(*_drift_args(), "--phase", "decode", "--json")
+    assert r.exit_code == 0, r.output
+    assert [s["label"] for s in json.loads(r.output)["drift"]["steps"]] == [f"r{k}" for k in range(6)]
     row = next(ln for ln in table if ln.startswith("m.layers.1 "))
     cells = dr["cells"][[x["name"] for x in dr["layers"]].index("m.layers.1")]
     assert row.split()[1:7] == [f"{c['snr_db']:.1f}" + ("*" if c["diverged"] else "") for c in cells[:6]]

@@ -50,7 +50,13 @@ class RunSchedule:
 
 def run_schedule(p: Profile) -> RunSchedule | None:
     """The runs' LLM schedule, None when the LLM analysis finds no phases (one group of alike runs,
-    or a failure: then runs pair in order)."""
+    or a failure: then runs pair in order). A profile narrowed to one phase (``--phase decode``, a
+    look-alike ``--method``) is that phase's runs, in order; their steps and positions are those
+    of the whole file, which the narrowed profile no longer holds: unknown."""
+    sel = getattr(p, "phase", None)
+    if sel is not None and sel.name in ("prefill", "decode") and p.n_runs > 0:
+        none = (None,) * p.n_runs
+        return RunSchedule((sel.name,) * p.n_runs, none, none, none)
     if p.n_runs < 2:
         return None
     from etscope.analysis.llm import llm_report

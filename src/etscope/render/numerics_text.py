@@ -197,8 +197,9 @@ def drift_lines(dr: dict) -> list[str]:
     steps, layers, cells = dr["steps"], dr["layers"], dr["cells"]
     fit = max(1, (DRIFT_WIDTH - _LAYER_W - _MAX_W - 2) // (_STEP_W + 1))
     shown_steps = list(range(min(fit, len(steps))))
-    out = ["drift over steps: worst SNR (dB) of each layer's tensors per step (= all equal, * crosses a threshold, "
-           "· none compared; d<step>@<token position>); max abs: largest over the steps shown"]
+    out = ["drift over steps: each layer's worst SNR (dB) per step; = all equal, * crosses a",
+           "threshold, · none compared; steps: d<step>@<position> (r<run>: step unknown);",
+           "max abs: the layer's largest max abs error over the steps shown"]
     head = f"{'layer':<{_LAYER_W}} " + " ".join(f"{shown(steps[j]['label'])[:_STEP_W]:>{_STEP_W}}" for j in shown_steps)
     out.append(head + f" {'max abs':>{_MAX_W}}")
     for i, lay in enumerate(layers[:DRIFT_LAYERS]):
@@ -214,14 +215,15 @@ def drift_lines(dr: dict) -> list[str]:
     if len(layers) > DRIFT_LAYERS:
         out.append(f"({len(layers) - DRIFT_LAYERS} more layers: --json or --export)")
     if len(steps) > len(shown_steps):
-        out.append(f"({len(steps) - len(shown_steps)} more steps not shown, up to {shown(steps[-1]['label'])}: "
+        out.append(f"({len(steps) - len(shown_steps)} more step(s) not shown, up to {shown(steps[-1]['label'])}: "
                    "--json or --export)")
     fd = dr["first_divergence"]
     if fd is None:
-        out.append("first crossing over steps: none (no layer crosses a threshold at any step)")
+        out.append("first crossing: none (no layer crosses a threshold at any step)")
     else:
         snr = "NaN/Inf values" if fd["snr_db"] is None else f"SNR {fd['snr_db']:.1f} dB"
         mx = "" if fd["max_abs_error"] is None else f", max abs {fd['max_abs_error']:.3g}"
-        out.append(f"first crossing over steps: layer {shown(fd['layer'])} at {shown(fd['step'])} (run {fd['run']}): "
-                   f"{snr}{mx} (first crossing tensor {shown(fd['first_tensor'])}, worst {shown(fd['worst_tensor'])})")
+        out.append(f"first crossing: layer {shown(fd['layer'])} at {shown(fd['step'])} (run {fd['run']}): "
+                   f"{snr}{mx}")
+        out.append(f"  first crossing tensor {shown(fd['first_tensor'])}, worst {shown(fd['worst_tensor'])}")
     return out
