@@ -193,3 +193,20 @@ def test_unknown_positions_pair_decode_steps_in_order():
     p = runs_mod.pair_schedules(3, 3, s, s)
     assert p.ref_to_cand == {0: 0, 1: 1, 2: 2} and not p.by_position and p.step == {1: 1, 2: 2}
     assert any("paired by step" in n for n in p.notes)
+
+
+def test_multi_method_llm_runs_pair_prefill_and_decode_steps():
+    """gen_llama_multimethod (a prefill method and a decode method in one .pte, 2 x [prefill + 7
+    decode]) holds no debug tensors (written without a debug buffer), so no drift table can be
+    checked on it; its runs' schedule and pairing can: prefill with prefill, decode step k with
+    decode step k (the ETDump records no token counts here: positions unknown, said)."""
+    real = NUM.parent / "real"
+    p = load(real / "gen_llama_multimethod.etdump", etrecord=real / "gen_llama_multimethod.etrecord",
+             pte=real / "gen_llama_multimethod.pte")
+    truth = json.loads((real / "gen_manifest.json").read_text())["fixtures"]["gen_llama_multimethod"]["schedule"]
+    s = runs_mod.run_schedule(p)
+    assert list(s.phase) == [x["phase"] for x in truth]
+    pairing = runs_mod.pair_schedules(p.n_runs, p.n_runs, s, s)
+    assert pairing.ref_to_cand == {k: k for k in range(16)} and not pairing.by_position
+    assert [pairing.step.get(k) for k in range(16)] == list(s.step)
+    assert any("paired by step" in n for n in pairing.notes)
