@@ -210,3 +210,23 @@ def test_multi_method_llm_runs_pair_prefill_and_decode_steps():
     assert pairing.ref_to_cand == {k: k for k in range(16)} and not pairing.by_position
     assert [pairing.step.get(k) for k in range(16)] == list(s.step)
     assert any("paired by step" in n for n in pairing.notes)
+
+
+def test_sparse_runs_make_no_quadratic_table():
+    """Runs each logging another node (a crafted file) would make layers x steps grow as the square of
+    the tensors: no table past the budget, said by the comparison."""
+    from types import SimpleNamespace
+
+    from etscope.analysis.numerics_drift import layer_drift, max_cells
+
+    n = 400                           # 400 runs x 400 one-tensor layers = 160,000 cells > 8 x 400 + 100,000
+    m = SimpleNamespace(nonfinite=0, snr_db=40.0, max_abs=0.1)
+
+    def tensor(k):
+        ref = SimpleNamespace(node=None, role="kernel_output", order=(k, 0, 0))
+        return SimpleNamespace(name=f"node_{k}", metrics=m, diverged=False, ref=ref, cand=ref)
+
+    runs = [SimpleNamespace(run=k, ref_run=k, phase="decode", step=k + 1, position=k, tensors=[tensor(k)],
+                            first_divergence=None) for k in range(n)]
+    assert n * n > max_cells(n) and layer_drift(runs, None, None) is None
+    assert layer_drift(runs[:50], None, None) is not None

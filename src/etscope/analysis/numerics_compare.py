@@ -399,6 +399,9 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
                                   phase=pairing.phase.get(run), step=pairing.step.get(run),
                                   position=pairing.position.get(run)))
     drift = layer_drift(runs, gr, gc) if pairing.by_phase else None
+    if drift is None and pairing.by_phase and any(rc.phase is not None for rc in runs):
+        notes.append("no drift table: its layers x steps would be far more cells than (layer, step) pairs holding a "
+                     "tensor (each run logged other nodes)")
     if drift is not None:
         for rc in runs:
             for t in rc.tensors:

@@ -94,9 +94,17 @@ def layer_of(t, gr, gc) -> tuple[str, str]:
     return t.name, NODE
 
 
+def max_cells(filled: int) -> int:
+    """Cells a drift table may have for ``filled`` (layer, step) pairs holding a tensor: in real runs
+    every layer logs at every step (cells = filled); runs each logging other nodes would make
+    layers x steps grow as the square of the tensors (a crafted file): then no table."""
+    return 8 * filled + 100_000
+
+
 def layer_drift(runs, gr, gc) -> Drift | None:
     """The drift table of a comparison's runs (``numerics_compare.RunComparison`` with a phase);
-    None when no run has a phase (runs paired in order: no steps to speak of)."""
+    None when no run has a phase (runs paired in order: no steps to speak of), or when layers x
+    steps exceed ``max_cells`` (said by the caller)."""
     runs = [rc for rc in runs if rc.phase is not None]
     if not runs:
         return None
@@ -126,6 +134,8 @@ def layer_drift(runs, gr, gc) -> Drift | None:
             a[2] += 1
             a[3] = a[3] or t.diverged
     layers = tuple(sorted(first_pos, key=first_pos.__getitem__))
+    if len(layers) * len(steps) > max_cells(len(acc)):
+        return None
     cells = tuple(tuple(DriftCell(*acc[(lay, j)]) if (lay, j) in acc else None for j in range(len(steps)))
                   for lay in layers)
     first = first_tensor = None
