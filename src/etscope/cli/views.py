@@ -6,7 +6,7 @@ import sys
 import click
 
 from etscope.cli.common import (
-    EXIT_BAD_INPUT, dram_gbps_option, ort_profile_option, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile,
+    EXIT_BAD_INPUT, dram_gbps_option, ort_profile_option, echo_wrote, human_size, llm_tokens_options, load_profile,
     load_results, one_line, output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
     with_runs,
 )
@@ -62,8 +62,7 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
                                               compare_etdump), with_runs(profile, etdump))
     if heap is not None:
         _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
-        r.summary["qnn_heap"] = heap_view_of(heap, r.program, profile.method if profile is not None else method)
-        r.notes += ["DSP heap: " + n for n in r.summary["qnn_heap"]["notes"]]
+        r.qnn_heap = heap
     numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
                                numerics_thresholds)
     data = report_data(r.view, compare=compare, numerics=numerics)
