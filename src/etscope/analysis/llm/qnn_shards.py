@@ -5,9 +5,10 @@ Numbers come from the events each run logged (``analysis.qnn.series_from_profile
 phase's steady runs:
 
 * **delegate call**: ExecuTorch's DELEGATE_CALL wall time of the shard's instruction (ns -> ms);
-* **accelerator time**: ``QNN accelerator (execute) time`` (us) when the runs logged it (device
-  runs), else ``Accelerator (execute) time`` (us, the HTP executing the graph, waits included);
-  which one is said in ``accel_basis``;
+* **accelerator time**: ``Accelerator (execute) time`` (us, the HTP executing the graph, waits
+  included): the quantity ``etscope qnn`` calls the accelerator (one name, one level); only when the
+  runs did not log it, ``QNN accelerator (execute) time`` (QNN's DSP-side handling around it, a
+  larger level); which one is said in ``accel_basis``;
 * **overhead**: delegate call minus accelerator time, per run: everything between ExecuTorch's
   call and the HTP's execution (QNN host work, FastRPC transport, DSP-side scheduling);
 * **cycles**: ``Accelerator (execute) time (cycles)``; per token when the phase's tokens per run
@@ -69,7 +70,7 @@ def phase_shards(series_by_part: dict[int, list], steady_by_part: dict[int, list
 
 
 def _accel_us(s, rows) -> tuple[np.ndarray, str | None]:
-    for key in (qnn_analysis.QNN_ACCEL, qnn_analysis.ACCEL_US):
+    for key in (qnn_analysis.ACCEL_US, qnn_analysis.QNN_ACCEL):
         v = _root(s, key, rows)
         if np.isfinite(v).any():
             return v, key[0]
