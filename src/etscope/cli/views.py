@@ -54,15 +54,19 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
     if compare_etdump is not None:
         compare = api.compare_view(with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None),
                                               compare_etdump), with_runs(profile, etdump))
+    # Runs that form several phases (an LLM's prefill and decode): each phase's own view, side by side.
+    phases = [(row, r.for_phase(row.name)) for row in r.phase_rows]
     if heap is not None:
-        _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
-        r.summary["qnn_heap"] = heap_view_of(heap, r.program, profile.method if profile is not None else method)
-        r.notes += ["DSP heap: " + n for n in r.summary["qnn_heap"]["notes"]]
+        for x in [r] + [p for _, p in phases]:
+            _ = x.qnn, x.llm     # computed first: their notes come first in the report, as before
+            x.summary["qnn_heap"] = heap_view_of(heap, x.program, x.profile.method if x.profile is not None else method)
+            x.notes += ["DSP heap: " + n for n in x.summary["qnn_heap"]["notes"]]
     numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
                                numerics_thresholds)
-    data = report_data(r.view, compare=compare, numerics=numerics)
+    data = report_data(r.view, compare=compare, numerics=numerics,
+                       phases=[(row, p.view) for row, p in phases], phases_how=r.phases.how)
     # The page needs only its data: the events and analyses go before it is rendered.
-    del r, profile, compare, numerics
+    del r, profile, compare, numerics, phases
     import gc
 
     # Any cycle among them is young: the etscope process collects after 100,000 new objects
