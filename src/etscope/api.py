@@ -199,7 +199,8 @@ def profile_of(p) -> P.Profile:
 
 # ---- the qnn command: QNN files alone or with an ETDump -----------------------------------------------
 def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), optrace=(),
-                   qnn_csv=None, runtrace=None, dram_gbps: float | None = None, phase: str | None = None) -> dict:
+                   qnn_csv=None, runtrace=None, dram_gbps: float | None = None, phase: str | None = None,
+                   ort_profile=None) -> dict:
     """Read whichever QNN inputs were given (paths; ``qhas``/``optrace`` one path or several, pins
     allowed) and produce the QNN report; QNN files without a partition to join get ``files``.
     ``dram_gbps``: the DRAM bandwidth the HTP limits compare with (default: the SoC's, if sourced).
@@ -208,7 +209,7 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
     from etscope.paths import display
 
     qhas, optrace = _paths(qhas), _paths(optrace)
-    files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)
+    files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace, ort_profile)
     profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
     r = narrowed(view_results(profile, files, pte=pte, llm_options=llm_options(pte), dram_gbps=dram_gbps),
                  phase, method)
@@ -223,7 +224,8 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
     for kind, paths in (("qhas", qhas), ("optrace", optrace)):
         if paths:
             shown[kind] = display(paths[0]) if len(paths) == 1 else [display(p) for p in paths]
-    shown.update({k: display(v) for k, v in (("qnn_csv", qnn_csv), ("runtrace", runtrace)) if v is not None})
+    shown.update({k: display(v) for k, v in (("qnn_csv", qnn_csv), ("runtrace", runtrace), ("ort_profile", ort_profile))
+                  if v is not None})
     report["inputs"] = shown
     return report
 
@@ -231,11 +233,16 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
 def _qnn_view_report(r: Results, files: QnnFiles) -> dict:
     """The ``qnn`` command's report of one set of runs (the report's findings included)."""
     report = r.qnn
-    if report is None:      # an ETDump without QNN partitions: the report says so
+    if report is None and r.profile is None:     # an ONNX Runtime profile alone: no QNN level
+        report = {"schema": qnn_analysis.SCHEMA, "partitions": [], "qhas": None, "optrace": None,
+                  "htp_timeline": None, "soc": r.soc, "runtrace": None, "warnings": []}
+    elif report is None:      # an ETDump without QNN partitions: the report says so
         report = qnn_analysis.qnn_report(r.profile, soc=r.soc, runtrace=files.runtrace)
     report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
     if r.qnn_files is not None:
         report["files"] = r.qnn_files
+    if r.ort_view is not None:
+        report["ort"] = r.ort_view.to_dict()
     # The same ranked findings the report shows for these inputs (text and --json print them).
     report["findings"] = [f.to_dict() for f in r.findings] if r.qnn is not None else []
     if r.profile is not None and r.profile.phase is not None:
@@ -271,7 +278,21 @@ def split_pin(value: str) -> tuple[tuple[str, int] | None, str]:
     return (m.group("method"), int(digits)), m.group("path")
 
 
-def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None) -> QnnFiles:
+def _read_kind(reader, path, kind: str):
+    """``reader(path)``; a refusal of a file of another known kind names the option that reads it."""
+    from etscope.errors import FormatError
+    from etscope.formats.sniff import wrong_kind
+
+    try:
+        return reader(path)
+    except FormatError as e:
+        hint = wrong_kind(path, kind)
+        if hint is None:
+            raise
+        raise FormatError(f"{e.what}; {hint}", e.file or path, e.offset) from None
+
+
+def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None, ort_profile=None) -> QnnFiles:
     from etscope.formats.optrace import read_optrace
     from etscope.formats.qhas import read_qhas
     from etscope.formats.qnn_profile_files import read_qnn_profile
@@ -279,12 +300,18 @@ def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None) -> Qnn
     from etscope.paths import display
 
     out = QnnFiles()
-    for values, reader, into in ((qhas, read_qhas, out.qhas), (optrace, read_optrace, out.optrace)):
+    for values, reader, into, kind in ((qhas, read_qhas, out.qhas, "qhas"), (optrace, read_optrace, out.optrace,
+                                                                              "optrace")):
         for v in values:
             pin, path = split_pin(v)
-            into.append((pin, path, reader(path)))
+            into.append((pin, path, _read_kind(reader, path, kind)))
     out.qnn_profile = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
-    out.runtrace = read_runtrace(runtrace) if runtrace is not None else None
+    out.runtrace = _read_kind(read_runtrace, runtrace, "runtrace") if runtrace is not None else None
+    if ort_profile is not None:
+        from etscope.formats.ort_profile import read_ort_profile
+
+        out.ort = _read_kind(read_ort_profile, ort_profile, "ort_profile")
+        out.inputs["ort_profile"] = display(ort_profile)
     for kind, paths in (("qnn_csv", [qnn_csv] if qnn_csv else []), ("optrace", [p for _, p, _ in out.optrace]),
                         ("qhas", [p for _, p, _ in out.qhas]), ("runtrace", [runtrace] if runtrace else [])):
         if paths:
@@ -299,6 +326,7 @@ def view_results(profile: P.Profile | None, files: QnnFiles, pte=None, llm_optio
     DRAM bandwidth of the HTP limits (``--dram-gbps``)."""
     r = _view_results(profile, files, pte, llm_options)
     r.dram_gbps = dram_gbps
+    r.ort = files.ort
     r.rebuild = lambda sub: _view_results(sub, files, pte, llm_options)    # a phase's runs, same files
     return r
 

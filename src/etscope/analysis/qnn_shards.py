@@ -28,6 +28,7 @@ class QnnFiles:
     optrace: list = field(default_factory=list)
     qnn_profile: object | None = None
     runtrace: object | None = None
+    ort: object | None = None          # ONNX Runtime's profile of the session (formats.ort_profile)
     inputs: dict = field(default_factory=dict)
 
 

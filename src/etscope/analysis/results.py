@@ -62,6 +62,7 @@ class Results:
         # api sets it when it built these from several QNN files.
         self.rebuild = None
         self._phase_results: dict[str, Results] = {}
+        self.ort = None        # ONNX Runtime's profile of the session (``--ort-profile``), read
         # ``--phase all``: the user asked for every run together (the views then pool the phases).
         self.pool_phases = False
 
@@ -110,6 +111,16 @@ class Results:
         """Each phase with its Results when the runs form several phases; else [] (these are one)."""
         ph = self.phases
         return [(n, self.for_phase(n)) for n in ph.names] if ph.split and not self.pool_phases else []
+
+    @cached_property
+    def ort_view(self):
+        """ONNX Runtime's view of the session (``analysis.ort_view``), joined to the QNN profile's
+        partitions; None without ``--ort-profile``."""
+        if self.ort is None:
+            return None
+        from etscope.analysis.ort_view import ort_view
+
+        return ort_view(self.ort, self.qnn)
 
     @cached_property
     def soc(self) -> dict | None:
@@ -302,6 +313,8 @@ class Results:
         """Everything the HTML report shows."""
         if self.profile is None:    # QNN files alone: the QNN section, the guide and what is missing
             qnn = self.qnn if self.qnn_files is None else dict(self.qnn, files=self.qnn_files)
+            if self.ort_view is not None:      # ONNX Runtime's profile of the session, in the QNN section
+                qnn = dict(qnn or {"partitions": [], "warnings": []}, ort=self.ort_view.to_dict())
             return ReportView(profile=None, summary=self.summary, ops=[], qnn=qnn, llm=None, hierarchy=None,
                               placement=[], runs={"columns": {}, "phase": None}, nodes=None,
                               checks=["QNN files only: " + m for m in self.summary["qnn_only"]["missing"]],

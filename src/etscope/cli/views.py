@@ -6,7 +6,7 @@ import sys
 import click
 
 from etscope.cli.common import (
-    EXIT_BAD_INPUT, dram_gbps_option, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile,
+    EXIT_BAD_INPUT, dram_gbps_option, ort_profile_option, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile,
     load_results, one_line, output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
     with_runs,
 )
@@ -16,6 +16,7 @@ from etscope.render.sql_guard import ALLOWED as SQL_ALLOWED
 
 @click.command()
 @view_inputs
+@ort_profile_option
 @qnn_heap_option
 @click.option("-o", "--output", default="report.html", show_default=True, type=str,
               help="HTML file to write (one file, works offline).")
@@ -26,7 +27,8 @@ from etscope.render.sql_guard import ALLOWED as SQL_ALLOWED
 @llm_tokens_options
 @report_numerics_options
 @dram_gbps_option
-def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, qnn_heap, output, compare_etdump,
+def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, ort_profile, qnn_heap, output,
+           compare_etdump,
            compare_etrecord, compare_pte, prompt_tokens, decode_tokens, debug_buffer, numerics_reference,
            reference_buffer, reference_etrecord, numerics_thresholds, dram_gbps):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
@@ -42,13 +44,17 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
         raise click.UsageError("--compare needs the ETDUMP to compare with it")
     if debug_buffer is not None and etdump is None:
         raise click.UsageError("--debug-buffer needs the ETDUMP whose debug events point into it")
-    out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, qnn_heap,
+    if ort_profile is not None and etdump is not None:
+        raise click.UsageError("--ort-profile goes with QNN files alone (an ONNX Runtime session is not an "
+                               "ExecuTorch run): etscope report --ort-profile F [--qnn-csv F]")
+    out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, ort_profile, qnn_heap,
                         compare_etdump, compare_etrecord, compare_pte, debug_buffer, numerics_reference,
                         reference_buffer, reference_etrecord)
     heap = read_heap_file(qnn_heap)
     prepare_in_background()          # the page's template, while the inputs are read
     r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace,
-                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps, phase=phase)
+                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps, phase=phase,
+                     ort_profile=ort_profile)
     profile = r.profile
     compare = None
     if compare_etdump is not None:

@@ -231,6 +231,40 @@
     sec.appendChild(el('div', { 'class': 'table-wrap' }, t));
   }
 
+  // ONNX Runtime's own profile of the session (--ort-profile): ORT's call into each QNN partition
+  // around QNN's levels, and the CPU-fallback nodes between them (analysis/ort_view.py).
+  function ortPart(box, o) {
+    var sec = el('div', { 'class': 'qnn-part' });
+    box.appendChild(sec);
+    sec.appendChild(el('h3', { text: 'ONNX Runtime session: what ORT timed around QNN (' + o.path + ')' }));
+    var us = function (x) { return isNum(x) ? fmtUs(x) : '—'; };
+    sec.appendChild(el('p', { text: o.runs + ' model_run(s)' + (o.warmup_runs.length ? ', ' + o.warmup_runs.length + ' warm-up left out' : '') +
+      '; model_run p50 ' + us(o.run_p50_us) + '. Of a run\'s time: QNN partitions ' + fmtPct(o.qnn_share) + ' (ORT\'s EP kernel time), CPU-fallback nodes ' +
+      fmtPct(o.cpu_share) + ', the rest ' + fmtPct(o.other_share) + ' (ORT between nodes).' }));
+    var t = el('table', { 'class': 'data' });
+    t.appendChild(el('tr', null, ['#', 'partition', 'QNN graph', 'EP kernel p50', 'QNN execute p50', 'accelerator p50', 'outside QNN execute', 'share of model_run']
+      .map(function (h) { return el('th', { text: h }); })));
+    (o.partitions || []).forEach(function (p) {
+      var out = isNum(p.qnn_execute_us) ? p.p50_us - p.qnn_execute_us : null;
+      t.appendChild(el('tr', null, [el('td', { 'class': 'num', text: String(p.order) }), el('td', { text: p.name }), el('td', { text: p.qnn_graph || '—' }),
+        el('td', { 'class': 'num', text: us(p.p50_us) }), el('td', { 'class': 'num', text: us(p.qnn_execute_us) }), el('td', { 'class': 'num', text: us(p.accel_us) }),
+        el('td', { 'class': 'num', text: out === null ? '—' : us(out) + ' (' + fmtPct(p.p50_us > 0 ? out / p.p50_us : 0) + ')' }),
+        el('td', { 'class': 'num', text: fmtPct(p.share) })]));
+    });
+    sec.appendChild(el('div', { 'class': 'table-wrap' }, t));
+    sec.appendChild(el('p', { 'class': 'hint', text: 'QNN graphs: ' + o.joined + '. p50s are over each file\'s own runs.' }));
+    if ((o.cpu_nodes || []).length) {
+      var c = el('table', { 'class': 'data' });
+      c.appendChild(el('tr', null, ['op', 'CPU-fallback node', 'calls/run', 'p50', 'share of model_run'].map(function (h) { return el('th', { text: h }); })));
+      o.cpu_nodes.forEach(function (n) {
+        c.appendChild(el('tr', null, [el('td', { text: n.op || '—' }), el('td', { text: n.name }), el('td', { 'class': 'num', text: String(n.calls_per_run) }),
+          el('td', { 'class': 'num', text: us(n.p50_us) }), el('td', { 'class': 'num', text: fmtPct(n.share) })]));
+      });
+      sec.appendChild(el('div', { 'class': 'table-wrap' }, c));
+    }
+    (o.notes || []).forEach(function (n) { sec.appendChild(el('p', { 'class': 'muted', text: n })); });
+  }
+
   function partitionPart(box, p, i) {
     var sec = el('div', { id: 'qnn-p' + i, 'class': 'qnn-part' });
     box.appendChild(sec);
@@ -386,6 +420,7 @@
         'No QNN partitions found in this run.' }));
     }
     if (q.files) filesPart(box, q.files);
+    if (q.ort) ortPart(box, q.ort);
     if (q.runtrace && Array.isArray(q.runtrace.clock_mhz_per_execute)) {
       box.appendChild(el('p', { 'class': 'clock', text: 'Runtrace: the HTP clock measured per execute (Graph Execute) was ' +
         q.runtrace.clock_mhz_per_execute.map(fmtMhz).join(', ') + (q.runtrace.graphs && q.runtrace.graphs.length ? ' (graph ' + q.runtrace.graphs.join(', ') + ')' : '') + '.' }));
