@@ -15,6 +15,7 @@ from etscope import api
 from etscope.analysis.run_phases import PhaseRow
 from etscope.cli import main
 from etscope.render.html import render_report, report_data
+from etscope.render.html.phases import PhasePage
 from views_helpers import REAL, XSS, open_report
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -115,7 +116,7 @@ def test_phase_strings_are_escaped():
                                  pte=HYBRID_ARGS[-1]))
     rows = [PhaseRow(name=XSS + str(k), method=XSS, runs=row.runs, warmup_runs=row.warmup_runs, p50_ms=row.p50_ms,
                      mean_ms=row.mean_ms, min_ms=row.min_ms, max_ms=row.max_ms) for k, row in enumerate(r.phase_rows)]
-    data = report_data(r.view, phases=[(row, r.for_phase(orig.name).view) for row, orig in zip(rows, r.phase_rows)],
+    data = report_data(r.view, phases=[PhasePage(row, r.for_phase(orig.name).view) for row, orig in zip(rows, r.phase_rows)],
                        phases_how=XSS)
     assert data["phases"]["rows"][0]["name"] == XSS + "0"
     html = render_report(data)
@@ -162,3 +163,29 @@ def test_switching_phase_changes_where_time_goes(browser, tmp_path, artifact_dir
         assert not [m for m in messages if m[0] in ("error", "pageerror", "request")], messages
     finally:
         page.close()
+
+
+def test_compare_is_phase_by_phase_when_the_base_has_the_same_phases(tmp_path):
+    """``report --compare`` of two sessions of one LLM: prefill against prefill, decode against decode
+    (the runs each side's ``llm --json`` puts in the phase); a base without those phases is compared
+    as a whole file, and the page says so."""
+    base = _companions(REAL / "gen_llama.etdump")
+    args = _companions(REAL / "gen_llama_chunked.etdump")
+    html, data = _page(tmp_path, args, "--compare", base[0], "--compare-pte", REAL / "gen_llama.pte")
+    base_llm = {p["name"]: p for p in json.loads(_run(["llm", *base, "--json"]))["llm"]["phases"]}
+    for row, view in zip(data["phases"]["rows"], data["phases"]["views"]):
+        series = view["compare"]["series"]
+        assert len(series["new"]) == row["n_runs"]
+        assert len(series["base"]) == len(base_llm[row["name"]]["runs"])
+    assert "compares the whole files" not in html
+    html, data = _page(tmp_path, args, "--compare", REAL / "cnn.etdump")
+    assert all("compare" not in v for v in data["phases"]["views"]) and data["compare"]
+    assert "compares the whole files, every run of each pooled" in html
+
+
+def test_a_phase_report_compares_with_the_same_phase_of_the_base(tmp_path):
+    base = _companions(REAL / "gen_llama.etdump")
+    args = _companions(REAL / "gen_llama_chunked.etdump")
+    _, data = _page(tmp_path, args, "--phase", "decode", "--compare", base[0], "--compare-pte", REAL / "gen_llama.pte")
+    base_llm = {p["name"]: p for p in json.loads(_run(["llm", *base, "--json"]))["llm"]["phases"]}
+    assert len(data["compare"]["series"]["base"]) == len(base_llm["decode"]["runs"])

@@ -37,6 +37,7 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
     from etscope import api
     from etscope.paths import display
     from etscope.render.html import prepare_in_background, report_data, write_report_data
+    from etscope.render.html.phases import PhasePage
 
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
@@ -56,12 +57,18 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
                      llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps, phase=phase,
                      ort_profile=ort_profile)
     profile = r.profile
-    compare = None
-    if compare_etdump is not None:
-        compare = api.compare_view(with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None),
-                                              compare_etdump), with_runs(profile, etdump))
     # Runs that form several phases (an LLM's prefill and decode): each phase's own view, side by side.
     phases = [(row, r.for_phase(row.name)) for row in r.phase_rows]
+    compare, phase_compares = None, {}
+    if compare_etdump is not None:
+        base = with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None), compare_etdump)
+        base_llm = api.llm_options(compare_pte, prompt_tokens, decode_tokens)
+        if profile.phase is not None:        # --phase X: the base's same phase, when it has one
+            base = _compare_phases(base, base_llm, [(profile.phase.name, profile)]).get(profile.phase.name, (base,))[0]
+        compare = api.compare_view(base, with_runs(profile, etdump))
+        if phases:
+            phase_compares = {name: api.compare_view(*pair) for name, pair in
+                              _compare_phases(base, base_llm, [(row.name, p.profile) for row, p in phases]).items()}
     if heap is not None:
         for x in [r] + [p for _, p in phases]:
             _ = x.qnn, x.llm     # computed first: their notes come first in the report, as before
@@ -69,10 +76,10 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
             x.notes += ["DSP heap: " + n for n in x.summary["qnn_heap"]["notes"]]
     numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
                                numerics_thresholds)
-    data = report_data(r.view, compare=compare, numerics=numerics,
-                       phases=[(row, p.view) for row, p in phases], phases_how=r.phases.how)
+    data = report_data(r.view, compare=compare, numerics=numerics, phases_how=r.phases.how,
+                       phases=[PhasePage(row, p.view, phase_compares.get(row.name)) for row, p in phases])
     # The page needs only its data: the events and analyses go before it is rendered.
-    del r, profile, compare, numerics, phases
+    del r, profile, compare, numerics, phases, phase_compares
     import gc
 
     # Any cycle among them is young: the etscope process collects after 100,000 new objects
@@ -82,6 +89,19 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
     w = write_report_data(out, data)
     echo_wrote(out, f"({human_size(w['bytes'])}): open it in a browser"
                 + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
+
+
+def _compare_phases(base, llm_options: dict, phases: list) -> dict:
+    """``report --compare`` of an LLM's phases ((name, profile) each): per phase, (the base's runs
+    of that phase, the phase's profile), to compare like with like (prefill with prefill, decode
+    with decode), when the base's runs form every one of these phases; else {} (the page compares
+    the whole files and says so)."""
+    from etscope import api
+
+    base_phases = dict(api.results(base, llm_options=llm_options).by_phase())
+    if not all(name in base_phases for name, _ in phases):
+        return {}
+    return {name: (base_phases[name].profile, p) for name, p in phases}
 
 
 def _parse_runs(spec: str | None):

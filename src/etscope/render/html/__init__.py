@@ -33,12 +33,11 @@ import numpy as np
 from etscope.analysis.diff_view import DiffView
 from etscope.analysis.numerics_view import NumericsView
 from etscope.analysis.report_view import ReportView
-from etscope.analysis.run_phases import PhaseRow
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
 from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null
 from etscope.render.html.numerics import numerics_data
-from etscope.render.html.phases import phases_data
+from etscope.render.html.phases import PhasePage, phases_data
 from etscope.render.safe import without_controls
 from etscope.units import fmt_ms, fmt_us
 from etscope.version import __version__
@@ -176,11 +175,11 @@ def _view_data(view: ReportView) -> dict:
 
 def report_data(view: ReportView, title: str | None = None, compare: DiffView | None = None,
                 numerics: NumericsView | None = None,
-                phases: Sequence[tuple[PhaseRow, ReportView]] = (), phases_how: str = "") -> dict:
+                phases: Sequence[PhasePage] = (), phases_how: str = "") -> dict:
     """Everything the page shows, as one plain dict. ``compare``: the diff of a base run against
     this one (the "Compared with base" section); ``numerics``: the debug buffer's tensors or their
     comparison with a reference (the "Numerics" section, and the graph view's SNR colours);
-    ``phases``: when the runs form several phases (``Results.phase_rows`` with each phase's
+    ``phases``: when the runs form several phases (per ``Results.phase_rows`` row, the phase's
     ``Results.for_phase(name).view``), the page shows them side by side and draws its sections
     from the selected phase's view (``render.html.phases``; ``phases_how``: how they were told apart)."""
     profile, summary = view.profile, view.summary
@@ -195,7 +194,7 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
         # only with --debug-buffer (the key absent otherwise keeps every other report's data as before)
         **({"numerics": numerics_data(numerics)} if numerics is not None else {}),
         # only when the runs form several phases (likewise)
-        **({"phases": phases_data(phases, phases_how, profile.n_runs, _view_data)}
+        **({"phases": phases_data(phases, phases_how, profile.n_runs, _view_data, diff_view_data)}
            if len(phases) > 1 and profile is not None else {}),
     })
 
@@ -300,7 +299,7 @@ def render_diff_page(data: dict) -> str:
 
 
 def write_report(path: str, view: ReportView, title: str | None = None, compare: DiffView | None = None,
-                 numerics: NumericsView | None = None, phases: Sequence[tuple[PhaseRow, ReportView]] = (),
+                 numerics: NumericsView | None = None, phases: Sequence[PhasePage] = (),
                  phases_how: str = "") -> dict:
     """Build and write the report atomically; return {"path", "bytes"}."""
     return write_report_data(path, report_data(view, title=title, compare=compare, numerics=numerics,

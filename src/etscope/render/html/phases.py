@@ -4,7 +4,9 @@ formatted as the page formats one view, with the phases side by side (``analysis
 The page (assets/phases.js) draws every section but the LLM one from the selected phase's view, so
 no section shows the phases pooled (issue 34). The whole file's data stays at the top level of the
 page's data (what it was before phases existed: tools that read the blob keep working); each phase's
-view is in ``phases.views``, once.
+view is in ``phases.views``, once. With ``report --compare``, a phase is compared with the same phase
+of the base when the base's runs form the same phases (else the comparison is the whole files', and
+the page says so).
 
 A phase's per-run columns are put at the file's Execute indices (the other phases' runs are null), so
 its runs chart reads "run 7" for the file's run 7, and the LLM analysis' per-run warm-up flags (whole
@@ -13,10 +15,12 @@ file) line up with it.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
+from etscope.analysis.diff_view import DiffView
 from etscope.analysis.report_view import ReportView
 from etscope.analysis.run_phases import PhaseRow
 
@@ -52,16 +56,28 @@ def runs_at_file_positions(runs: dict, file_runs: Sequence[int], n_file_runs: in
     return {"columns": out, "phase": None}
 
 
-def phases_data(phases: Sequence[tuple[PhaseRow, ReportView]], how: str, n_file_runs: int,
-                view_data: Callable[[ReportView], dict]) -> dict:
+@dataclass(frozen=True)
+class PhasePage:
+    """What the page shows of one phase: its row beside the others, its view and, with ``report
+    --compare`` when the base's runs form the same phases, the diff of the base's phase against it."""
+
+    row: PhaseRow
+    view: ReportView
+    compare: DiffView | None = None
+
+
+def phases_data(phases: Sequence[PhasePage], how: str, n_file_runs: int, view_data: Callable[[ReportView], dict],
+                compare_data: Callable[[DiffView], dict]) -> dict:
     """The ``phases`` entry of the page's data: how the phases were told apart, the one shown first,
     per phase its row (runs, warm-up runs, Method::execute p50 / mean / min / max) and its view's
     data (``view_data``: what ``report_data`` makes of one view; its per-run columns at the file's
-    Execute indices)."""
+    Execute indices; ``compare`` when the phase has its own comparison)."""
     rows, views = [], []
-    for row, view in phases:
+    for page in phases:
+        row = page.row
         rows.append(dict(row.to_dict(), n_runs=len(row.runs), n_warmup=len(row.warmup_runs)))
-        placed = dataclasses.replace(view, runs=runs_at_file_positions(view.runs, row.runs, n_file_runs))
+        placed = dataclasses.replace(page.view, runs=runs_at_file_positions(page.view.runs, row.runs, n_file_runs))
         v = view_data(placed)
-        views.append({k: v[k] for k in PHASE_KEYS})
+        views.append({**{k: v[k] for k in PHASE_KEYS},
+                      **({"compare": compare_data(page.compare)} if page.compare is not None else {})})
     return {"how": how, "default": default_phase([r["name"] for r in rows]), "rows": rows, "views": views}

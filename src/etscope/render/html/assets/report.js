@@ -523,7 +523,7 @@
 
   // Every section in page order; `boxes`: it draws from the selected phase of an LLM's runs into
   // these (phases.js draws it again when the phase changes); without: from the whole file, once.
-  drawPage([{ draw: hideEtdumpSections }, { draw: renderGuideCards, boxes: ['guide-cards'] }, { draw: renderCompare },
+  drawPage([{ draw: hideEtdumpSections }, { draw: renderGuideCards, boxes: ['guide-cards'] }, { draw: renderCompare, boxes: ['compare-body'] },
             { draw: renderIcicle, boxes: ['time-chart'] }, { draw: renderPlacement, boxes: ['placement-bar', 'placement-ops'] },
             { draw: renderOpsTable, boxes: ['ops-table'] }, { draw: function () { renderRuns('runs-chart', true); }, boxes: ['runs-chart'] },
             { draw: renderQnn, boxes: ['qnn-body'] }, { draw: renderLlm }, { draw: renderNumerics },
