@@ -15,7 +15,6 @@ from etscope import api
 from etscope.analysis.run_phases import PhaseRow
 from etscope.cli import main
 from etscope.render.html import render_report, report_data
-from etscope.render.html.phases import PhasePage
 from views_helpers import REAL, XSS, open_report
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -112,6 +111,8 @@ def test_single_phase_page_has_no_phase_switcher(tmp_path):
 
 def test_phase_strings_are_escaped():
     """Phase and method names and the "how" reach the page as text only."""
+    from etscope.render.html.phases import PhasePage
+
     r = api.results(etscope.load(HYBRID.with_suffix(".etdump"), etrecord=HYBRID.with_suffix(".etrecord"),
                                  pte=HYBRID_ARGS[-1]))
     rows = [PhaseRow(name=XSS + str(k), method=XSS, runs=row.runs, warmup_runs=row.warmup_runs, p50_ms=row.p50_ms,
