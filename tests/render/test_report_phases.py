@@ -156,6 +156,10 @@ def test_switching_phase_changes_where_time_goes(browser, tmp_path, artifact_dir
             assert page.locator("#runs-chart svg.runs-series circle").count() == rows[name]["n_runs"]
             assert page.locator("#guide .phase-part:not([hidden]) ol.guide li").first.text_content().startswith(
                 views[name]["guide"][0].split("(")[0])
+            # No section (the LLM one included) shows the mean of every run pooled.
+            assert pooled_mean not in {_fmt_ms(v["hierarchy"]["ms"]) for v in views.values()}
+            for section in page.eval_on_selector_all("main > section", "s => s.map(x => x.id)"):
+                assert pooled_mean not in page.eval_on_selector(f"#{section}", "e => e.innerText"), (name, section)
             seen[name] = time_text
             page.screenshot(path=str(artifact_dir / f"report_phase_{name}.png"))
         assert seen["decode"] != seen["prefill"]

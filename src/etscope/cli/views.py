@@ -37,7 +37,7 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
     from etscope import api
     from etscope.paths import display
     from etscope.render.html import prepare_in_background, report_data, write_report_data
-    from etscope.render.html.phases import PhasePage
+    from etscope.render.html.phases import phase_pages
 
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
@@ -57,29 +57,30 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
                      llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps, phase=phase,
                      ort_profile=ort_profile)
     profile = r.profile
-    # Runs that form several phases (an LLM's prefill and decode): each phase's own view, side by side.
-    phases = [(row, r.for_phase(row.name)) for row in r.phase_rows]
+    # Runs that form several phases (an LLM's prefill and decode): each phase's Results, side by side.
+    by_phase = r.by_phase()
     compare, phase_compares = None, {}
     if compare_etdump is not None:
         base = with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None), compare_etdump)
         base_llm = api.llm_options(compare_pte, prompt_tokens, decode_tokens)
-        if profile.phase is not None:        # --phase X: the base's same phase, when it has one
-            base = _compare_phases(base, base_llm, [(profile.phase.name, profile)]).get(profile.phase.name, (base,))[0]
+        if profile.phase is not None:        # --phase X: compared with the base's X runs, when it has them
+            pair = _compare_phases(base, base_llm, [(profile.phase.name, profile)]).get(profile.phase.name)
+            base = pair[0] if pair else base
         compare = api.compare_view(base, with_runs(profile, etdump))
-        if phases:
-            phase_compares = {name: api.compare_view(*pair) for name, pair in
-                              _compare_phases(base, base_llm, [(row.name, p.profile) for row, p in phases]).items()}
+        if by_phase:
+            pairs = _compare_phases(base, base_llm, [(name, p.profile) for name, p in by_phase])
+            phase_compares = {name: api.compare_view(*pair) for name, pair in pairs.items()}
     if heap is not None:
-        for x in [r] + [p for _, p in phases]:
+        for x in [r] + [p for _, p in by_phase]:
             _ = x.qnn, x.llm     # computed first: their notes come first in the report, as before
             x.summary["qnn_heap"] = heap_view_of(heap, x.program, x.profile.method if x.profile is not None else method)
             x.notes += ["DSP heap: " + n for n in x.summary["qnn_heap"]["notes"]]
     numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
                                numerics_thresholds)
-    data = report_data(r.view, compare=compare, numerics=numerics, phases_how=r.phases.how,
-                       phases=[PhasePage(row, p.view, phase_compares.get(row.name)) for row, p in phases])
+    data = report_data(r.view, compare=compare, numerics=numerics, phases=phase_pages(r, phase_compares),
+                       phases_how=r.phases.how)
     # The page needs only its data: the events and analyses go before it is rendered.
-    del r, profile, compare, numerics, phases, phase_compares
+    del r, profile, compare, numerics, by_phase, phase_compares
     import gc
 
     # Any cycle among them is young: the etscope process collects after 100,000 new objects

@@ -81,3 +81,11 @@ def phases_data(phases: Sequence[PhasePage], how: str, n_file_runs: int, view_da
         views.append({**{k: v[k] for k in PHASE_KEYS},
                       **({"compare": compare_data(page.compare)} if page.compare is not None else {})})
     return {"how": how, "default": default_phase([r["name"] for r in rows]), "rows": rows, "views": views}
+
+
+def phase_pages(results, compares: dict | None = None) -> list[PhasePage]:
+    """The pages of ``results``' phases (an ``analysis.results.Results``: its ``phase_rows`` and each
+    phase's ``for_phase(name).view``); [] when its runs are one phase. ``compares``: per phase name,
+    its comparison with the base's same phase."""
+    return [PhasePage(row, results.for_phase(row.name).view, (compares or {}).get(row.name))
+            for row in results.phase_rows]
