@@ -20,7 +20,8 @@ import numpy as np
 from etscope.analysis.stats import leading_warmup
 from etscope.arrays import median
 
-CPU_NODES_SHOWN = 20
+MAX_PARTITIONS = 1000       # listed; a real session has a handful
+MAX_CPU_NODES = 1000        # listed, largest share first; the shares above count them all
 
 
 @dataclass(frozen=True)
@@ -100,36 +101,46 @@ def ort_view(ort, qnn_report: dict | None = None) -> OrtView:
                    joined=joined, notes=tuple(notes))
 
 
-def _stats(dur: np.ndarray, n_steady: int, total: float) -> tuple[float, float, float, float]:
-    """(calls per run, p50, mean, share of model_run) of one node's durations over steady runs."""
-    s = float(np.nansum(dur))
-    return (len(dur) / n_steady if n_steady else 0.0, float(median(dur)) if dur.size else float("nan"),
-            float(np.nanmean(dur)) if dur.size else float("nan"), s / total if total > 0 else 0.0)
+def _group_stats(group: np.ndarray, dur: np.ndarray, n_groups: int, n_steady: int, total: float):
+    """Per group (``group``: int per node): calls per run, p50, mean and share of model_run, in one
+    sort (no loop over groups: a crafted file may hold a million distinct node names)."""
+    finite = np.isfinite(dur)
+    g, d = group[finite], dur[finite]
+    order = np.lexsort((d, g))
+    g, d = g[order], d[order]
+    count = np.bincount(g, minlength=n_groups)
+    calls = np.bincount(group, minlength=n_groups)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    lo = start + np.maximum(count - 1, 0) // 2
+    hi = start + count // 2
+    safe = np.clip
+    p50 = np.where(count > 0, (d[safe(lo, 0, max(len(d) - 1, 0))] + d[safe(hi, 0, max(len(d) - 1, 0))]) / 2
+                   if len(d) else 0.0, np.nan)
+    sums = np.bincount(g, weights=d, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(count > 0, sums / np.maximum(count, 1), np.nan)
+    per_run = calls / n_steady if n_steady else np.zeros(n_groups)
+    share = sums / total if total > 0 else np.zeros(n_groups)
+    return per_run, p50, mean, share
 
 
 def _partitions(ort, qnn: np.ndarray, n_steady: int, total: float) -> list[OrtPartition]:
-    """QNN partitions in the order a run first calls them."""
+    """QNN partitions in the order a run first calls them (the order of their first call)."""
     idx = np.flatnonzero(qnn)
+    if idx.size == 0:
+        return []
     key = ort.node_op[idx]
-    key = np.where(key == "", ort.node_name[idx], key)
-    order = sorted(set(key.tolist()), key=lambda k: float(ort.node_start_us[idx[key == k]].min()))
-    by_first_run = _order_in_a_run(ort, idx, key, order)
+    key = np.where(key == "", ort.node_name[idx], key).astype(str)
+    names, inv = np.unique(key, return_inverse=True)
+    first = np.full(len(names), np.inf)
+    np.minimum.at(first, inv, np.nan_to_num(ort.node_start_us[idx], nan=np.inf))
+    calls, p50, mean, share = _group_stats(inv, ort.node_dur_us[idx], len(names), n_steady, total)
     out = []
-    for k, name in enumerate(by_first_run):
-        calls, p50, mean, share = _stats(ort.node_dur_us[idx[key == name]], n_steady, total)
-        out.append(OrtPartition(order=k, name=name, calls_per_run=calls, p50_us=p50, mean_us=mean, share=share,
-                                qnn_graph=None, qnn_execute_us=None, accel_us=None))
+    for k, g in enumerate(np.argsort(first, kind="stable")[:MAX_PARTITIONS]):
+        out.append(OrtPartition(order=k, name=str(names[g]), calls_per_run=float(calls[g]), p50_us=float(p50[g]),
+                                mean_us=float(mean[g]), share=float(share[g]), qnn_graph=None, qnn_execute_us=None,
+                                accel_us=None))
     return out
-
-
-def _order_in_a_run(ort, idx, key, names: list[str]) -> list[str]:
-    """Partition names in the order the first run holding all of them calls them."""
-    runs = ort.node_run[idx]
-    for r in np.unique(runs):
-        in_run = key[runs == r]
-        if set(in_run.tolist()) == set(names):
-            return list(dict.fromkeys(in_run[np.argsort(ort.node_start_us[idx[runs == r]], kind="stable")].tolist()))
-    return names
 
 
 def _join(partitions: list[OrtPartition], qnn_parts: list[dict]) -> tuple[str, list[OrtPartition]]:
@@ -148,10 +159,10 @@ def _join(partitions: list[OrtPartition], qnn_parts: list[dict]) -> tuple[str, l
 
 def _cpu_nodes(ort, cpu: np.ndarray, n_steady: int, total: float) -> list[OrtCpuNode]:
     idx = np.flatnonzero(cpu)
-    out = []
-    for name in dict.fromkeys(ort.node_name[idx].tolist()):
-        sel = idx[ort.node_name[idx] == name]
-        calls, p50, mean, share = _stats(ort.node_dur_us[sel], n_steady, total)
-        out.append(OrtCpuNode(op=str(ort.node_op[sel[0]]), name=str(name), calls_per_run=calls, p50_us=p50,
-                              mean_us=mean, share=share))
-    return sorted(out, key=lambda c: -c.share)
+    if idx.size == 0:
+        return []
+    names, first_at, inv = np.unique(ort.node_name[idx].astype(str), return_index=True, return_inverse=True)
+    calls, p50, mean, share = _group_stats(inv, ort.node_dur_us[idx], len(names), n_steady, total)
+    top = np.argsort(-share, kind="stable")[:MAX_CPU_NODES]
+    return [OrtCpuNode(op=str(ort.node_op[idx[first_at[g]]]), name=str(names[g]), calls_per_run=float(calls[g]),
+                       p50_us=float(p50[g]), mean_us=float(mean[g]), share=float(share[g])) for g in top]

@@ -11,6 +11,7 @@ from etscope import units
 from etscope.analysis.nesting import METHOD as METHOD_EXECUTE
 from etscope.analysis.nesting import nesting as nesting_of
 from etscope.analysis.qnn.clock import clock_estimate, clock_fields
+from etscope.analysis.qnn.container import op_mean_us, op_shares, per_run_fields, summary_fields
 from etscope.analysis.qnn.model import (ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, LEVELS, POWER_ON,
                                         QNN_ACCEL, QNN_EXECUTE, RPC_EXECUTE, WELL_KNOWN, QnnSeries,
                                         as_list, p50)
@@ -45,6 +46,10 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measu
     for o in ops:       # the one per-op time the text shows: cycles p50 ÷ the clock stated above it
         o["est_us_at_clock"] = (o["cycles_p50"] / used_p50 if o["unit"] == "cycles" and used_p50
                                 and o["cycles_p50"] is not None else None)
+    # What the views show per op: its share of the measured container, per run (analysis.qnn.container).
+    shares = op_shares(s, clock_used)
+    for o, us in zip(ops, op_mean_us(shares, s)):
+        o["us_in_container"] = us
     matched = sum(1 for o in ops if o["node"])
     named = sum(1 for o in ops if o["graph_op"])
     part = {
@@ -80,7 +85,9 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measu
             "clock_mhz_est": as_list(clock["clock_mhz"]),
             "clock_mhz_used": as_list(clock_used),
             "power_on_us": as_list(s.roots.get(POWER_ON)),
+            **per_run_fields(shares),
         },
+        "op_times": summary_fields(shares, clock_used, n),
         "ops": ops,
         "ops_matched_to_graph": matched,
         "ops_named": named,
