@@ -321,7 +321,11 @@
     sec.appendChild(gs);
     var cards = el('div', { 'class': 'cards' });
     if (isNum(q.graph_execute_us)) cards.appendChild(stat('graph execute', fmtUs(q.graph_execute_us), 'QHAS: HTP time of the inference'));
-    if (isNum(q.inf_per_s)) cards.appendChild(stat('inferences per second', fmtNum(q.inf_per_s, 1), 'QHAS: 1 ÷ graph execute'));
+    if (isNum(q.inf_per_s)) cards.appendChild(stat('inferences per second', fmtNum(q.inf_per_s, 1), 'QHAS: 1 ÷ graph execute of that one inference'));
+    (q.per_call || []).forEach(function (pc) {      // this ETDump's real calls, beside QHAS's one inference
+      cards.appendChild(stat('NPU busy per call (' + pc.partition + ')', fmtPct(pc.npu_busy_p50),
+        'this ETDump: accelerator ÷ DELEGATE_CALL ' + fmtMs(pc.delegate_call_ms) + ', p50 of ' + pc.runs + ' warm run(s); at most ' + fmtNum(pc.calls_per_s, 0) + ' calls/s'));
+    });
     if (isNum(q.total_dram)) cards.appendChild(stat('DRAM traffic', fmtBytes(q.total_dram_read || 0) + ' read / ' + fmtBytes(q.total_dram_write || 0) + ' written', 'bytes moved to/from main memory'));
     if (isNum(q.total_vtcm_read)) cards.appendChild(stat('VTCM traffic', fmtBytes(q.total_vtcm_read) + ' read / ' + fmtBytes(q.total_vtcm_write || 0) + ' written', 'bytes moved to/from VTCM'));
     sec.appendChild(cards);
