@@ -32,7 +32,7 @@ from functools import cached_property
 from etscope import profile as P
 from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.diff_view import DiffView, diff_view
-from etscope.analysis.qnn_shards import QnnFiles, sharded_results
+from etscope.analysis.qnn_shards import QnnFiles, assign, ops_by_partition, partition_op_names
 from etscope.analysis.results import Results
 
 
@@ -369,6 +369,22 @@ def narrowed(r: Results, phase: str | None = None, method: str | None = None) ->
         r.pool_phases = phase is not None        # --phase all: every run together, as asked
         return r
     return r.for_phase(name)
+
+
+def sharded_results(profile: P.Profile | None, files: QnnFiles, program=None, inputs: dict | None = None,
+                    llm_options: dict | None = None):
+    """The Results of a view given several QHAS/optrace files (or pinned ones)."""
+    r = Results(profile, None, None, files.runtrace, qnn_profile=files.qnn_profile, program=program, inputs=inputs,
+                llm_options=llm_options)
+    parts = partition_op_names(profile, files.qnn_profile)
+    rows = assign(files, parts, profile.method if profile is not None else None)
+    r.shards = rows
+    r.qhas_ops_by_key = ops_by_partition(rows)
+    # Units and ops of files that landed on no partition stay visible at file level.
+    loose = [x for x in rows if x["partition"] is None]
+    r.loose_qhas = next((x["data"] for x in loose if x["kind"] == "qhas"), None)
+    r.loose_optrace = next((x["data"] for x in loose if x["kind"] == "optrace"), None)
+    return r
 
 
 # ---- analyses: each once per profile and set of inputs -----------------------------------------------

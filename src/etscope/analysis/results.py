@@ -51,7 +51,7 @@ class Results:
         self.inputs = dict(inputs or {})
         self.llm_options = dict(llm_options or {})
         self.notes: list[str] = []
-        # Several QHAS/optrace files, one per partition (set by analysis.qnn_shards.sharded_results).
+        # Several QHAS/optrace files, one per partition (set by api.sharded_results).
         self.shards: list[dict] | None = None
         self.qhas_ops_by_key: dict | None = None
         self.loose_qhas = self.loose_optrace = None
@@ -63,6 +63,7 @@ class Results:
         self.rebuild = None
         self._phase_results: dict[str, Results] = {}
         self.ort = None        # ONNX Runtime's profile of the session (``--ort-profile``), read
+        self.qnn_heap = None   # QNN's DSP heap profile (``--qnn-heap``), read; set before ``summary``
         # ``--phase all``: the user asked for every run together (the views then pool the phases).
         self.pool_phases = False
 
@@ -95,6 +96,7 @@ class Results:
                 r = Results(sub, self.qhas, self.optrace, self.runtrace, qnn_profile=self.qnn_profile,
                             program=self.program, inputs=self.inputs, llm_options=self.llm_options)
             r.dram_gbps = self.dram_gbps
+            r.qnn_heap = self.qnn_heap
             try:      # the program is the same: its compile spec is read once
                 r.__dict__["soc"] = self.soc
             except FormatError:
@@ -182,7 +184,22 @@ class Results:
         return [(k, q, o) for k, (q, o) in pairs.items()] + loose
 
     @cached_property
+    def heap_view(self) -> dict | None:
+        """The DSP heap before/after the QNN contexts (``analysis.heap``), with ``--qnn-heap``."""
+        if self.qnn_heap is None:
+            return None
+        from etscope.analysis.heap import heap_view
+
+        view = heap_view(self.qnn_heap, self.program, self.profile.method if self.profile is not None else None)
+        self.notes += ["DSP heap: " + n for n in view["notes"]]
+        return view
+
+    @cached_property
     def summary(self) -> dict:
+        s = self._summary()
+        return s if self.heap_view is None else dict(s, qnn_heap=self.heap_view)
+
+    def _summary(self) -> dict:
         if self.profile is None:
             from etscope.analysis.qnn_only import qnn_only_summary
 

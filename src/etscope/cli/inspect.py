@@ -22,13 +22,13 @@ def summary(etdump, etrecord, pte, method, phase, runtrace, qnn_heap, as_json):
     rt = read_runtrace_file(runtrace)
     heap = read_heap_file(qnn_heap)
     profile = load_profile(etdump, etrecord, pte, method, announce=False)
-    r = narrowed(Results(profile, runtrace=rt, llm_options=api.llm_options(pte)), phase, method)
+    whole = Results(profile, runtrace=rt, llm_options=api.llm_options(pte))
+    whole.qnn_heap = heap
+    r = narrowed(whole, phase, method)
     parts = r.by_phase()
-    heap_view = heap_view_of(heap, profile.pte, profile.method) if heap is not None else None
+    heap_view = r.heap_view
     if as_json:
         s = dict(r.summary)
-        if heap_view is not None:
-            s["qnn_heap"] = heap_view
         s.update(phase_json(r))
         emit_json(s)
         return

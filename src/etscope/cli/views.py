@@ -6,7 +6,7 @@ import sys
 import click
 
 from etscope.cli.common import (
-    EXIT_BAD_INPUT, dram_gbps_option, ort_profile_option, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile,
+    EXIT_BAD_INPUT, dram_gbps_option, ort_profile_option, echo_wrote, human_size, llm_tokens_options, load_profile,
     load_results, one_line, output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
     with_runs,
 )
@@ -57,6 +57,9 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
                      llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps, phase=phase,
                      ort_profile=ort_profile)
     profile = r.profile
+    if heap is not None:
+        _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
+        r.qnn_heap = heap    # before the phases' Results are made: they take it from r
     # Runs that form several phases (an LLM's prefill and decode): each phase's Results, side by side.
     by_phase = r.by_phase()
     compare, phase_compares = None, {}
@@ -70,11 +73,6 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
         if by_phase:
             pairs = _compare_phases(base, base_llm, [(name, p.profile) for name, p in by_phase])
             phase_compares = {name: api.compare_view(*pair) for name, pair in pairs.items()}
-    if heap is not None:
-        for x in [r] + [p for _, p in by_phase]:
-            _ = x.qnn, x.llm     # computed first: their notes come first in the report, as before
-            x.summary["qnn_heap"] = heap_view_of(heap, x.program, x.profile.method if x.profile is not None else method)
-            x.notes += ["DSP heap: " + n for n in x.summary["qnn_heap"]["notes"]]
     numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
                                numerics_thresholds)
     data = report_data(r.view, compare=compare, numerics=numerics, phases=phase_pages(r, phase_compares),
