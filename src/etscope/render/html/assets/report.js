@@ -522,10 +522,11 @@
     });
   }
 
-  [hideEtdumpSections, renderGuideCards, renderCompare, renderIcicle, renderPlacement, renderOpsTable, function () { renderRuns('runs-chart', true); },
-   renderQnn, renderLlm, renderNumerics, renderModules, renderGraph].forEach(function (f) {
-    try { f(); } catch (e) {
-      console.error('etscope report: a section failed to render:', e);
-    }
-  });
+  // Every section in page order; `boxes`: it draws from the selected phase of an LLM's runs into
+  // these (phases.js draws it again when the phase changes); without: from the whole file, once.
+  drawPage([{ draw: hideEtdumpSections }, { draw: renderGuideCards, boxes: ['guide-cards'] }, { draw: renderCompare, boxes: ['compare-body'] },
+            { draw: renderIcicle, boxes: ['time-chart'] }, { draw: renderPlacement, boxes: ['placement-bar', 'placement-ops'] },
+            { draw: renderOpsTable, boxes: ['ops-table'] }, { draw: function () { renderRuns('runs-chart', true); }, boxes: ['runs-chart'] },
+            { draw: renderQnn, boxes: ['qnn-body'] }, { draw: renderLlm }, { draw: renderNumerics },
+            { draw: renderModules, boxes: ['modules-body'] }, { draw: renderGraph, boxes: ['graph-body'] }]);
   document.body.setAttribute('data-rendered', 'true');
