@@ -495,7 +495,10 @@ def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) 
     from etscope.render.html import write_report
 
     out = _output(profile_of(p), path, qhas, optrace)
-    write_report(out, results(p, qhas, optrace).view)
+    from etscope.render.html.phases import phase_pages
+
+    r = results(p, qhas, optrace)      # an LLM's phases each on its own page view, as etscope report
+    write_report(out, r.view, phases=phase_pages(r), phases_how=r.phases.how)
     return os.fspath(path)
 
 
