@@ -95,14 +95,28 @@ class NotebookProfile:
         d = ops_df(self)
         return d if level is None else d[d.level == level].reset_index(drop=True)
 
-    def qnn(self, qhas=None, optrace=None, runtrace=None):
+    def qnn(self, qhas=None, optrace=None, runtrace=None, qnn_csv=None, phase: str | None = None):
         """The QNN analysis (:class:`etscope.frames.QnnResult`: ``.partitions()``, ``.ops()``,
-        ``.levels()``), or None without QNN partition or file. QHAS / optrace / runtrace: paths
-        or already-read objects."""
+        ``.levels()``), or None without QNN partition or file: what ``etscope qnn`` gives for the
+        same inputs. ``qhas`` / ``optrace``: a path or several (one per partition, pins
+        ``METHOD:INSTR=FILE`` allowed) or an already-read object; ``qnn_csv``, ``runtrace``: a
+        path (or a read runtrace); ``phase``: one phase of an LLM's runs (``--phase``)."""
         from etscope.frames import QnnResult
 
-        r = qnn(self, qhas, optrace, runtrace=runtrace)
-        return None if r is None else QnnResult(r)
+        read = [x for x in (qhas, optrace, runtrace) if x is not None and not _is_path_or_paths(x)]
+        if read and qnn_csv is None and phase is None:       # objects already read: as before
+            r = qnn(self, qhas, optrace, runtrace=runtrace)
+            return None if r is None else QnnResult(r)
+        if read:
+            raise TypeError("give paths (as etscope qnn takes them) when qnn_csv or phase is given")
+        files = read_view_qnn_files(_paths(qhas), _paths(optrace), qnn_csv, runtrace)
+        if not (files.qhas or files.optrace or files.qnn_profile or files.runtrace):
+            r = narrowed(self.results, phase)
+        else:
+            r = narrowed(view_results(self.profile, files, llm_options=self.llm_options), phase)
+        if r.qnn is None:
+            return None
+        return QnnResult(_qnn_view_report(r, files))
 
     def llm(self):
         """The LLM analysis (:class:`etscope.frames.LlmResult`: ``.phases()``, ``.runs()``,
@@ -250,6 +264,11 @@ def _qnn_view_report(r: Results, files: QnnFiles) -> dict:
         report["phase"] = {"name": ph.name, "method": ph.method, "runs": list(ph.runs), "of_runs": ph.of_runs,
                            "how": ph.how}
     return report
+
+
+def _is_path_or_paths(v) -> bool:
+    return isinstance(v, (str, os.PathLike)) or (isinstance(v, (list, tuple))
+                                                   and all(isinstance(x, (str, os.PathLike)) for x in v))
 
 
 def _paths(v) -> tuple:
