@@ -41,7 +41,7 @@
     var W = chartWidth(box), labelW = 222, addsW = Math.min(400, W * 0.36), rowH = 32, padT = 6;
     var x0 = labelW, x1 = W - addsW - 70, H = padT + bands.length * rowH + 44;
     var sc = bandScale(bands, n.scale, x0, x1);
-    var svg = sv('svg', { width: W, height: H, role: 'img', 'class': 'nesting', 'aria-label': 'what contains what, to scale' });
+    var svg = sv('svg', { width: W, height: H, role: 'img', 'class': 'nesting', 'aria-label': 'what contains what' + (n.scale === 'log' ? ', log scale' : ', to scale') });
     bands.forEach(function (b, i) {
       var y = padT + i * rowH, g = sv('g', { 'class': 'band' });
       var indent = Math.min(i, 8) * 10;
@@ -274,8 +274,12 @@
     var nest = el('div', { id: 'qnn-nesting-p' + i });
     sec.appendChild(nest);
     if (p.headline) nest.appendChild(el('p', { 'class': 'headline', text: p.headline }));
-    nest.appendChild(el('div', { 'class': 'chart-title', text: 'What contains what, to scale' }));
-    nest.appendChild(el('p', { 'class': 'hint', text: 'Each level contains the ones below it; the solid part is what it adds over the next level inside (p50 of the per-run difference), in plain words on the right.' }));
+    var logScale = (p.nesting || {}).scale === 'log';
+    // A log axis is said in the title: on it RPC's 86% of the call looks like half the bar.
+    nest.appendChild(el('div', { 'class': 'chart-title', text: 'What contains what' + (logScale ?
+      ' (log scale: bar lengths are not proportional; read the µs figures)' : ', to scale (linear)') }));
+    nest.appendChild(el('p', { 'class': 'hint', text: 'Each level contains the ones below it; the solid part is what it adds over the next level inside (p50 of the per-run difference), in plain words on the right.' +
+      (logScale ? ' The levels span more than 30×, so the axis is logarithmic; the share of the call each level adds is in the findings and the table below.' : '') }));
     var pic = el('div', { 'class': 'chart' });
     nest.appendChild(pic);
     nestingPicture(pic, p.nesting || {});
