@@ -54,9 +54,9 @@ def test_clock_is_between_only_with_both_times():
 # ---- analysis/llm/phases.py ------------------------------------------------------------------------
 def test_two_token_prompt_is_a_prefill():
     """Token counts: any run of more than one token is a prefill (a 2-token prompt included)."""
-    got = phases._given_phases([], 4, np.array([2, 1, 1, 1]), ["tokens from input shapes"], None, "auto")
-    assert got is not None
-    phase, names, how = got
+    n = np.arange(4)
+    phase, names, how = phases.find_phases([], np.zeros(4, np.int64), n, n, np.ones(4), np.array([2, 1, 1, 1]),
+                                           ["tokens from input shapes"], [])
     assert how["by"] == "token counts"
     assert names[phase[0]] == "prefill" and {names[p] for p in phase[1:]} == {"decode"}
 

@@ -32,7 +32,7 @@ from functools import cached_property
 from etscope import profile as P
 from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.diff_view import DiffView, diff_view
-from etscope.analysis.qnn_shards import QnnFiles, sharded_results
+from etscope.analysis.qnn_shards import QnnFiles, assign, ops_by_partition, partition_op_names
 from etscope.analysis.results import Results
 
 
@@ -95,14 +95,28 @@ class NotebookProfile:
         d = ops_df(self)
         return d if level is None else d[d.level == level].reset_index(drop=True)
 
-    def qnn(self, qhas=None, optrace=None, runtrace=None):
+    def qnn(self, qhas=None, optrace=None, runtrace=None, qnn_csv=None, phase: str | None = None):
         """The QNN analysis (:class:`etscope.frames.QnnResult`: ``.partitions()``, ``.ops()``,
-        ``.levels()``), or None without QNN partition or file. QHAS / optrace / runtrace: paths
-        or already-read objects."""
+        ``.levels()``), or None without QNN partition or file: what ``etscope qnn`` gives for the
+        same inputs. ``qhas`` / ``optrace``: a path or several (one per partition, pins
+        ``METHOD:INSTR=FILE`` allowed) or an already-read object; ``qnn_csv``, ``runtrace``: a
+        path (or a read runtrace); ``phase``: one phase of an LLM's runs (``--phase``)."""
         from etscope.frames import QnnResult
 
-        r = qnn(self, qhas, optrace, runtrace=runtrace)
-        return None if r is None else QnnResult(r)
+        read = [x for x in (qhas, optrace, runtrace) if x is not None and not _is_path_or_paths(x)]
+        if read and qnn_csv is None and phase is None:       # objects already read: as before
+            r = qnn(self, qhas, optrace, runtrace=runtrace)
+            return None if r is None else QnnResult(r)
+        if read:
+            raise TypeError("give paths (as etscope qnn takes them) when qnn_csv or phase is given")
+        files = read_view_qnn_files(_paths(qhas), _paths(optrace), qnn_csv, runtrace)
+        if not (files.qhas or files.optrace or files.qnn_profile or files.runtrace):
+            r = narrowed(self.results, phase)
+        else:
+            r = narrowed(view_results(self.profile, files, llm_options=self.llm_options), phase)
+        if r.qnn is None:
+            return None
+        return QnnResult(_qnn_view_report(r, files))
 
     def llm(self):
         """The LLM analysis (:class:`etscope.frames.LlmResult`: ``.phases()``, ``.runs()``,
@@ -199,7 +213,8 @@ def profile_of(p) -> P.Profile:
 
 # ---- the qnn command: QNN files alone or with an ETDump -----------------------------------------------
 def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), optrace=(),
-                   qnn_csv=None, runtrace=None, dram_gbps: float | None = None, phase: str | None = None) -> dict:
+                   qnn_csv=None, runtrace=None, dram_gbps: float | None = None, phase: str | None = None,
+                   ort_profile=None) -> dict:
     """Read whichever QNN inputs were given (paths; ``qhas``/``optrace`` one path or several, pins
     allowed) and produce the QNN report; QNN files without a partition to join get ``files``.
     ``dram_gbps``: the DRAM bandwidth the HTP limits compare with (default: the SoC's, if sourced).
@@ -208,7 +223,7 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
     from etscope.paths import display
 
     qhas, optrace = _paths(qhas), _paths(optrace)
-    files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)
+    files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace, ort_profile)
     profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
     r = narrowed(view_results(profile, files, pte=pte, llm_options=llm_options(pte), dram_gbps=dram_gbps),
                  phase, method)
@@ -223,7 +238,8 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
     for kind, paths in (("qhas", qhas), ("optrace", optrace)):
         if paths:
             shown[kind] = display(paths[0]) if len(paths) == 1 else [display(p) for p in paths]
-    shown.update({k: display(v) for k, v in (("qnn_csv", qnn_csv), ("runtrace", runtrace)) if v is not None})
+    shown.update({k: display(v) for k, v in (("qnn_csv", qnn_csv), ("runtrace", runtrace), ("ort_profile", ort_profile))
+                  if v is not None})
     report["inputs"] = shown
     return report
 
@@ -231,11 +247,16 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
 def _qnn_view_report(r: Results, files: QnnFiles) -> dict:
     """The ``qnn`` command's report of one set of runs (the report's findings included)."""
     report = r.qnn
-    if report is None:      # an ETDump without QNN partitions: the report says so
+    if report is None and r.profile is None:     # an ONNX Runtime profile alone: no QNN level
+        report = {"schema": qnn_analysis.SCHEMA, "partitions": [], "qhas": None, "optrace": None,
+                  "htp_timeline": None, "soc": r.soc, "runtrace": None, "warnings": []}
+    elif report is None:      # an ETDump without QNN partitions: the report says so
         report = qnn_analysis.qnn_report(r.profile, soc=r.soc, runtrace=files.runtrace)
     report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
     if r.qnn_files is not None:
         report["files"] = r.qnn_files
+    if r.ort_view is not None:
+        report["ort"] = r.ort_view.to_dict()
     # The same ranked findings the report shows for these inputs (text and --json print them).
     report["findings"] = [f.to_dict() for f in r.findings] if r.qnn is not None else []
     if r.profile is not None and r.profile.phase is not None:
@@ -243,6 +264,11 @@ def _qnn_view_report(r: Results, files: QnnFiles) -> dict:
         report["phase"] = {"name": ph.name, "method": ph.method, "runs": list(ph.runs), "of_runs": ph.of_runs,
                            "how": ph.how}
     return report
+
+
+def _is_path_or_paths(v) -> bool:
+    return isinstance(v, (str, os.PathLike)) or (isinstance(v, (list, tuple))
+                                                   and all(isinstance(x, (str, os.PathLike)) for x in v))
 
 
 def _paths(v) -> tuple:
@@ -271,7 +297,21 @@ def split_pin(value: str) -> tuple[tuple[str, int] | None, str]:
     return (m.group("method"), int(digits)), m.group("path")
 
 
-def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None) -> QnnFiles:
+def _read_kind(reader, path, kind: str):
+    """``reader(path)``; a refusal of a file of another known kind names the option that reads it."""
+    from etscope.errors import FormatError
+    from etscope.formats.sniff import wrong_kind
+
+    try:
+        return reader(path)
+    except FormatError as e:
+        hint = wrong_kind(path, kind)
+        if hint is None:
+            raise
+        raise FormatError(f"{e.what}; {hint}", e.file or path, e.offset) from None
+
+
+def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None, ort_profile=None) -> QnnFiles:
     from etscope.formats.optrace import read_optrace
     from etscope.formats.qhas import read_qhas
     from etscope.formats.qnn_profile_files import read_qnn_profile
@@ -279,12 +319,18 @@ def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None) -> Qnn
     from etscope.paths import display
 
     out = QnnFiles()
-    for values, reader, into in ((qhas, read_qhas, out.qhas), (optrace, read_optrace, out.optrace)):
+    for values, reader, into, kind in ((qhas, read_qhas, out.qhas, "qhas"), (optrace, read_optrace, out.optrace,
+                                                                              "optrace")):
         for v in values:
             pin, path = split_pin(v)
-            into.append((pin, path, reader(path)))
+            into.append((pin, path, _read_kind(reader, path, kind)))
     out.qnn_profile = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
-    out.runtrace = read_runtrace(runtrace) if runtrace is not None else None
+    out.runtrace = _read_kind(read_runtrace, runtrace, "runtrace") if runtrace is not None else None
+    if ort_profile is not None:
+        from etscope.formats.ort_profile import read_ort_profile
+
+        out.ort = _read_kind(read_ort_profile, ort_profile, "ort_profile")
+        out.inputs["ort_profile"] = display(ort_profile)
     for kind, paths in (("qnn_csv", [qnn_csv] if qnn_csv else []), ("optrace", [p for _, p, _ in out.optrace]),
                         ("qhas", [p for _, p, _ in out.qhas]), ("runtrace", [runtrace] if runtrace else [])):
         if paths:
@@ -299,6 +345,7 @@ def view_results(profile: P.Profile | None, files: QnnFiles, pte=None, llm_optio
     DRAM bandwidth of the HTP limits (``--dram-gbps``)."""
     r = _view_results(profile, files, pte, llm_options)
     r.dram_gbps = dram_gbps
+    r.ort = files.ort
     r.rebuild = lambda sub: _view_results(sub, files, pte, llm_options)    # a phase's runs, same files
     return r
 
@@ -341,6 +388,22 @@ def narrowed(r: Results, phase: str | None = None, method: str | None = None) ->
         r.pool_phases = phase is not None        # --phase all: every run together, as asked
         return r
     return r.for_phase(name)
+
+
+def sharded_results(profile: P.Profile | None, files: QnnFiles, program=None, inputs: dict | None = None,
+                    llm_options: dict | None = None):
+    """The Results of a view given several QHAS/optrace files (or pinned ones)."""
+    r = Results(profile, None, None, files.runtrace, qnn_profile=files.qnn_profile, program=program, inputs=inputs,
+                llm_options=llm_options)
+    parts = partition_op_names(profile, files.qnn_profile)
+    rows = assign(files, parts, profile.method if profile is not None else None)
+    r.shards = rows
+    r.qhas_ops_by_key = ops_by_partition(rows)
+    # Units and ops of files that landed on no partition stay visible at file level.
+    loose = [x for x in rows if x["partition"] is None]
+    r.loose_qhas = next((x["data"] for x in loose if x["kind"] == "qhas"), None)
+    r.loose_optrace = next((x["data"] for x in loose if x["kind"] == "optrace"), None)
+    return r
 
 
 # ---- analyses: each once per profile and set of inputs -----------------------------------------------
@@ -451,7 +514,10 @@ def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) 
     from etscope.render.html import write_report
 
     out = _output(profile_of(p), path, qhas, optrace)
-    write_report(out, results(p, qhas, optrace).view)
+    from etscope.render.html.phases import phase_pages
+
+    r = results(p, qhas, optrace)      # an LLM's phases each on its own page view, as etscope report
+    write_report(out, r.view, phases=phase_pages(r), phases_how=r.phases.how)
     return os.fspath(path)
 
 

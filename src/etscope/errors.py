@@ -16,7 +16,7 @@ class FormatError(Exception):
 
     def _line(self) -> str:
         where = f" at byte {self.offset}" if self.offset is not None else ""
-        from etscope.paths import display   # file names shown escaped (valid UTF-8, one line)
+        from etscope.display import display   # file names shown escaped (valid UTF-8, one line)
 
         prefix = f"{display(self.file)}: " if self.file else ""
         return f"{prefix}{self.what}{where}"

@@ -171,7 +171,10 @@ def test_several_etdumps_form_one_series_grouped_by_what_ran():
     l = r["llm"]
     assert l["runs"] == 10 + 24
     assert l["series"]["file"] == [0] * 10 + [1] * 24
-    assert l["phase_split"]["by"] == "ETDump file"
+    # Each file's phases are its own (issue 34): the CNN has none, the LLM session's are found by
+    # their cost profile; a file's runs are never a "phase" of their own because they are a file.
+    assert [(f["file"], f["by"]) for f in l["phase_split"]["files"]] == [(0, "none"), (1, "cost profile")]
+    assert l["phase_split"]["by"] == "cost profile"
     names = [p["name"] for p in l["phases"]]
     assert names[1:] == ["prefill", "decode"]
     assert l["phases"][0]["runs"] == list(range(10))

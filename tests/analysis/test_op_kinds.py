@@ -30,3 +30,17 @@ def test_delegate_event_kinds(name, kind):
 ])
 def test_op_type_kinds(op, kind):
     assert kind_of_op_type(op) == kind
+
+
+def test_a_backend_uses_its_own_naming_rule():
+    """Issue 33: `backend` is not ignored: each backend's per-op names follow its own rule (the seam
+    a new delegate's events plug into); without a backend every known rule is tried."""
+    from etscope.analysis import op_kinds
+
+    qnn, xnn = "aten_convolution_default_3", "Convolution (NHWC, F32) IGEMM #3"
+    assert kind_of_delegate_event(qnn) == kind_of_delegate_event(xnn) == "conv"
+    assert kind_of_delegate_event(qnn, backend="QnnBackend") == "conv"
+    assert kind_of_delegate_event(qnn, backend="XnnpackBackend") is None
+    assert kind_of_delegate_event(xnn, backend="QnnBackend") is None
+    assert kind_of_delegate_event(xnn, backend="SomeNewBackend") == "conv"     # unknown: every rule
+    assert set(op_kinds.EVENT_KINDS) == {"QnnBackend", "XnnpackBackend"}

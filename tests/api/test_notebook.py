@@ -148,3 +148,30 @@ def test_modules_result_adds_up_and_equals_the_cli_json(name):
 
 def test_modules_needs_the_etrecord():
     assert etscope.load(REAL / "cnn.etdump").modules() is None
+
+
+def test_notebook_qnn_reads_files_as_the_cli_does():
+    """Issue 33: p.qnn() takes what `etscope qnn` takes (several files, pins, --qnn-csv, a phase)
+    and gives the same report: partitions and findings equal the CLI's --json."""
+    import json
+
+    from click.testing import CliRunner
+
+    from etscope.cli import main
+
+    s = FIX / "shared" / "qnn-device"
+    etd = FIX / "qnn_etdump" / "synthetic_qnn_chain8_device.etdump"
+    files = {"qhas": str(s / "chain8_sm8650.qhas.json"), "optrace": str(s / "chain8_sm8650.optrace.json"),
+             "qnn_csv": str(s / "chain8_sm8650.profile.txt")}
+    q = etscope.load(etd).qnn(**files)
+    cli = CliRunner().invoke(main, ["qnn", str(etd), "--qhas", files["qhas"], "--optrace", files["optrace"],
+                                    "--qnn-csv", files["qnn_csv"], "--json"])
+    assert cli.exit_code == 0, cli.output
+    want = json.loads(cli.output)["qnn"]
+    assert json.loads(json.dumps(q.report["findings"])) == want["findings"]
+    assert [p["key"] for p in q.report["partitions"]] == [p["key"] for p in want["partitions"]]
+    pinned = etscope.load(etd).qnn(qhas=[f"forward:0={files['qhas']}"])
+    assert pinned.report["shards"]["files"][0]["partition"] is not None
+    hybrid = etscope.load(FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories.etdump",
+                          pte=s / "stories260k_hybrid_llama_qnn.pte")
+    assert hybrid.qnn(phase="decode").report["partitions"][0]["runs"] == 15

@@ -134,3 +134,19 @@ def test_llm_tokens_from_the_program_and_prompt_tokens():
 def test_llm_prompt_tokens_must_be_positive():
     r = run("llm", HYBRID / "synthetic_qnn_4shard.etdump", "--prompt-tokens", "0")
     assert r.exit_code == 2 and "--prompt-tokens" in r.output
+
+
+def test_llm_two_sessions_and_a_repeat(real):
+    """Issue 34 item 3 from the command line: two sessions of one program and the first given
+    again; per-run phases as the schedules say, the repeat counted once."""
+    a, b = real / "gen_llama.etdump", real / "gen_llama_chunked.etdump"
+    r = run("llm", a, b, a, "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.output)
+    truth = [x["phase"] for x in _sched(real, "gen_llama") + _sched(real, "gen_llama_chunked")]
+    assert s["llm"]["series"]["phase"] == truth
+    assert s["llm"]["duplicates"] == [{"file": 2, "same_as": 0, "by": "same file"}]
+    assert len(s["inputs"]) == 3
+    # --prompt-runs counts the runs of the files counted: the repeat adds none.
+    r = run("llm", a, a, "--prompt-runs", str(len(_sched(real, "gen_llama"))))
+    assert r.exit_code == 2 and "does not exist" in r.output

@@ -119,3 +119,58 @@ def test_taps_sidecar_and_cross_graph_coverage(tmp_path):
     bad.write_text('{"schema": "etscope.taps/1", "taps": 3}')
     r = run("numerics", *tapped[:5], "--taps", bad)
     assert r.exit_code == 2 and "bad.taps.json" in r.output and "Traceback" not in r.output
+
+
+def _drift_args():
+    c, r = NUM / "drift_llm_q8", NUM / "drift_llm_cpu"
+    return ["numerics", f"{c}.etdump", "--etrecord", f"{c}.etrecord", "--debug-buffer", f"{c}.debugbuf",
+            "--reference", f"{r}.etdump", "--reference-buffer", f"{r}.debugbuf", "--reference-etrecord", f"{r}.etrecord"]
+
+
+def test_drift_table_text_json_and_export(tmp_path):
+    """The LLM drift pair: the text table (80 columns: the steps past the width counted), the JSON
+    drift, and the export's layer/phase/step/position columns, whose per-(layer, run) lowest SNR and
+    largest max abs error are the drift cells."""
+    import pyarrow.csv as pacsv
+
+    r = run(*_drift_args(), "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    dr = d["drift"]
+    assert [s["label"] for s in dr["steps"]][:2] == ["prefill", "d1@3"] and len(dr["steps"]) == 7
+    assert [r_["step"] for r_ in d["runs"]] == [None, 1, 2, 3, 4, 5, 6]
+    assert [r_["position"] for r_ in d["runs"]] == [None, 3, 4, 5, 6, 7, 8]
+    fd = dr["first_divergence"]
+    assert fd["layer"] == "m.layers.0" and fd["step"] == "prefill" and fd["snr_db"] < 30
+    r = run(*_drift_args())
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("drift over steps"))
+    table = lines[start + 3:start + 4 + len(dr["layers"])]
+    assert table[0].split()[:2] == ["layer", "prefill"] and all(len(ln) <= 80 for ln in lines[start:start + 13])
+    assert "(1 more step(s) not shown, up to d6@8" in r.output
+    assert "first crossing: layer m.layers.0 at prefill (run 0)" in r.output
+    # one phase chosen (--phase decode): its runs in order, steps unknown (r<run>), the table still there
+    r = run(*_drift_args(), "--phase", "decode", "--json")
+    assert r.exit_code == 0, r.output
+    assert [s["label"] for s in json.loads(r.output)["drift"]["steps"]] == [f"r{k}" for k in range(6)]
+    row = next(ln for ln in table if ln.startswith("m.layers.1 "))
+    cells = dr["cells"][[x["name"] for x in dr["layers"]].index("m.layers.1")]
+    assert row.split()[1:7] == [f"{c['snr_db']:.1f}" + ("*" if c["diverged"] else "") for c in cells[:6]]
+    out = tmp_path / "drift.csv"
+    r = run(*_drift_args(), "--export", out)
+    assert r.exit_code == 0, r.output
+    t = pacsv.read_csv(out).to_pylist()
+    assert {"layer", "phase", "step", "position", "snr_db", "max_abs_error"} <= set(t[0])
+    for i, lay in enumerate(dr["layers"]):
+        for j, s in enumerate(dr["steps"]):
+            rows = [x for x in t if x["layer"] == lay["name"] and x["run"] == s["run"] and x["compared"]]
+            c = dr["cells"][i][j]
+            assert bool(rows) == (c is not None)
+            if c is None:
+                continue
+            assert {x["phase"] for x in rows} == {s["phase"]} and {x["position"] for x in rows} == {s["position"]}
+            assert len(rows) == c["tensors"]
+            assert max(x["max_abs_error"] for x in rows) == pytest.approx(c["max_abs_error"], rel=1e-12)
+            if c["snr_db"] is not None:
+                assert min(x["snr_db"] for x in rows if x["snr_db"] is not None) == pytest.approx(c["snr_db"], rel=1e-12)

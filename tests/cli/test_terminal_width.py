@@ -50,6 +50,9 @@ VIEWS = {
             str(REAL / "llama.pte")],
     "llm-qnn": ["llm", str(FIX / "qnn_hybrid" / "synthetic_qnn_4shard.etdump"), "--etrecord",
                 str(FIX / "qnn_hybrid" / "synthetic_qnn_4shard.etrecord")],
+    # Several sessions (issue 34): the per-file table, file-named warm-up and the counted-once warning.
+    "llm-files": ["llm", str(REAL / "gen_llama.etdump"), str(REAL / "gen_llama_chunked.etdump"),
+                  str(REAL / "gen_llama.etdump")],
     "diff": ["diff", str(D / "diff_same_00.etdump"), str(D / "diff_slower.etdump")],
     "diff-placement": ["diff", str(D / "diff_conv_xnnpack.etdump"), str(D / "diff_conv_cpu.etdump"),
                        "--etrecord-base", str(D / "diff_conv_xnnpack.etrecord"),
@@ -197,6 +200,8 @@ def _check_content(views: dict) -> None:
     assert "Intermediate outputs: 90 tensors" in views["numerics"] and "first divergence" in views["numerics-compare"]
     assert "rejected" in views["collect"] and "extract_etdump" not in views["collect"]
     assert "9aab" in views["trend"] and "regression" in views["trend"] and "object at 0x" not in views["trend"]
+    files = " ".join(views["llm-files"].split())      # words wrapped at any width
+    assert "joined by phase name" in files and "counted once" in files and "(group 2)" not in files
     assert "Traceback" not in "".join(views.values())
 
 

@@ -66,10 +66,12 @@ COMMANDS: dict[str, list[list[str]]] = {
                  ["report", "{e}", "--runtrace", "{f}", "-o", "{o}.html"],
                  ["trace", "{e}", "--runtrace", "{f}", "-o", "{o}.json"],
                  ["export", "{e}", "--runtrace", "{f}", "-o", "{o}"]],
+    "ort_profile": [["qnn", "--ort-profile", "{f}"], ["qnn", "--json", "--ort-profile", "{f}"],
+                    ["report", "--ort-profile", "{f}", "-o", "{o}.html"], ["summary", "{f}"]],
 }
 SUFFIX = {"etdump": ".etdump", "qhas": ".qhas.json", "optrace": ".optrace.json", "qnn_csv": ".csv",
           "qnn_text": ".txt", "qnn_json": ".qnn.json", "etrecord": ".etrecord", "pte": ".pte",
-          "runtrace": ".runtrace.json"}
+          "runtrace": ".runtrace.json", "ort_profile": ".ort_profile.json"}
 # A template item "env:NAME=VALUE" before the command sets that variable for the child
 # ("env:COLUMNS=" unsets it): the text views fit COLUMNS, and their cost once depended on it.
 ENV_PREFIX = "env:"

@@ -615,6 +615,36 @@ def gen_pte(rng: random.Random, shape: str | None = None) -> bytes:
     return build_pte([m], version=rng.choice([0, 2 ** 32 - 1]))
 
 
+def gen_ort_profile(rng: random.Random, shape: str | None = None) -> bytes:
+    """ONNX Runtime's profile JSON (a list of Chrome-trace events: Session model_run, Node
+    <name>_kernel_time with args.provider): many runs, many distinct node names (grouping must not
+    be quadratic), nodes outside any run, runs out of order or overlapping, odd values."""
+    shape = shape or rng.choice(ORT_SHAPES)
+    ev = [{"cat": "Session", "name": "session_initialization", "ph": "X", "ts": 0, "dur": 411228, "args": {}}]
+    n_runs, per_run = {"many_runs": (rng.choice([5000, 30000]), 3), "many_names": (rng.choice([20, 200]), 2000),
+                       "outside_runs": (10, 5), "unordered": (2000, 3), "odd_values": (50, 4)}[shape]
+    t = 1000
+    for r in range(n_runs):
+        ts = t if shape != "unordered" else rng.randint(0, 10 ** 9)
+        ev.append({"cat": "Session", "name": "model_run", "ph": "X", "ts": ts, "dur": per_run * 100 + 50, "args": {}})
+        for k in range(per_run):
+            qnn = k % 3 == 1
+            name = f"n{r}_{k}" if shape == "many_names" else f"node{k}"
+            dur = rng.choice([30, 25030, 0, -5, 1e308, "x", None, True]) if shape == "odd_values" else 30 + k
+            ev.append({"cat": "Node", "name": f"{name}_kernel_time", "ph": "X", "ts": ts + 10 + 100 * k, "dur": dur,
+                       "args": {"provider": "QNN" if qnn else "CPUExecutionProvider",
+                                "op_name": f"QNN_123_{k}" if qnn else "QuantizeLinear"}})
+        t += per_run * 100 + 100
+    if shape == "outside_runs":
+        ev += [{"cat": "Node", "name": f"late{i}_kernel_time", "ph": "X", "ts": t + i, "dur": 5,
+                "args": {"provider": "QNN", "op_name": "QNN_9_0"}} for i in range(50000)]
+    rng.shuffle(ev) if shape == "unordered" else None
+    return json.dumps(ev, separators=(",", ":")).encode()
+
+
+ORT_SHAPES = ("many_runs", "many_names", "outside_runs", "unordered", "odd_values")
+
+
 GENERATORS = {"etdump": gen_etdump, "qhas": gen_qhas, "optrace": gen_optrace, "qnn_csv": gen_qnn_csv,
               "qnn_text": gen_qnn_text, "qnn_json": gen_qnn_json, "etrecord": gen_etrecord, "pte": gen_pte,
-              "runtrace": gen_runtrace}
+              "runtrace": gen_runtrace, "ort_profile": gen_ort_profile}

@@ -338,7 +338,7 @@ def test_runtrace_alone_is_linear(tmp_path):
 # (kind, seeds, commands per seed): 33 files, 43 commands, about 30 s of CPU (more wall time on a
 # loaded box); campaign.py runs the long one.
 SAMPLE = [("etdump", 10, 2), ("qhas", 3, 1), ("optrace", 3, 2), ("qnn_csv", 3, 1), ("qnn_text", 3, 1),
-          ("qnn_json", 3, 1), ("etrecord", 4, 1), ("pte", 6, 1), ("runtrace", 3, 1), ("numerics", 3, 1),
+          ("qnn_json", 3, 1), ("etrecord", 4, 1), ("pte", 6, 1), ("runtrace", 3, 1), ("ort_profile", 5, 2), ("numerics", 3, 1),
           ("dataset", 3, 2), ("sql", 6, 1)]
 
 

@@ -120,3 +120,44 @@ def test_numerics_stats_section_in_chromium(browser, tmp_path, artifact_dir):
         page.locator("#numerics").screenshot(path=str(artifact_dir / "numerics_stats.png"))
     finally:
         page.close()
+
+
+def _drift_args():
+    c, r = NUM / "drift_llm_q8", NUM / "drift_llm_cpu"
+    return ["--etrecord", f"{c}.etrecord", "--debug-buffer", f"{c}.debugbuf", "--reference", f"{r}.etdump",
+            "--reference-buffer", f"{r}.debugbuf", "--reference-etrecord", f"{r}.etrecord"]
+
+
+def test_drift_heatmap_in_chromium(browser, tmp_path, artifact_dir):
+    """The real drift pair (quantized XNNPACK vs fp32 CPU LLM, prefill + 6 decode steps): the page's
+    drift data is the numerics command's, and the heatmap draws one cell per (layer, step) with the
+    first crossing outlined."""
+    out = tmp_path / "drift.html"
+    r = CliRunner().invoke(main, ["report", str(NUM / "drift_llm_q8.etdump"), *_drift_args(), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    d = _data(out)["numerics"]["drift"]
+    r = CliRunner().invoke(main, ["numerics", str(NUM / "drift_llm_q8.etdump"), *_drift_args(), "--json"])
+    ref = json.loads(r.output)["drift"]
+    assert [s["label"] for s in d["steps"]] == [s["label"] for s in ref["steps"]] == [
+        "prefill", "d1@3", "d2@4", "d3@5", "d4@6", "d5@7", "d6@8"]
+    assert d["layers"] == ref["layers"] and d["first_divergence"]["layer"] == ref["first_divergence"]["layer"]
+    for row_p, row_r in zip(d["cells"], ref["cells"], strict=True):
+        for a, b in zip(row_p, row_r, strict=True):
+            assert (a is None) == (b is None)
+            if b is not None and b["snr_db"] is not None:
+                assert a["snr_db"] == pytest.approx(b["snr_db"], rel=1e-3) and a["diverged"] == b["diverged"]
+    messages, dialogs = [], []
+    page = open_report(browser, out, messages, dialogs)
+    try:
+        bad = [m for m in messages if m[0] in ("error", "pageerror", "request")]
+        assert not bad, bad
+        n = sum(1 for row in d["cells"] for c in row)
+        assert page.locator("#numerics-drift rect.drift-cell").count() == n == len(d["layers"]) * len(d["steps"])
+        assert page.locator("#numerics-drift rect.drift-cell.first").count() == 1
+        assert page.locator("#numerics-drift rect.drift-cell.diverged").count() == sum(
+            1 for row in d["cells"] for c in row if c and c["diverged"])
+        assert "First crossing: layer " + d["first_divergence"]["layer"] in page.locator("#numerics-drift-first").inner_text()
+        page.locator("#numerics-drift-box").screenshot(path=str(artifact_dir / "numerics_drift.png"))
+    finally:
+        page.close()
+    assert not dialogs

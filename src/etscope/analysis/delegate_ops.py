@@ -101,8 +101,10 @@ def _respects_dependencies(nodes: list, pairs: dict[str, int]) -> bool:
     return True
 
 
-def match_call(nodes: list, events: list[tuple[str, float]]) -> tuple[dict[str, int], dict[str, str]]:
-    """Pairs (node name -> event index) of one call and the reasons for nodes left untimed."""
+def match_call(nodes: list, events: list[tuple[str, float]], backend: str | None = None
+               ) -> tuple[dict[str, int], dict[str, str]]:
+    """Pairs (node name -> event index) of one call and the reasons for nodes left untimed;
+    ``backend``: the delegate's (its naming rule for per-op events)."""
     by_kind_n: dict[str | None, list] = {}
     for n in nodes:
         by_kind_n.setdefault(kind_of_op_type(n.target, in_partition=True), []).append(n)
@@ -111,7 +113,7 @@ def match_call(nodes: list, events: list[tuple[str, float]]) -> tuple[dict[str, 
         by_kind_topo.setdefault(kind_of_op_type(n.target, in_partition=True), []).append(n)
     by_kind_e: dict[str | None, list[int]] = {}
     for i, (name, _) in enumerate(events):
-        by_kind_e.setdefault(kind_of_delegate_event(name, in_partition=True), []).append(i)
+        by_kind_e.setdefault(kind_of_delegate_event(name, backend=backend, in_partition=True), []).append(i)
     pairs: dict[str, int] = {}
     why: dict[str, str] = {}
     for kind, ns in by_kind_n.items():
@@ -163,7 +165,7 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph) -> dict[int, 
         nodes = nodes_of.get(iid)
         if nodes is None:
             nodes = nodes_of[iid] = partition_nodes(graph, ins, pos)
-        pairs, why = match_call(nodes, events)
+        pairs, why = match_call(nodes, events, ins.backend)
         for name, reason in why.items():
             part.untimed.setdefault(name, reason)
         used = set(pairs.values())

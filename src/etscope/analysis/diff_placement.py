@@ -45,7 +45,7 @@ def _delegate_event_kinds(samples: dict[tuple, dict]) -> dict[tuple[str, str], l
     out: dict[tuple[str, str], list[str]] = defaultdict(list)
     for key, info in samples.items():
         if info["role"] == "delegate_internal":
-            kind = op_kinds.kind_of_delegate_event(key[4])
+            kind = op_kinds.kind_of_delegate_event(key[4], backend=info["placement"])
             if kind:
                 out[(kind, key[1])].append(info["name"])
     return out

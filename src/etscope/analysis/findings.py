@@ -14,6 +14,9 @@ Each rule below is one kind of finding, tested on its own (``tests/analysis/test
 - ``cold_runs``: runs that paid HTP power-up.
 - ``clock``: the HTP clock varying across runs, an effective rate above any core clock, or a
   runtrace clock outside the profile's bounds.
+- ``ops_exceed_container``: a partition's per-op estimates (cycles ÷ the clock used) add up to more
+  than the measured time that holds them (``analysis.qnn.container``): the views show shares of
+  the measured time instead, and this says the clock is wrong and what clock would fit.
 
 Ranked by severity (high, medium, info), then by time at stake per run (µs, when the finding has
 one). Inputs are the analyses' plain results (summary, QNN report); nothing is re-measured here.
@@ -30,6 +33,7 @@ OVERHEAD_SHARE = 0.10          # a level adding less than this share of its call
 FALLBACK_SHARE = 0.01          # CPU op types below this share of Method::execute are not listed
 MAX_FALLBACKS = 5
 VTCM_FULL = 0.90               # peak VTCM above this share of the SoC's VTCM: little headroom
+EXCEED_MEDIUM = 1.10           # raw per-op estimates this far above their measured time: medium, else info
 CLOCK_SPREAD = 1.5             # max / min clock over runs above this: the clock changed between runs
 SEVERITY = ("high", "medium", "info")
 
@@ -37,7 +41,7 @@ SEVERITY = ("high", "medium", "info")
 @dataclass(frozen=True)
 class Finding:
     kind: str                  # overhead_level | cpu_fallback | no_hmx | vtcm | cold_runs | clock | layout
-                               # | weights_to_vtcm | mostly_dma | idle
+                               # | weights_to_vtcm | mostly_dma | idle | ops_exceed_container
     severity: str              # high | medium | info
     text: str                  # the finding in one sentence
     evidence: str              # the numbers it rests on and where they come from
@@ -56,7 +60,7 @@ def findings(summary: dict | None, qnn: dict | None) -> list[Finding]:
     out: list[Finding] = []
     parts = (qnn or {}).get("partitions") or []
     for i, p in enumerate(parts):
-        out += _overhead(i, p) + _no_hmx(i, p) + _cold(i, p, len(parts)) + _clock(i, p)
+        out += _overhead(i, p) + _no_hmx(i, p) + _cold(i, p, len(parts)) + _clock(i, p) + _ops_exceed(i, p)
     out += _fallbacks(summary or {})
     out += _vtcm((qnn or {}).get("qhas"))
     if (qnn or {}).get("htp_ops"):
@@ -83,13 +87,40 @@ def _overhead(i: int, p: dict) -> list[Finding]:
     share = top["adds_us_p50"] / outer["us_p50"]
     if share < OVERHEAD_SHARE:
         return []
+    overlap = _levels_overlap(p, bands)
     return [Finding(
-        kind="overhead_level", severity="high" if share >= 0.5 else "medium",
+        kind="overhead_level", severity="high" if share >= 0.5 and not overlap else "medium",
         text=f"{_name(p)}: {n.get('headline') or ''}".strip(),
         evidence=(f"{top['label']} {fmt_us(top['us_p50'])} contains {inner['label']} {fmt_us(inner['us_p50'])}; "
                   f"the difference, p50 over {p.get('runs')} run(s): {fmt_us(top['adds_us_p50'])}, {share:.0%} of "
-                  f"{outer['label']} {fmt_us(outer['us_p50'])}"),
+                  f"{outer['label']} {fmt_us(outer['us_p50'])}. Basis: QNN's own levels, which exist only on runs "
+                  "profiled by QNN; collecting the profile adds work inside them, so an unprofiled run spends "
+                  "less here" + (f". {overlap}" if overlap else "")),
         section=partition_anchor(i), us_per_run=top["adds_us_p50"])]
+
+
+DSP_SIDE = "QNN accelerator (execute) time"       # the level that holds QNN's own DSP-side steps
+
+
+def _levels_overlap(p: dict, bands: list[dict]) -> str | None:
+    """When QNN's sub-steps (initial VTCM acquire, HVX + HMX power-on; p50 over the warm runs) are
+    larger than what the DSP-side level adds over the graph, QNN's levels do not nest strictly:
+    say so (the split between levels is then approximate)."""
+    dsp = next((b for b in bands if b["name"] == DSP_SIDE and b["adds_us_p50"] is not None), None)
+    per_run = p.get("per_run") or {}
+    if dsp is None:
+        return None
+    cold = set(p.get("cold_runs") or [])
+    for key, what in (("vtcm_acquire_us", "initial VTCM acquire"), ("power_on_us", "HVX + HMX power-on")):
+        v = np.array([np.nan if x is None else x for k, x in enumerate(per_run.get(key) or []) if k not in cold],
+                     dtype=np.float64)
+        if v.size and np.isfinite(v).any():
+            step = float(np.nanmedian(v))
+            if step > dsp["adds_us_p50"]:
+                return (f"QNN's levels overlap here: its {what} ({fmt_us(step)} p50 over warm runs) is larger than "
+                        f"the {fmt_us(dsp['adds_us_p50'])} the DSP-side level adds around the graph, so the split "
+                        "between levels is approximate")
+    return None
 
 
 def _no_hmx(i: int, p: dict) -> list[Finding]:
@@ -162,6 +193,35 @@ def _clock(i: int, p: dict) -> list[Finding]:
                   "(power state / DCVS): compare runs by cycles, not µs"),
             evidence=f"clock {what}", section=anchor))
     return out
+
+
+def _ops_exceed(i: int, p: dict) -> list[Finding]:
+    """Raw per-op estimates (cycles ÷ clock) above the measured time holding them: the clock used
+    is below what that time allows (cycles ÷ it is the clock's lower bound)."""
+    ot = p.get("op_times") or {}
+    k = ot.get("runs_over") or 0
+    raw, cont = ot.get("over_raw_us_mean"), ot.get("over_bound_us_mean")
+    if not k or raw is None or cont is None:
+        return []
+    used, fit = ot.get("over_clock_mhz_used"), ot.get("over_clock_mhz_to_fit")
+    source = "the runtrace's" if p.get("clock_source") == "runtrace" else "the estimated"
+    clipped = ot.get("container_clipped_runs") or 0
+    return [Finding(
+        # A clock a few % off in some runs (one p50 clock for runs that changed clock) is info.
+        kind="ops_exceed_container", severity="medium" if raw >= cont * EXCEED_MEDIUM else "info",
+        text=(f"{_name(p)}: per-op times from cycles ÷ {source} clock ({_mhz(used)} MHz) add up to {fmt_us(raw)} "
+              f"per run, more than the measured {ot.get('bound')} that holds them, {fmt_us(cont)}: the clock "
+              f"must be at least {_mhz(fit)} MHz"
+              + (" (an effective rate: cycles summed over parallel HVX/HMX threads)"
+                 if p.get("clock_bound") == "effective" else "")
+              + (" (or the runtrace is from another session)" if p.get("clock_source") == "runtrace" else "")),
+        evidence=(f"in {k} of {ot.get('runs_compared')} run(s), means over those runs; Σ per-op cycles ÷ "
+                  f"{ot.get('bound')} µs (waits included) gives the lowest clock that fits"
+                  + (f"; {clipped} run(s) logged a QNN time longer than the one around it (DELEGATE_CALL ⊇ QNN "
+                     "execute ⊇ … ⊇ Accelerator; capped)" if clipped else "")
+                  + f". The views show each op's share of the measured time instead ({ot.get('estimate')})"),
+        section=f"qnn-clock-p{i}",
+        us_per_run=(raw - cont) * k / max(p.get("runs") or 1, 1))]
 
 
 def _mhz(x) -> str:

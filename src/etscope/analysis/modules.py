@@ -8,8 +8,10 @@ overhead, nothing counted twice or lost:
 - a CPU kernel goes to its graph node's module ("measured"); a kernel covering several nodes is
   split evenly over them ("estimated");
 - a delegate call's per-op times go to their nodes' modules: XNNPACK events "matched by kind and
-  order" (``analysis.delegate_ops``), QNN ops "estimated" from cycles (scaled down to fit the call
-  when they add up to more than the call measured);
+  order" (``analysis.delegate_ops``; scaled down to fit the call, and then "estimated", when they
+  add up to more than the call measured), QNN ops "estimated": each op's share of the measured
+  accelerator time by cycles, per run, within the DELEGATE_CALL (``analysis.qnn.container``; what
+  it is a share of is in ``estimates``);
 - the rest of a delegate call (ops left unmatched, the backend's own layout ops, call overhead)
   goes to the deepest module holding all the partition's nodes ("partition");
 - instructions without graph nodes (prim ops, moves) go to "(no graph node)" under the root.
@@ -35,6 +37,10 @@ HOW_TEXT = {
     PARTITION: "delegate time not split by op, at the deepest module holding the partition",
     ESTIMATED: "estimated (QNN cycles ÷ clock, or a kernel split evenly over its nodes)",
 }
+
+# With QNN per-op times (``analysis.qnn.container``): what "estimated" then is.
+ESTIMATED_QNN = ("estimated (QNN ops: their share of the measured accelerator time, by cycles; a kernel split "
+                 "evenly over its nodes)")
 
 
 @dataclass
@@ -81,7 +87,7 @@ def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -
     mods = _module_tree(g, module_of, _time_pieces(profile, ops, qnn, g, module_of))
     parts = per_run_parts(profile)
     latency = parts["latency"]
-    return {
+    out = {
         "graph": g.name,
         "method_execute_us": float(np.nanmean(latency)) / 1e3 if latency.size else None,
         "framework_overhead_us": float(np.nanmean(parts["framework_overhead"])) / 1e3 if latency.size else None,
@@ -89,6 +95,24 @@ def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -
         "how": dict(HOW_TEXT),
         "modules": [_row(m) for m in _tree_order(mods)],
     }
+    estimates = qnn_estimates(qnn)
+    if estimates:           # what the QNN ops' times are (only where there are some)
+        out["how"][ESTIMATED] = ESTIMATED_QNN
+        out["estimates"] = estimates
+    return out
+
+
+def qnn_estimates(qnn: dict | None) -> list[dict]:
+    """Per QNN partition with per-op times: what they are (``analysis.qnn.container``), in words."""
+    out = []
+    for p in (qnn or {}).get("partitions") or []:
+        ot = p.get("op_times") or {}
+        if ot.get("estimate") and ot.get("ops_us_mean"):
+            iid = p.get("instruction_id")
+            where = f"DELEGATE_CALL #{iid}" if iid is not None else str(p.get("key"))
+            out.append({"instruction_id": iid, "container": ot.get("container"),
+                        "text": f"{where}: QNN op times are an {ot['estimate']} ({ot.get('how')})"})
+    return out
 
 
 def _time_pieces(profile: P.Profile, ops: list[dict], qnn: dict | None, g, module_of: dict[str, str]

@@ -6,13 +6,14 @@ the graph's nodes; computes nothing new. Used by the HTML graph view and the Mod
 Time per node (mean per run, µs):
 - CPU kernel instruction: its OPERATOR_CALL time, split evenly over the graph nodes it covers
   (normally one).
-- QNN per-op rows: the estimated µs from ``analysis.qnn`` (cycles / derived clock), ``estimated``.
+- QNN per-op rows: each op's share of the partition's measured container (cycles share × the
+  measured accelerator time, per run, within DELEGATE_CALL: ``analysis.qnn.container``), ``estimated``.
 - Other delegates (XNNPACK ...): the backend's per-op events matched to the partition's nodes by
   op kind and order (``analysis.delegate_ops``); nodes where that is ambiguous stay untimed (with
   the reason) and their time stays with the partition as a whole.
 
-``time_how`` says which of these a node's time is: "measured" (CPU kernel), "estimated from
-cycles" (QNN), "matched by kind and order" (XNNPACK and other delegates).
+``time_how`` says which of these a node's time is: "measured" (CPU kernel), "estimate: share of
+measured <container>" (QNN), "matched by kind and order" (XNNPACK and other delegates).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from etscope import profile as P
 from etscope.analysis.delegate_ops import MATCHED_HOW, match_delegate_ops
 
 MEASURED = "measured"
-ESTIMATED_FROM_CYCLES = "estimated from cycles"
+ESTIMATED_FROM_CYCLES = "estimate: share of measured accelerator time"    # when a partition does not say
 
 
 def graph_for_views(profile: P.Profile):
@@ -42,7 +43,9 @@ def graph_for_views(profile: P.Profile):
 
 
 def qnn_ops_by_node(qnn: dict | None) -> dict[str, dict]:
-    """Graph node name -> {"est_us", "cycles", "op_type", "qnn_names", "hmx", "hvx", "partition"}."""
+    """Graph node name -> {"est_us", "cycles", "op_type", "qnn_names", "hmx", "hvx", "partition",
+    "estimate"}: ``est_us`` the node's QNN ops' share of their partition's measured container (mean
+    per run, ``analysis.qnn.container``), ``estimate`` what that is a share of."""
     out: dict[str, dict] = {}
     if not qnn:
         return out
@@ -53,8 +56,9 @@ def qnn_ops_by_node(qnn: dict | None) -> dict[str, dict]:
                 continue
             d = out.setdefault(node, {"est_us": None, "cycles": 0.0, "op_type": op.get("op_type"),
                                       "qnn_names": [], "hmx": None, "hvx": None,
-                                      "partition": part.get("instruction_id")})
-            est = op.get("est_us_p50")
+                                      "partition": part.get("instruction_id"),
+                                      "estimate": (part.get("op_times") or {}).get("estimate") or ESTIMATED_FROM_CYCLES})
+            est = op.get("us_in_container")
             if isinstance(est, (int, float)):
                 d["est_us"] = (d["est_us"] or 0.0) + float(est)
             cyc = op.get("cycles_p50")
@@ -130,9 +134,11 @@ def node_table(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> 
         if q["est_us"] is not None:
             time_us[name] = time_us.get(name, 0.0) + q["est_us"]
             estimated.add(name)
-            how.setdefault(name, ESTIMATED_FROM_CYCLES)
+            how.setdefault(name, q["estimate"])
         if name not in placement:
             placement[name] = "QnnBackend"
+        if q["partition"] is not None:
+            instr_of.setdefault(name, q["partition"])
     nodes = []
     index = {n.name: i for i, n in enumerate(g.nodes)}
     module_types: dict[str, str] = {}

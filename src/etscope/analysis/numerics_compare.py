@@ -9,7 +9,8 @@ ETRecords by instruction and output position (valid only for one program run twi
 notes). Two tensors of different shapes are never compared, unless one is the other's NHWC layout
 (undone, said in the note). Coverage: the share of the reference's logged nodes paired.
 
-Runs are paired by LLM phase or in order (``numerics_runs``). Metrics per matched tensor, in float64,
+Runs are paired by LLM phase and token position, or in order (``numerics_runs``); an LLM's
+comparison carries its drift table: per layer, the error at every step (``numerics_drift``). Metrics per matched tensor, in float64,
 chunk by chunk (bounded memory): cosine similarity, SNR in dB (10 log10 of reference power over
 error power), MSE, max abs error, relative error (L2 norm of the error over the reference's).
 The curve is each run's compared tensors in graph order; the first divergence is the first tensor
@@ -30,7 +31,8 @@ from etscope.analysis.numerics import (
 from etscope.analysis.numerics_pairing import (BY_TAP_PROVENANCE, COVERAGE_FINDING, LOOKED_THROUGH, Keyed, Identities, handles_agree, hidden_keys, keyed,
                                                same_program)
 from etscope.analysis.numerics_sums import PairSums
-from etscope.analysis.numerics_runs import RunPairing, method_pairs, pair_runs, run_phase_labels
+from etscope.analysis.numerics_drift import Drift, drift_dict, layer_drift, layer_of
+from etscope.analysis.numerics_runs import RunPairing, method_pairs, pair_schedules, run_schedule
 from etscope.errors import FormatError
 from etscope.formats.debug_buffer import DebugBuffer, chunks, decodable, region_key
 from etscope.profile import Profile
@@ -63,6 +65,7 @@ class ComparedTensor:
     note: str | None = None      # why not compared, or a layout permutation applied
     diverged: bool = False
     matched_by: str = ""         # how the two tensors were found to stand for one node (numerics_pairing)
+    layer: str | None = None     # the layer it belongs to (numerics_drift), for an LLM's runs paired by phase
 
 
 @dataclass
@@ -73,6 +76,8 @@ class RunComparison:
     largest_drop: tuple[int, int, float] | None  # (index before, index after the drop, dB)
     ref_run: int | None = None             # the reference run compared with (LLM: same phase)
     phase: str | None = None               # LLM phase of the run (prefill, decode...), None without
+    step: int | None = None                # decode step since its prefill (LLM decode runs)
+    position: int | None = None            # token position of a decode run, when known
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,7 @@ class Comparison:
     method: str | None = None
     runs_by_phase: bool = False            # runs paired by LLM phase (numerics_runs.pair_runs)
     coverage: "Coverage | None" = None
+    drift: Drift | None = None             # LLM: per layer, the error at every step (numerics_drift)
 
     @property
     def first_divergence(self) -> tuple[ComparedTensor, list[int]] | None:
@@ -342,11 +348,11 @@ def crosses(m: PairMetrics, thresholds: dict[str, float]) -> bool:
 def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
             thresholds: dict[str, float] | None = None, chunk: int = CHUNK_ELEMS,
             pairing: RunPairing | None = None, taps_c: dict | None = None, taps_r: dict | None = None) -> Comparison:
-    """``pairing``: which runs to compare (``numerics_runs``; default: the LLM phase split of each
-    side when both have phases, else in order)."""
+    """``pairing``: which runs to compare (``numerics_runs``; default: by LLM phase and token
+    position when both sides have phases, else in order)."""
     thresholds = dict(DEFAULT_THRESHOLDS if thresholds is None else thresholds)
     if pairing is None:
-        pairing = pair_runs(pc.n_runs, pr.n_runs, run_phase_labels(pc), run_phase_labels(pr))
+        pairing = pair_schedules(pc.n_runs, pr.n_runs, run_schedule(pc), run_schedule(pr))
     for p, b in ((pc, buf_c), (pr, buf_r)):
         if p.etdump.tensors is not None:
             check_buffer(p, b)
@@ -385,11 +391,21 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
                             metrics=m, note=note, diverged=m is not None and crosses(m, thresholds), matched_by=how)
         by_run.setdefault(c.run, []).append(ct)
     runs = []
+    gc, gr = _graph(pc), _graph(pr)
     for run in sorted(by_run):
         ts = sorted(by_run[run], key=lambda t: (t.ref.role == "program_output", t.ref.order, t.cand.order))
         first = next((i for i, t in enumerate(ts) if t.diverged), None)
         runs.append(RunComparison(run, ts, first, largest_drop(ts), ref_run=cand_to_ref.get(run),
-                                  phase=pairing.phase.get(run)))
+                                  phase=pairing.phase.get(run), step=pairing.step.get(run),
+                                  position=pairing.position.get(run)))
+    drift = layer_drift(runs, gr, gc) if pairing.by_phase else None
+    if drift is None and pairing.by_phase and any(rc.phase is not None for rc in runs):
+        notes.append("no drift table: its layers x steps would be far more cells than (layer, step) pairs holding a "
+                     "tensor (each run logged other nodes)")
+    if drift is not None:
+        for rc in runs:
+            for t in rc.tensors:
+                t.layer = layer_of(t, gr, gc)[0]
     refused = sum(1 for rc in runs for t in rc.tensors if t.metrics is None and t.note and "shapes differ" in t.note)
     cov = pm.coverage
     if cov is not None and cov < COVERAGE_FINDING:
@@ -399,7 +415,7 @@ def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
     return Comparison(thresholds=thresholds, match_by=_MODE_NAMES[pm.mode], runs=runs, cand_runs=pc.n_runs,
                       ref_runs=pr.n_runs, unmatched_cand=pm.unmatched_cand, unmatched_ref=pm.unmatched_ref,
                       notes=notes, method=pc.method, runs_by_phase=pairing.by_phase,
-                      coverage=Coverage(pm.ref_nodes, pm.hidden, pm.paired_nodes, refused))
+                      coverage=Coverage(pm.ref_nodes, pm.hidden, pm.paired_nodes, refused), drift=drift)
 
 
 def compare_methods(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,
@@ -447,12 +463,13 @@ def comparison_dict(c: Comparison) -> dict:
                 "cosine": m.cosine if m else None, "snr_db": m.snr_db if m else None,
                 "mse": m.mse if m else None, "max_abs_error": m.max_abs if m else None,
                 "relative_error": m.rel_err if m else None, "nonfinite": m.nonfinite if m else None,
-                "diverged": t.diverged}
+                "diverged": t.diverged, "layer": t.layer}
 
     runs = []
     for rc in c.runs:
         drop = rc.largest_drop
-        runs.append({"run": rc.run, "reference_run": rc.ref_run, "phase": rc.phase,
+        runs.append({"run": rc.run, "reference_run": rc.ref_run, "phase": rc.phase, "step": rc.step,
+                     "position": rc.position,
                      "tensors": [tensor(t) for t in rc.tensors],
                      "first_divergence": rc.tensors[rc.first_divergence].name if rc.first_divergence is not None else None,
                      "largest_drop": ({"from": rc.tensors[drop[0]].name, "to": rc.tensors[drop[1]].name,
@@ -465,7 +482,7 @@ def comparison_dict(c: Comparison) -> dict:
             "candidate_runs": c.cand_runs, "reference_runs": c.ref_runs,
             "first_divergence": ({"name": fd[0].name, "runs": fd[1]} if fd else None),
             "runs": runs, "unmatched_candidate": c.unmatched_cand, "unmatched_reference": c.unmatched_ref,
-            "coverage": _coverage_dict(c.coverage), "notes": list(c.notes)}
+            "coverage": _coverage_dict(c.coverage), "drift": drift_dict(c.drift), "notes": list(c.notes)}
 
 
 def _coverage_dict(cv: Coverage | None) -> dict | None:

@@ -74,18 +74,39 @@ def kind_of_op_type(op_type: str | None, in_partition: bool = False) -> str | No
 
 def kind_of_delegate_event(name: str, backend: str | None = None, in_partition: bool = False) -> str | None:
     """Kind of a delegate's per-op event name (QNN's ``:OpId_N`` already stripped), or None.
-    ``in_partition``: as for :func:`kind_of_op_type`."""
+    ``backend``: the delegate's backend id (``QnnBackend``, ``XnnpackBackend``): its own naming
+    rule (``EVENT_KINDS``, the seam a new backend's per-op events plug into); None or another
+    backend: every known rule in turn. ``in_partition``: as for :func:`kind_of_op_type`."""
     if not name:
         return None
-    if name.startswith("aten_"):   # QNN: the edge FX node name, e.g. aten_convolution_default_3
-        parts = re.sub(r"_\d+$", "", name[5:]).split("_")
-        for k in range(len(parts), 0, -1):   # longest known op name first (max_pool2d_with_indices)
-            kind = _ATEN_KIND.get("_".join(parts[:k]))
-            if kind:
-                return kind
+    rule = EVENT_KINDS.get(backend) if backend is not None else None
+    for r in ((rule,) if rule is not None else tuple(EVENT_KINDS.values())):
+        kind = r(name, in_partition)
+        if kind:
+            return kind
+    return None
+
+
+def _qnn_event_kind(name: str, in_partition: bool) -> str | None:
+    """QNN names a per-op event after the edge FX node, e.g. ``aten_convolution_default_3``."""
+    if not name.startswith("aten_"):
         return None
+    parts = re.sub(r"_\d+$", "", name[5:]).split("_")
+    for k in range(len(parts), 0, -1):   # longest known op name first (max_pool2d_with_indices)
+        kind = _ATEN_KIND.get("_".join(parts[:k]))
+        if kind:
+            return kind
+    return None
+
+
+def _xnnpack_event_kind(name: str, in_partition: bool) -> str | None:
+    """XNNPACK names a per-op event after its operator, e.g. ``Convolution (NHWC, F32) IGEMM #3``."""
     m = _XNNPACK_NAME.match(name.strip())
     if not m:
         return None
     kind = _XNNPACK_KIND.get(m.group("op"))
     return kind or (_PARTITION_XNNPACK_KIND.get(m.group("op")) if in_partition else None)
+
+
+# Per backend id, how its per-op event names tell the op kind.
+EVENT_KINDS = {"QnnBackend": _qnn_event_kind, "XnnpackBackend": _xnnpack_event_kind}

@@ -306,7 +306,9 @@ def _row(s: dict, ins, level: int, total_ns: float) -> dict:
         "op_type": (ins.op_type if ins and level == 0 else None),
         "placement": placement, "runs": s["runs"], "calls_per_run": s["calls_per_run"],
         "unit": s["unit"],
-        "p50": s["p50"], "mean": s["mean"], "total": s["total"], "min": s["min"], "max": s["max"],
+        # A counter's sum over runs means nothing ("HVX threads used": 4 per run, not 12 in all).
+        "p50": s["p50"], "mean": s["mean"], "total": None if s["unit"] == "count" else s["total"],
+        "min": s["min"], "max": s["max"],
         "p50_ms": s.get("p50_ms"), "mean_ms": s.get("mean_ms"), "total_ms": s.get("total_ms"),
         "share": (s["total"] / total_ns) if is_time and total_ns else None,
         "source": ins.source if ins and level == 0 else None,

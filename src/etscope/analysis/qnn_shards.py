@@ -28,6 +28,7 @@ class QnnFiles:
     optrace: list = field(default_factory=list)
     qnn_profile: object | None = None
     runtrace: object | None = None
+    ort: object | None = None          # ONNX Runtime's profile of the session (formats.ort_profile)
     inputs: dict = field(default_factory=dict)
 
 
@@ -148,21 +149,3 @@ def shard_view(rows: list[dict], soc: dict | None) -> dict:
              and isinstance(s["qhas"].get("peak_vtcm_alloc"), (int, float))]
     totals["peak_vtcm_alloc_max"] = max(peaks) if peaks else None    # contexts hold VTCM one at a time
     return {"files": shards, "totals_over_shards": totals}
-
-
-def sharded_results(profile: P.Profile | None, files: QnnFiles, program=None, inputs: dict | None = None,
-                    llm_options: dict | None = None):
-    """The Results of a view given several QHAS/optrace files (or pinned ones)."""
-    from etscope.analysis.results import Results
-
-    r = Results(profile, None, None, files.runtrace, qnn_profile=files.qnn_profile, program=program, inputs=inputs,
-                llm_options=llm_options)
-    parts = partition_op_names(profile, files.qnn_profile)
-    rows = assign(files, parts, profile.method if profile is not None else None)
-    r.shards = rows
-    r.qhas_ops_by_key = ops_by_partition(rows)
-    # Units and ops of files that landed on no partition stay visible at file level.
-    loose = [x for x in rows if x["partition"] is None]
-    r.loose_qhas = next((x["data"] for x in loose if x["kind"] == "qhas"), None)
-    r.loose_optrace = next((x["data"] for x in loose if x["kind"] == "optrace"), None)
-    return r

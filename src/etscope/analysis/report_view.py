@@ -81,15 +81,20 @@ def _qnn_partitions(qnn: dict | None) -> dict:
 def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int,
               matched: dict[int, PartitionOps] | None = None) -> dict | None:
     """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
-    events inside them, in ms per run (mean). QNN ops are estimates (cycles / derived clock).
-    ``matched`` (``analysis.delegate_ops``): a delegate event matched to a graph node is named by
-    the node (``event`` keeps the backend's name for it)."""
+    events inside them, in ms per run (mean). Inside a QNN call: the QNN time levels it logs, outside
+    in (QNN execute ⊇ RPC ⊇ … ⊇ Accelerator), then the ops in the innermost, estimated as their
+    share of it (``analysis.qnn.container``). Children never add up to more than their box. ``matched`` (``analysis.delegate_ops``): a delegate event matched
+    to a graph node is named by the node (``event`` keeps the backend's name for it)."""
     lat = (summary.get("runs") or {}).get("latency_ms")
     if not lat:
         return None
     n = max(n_runs, 1)
     qparts = _qnn_partitions(qnn)
     inside = inner_rows_by_call(ops)
+    calls_ms: dict[int, float] = {}
+    for r in ops:
+        if r["level"] == 0 and r["role"] == "delegate_call":
+            calls_ms[r["instruction_id"]] = calls_ms.get(r["instruction_id"], 0.0) + r["total_ms"] / n
     root = {"name": "Method::execute", "ms": lat["mean"], "kind": "method", "children": []}
     for b in summary.get("breakdown") or []:
         if b["kind"] == "delegate":
@@ -98,35 +103,60 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int,
             for r in ops:
                 if r["level"] == 0 and r["role"] == "delegate_call" and r["placement"] == b["backend"]:
                     iid = r["instruction_id"]
-                    node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": r["total_ms"] / n,
+                    call_ms = r["total_ms"] / n
+                    # A partition's per-op times cover all its calls in a run: this call's part of them.
+                    part_of_calls = call_ms / calls_ms[iid] if calls_ms.get(iid) else 0.0
+                    node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": call_ms,
                                              "kind": "delegate_call", "backend": b["backend"],
                                              "op_type": r.get("op_type"),
                                              "children": _inside_call(iid, r["occurrence"], qparts, inside, n,
-                                                                      (matched or {}).get(iid))})
+                                                                      (matched or {}).get(iid), part_of_calls)})
             root["children"].append(node)
         elif b["kind"] == "cpu_ops":
             root["children"].append(_cpu_node(b, ops, inside, n))
         else:
             root["children"].append({"name": "framework overhead", "ms": b["mean_ms"], "kind": "overhead"})
+    _fit_children(root)
     return root
 
 
+FIT_SLACK = 1e-9
+
+
+def _fit_children(node: dict) -> None:
+    """Children never add up to more than their box: where logged events do (overlapping events, a
+    clock that is not monotonic, whole-µs rounding), they become their shares of the box, marked
+    (``estimate``) and the box keeps what they added up to (``children_logged_ms``, a check)."""
+    kids = node.get("children") or []
+    s = sum(k.get("ms") or 0.0 for k in kids)
+    ms = node.get("ms")
+    # Float sums in another order (the breakdown's parts add up to the latency) are not an overflow.
+    if kids and isinstance(ms, (int, float)) and s > ms * (1 + FIT_SLACK) + 1e-12 and s > 0:
+        node["children_logged_ms"] = s
+        for k in kids:
+            _scale(k, max(ms, 0.0) / s)
+            k["estimate"] = f"estimate: share of measured {node['name']}"
+    for k in kids:
+        _fit_children(k)
+
+
+def _scale(node: dict, factor: float) -> None:
+    node["ms"] = (node.get("ms") or 0.0) * factor
+    for k in node.get("children") or []:
+        _scale(k, factor)
+
+
 def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int,
-                 matched: PartitionOps | None = None) -> list[dict]:
-    """The events inside one delegate call: its QNN ops (estimated; shown under the instruction's
-    first call) when there are, else its own rows (named by their graph node where ``matched``
-    paired them)."""
-    out = []
+                 matched: PartitionOps | None = None, part_of_calls: float = 1.0) -> list[dict]:
+    """The events inside one delegate call: its QNN ops when there are (shown under the
+    instruction's first call, at that call's part of the partition's time per run), else its own
+    rows (named by their graph node where ``matched`` paired them)."""
     part = qparts.get(iid)
     if part and part.get("ops") and occurrence == 0:
-        for op in part["ops"]:
-            est = op.get("est_us_p50")
-            if isinstance(est, (int, float)) and est > 0:
-                out.append({"name": str(op.get("qnn_name") or op.get("node") or "?"), "ms": _us_to_ms(est),
-                            "kind": "qnn_op", "estimated": True, "op_type": op.get("op_type"),
-                            "node": op.get("node")})
-        if out:
-            return out
+        qnn_box = _qnn_ops_box(part, part_of_calls)
+        if qnn_box:
+            return qnn_box
+    out = []
     event_node = matched.event_node if matched is not None else {}
     for k, r in enumerate(inside.get((iid, occurrence), [])):
         if r["unit"] == "ns" and r["total"]:
@@ -136,6 +166,30 @@ def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int,
                 item.update(name=node, node=node, event=r["name"], how=MATCHED_HOW)
             out.append(item)
     return out
+
+
+def _qnn_ops_box(part: dict, factor: float) -> list[dict]:
+    """The measured QNN levels inside the call, outside in (QNN execute ⊇ RPC ⊇ … ⊇ Accelerator:
+    none when the ops are shares of the DELEGATE_CALL itself), the partition's ops inside the
+    innermost: each op's share of it, ms per run (mean); ``factor``: this call's part of them."""
+    ot = part.get("op_times") or {}
+    estimate = ot.get("estimate")
+    ops = []
+    for op in part["ops"]:
+        us = op.get("us_in_container")
+        if isinstance(us, (int, float)) and us > 0:
+            ops.append({"name": str(op.get("qnn_name") or op.get("node") or "?"), "ms": _us_to_ms(us) * factor,
+                        "kind": "qnn_op", "estimated": True, "estimate": estimate, "op_type": op.get("op_type"),
+                        "node": op.get("node")})
+    if not ops:
+        return []
+    inner = ops
+    for level in reversed(ot.get("levels") or []):
+        if level.get("us_mean") is None:
+            continue
+        inner = [{"name": f"{level['name']} (QNN, measured)", "ms": _us_to_ms(level["us_mean"]) * factor,
+                  "kind": "qnn_level", "children": inner}]
+    return inner
 
 
 def _cpu_node(b: dict, ops: list[dict], inside: dict, n: int) -> dict:
@@ -163,7 +217,8 @@ def category_of(placement: str | None) -> str:
 
 def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> list[dict]:
     """Mean ms per run per (category, op type): CPU kernels by edge op type, QNN ops by op type
-    (estimated), other delegates by the op names they log (XNNPACK ``#N`` suffix dropped), partitions
+    (estimated: their share of the measured accelerator time, ``analysis.qnn.container``; ``estimate``
+    says so), other delegates by the op names they log (XNNPACK ``#N`` suffix dropped), partitions
     without per-op rows as a whole. Ops only: framework overhead is in the summary's breakdown."""
     n = max(n_runs, 1)
     agg: dict[tuple[str, str], dict] = {}
@@ -173,7 +228,9 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
                                             "ms": 0.0, "count": 0, "estimated": False})
         a["ms"] += ms
         a["count"] += 1
-        a["estimated"] = a["estimated"] or estimated
+        a["estimated"] = a["estimated"] or bool(estimated)
+        if isinstance(estimated, str):      # what the estimate is a share of (QNN ops only)
+            a["estimate"] = estimated if a.get("estimate") in (None, estimated) else "estimate: share of measured QNN time"
 
     qparts = _qnn_partitions(qnn)
     inside = inner_rows_by_call(ops)
@@ -186,13 +243,14 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
             add(cat, pl, r.get("op_type") or r["name"], r["total_ms"] / n)
             continue
         part = qparts.get(iid)
-        qops = [o for o in (part or {}).get("ops") or [] if isinstance(o.get("est_us_p50"), (int, float))]
+        qops = [o for o in (part or {}).get("ops") or [] if isinstance(o.get("us_in_container"), (int, float))]
         if qops:
-            # The partition's per-op estimates describe the instruction: counted once, with its
-            # first call (as in the hierarchy), not once per call.
+            # The partition's per-op estimates (shares of its measured container) describe the
+            # instruction: counted once, with its first call (as in the hierarchy), not once per call.
             if r["occurrence"] == 0:
                 for o in qops:
-                    add(cat, pl, str(o.get("op_type") or o.get("qnn_name") or "?"), _us_to_ms(o["est_us_p50"]), True)
+                    add(cat, pl, str(o.get("op_type") or o.get("qnn_name") or "?"), _us_to_ms(o["us_in_container"]),
+                        (part.get("op_times") or {}).get("estimate") or True)
             continue
         inner = [x for x in inside.get((iid, r["occurrence"]), []) if x["unit"] == "ns"]
         if inner:
@@ -254,21 +312,23 @@ def checks(summary: dict, profile: P.Profile, qnn: dict | None, tree: dict | Non
         out.append("QNN rows are in their own units (cycles, µs, counts); the QNN analysis was not available, "
                    "so no per-op times are estimated from cycles.")
     elif qnn and qnn.get("partitions"):
-        measured = any(p.get("clock_source") == "runtrace" for p in qnn["partitions"])
-        out.append("QNN per-op times are estimates: cycles divided by " + (
-            "the clock the runtrace measured" if measured else "a clock derived from the same run") +
-            " (see the QNN section for the clock and its bounds). They are not measured times.")
+        holders = sorted({(p.get("op_times") or {}).get("container") for p in qnn["partitions"]
+                          if (p.get("op_times") or {}).get("ops_us_mean")} - {None})
+        if holders:
+            out.append("QNN per-op times are estimates, not measured times: each op's share of its partition's "
+                       f"cycles × the measured {' / '.join(holders)} of the same run (within its DELEGATE_CALL). "
+                       "Cycles ÷ clock and the clock's bounds are in the QNN section.")
     if tree:
         _overfull(tree, [], out)
     return out
 
 
 def _overfull(node: dict, path: list[str], out: list[str]) -> None:
-    """Nodes whose children add up to more than the node itself (1 % slack)."""
-    kids = node.get("children") or []
-    s = sum(k.get("ms") or 0 for k in kids)
-    if kids and node.get("ms") is not None and s > node["ms"] * 1.01 + 1e-6:
-        out.append(f"'{' > '.join(path + [node['name']])}': the events inside add up to {s:.4g} ms per run, "
-                   f"more than its own {node['ms']:.4g} ms (drawn scaled to fit).")
-    for k in kids:
+    """Boxes whose logged events added up to more than the box (``_fit_children`` made them shares)."""
+    logged = node.get("children_logged_ms")
+    if logged is not None and logged > node["ms"] * 1.01 + 1e-6:
+        out.append(f"'{' > '.join(path + [node['name']])}': the events logged inside add up to {logged:.4g} ms per "
+                   f"run, more than its own {node['ms']:.4g} ms (events overlap, or the clock is not monotonic); "
+                   "they are shown as their shares of it.")
+    for k in node.get("children") or []:
         _overfull(k, path + [node["name"]], out)

@@ -51,7 +51,7 @@ class Results:
         self.inputs = dict(inputs or {})
         self.llm_options = dict(llm_options or {})
         self.notes: list[str] = []
-        # Several QHAS/optrace files, one per partition (set by analysis.qnn_shards.sharded_results).
+        # Several QHAS/optrace files, one per partition (set by api.sharded_results).
         self.shards: list[dict] | None = None
         self.qhas_ops_by_key: dict | None = None
         self.loose_qhas = self.loose_optrace = None
@@ -62,6 +62,8 @@ class Results:
         # api sets it when it built these from several QNN files.
         self.rebuild = None
         self._phase_results: dict[str, Results] = {}
+        self.ort = None        # ONNX Runtime's profile of the session (``--ort-profile``), read
+        self.qnn_heap = None   # QNN's DSP heap profile (``--qnn-heap``), read; set before ``summary``
         # ``--phase all``: the user asked for every run together (the views then pool the phases).
         self.pool_phases = False
 
@@ -94,6 +96,7 @@ class Results:
                 r = Results(sub, self.qhas, self.optrace, self.runtrace, qnn_profile=self.qnn_profile,
                             program=self.program, inputs=self.inputs, llm_options=self.llm_options)
             r.dram_gbps = self.dram_gbps
+            r.qnn_heap = self.qnn_heap
             try:      # the program is the same: its compile spec is read once
                 r.__dict__["soc"] = self.soc
             except FormatError:
@@ -110,6 +113,16 @@ class Results:
         """Each phase with its Results when the runs form several phases; else [] (these are one)."""
         ph = self.phases
         return [(n, self.for_phase(n)) for n in ph.names] if ph.split and not self.pool_phases else []
+
+    @cached_property
+    def ort_view(self):
+        """ONNX Runtime's view of the session (``analysis.ort_view``), joined to the QNN profile's
+        partitions; None without ``--ort-profile``."""
+        if self.ort is None:
+            return None
+        from etscope.analysis.ort_view import ort_view
+
+        return ort_view(self.ort, self.qnn)
 
     @cached_property
     def soc(self) -> dict | None:
@@ -171,7 +184,22 @@ class Results:
         return [(k, q, o) for k, (q, o) in pairs.items()] + loose
 
     @cached_property
+    def heap_view(self) -> dict | None:
+        """The DSP heap before/after the QNN contexts (``analysis.heap``), with ``--qnn-heap``."""
+        if self.qnn_heap is None:
+            return None
+        from etscope.analysis.heap import heap_view
+
+        view = heap_view(self.qnn_heap, self.program, self.profile.method if self.profile is not None else None)
+        self.notes += ["DSP heap: " + n for n in view["notes"]]
+        return view
+
+    @cached_property
     def summary(self) -> dict:
+        s = self._summary()
+        return s if self.heap_view is None else dict(s, qnn_heap=self.heap_view)
+
+    def _summary(self) -> dict:
         if self.profile is None:
             from etscope.analysis.qnn_only import qnn_only_summary
 
@@ -306,6 +334,8 @@ class Results:
         """Everything the HTML report shows."""
         if self.profile is None:    # QNN files alone: the QNN section, the guide and what is missing
             qnn = self.qnn if self.qnn_files is None else dict(self.qnn, files=self.qnn_files)
+            if self.ort_view is not None:      # ONNX Runtime's profile of the session, in the QNN section
+                qnn = dict(qnn or {"partitions": [], "warnings": []}, ort=self.ort_view.to_dict())
             return ReportView(profile=None, summary=self.summary, ops=[], qnn=qnn, llm=None, hierarchy=None,
                               placement=[], runs={"columns": {}, "phase": None}, nodes=None,
                               checks=["QNN files only: " + m for m in self.summary["qnn_only"]["missing"]],

@@ -148,6 +148,14 @@ def qnn_view_options(f):
     return etdump_companions(f)
 
 
+def ort_profile_option(f):
+    """``--ort-profile``: ONNX Runtime's own profile of a QNN EP session (qnn and report)."""
+    return click.option("--ort-profile", "ort_profile", type=str,
+                        help="ONNX Runtime's profile JSON of the session (enable_profiling): model_run, each QNN "
+                             "partition's EP kernel time and the CPU-fallback nodes; with --qnn-csv (the QNN "
+                             "profile ORT wrote beside it) the partitions join QNN's own levels.")(f)
+
+
 def qnn_paths(qhas, optrace) -> list[str]:
     """The file paths of --qhas/--optrace values (``METHOD:INSTR=FILE`` pins included)."""
     from etscope.api import split_pin
@@ -156,7 +164,8 @@ def qnn_paths(qhas, optrace) -> list[str]:
 
 
 def load_results(etdump, etrecord, pte, method, qhas=(), optrace=(), qnn_csv=None, runtrace=None,
-                 llm_options: dict | None = None, dram_gbps: float | None = None, phase: str | None = None):
+                 llm_options: dict | None = None, dram_gbps: float | None = None, phase: str | None = None,
+                 ort_profile=None):
     """The analyses of the views' inputs: of the ETDump (with any QNN files), or of QNN files alone;
     ``llm_options``: token counts of the LLM section (``api.llm_options``, default: the .pte's);
     ``dram_gbps``: the DRAM bandwidth of the HTP limits (``--dram-gbps``); ``phase``: ``--phase``
@@ -164,12 +173,12 @@ def load_results(etdump, etrecord, pte, method, qhas=(), optrace=(), qnn_csv=Non
     from etscope import api
 
     if etdump is None:
-        if not (qhas or optrace or qnn_csv or runtrace):
+        if not (qhas or optrace or qnn_csv or runtrace or ort_profile):
             raise click.UsageError("give an ETDump, or QNN files alone: --qnn-csv, --optrace, --qhas, --runtrace")
         if etrecord or method or phase:
             raise click.UsageError("--etrecord / --method / --phase describe an ETDump's runs: give the ETDUMP too")
-    require_files(etdump, etrecord, pte, qnn_csv, runtrace, *qnn_paths(qhas, optrace))
-    qnn_files = api.read_view_qnn_files(qhas, optrace, qnn_csv, runtrace)   # small: read before the ETDump
+    require_files(etdump, etrecord, pte, qnn_csv, runtrace, ort_profile, *qnn_paths(qhas, optrace))
+    qnn_files = api.read_view_qnn_files(qhas, optrace, qnn_csv, runtrace, ort_profile)   # small: before the ETDump
     profile = load_profile(etdump, etrecord, pte, method) if etdump is not None else None
     if llm_options is None:
         llm_options = api.llm_options(pte)

@@ -5,7 +5,7 @@ import click
 
 from etscope.cli.common import (
     dram_gbps_option, echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, qnn_paths,
-    narrowed, read_heap_file, read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
+    narrowed, ort_profile_option, read_heap_file, read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
 )
 
 
@@ -22,13 +22,13 @@ def summary(etdump, etrecord, pte, method, phase, runtrace, qnn_heap, as_json):
     rt = read_runtrace_file(runtrace)
     heap = read_heap_file(qnn_heap)
     profile = load_profile(etdump, etrecord, pte, method, announce=False)
-    r = narrowed(Results(profile, runtrace=rt, llm_options=api.llm_options(pte)), phase, method)
+    whole = Results(profile, runtrace=rt, llm_options=api.llm_options(pte))
+    whole.qnn_heap = heap
+    r = narrowed(whole, phase, method)
     parts = r.by_phase()
-    heap_view = heap_view_of(heap, profile.pte, profile.method) if heap is not None else None
+    heap_view = r.heap_view
     if as_json:
         s = dict(r.summary)
-        if heap_view is not None:
-            s["qnn_heap"] = heap_view
         s.update(phase_json(r))
         emit_json(s)
         return
@@ -105,6 +105,7 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
 
 @click.command()
 @view_inputs
+@ort_profile_option
 @qnn_heap_option
 @dram_gbps_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -112,20 +113,22 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
               help="Per-op rows to print per partition (0: all; default: 25 on a terminal, all when piped).")
 @sort_option("cycles", "Order of the per-op table, largest first (cycles, p50: cycles p50; mean: cycles "
                        "mean; total, share: share of the accelerator's cycles).")
-def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, qnn_heap, dram_gbps, as_json, top, sort):
+def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, ort_profile, qnn_heap, dram_gbps,
+        as_json, top, sort):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
     from etscope.analysis.run_phases import PhaseChoiceError
     from etscope.api import qnn_from_files
 
-    if not any((etdump, qhas, optrace, qnn_csv, qnn_heap, runtrace)):
-        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv / --runtrace / --qnn-heap")
-    require_files(etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, qnn_heap)
+    if not any((etdump, qhas, optrace, qnn_csv, qnn_heap, runtrace, ort_profile)):
+        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv / --runtrace / --ort-profile / "
+                               "--qnn-heap")
+    require_files(etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, ort_profile, qnn_heap)
     heap = read_heap_file(qnn_heap)
     report = None
-    if any((etdump, qhas, optrace, qnn_csv, runtrace)):
+    if any((etdump, qhas, optrace, qnn_csv, runtrace, ort_profile)):
         try:
             report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace,
-                                    dram_gbps=dram_gbps, phase=phase)
+                                    dram_gbps=dram_gbps, phase=phase, ort_profile=ort_profile)
         except PhaseChoiceError as e:
             raise click.UsageError(str(e)) from None
     rows, how = (report.pop("phase_rows", None), report.pop("phases_how", None)) if report is not None else (None, None)
@@ -155,10 +158,15 @@ def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, 
             for row, part in zip(rows, report["phases"]):
                 render_phase_heading(row)
                 render_qnn(part["qnn"], top=top, sort=sort, findings=part["qnn"]["findings"])
-        elif report is not None and (report["partitions"] or report.get("qhas") or report.get("htp_timeline") or not files):
+        elif report is not None and (report["partitions"] or report.get("qhas") or report.get("htp_timeline")
+                                     or not (files or report.get("ort"))):
             from etscope.render.qnn_text import render_qnn
 
             render_qnn(report, top=top, sort=sort, findings=report["findings"])
+        if report is not None and report.get("ort"):
+            from etscope.render.ort_text import render_ort
+
+            render_ort(report["ort"], top=top)
         if files:
             from etscope.render.qnn_files_text import render_qnn_files
 

@@ -27,8 +27,8 @@ def _prompt_runs(ctx, param, value):
 @click.option("--method", help="Only the runs of this method (default: the runs of every method, each "
                                "matched to its method by the instructions it executed).")
 @click.option("--prompt-runs", callback=_prompt_runs,
-              help="Runs that are prefill, e.g. 0,57,114 (indices over all ETDumps given, in order); "
-                   "overrides the detection.")
+              help="Runs that are prefill, e.g. 0,57,114 (indices over all ETDumps given, in order; one given "
+                   "twice counts once); overrides the detection.")
 @click.option("--phases", type=click.Choice(["auto", "none"]), default="auto", show_default=True,
               help="auto: find prefill/decode (token counts, method, cost profile); none: one phase.")
 @llm_tokens_options
@@ -38,20 +38,26 @@ def _prompt_runs(ctx, param, value):
 def llm(etdumps, etrecord, pte, method, prompt_runs, phases, prompt_tokens, decode_tokens, top, as_json, dram_gbps):
     """LLM runs: prefill/decode phases, warm-up, latency per phase, tokens/s, TTFT, drift.
 
-    Several ETDumps (e.g. separate prefill and decode runs) are read as one series, in order.
+    Several ETDumps (sessions of one program) are read as one series, in order: each one's phases
+    are found on its own runs, then joined by phase name; warm-up is judged per phase within each
+    file; an ETDump given twice (or a copy of one) is counted once.
     """
-    from etscope.analysis.llm import llm_report
+    from etscope.analysis.llm import RunIndexError, llm_report
 
     if prompt_runs is not None and phases != "auto":
         raise click.UsageError("--prompt-runs and --phases none exclude each other")
     require_files(*etdumps, etrecord, pte)
-    profiles = [load_profile(e, etrecord, pte, method) for e in etdumps]
+    loaded = {}         # a path given twice is read once (the analysis counts it once and says so)
+    for e in etdumps:
+        if e not in loaded:
+            loaded[e] = load_profile(e, etrecord, pte, method)
+    profiles = [loaded[e] for e in etdumps]
     from etscope.api import llm_options
 
     try:
         r = llm_report(profiles, prompt_runs=prompt_runs, phases=phases, top=top, all_methods=True,
                        **llm_options(pte, prompt_tokens, decode_tokens))
-    except ValueError as err:
+    except RunIndexError as err:
         raise click.BadParameter(str(err), param_hint="--prompt-runs") from None
     _add_memory_wall(r, profiles[0].pte, dram_gbps, etdumps)
     if as_json:

@@ -6,7 +6,7 @@ import sys
 import click
 
 from etscope.cli.common import (
-    EXIT_BAD_INPUT, dram_gbps_option, echo_wrote, heap_view_of, human_size, llm_tokens_options, load_profile,
+    EXIT_BAD_INPUT, dram_gbps_option, ort_profile_option, echo_wrote, human_size, llm_tokens_options, load_profile,
     load_results, one_line, output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
     with_runs,
 )
@@ -16,6 +16,7 @@ from etscope.render.sql_guard import ALLOWED as SQL_ALLOWED
 
 @click.command()
 @view_inputs
+@ort_profile_option
 @qnn_heap_option
 @click.option("-o", "--output", default="report.html", show_default=True, type=str,
               help="HTML file to write (one file, works offline).")
@@ -26,7 +27,8 @@ from etscope.render.sql_guard import ALLOWED as SQL_ALLOWED
 @llm_tokens_options
 @report_numerics_options
 @dram_gbps_option
-def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, qnn_heap, output, compare_etdump,
+def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, ort_profile, qnn_heap, output,
+           compare_etdump,
            compare_etrecord, compare_pte, prompt_tokens, decode_tokens, debug_buffer, numerics_reference,
            reference_buffer, reference_etrecord, numerics_thresholds, dram_gbps):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
@@ -35,6 +37,7 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
     from etscope import api
     from etscope.paths import display
     from etscope.render.html import prepare_in_background, report_data, write_report_data
+    from etscope.render.html.phases import phase_pages
 
     if compare_etdump is None and (compare_etrecord or compare_pte):
         raise click.UsageError("--compare-etrecord / --compare-pte need --compare BASE.etdump")
@@ -42,27 +45,40 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
         raise click.UsageError("--compare needs the ETDUMP to compare with it")
     if debug_buffer is not None and etdump is None:
         raise click.UsageError("--debug-buffer needs the ETDUMP whose debug events point into it")
-    out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, qnn_heap,
+    if ort_profile is not None and etdump is not None:
+        raise click.UsageError("--ort-profile goes with QNN files alone (an ONNX Runtime session is not an "
+                               "ExecuTorch run): etscope report --ort-profile F [--qnn-csv F]")
+    out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, ort_profile, qnn_heap,
                         compare_etdump, compare_etrecord, compare_pte, debug_buffer, numerics_reference,
                         reference_buffer, reference_etrecord)
     heap = read_heap_file(qnn_heap)
     prepare_in_background()          # the page's template, while the inputs are read
     r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace,
-                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps, phase=phase)
+                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps, phase=phase,
+                     ort_profile=ort_profile)
     profile = r.profile
-    compare = None
-    if compare_etdump is not None:
-        compare = api.compare_view(with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None),
-                                              compare_etdump), with_runs(profile, etdump))
     if heap is not None:
         _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
-        r.summary["qnn_heap"] = heap_view_of(heap, r.program, profile.method if profile is not None else method)
-        r.notes += ["DSP heap: " + n for n in r.summary["qnn_heap"]["notes"]]
+        r.qnn_heap = heap    # before the phases' Results are made: they take it from r
+    # Runs that form several phases (an LLM's prefill and decode): each phase's Results, side by side.
+    by_phase = r.by_phase()
+    compare, phase_compares = None, {}
+    if compare_etdump is not None:
+        base = with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None), compare_etdump)
+        base_llm = api.llm_options(compare_pte, prompt_tokens, decode_tokens)
+        if profile.phase is not None:        # --phase X: compared with the base's X runs, when it has them
+            pair = _compare_phases(base, base_llm, [(profile.phase.name, profile)]).get(profile.phase.name)
+            base = pair[0] if pair else base
+        compare = api.compare_view(base, with_runs(profile, etdump))
+        if by_phase:
+            pairs = _compare_phases(base, base_llm, [(name, p.profile) for name, p in by_phase])
+            phase_compares = {name: api.compare_view(*pair) for name, pair in pairs.items()}
     numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
                                numerics_thresholds)
-    data = report_data(r.view, compare=compare, numerics=numerics)
+    data = report_data(r.view, compare=compare, numerics=numerics, phases=phase_pages(r, phase_compares),
+                       phases_how=r.phases.how)
     # The page needs only its data: the events and analyses go before it is rendered.
-    del r, profile, compare, numerics
+    del r, profile, compare, numerics, by_phase, phase_compares
     import gc
 
     # Any cycle among them is young: the etscope process collects after 100,000 new objects
@@ -72,6 +88,19 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
     w = write_report_data(out, data)
     echo_wrote(out, f"({human_size(w['bytes'])}): open it in a browser"
                 + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
+
+
+def _compare_phases(base, llm_options: dict, phases: list) -> dict:
+    """``report --compare`` of an LLM's phases ((name, profile) each): per phase, (the base's runs
+    of that phase, the phase's profile), to compare like with like (prefill with prefill, decode
+    with decode), when the base's runs form every one of these phases; else {} (the page compares
+    the whole files and says so)."""
+    from etscope import api
+
+    base_phases = dict(api.results(base, llm_options=llm_options).by_phase())
+    if not all(name in base_phases for name, _ in phases):
+        return {}
+    return {name: (base_phases[name].profile, p) for name, p in phases}
 
 
 def _parse_runs(spec: str | None):

@@ -86,7 +86,7 @@ def read_meta_file(path, what: str = "--meta-from") -> tuple[dict, dict]:
     {metadata and companion paths}}. Companion paths are relative to the file's folder. Returns
     (defaults, per-file). Bad text, deep nesting, huge numbers, other shapes: one FormatError
     line naming the file and ``what``."""
-    from etscope.fleet.dataset import load_json_bytes
+    from etscope.fleet.layout import load_json_bytes
     from etscope.paths import display, open_input
 
     with open_input(path, what, max_bytes=MAX_META_BYTES) as f:

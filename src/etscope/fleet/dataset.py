@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from etscope.errors import FormatError
 from etscope.fleet.folder import Root, UnsafeEntry
-from etscope.fleet.layout import (ALL_TABLES, ENTRY, HASH, LAYOUT, LOCK, MANIFEST, MARKER,
+from etscope.fleet.layout import (load_json_bytes, ALL_TABLES, ENTRY, HASH, LAYOUT, LOCK, MANIFEST, MARKER,
                                   MAX_ENTRY_BYTES, MAX_MARKER_BYTES, OLD_LAYOUTS, PARTITION_KEYS, PENDING,
                                   REJECTS, TABLE_NAME, TABLES, TMP, TMP_NAME, UNKNOWN, check_entry, entry,
                                   partition_dir, partition_value, part_path)
@@ -31,30 +31,6 @@ __all__ = ["Dataset", "LAYOUT", "MARKER", "PARTITION_KEYS", "TABLES", "REJECTS",
            "partition_dir", "trend_inputs", "dataset_tables", "query_dataset"]
 
 
-MAX_DIGITS = 200     # an integer longer than this in metadata or the manifest is refused, not converted
-
-
-def _bounded_int(s: str) -> int:
-    if len(s) > MAX_DIGITS:
-        raise ValueError(f"a number of {len(s)} digits (more than {MAX_DIGITS})")
-    return int(s)
-
-
-def load_json_bytes(data: bytes, name: str, what: str):
-    """JSON from bytes (UTF-8); bad text, deep nesting and huge numbers are one FormatError line
-    naming the file and ``what``."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise FormatError(f"{what} is not UTF-8 text ({e.reason})", name, e.start) from None
-    try:
-        return json.loads(text, parse_int=_bounded_int)
-    except json.JSONDecodeError as e:
-        raise FormatError(f"{what} is not valid JSON: {e.msg} (line {e.lineno} column {e.colno})", name) from None
-    except RecursionError:
-        raise FormatError(f"{what} is nested too deeply", name) from None
-    except (ValueError, TypeError) as e:
-        raise FormatError(f"{what} is not valid JSON: {e}", name) from None
 
 
 class Dataset:

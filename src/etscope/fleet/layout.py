@@ -28,8 +28,10 @@ until adopted (``etscope collect --adopt``), which writes the entries from its c
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 
+from etscope.errors import FormatError
 from etscope.paths import DATASET_MARKER
 
 LAYOUT = "etscope.dataset/2"
@@ -125,3 +127,29 @@ def check_entry(doc, file_hash: str) -> str | None:
             if type(p.get(k)) is not int or not 0 <= p[k] < 1 << 62:
                 return f"part {table!r}: {k} must be a count"
     return None
+
+
+MAX_DIGITS = 200     # an integer longer than this in metadata or the manifest is refused, not converted
+
+
+def _bounded_int(s: str) -> int:
+    if len(s) > MAX_DIGITS:
+        raise ValueError(f"a number of {len(s)} digits (more than {MAX_DIGITS})")
+    return int(s)
+
+
+def load_json_bytes(data: bytes, name: str, what: str):
+    """JSON from bytes (UTF-8); bad text, deep nesting and huge numbers are one FormatError line
+    naming the file and ``what``."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"{what} is not UTF-8 text ({e.reason})", name, e.start) from None
+    try:
+        return json.loads(text, parse_int=_bounded_int)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"{what} is not valid JSON: {e.msg} (line {e.lineno} column {e.colno})", name) from None
+    except RecursionError:
+        raise FormatError(f"{what} is nested too deeply", name) from None
+    except (ValueError, TypeError) as e:
+        raise FormatError(f"{what} is not valid JSON: {e}", name) from None

@@ -20,9 +20,8 @@ import numpy as np
 import pyarrow as pa
 
 from etscope.errors import FormatError
-from etscope.fleet.dataset import Dataset, load_json_bytes
 from etscope.fleet.folder import Root
-from etscope.fleet.layout import (ALL_TABLES, ENTRY, MANIFEST, MAX_ENTRY_BYTES, PARTITION_KEYS, REJECTS, check_entry)
+from etscope.fleet.layout import (load_json_bytes, ALL_TABLES, ENTRY, MANIFEST, MAX_ENTRY_BYTES, PARTITION_KEYS, REJECTS, check_entry)
 from etscope.paths import display
 
 MAX_WARNINGS = 20
@@ -74,7 +73,7 @@ class BadPart(Exception):
     pass
 
 
-def entries(ds: Dataset, r: Root, warn) -> list[dict]:
+def entries(ds, r: Root, warn) -> list[dict]:
     """The good manifest entries (sorted by hash); a bad one is skipped with a warning."""
     out = []
     for name in r.listdir(MANIFEST):
@@ -125,7 +124,7 @@ def _check_footer(pf, part: dict, need: dict) -> None:
             raise BadPart(f"column {col!r} is {t}, expected {kind}")
 
 
-def read_part(ds: Dataset, r: Root, doc: dict, table: str, warn, need: dict | None = None,
+def read_part(ds, r: Root, doc: dict, table: str, warn, need: dict | None = None,
               every_column: bool = False, dictionary: tuple = (), optional: dict | None = None) -> pa.Table | None:
     """One part of a manifest entry as an Arrow table (only the ``need`` columns, and those of
     ``optional`` it has, unless ``every_column``), checked against the entry first; None (and one
@@ -191,7 +190,7 @@ def _own_rows(t: pa.Table, file_hash: str) -> bool:
     return bool(pc.all(pc.fill_null(pc.equal(col.cast(pa.string()), file_hash), False)).as_py())
 
 
-def dataset_tables(ds: Dataset, warn=None) -> dict[str, pa.Table]:
+def dataset_tables(ds, warn=None) -> dict[str, pa.Table]:
     """{table: Arrow table} of every table with good parts (``rejects`` always, maybe empty):
     the parts of the manifest's good entries, partition columns added, schemas merged by column
     name; a part whose columns cannot merge with the others' is skipped with a warning."""
@@ -271,7 +270,7 @@ def _concat(parts: list[dict], spec: dict) -> dict[str, np.ndarray]:
     return {c: (np.concatenate([p[c] for p in parts]) if parts else np.zeros(0, dtypes[k])) for c, k in spec.items()}
 
 
-def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, warn=None):
+def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None):
     """What ``analysis.trend.trend_of_sessions`` reads, for one model and/or SoC (selected from
     the manifest: other series' parts are not opened): a :class:`~etscope.analysis.trend.Session`
     per file, its runs summarised as soon as its part is read (one part's rows in memory at a

@@ -561,8 +561,9 @@ def root_table(buf: Buffer, identifier: bytes | None) -> tuple[Buffer, int]:
                 buf.fail(f"size prefix says {size} bytes but only {buf.size - 4} follow (truncated?)", 0)
             buf = Buffer(buf.u8[4:4 + size], buf.what)
         else:
-            from etscope.formats.sniff import describe
+            from etscope.formats.sniff import HEAD_BYTES, describe
 
-            buf.fail(f"expected file identifier {identifier.decode()!r}; this is {describe(head)}", 4)
+            buf.fail(f"expected file identifier {identifier.decode()!r}; this is "
+                     f"{describe(bytes(buf.u8[:HEAD_BYTES]))}", 4)
     root = buf.indirect(0)
     return buf, root

@@ -19,4 +19,5 @@ def read_qnn_profile(path: str):
                         (qnn_text, qnn_text.read_qnn_text)):
         if mod.sniff(head):
             return reader(path)
-    raise FormatError(f"not a QNN profile (CSV, viewer text or viewer JSON); this is {describe(head)}", path)
+    raise FormatError(f"not a QNN profile (CSV, viewer text or viewer JSON); this is {describe(head, 'qnn_profile')}",
+                      path)

@@ -46,12 +46,21 @@ def render_llm(r: dict, console: Console | None = None) -> None:
     if extra:
         c.print(Text(", ".join(extra), style="dim"))
     split = llm["phase_split"]
-    c.print(safe_text(f"{llm['runs']} Execute run(s); " + (f"phases by {split['by']}." if split["by"] != "none" else
-                                                          f"no phases told apart: {split.get('evidence') or 'none'}.")))
+    per_file = split.get("files")       # several ETDumps: each one's phases, joined by name
+    if per_file:
+        how = (f"phases by {split['by']}, found in each of {len(per_file)} ETDumps and joined by phase name."
+               if split["by"] != "none" else
+               f"no phases told apart in any of the {len(per_file)} ETDumps: {split.get('evidence') or 'none'}.")
+    else:
+        how = (f"phases by {split['by']}." if split["by"] != "none" else
+               f"no phases told apart: {split.get('evidence') or 'none'}.")
+    c.print(safe_text(f"{llm['runs']} Execute run(s); {how}"))
     named = [ph for ph in llm["phases"] if ph.get("method_from")]
     if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.lookalike
         c.print(safe_text("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)
                    + f" ({named[0]['method_from']})."))
+    if per_file:
+        c.print(_files_table(per_file))
     c.print()
     for line in r["findings"]:
         c.print(safe_text(line))
@@ -118,6 +127,17 @@ def render_llm(r: dict, console: Console | None = None) -> None:
         c.print(Text(sparkline([row[2] for row in rows], width=min(96, max(8, c.width - 4)))))
     for w in r.get("warnings", []):
         c.print(Text("warning: " + shown(w), style="yellow"))
+
+
+def _files_table(per_file: list[dict]) -> Table:
+    """Each ETDump's runs, how its phases were found and how many of its runs each joined phase holds."""
+    t = Table(title="ETDumps (each a session: phases found on its own runs, then joined by name)")
+    for col in ("ETDump", "runs", "phases by", "runs per phase"):
+        t.add_column(col, justify="right" if col == "runs" else "left")
+    for f in per_file:
+        t.add_row(safe_text(shown(f["etdump"])), str(f["runs"]), safe_text(f["by"]),
+                  safe_text(", ".join(f"{name} {n}" for name, n in f["runs_by_phase"].items())))
+    return t
 
 
 def _qnn_shards_table(ph: dict) -> Table:

@@ -3,7 +3,7 @@
 graph, so time and placement can be overlaid on the graph in Model Explorer.
 
 Files: ``node_time_us.json`` (mean µs per run of every timed node: CPU kernels measured, XNNPACK
-ops matched by kind and order, QNN ops estimated from cycles), ``node_time_how.json`` (how each
+ops matched by kind and order, QNN ops estimated: their share of the measured accelerator time), ``node_time_how.json`` (how each
 node's time was obtained, or why a delegated node has none) and ``node_placement.json`` (the
 backend, coloured per backend).
 """
@@ -14,8 +14,15 @@ from etscope import profile as P
 PLACEMENT_COLORS = {"QnnBackend": "#2e7d32", "cpu": "#c62828"}
 OTHER_DELEGATE_COLOR = "#1565c0"
 MODEL_EXPLORER_FILES = ("node_time_us.json", "node_time_how.json", "node_placement.json")
-HOW_COLORS = {"measured": "#c62828", "matched by kind and order": "#1565c0", "estimated from cycles": "#2e7d32"}
+HOW_COLORS = {"measured": "#c62828", "matched by kind and order": "#1565c0", "estimate": "#2e7d32"}
 UNTIMED_COLOR = "#9e9e9e"
+
+
+def _how_color(how: str | None) -> str:
+    """QNN nodes say what their estimate is a share of ("estimate: share of measured ...")."""
+    if how and how.startswith("estimate"):
+        return HOW_COLORS["estimate"]
+    return HOW_COLORS.get(how or "", UNTIMED_COLOR)
 
 
 def placement_color(placement: str | None) -> str:
@@ -32,7 +39,7 @@ def node_data(nodes: dict | None) -> dict[str, dict]:
     for n in nodes["nodes"]:
         if n["time_us"] is not None:
             time_results[n["name"]] = {"value": round(float(n["time_us"]), 3)}
-            how_results[n["name"]] = {"value": n["time_how"] or "", "bgColor": HOW_COLORS.get(n["time_how"], UNTIMED_COLOR),
+            how_results[n["name"]] = {"value": n["time_how"] or "", "bgColor": _how_color(n["time_how"]),
                                       "textColor": "#ffffff"}
         elif n.get("untimed_why"):
             how_results[n["name"]] = {"value": "untimed: " + n["untimed_why"], "bgColor": UNTIMED_COLOR,

@@ -60,3 +60,5 @@ def render_modules(mt: dict, console: Console | Screen | None = None, limit: int
     c.print(t)
     c.print(Text("how %: " + "; ".join(f"{SHORT_HOW.get(h, h)} {shown(text)}" for h, text in mt["how"].items()),
                  style="dim"))
+    for e in mt.get("estimates") or []:
+        c.print(Text(shown(e["text"]), style="dim"))

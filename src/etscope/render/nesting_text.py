@@ -25,7 +25,7 @@ def nesting_table(n: dict):
     """The nesting as a table for the shared screen (render.screen): level (indented as it nests),
     p50, a bar to scale and what the level adds over the one inside it (moved under its row when
     the terminal is narrow); then the cycles/clock line. None without levels."""
-    from etscope.render.text import Table
+    from etscope.render.screen import Table
 
     bands = n.get("bands") or []
     if not bands:

@@ -1,5 +1,7 @@
 """``etscope numerics --export FILE.csv|FILE.parquet``: one row per tensor per run (the statistics,
-or with --reference the comparison), from the command's plain-data result."""
+or with --reference the comparison), from the command's plain-data result. An LLM comparison's rows
+carry their decode ``step``, token ``position`` and ``layer`` (``analysis.numerics_drift``): the drift
+table is the lowest ``snr_db`` and largest ``max_abs_error`` per (layer, run)."""
 from __future__ import annotations
 
 import pyarrow as pa
@@ -26,6 +28,7 @@ def compare_table(d: dict) -> pa.Table:
         for t in r["tensors"]:
             c, ref = t["candidate"], t["reference"]
             rows.append({"method": m.get("method"), "run": r["run"], "phase": r.get("phase"),
+                         "step": r.get("step"), "position": r.get("position"), "layer": t.get("layer"),
                          "reference_run": r.get("reference_run"), "name": t["name"], "role": t["role"],
                          "candidate_instruction": c["instruction"], "candidate_node": c["node"],
                          "candidate_dtype": c["dtype"], "candidate_shape": _shape(c["shape"]),
@@ -36,7 +39,7 @@ def compare_table(d: dict) -> pa.Table:
                          "max_abs_error": t["max_abs_error"], "relative_error": t["relative_error"],
                          "diverged": t["diverged"], "first_divergence": t["name"] == r["first_divergence"] and t["diverged"],
                          "note": t["note"], "matched_by": t.get("matched_by")})
-    names = ["method", "run", "phase", "reference_run", "name", "role", "candidate_instruction", "candidate_node", "candidate_dtype", "candidate_shape",
+    names = ["method", "run", "phase", "step", "position", "layer", "reference_run", "name", "role", "candidate_instruction", "candidate_node", "candidate_dtype", "candidate_shape",
              "reference_instruction", "reference_node", "reference_dtype", "reference_shape", "graph_pos", "compared",
              "equal", "cosine", "snr_db", "mse", "max_abs_error", "relative_error", "diverged", "first_divergence",
              "note", "matched_by"]
@@ -47,11 +50,15 @@ _FLOATS = {"min", "max", "mean", "std", "at_limits_share", "cosine", "snr_db", "
            "relative_error"}
 
 
+_TYPED = {"step": pa.int64(), "position": pa.int64(), "layer": pa.string()}
+
+
 def _table(rows: list[dict], names: list[str]) -> pa.Table:
     arrays = []
     for n in names:
         vals = [r[n] for r in rows]
-        arrays.append(pa.array(vals, type=pa.float64()) if n in _FLOATS else pa.array(vals))
+        typ = pa.float64() if n in _FLOATS else _TYPED.get(n)
+        arrays.append(pa.array(vals, type=typ) if typ is not None else pa.array(vals))
     return pa.table(arrays, names=names)
 
 

@@ -153,6 +153,8 @@ def _compare_lines(d: dict, run: int | None = None) -> list:
                        + (f"{min(snrs):.1f} dB" if snrs else "all exact"))
         if len(runs) > 50:
             out.append(f"  ({len(runs) - 50} more runs in --json)")
+    if d.get("drift"):
+        out += drift_lines(d["drift"])
     cv = d.get("coverage")
     if cv and cv["share"] is not None:
         out.append(f"coverage: {cv['paired']} of the reference's {cv['reference_nodes_logged'] - cv['inside_candidate_partitions']} "
@@ -169,4 +171,59 @@ def _compare_lines(d: dict, run: int | None = None) -> list:
                    + shown(", ".join(d["unmatched_reference"][:4])) + (f" and {len(d['unmatched_reference']) - 4} more" if len(d["unmatched_reference"]) > 4 else "") + ")")
     for n in d["notes"]:
         out.append("note: " + shown(n))
+    return out
+
+
+DRIFT_WIDTH = 80          # the drift table fits 80 columns: steps past it are counted, not shown
+DRIFT_LAYERS = 60         # layers listed (the rest counted; --json has all)
+_LAYER_W, _STEP_W, _MAX_W = 20, 7, 9
+
+
+def _drift_cell(c: dict | None) -> str:
+    if c is None:
+        return "·"
+    if c["nonfinite"]:
+        v = "nan"
+    elif c["equal"]:
+        v = "="
+    else:
+        v = f"{c['snr_db']:.1f}" if abs(c["snr_db"]) < 1000 else f"{c['snr_db']:.0f}"
+    return v + ("*" if c["diverged"] else "")
+
+
+def drift_lines(dr: dict) -> list[str]:
+    """The drift table (layers x steps, worst SNR in dB; the last column each layer's largest max abs
+    error over the steps shown), the steps that did not fit counted, and the first crossing."""
+    steps, layers, cells = dr["steps"], dr["layers"], dr["cells"]
+    fit = max(1, (DRIFT_WIDTH - _LAYER_W - _MAX_W - 2) // (_STEP_W + 1))
+    shown_steps = list(range(min(fit, len(steps))))
+    out = ["drift over steps: each layer's worst SNR (dB) per step; = all equal, * crosses a",
+           "threshold, · none compared; steps: d<step>@<position> (r<run>: step unknown);",
+           "max abs: the layer's largest max abs error over the steps shown"]
+    head = f"{'layer':<{_LAYER_W}} " + " ".join(f"{shown(steps[j]['label'])[:_STEP_W]:>{_STEP_W}}" for j in shown_steps)
+    out.append(head + f" {'max abs':>{_MAX_W}}")
+    for i, lay in enumerate(layers[:DRIFT_LAYERS]):
+        name = shown(lay["name"])
+        if len(name) > _LAYER_W:
+            name = "…" + name[-(_LAYER_W - 1):]
+        row = [cells[i][j] for j in shown_steps]
+        mx = [c["max_abs_error"] for c in row if c is not None and c["max_abs_error"] is not None]
+        nan = any(c is not None and c["nonfinite"] for c in row)
+        worst = "nan" if nan else (f"{max(mx):.3g}" if mx else "—")
+        out.append(f"{name:<{_LAYER_W}} " + " ".join(f"{_drift_cell(c):>{_STEP_W}}" for c in row)
+                   + f" {worst:>{_MAX_W}}")
+    if len(layers) > DRIFT_LAYERS:
+        out.append(f"({len(layers) - DRIFT_LAYERS} more layers: --json or --export)")
+    if len(steps) > len(shown_steps):
+        out.append(f"({len(steps) - len(shown_steps)} more step(s) not shown, up to {shown(steps[-1]['label'])}: "
+                   "--json or --export)")
+    fd = dr["first_divergence"]
+    if fd is None:
+        out.append("first crossing: none (no layer crosses a threshold at any step)")
+    else:
+        snr = "NaN/Inf values" if fd["snr_db"] is None else f"SNR {fd['snr_db']:.1f} dB"
+        mx = "" if fd["max_abs_error"] is None else f", max abs {fd['max_abs_error']:.3g}"
+        out.append(f"first crossing: layer {shown(fd['layer'])} at {shown(fd['step'])} (run {fd['run']}): "
+                   f"{snr}{mx}")
+        out.append(f"  first crossing tensor {shown(fd['first_tensor'])}, worst {shown(fd['worst_tensor'])}")
     return out

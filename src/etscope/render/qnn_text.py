@@ -7,7 +7,7 @@ from rich.text import Text
 from etscope.analysis.ordering import QNN_SORT_TITLE, order_qnn_ops
 from etscope.render.nesting_text import nesting_table
 from etscope.render.text import Table, console_or_default, safe_text, shown
-from etscope.units import fmt_bytes
+from etscope.units import fmt_ms, fmt_bytes
 
 
 def _num(x, fmt="{:,.0f}") -> str:
@@ -194,7 +194,12 @@ def _render_qhas(c, q: dict) -> None:
         lines.append(f"NPU utilisation {q['percent_utilization']:.1f}% of {_num(q['timeline_cycles'])} "
                      f"timeline cycles (idle {q['percent_idle']:.1f}%)")
     if q.get("inf_per_s") is not None:
-        lines.append(f"{q['inf_per_s']:,.1f} inferences/s (graph execute {q['graph_execute_us']} µs)")
+        lines.append(f"{q['inf_per_s']:,.1f} inferences/s (1 ÷ graph execute {q['graph_execute_us']} µs of that one "
+                     "inference)")
+    for pc in q.get("per_call") or []:
+        lines.append(f"this ETDump's calls ({pc['partition']}): the NPU is busy {pc['npu_busy_p50']:.1%} of a "
+                     f"{fmt_ms(pc['delegate_call_ms'])} DELEGATE_CALL (p50 over {pc['runs']} warm run(s)): at most "
+                     f"{pc['calls_per_s']:,.0f} calls/s, not the QHAS rate")
     if q.get("peak_vtcm_alloc") is not None:
         s = f"peak VTCM {fmt_bytes(q['peak_vtcm_alloc'])}"
         if q.get("vtcm_bytes"):

@@ -101,7 +101,8 @@ def _ops_cells(r: dict, nested_placement: bool = True) -> list[str]:
         p50, mean, total = fmt_ms(r["p50_ms"]), fmt_ms(r["mean_ms"]), fmt_ms(r["total_ms"])
     else:
         unit = r["unit"]
-        p50, mean, total = f"{r['p50']:,.0f} {unit}", f"{r['mean']:,.0f} {unit}", f"{r['total']:,.0f} {unit}"
+        p50, mean = f"{r['p50']:,.0f} {unit}", f"{r['mean']:,.0f} {unit}"
+        total = f"{r['total']:,.0f} {unit}" if r["total"] is not None else "— (per run)"
     return [str(r["instruction_id"]), "  " * r["level"] + shown(r["name"]), shown(r["op_type"]),
             shown(r["placement"]) if nested_placement or not r["level"] else "", f"{r['calls_per_run']:g}" if r["calls_per_run"] is not None else "",
             p50, mean, total, f"{r['share']:.1%}" if r["share"] is not None else "", shown(r["source"])]

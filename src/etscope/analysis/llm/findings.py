@@ -11,14 +11,21 @@ from etscope.analysis.llm.qnn_shards import overhead_finding
 from etscope.analysis.stats import WARMUP_FACTOR
 
 
-def plain_findings(phases, tps, ttft, drift, warm_notes, split, tokens_unknown=None) -> list[str]:
+def plain_findings(phases, tps, ttft, drift, warm_notes, split, tokens_unknown=None,
+                   file_names: list[str] | None = None) -> list[str]:
+    """The findings; ``file_names`` (several inputs) names the input of each warm-up run."""
     out = []
     by_name = {ph["name"]: ph for ph in phases}
     if split and split.get("by") not in (None, "none"):
         out.append(f"Phases found by {split['by']}: {split['evidence']}.")
     for w in warm_notes:
-        out.append(f"Run {w['run']} ({w['phase']}) is warm-up: {w['latency_ms']:.3f} ms, "
-                   f"{w['ratio']:.1f}x the median of the phase's {w['later_runs']} later runs (rule: over "
+        if file_names and "file" in w:     # judged within its file: say which, and against what
+            where = f"{file_names[w['file']]} run {w['file_run']}, {w['phase']}"
+            later = f"the phase's {w['later_runs']} later runs in that file"
+        else:
+            where, later = w["phase"], f"the phase's {w['later_runs']} later runs"
+        out.append(f"Run {w['run']} ({where}) is warm-up: {w['latency_ms']:.3f} ms, "
+                   f"{w['ratio']:.1f}x the median of {later} (rule: over "
                    f"{WARMUP_FACTOR:g}x; their IQR {w['later_iqr_ms'][0]:.3f}–{w['later_iqr_ms'][1]:.3f} ms); "
                    "left out of the steady-state numbers.")
     if ttft is not None:
@@ -36,8 +43,11 @@ def plain_findings(phases, tps, ttft, drift, warm_notes, split, tokens_unknown=N
                    + _basis(dec, ", ") + "); tokens per run unknown.")
     if tokens_unknown:
         n = sum(len(by_name[name]["runs"]) for name in tokens_unknown["phases"])
-        out.append(f"Tokens per run unknown for the {n} run(s) of {', '.join(tokens_unknown['phases'])} (no logged "
-                   f"tensor shapes, no count given): rates are per run. To give them: {tokens_unknown['how']}.")
+        logged = tokens_unknown.get("runs_with_logged_tokens")
+        why = (f"logged tensor shapes give the count for only {logged} of them: not every ETDump logged them; "
+               "no count given" if logged else "no logged tensor shapes, no count given")
+        out.append(f"Tokens per run unknown for the {n} run(s) of {', '.join(tokens_unknown['phases'])} ({why}): "
+                   f"rates are per run. To give them: {tokens_unknown['how']}.")
     for ph in phases:
         bd = {(b["kind"], b.get("backend")): b for b in ph["breakdown"]}
         cpu = bd.get(("cpu_ops", None))

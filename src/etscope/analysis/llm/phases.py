@@ -1,6 +1,8 @@
 """Phases of the runs (prefill / decode, or one per method), first rule that applies: runs the user
-named (``--prompt-runs``), token counts from logged tensor shapes, what the runs executed (groups
-of runs with the same events), then the cost profile inside each group (``cost_profile``)."""
+named (``--prompt-runs``, ``user_phases``, over all files), then per session (one ETDump,
+``find_phases``): token counts from logged tensor shapes, what the runs executed (groups of runs
+with the same events), then the cost profile inside each group (``cost_profile``). Sessions are
+joined by phase name in ``sessions``."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,15 +15,39 @@ from etscope.hashing import mix64
 MAX_GROUPS = 8               # more distinct run structures than this: structure is not a phase
 
 
-def find_phases(files, file_of, local, perm, latency, tokens, token_evidence, prompt_runs, mode, warnings):
-    """Phase index per run, phase names, and how the split was found."""
+class RunIndexError(ValueError):
+    """A run the user named (``--prompt-runs``) does not exist."""
+
+
+def user_phases(files, n_total, prompt_runs, mode):
+    """Phases the user gave over all runs (``--prompt-runs``: indices over every ETDump given;
+    ``--phases none``; no runs at all), or None when the files' own evidence decides."""
+    if n_total == 0:
+        return np.zeros(0, dtype=np.int64), ["all"], {"by": "none", "evidence": "no Execute runs"}
+    if prompt_runs is not None:
+        bad = [r for r in prompt_runs if r < 0 or r >= n_total]
+        if bad:
+            raise RunIndexError(f"run {bad[0]} does not exist (runs are 0..{n_total - 1})")
+        pre = np.zeros(n_total, dtype=bool)
+        pre[list(prompt_runs)] = True
+        return _two(pre), _names2(pre), {"by": "--prompt-runs", "evidence": f"{int(pre.sum())} run(s) given"}
+    if mode == "none":
+        return np.zeros(n_total, dtype=np.int64), [_single_name(files)], {"by": "none", "evidence": "--phases none"}
+    return None
+
+
+def find_phases(files, file_of, local, perm, latency, tokens, token_evidence, warnings):
+    """Phase index per run, phase names, and how the split was found, for the runs of one session
+    (one ETDump: its parts are the ETDump, or its methods' runs). ``file_of`` holds the parts'
+    ``file_index`` values; ``files`` are those parts (a slice of all the parts)."""
     n_total = len(file_of)
     if n_total == 0:
         return np.zeros(0, dtype=np.int64), ["all"], {"by": "none", "evidence": "no Execute runs"}
-    given = _given_phases(files, n_total, tokens, token_evidence, prompt_runs, mode)
-    if given is not None:
-        return given
-    # Structure groups (what the runs executed), over all files.
+    if token_evidence:
+        pre = tokens > 1
+        if pre.any() and not pre.all():
+            return _two(pre), _names2(pre), {"by": "token counts", "evidence": "; ".join(token_evidence)}
+    # Structure groups (what the runs executed).
     groups, how = _structure_groups(files, file_of, perm)
     groups = _first_appearance_order(groups)
     n_groups = int(groups.max()) + 1
@@ -35,23 +61,9 @@ def find_phases(files, file_of, local, perm, latency, tokens, token_evidence, pr
     return _group_phases(files, file_of, local, latency, groups, labels, how, split_info)
 
 
-def _given_phases(files, n_total, tokens, token_evidence, prompt_runs, mode):
-    """Phases the user gave (``--prompt-runs``, ``--phases none``) or the token counts tell; None
-    when neither applies."""
-    if prompt_runs is not None:
-        bad = [r for r in prompt_runs if r < 0 or r >= n_total]
-        if bad:
-            raise ValueError(f"run {bad[0]} does not exist (runs are 0..{n_total - 1})")
-        pre = np.zeros(n_total, dtype=bool)
-        pre[list(prompt_runs)] = True
-        return _two(pre), _names2(pre), {"by": "--prompt-runs", "evidence": f"{int(pre.sum())} run(s) given"}
-    if mode == "none":
-        return np.zeros(n_total, dtype=np.int64), [_single_name(files)], {"by": "none", "evidence": "--phases none"}
-    if token_evidence:
-        pre = tokens > 1
-        if pre.any() and not pre.all():
-            return _two(pre), _names2(pre), {"by": "token counts", "evidence": "; ".join(token_evidence)}
-    return None
+def _by_index(files) -> dict:
+    """The parts by their ``file_index`` (the values of ``file_of``)."""
+    return {f.file_index: f for f in files}
 
 
 def _cost_splits(files, file_of, local, groups, n_groups) -> tuple[np.ndarray, list[dict]]:
@@ -59,6 +71,7 @@ def _cost_splits(files, file_of, local, groups, n_groups) -> tuple[np.ndarray, l
     split, what told it."""
     labels = np.zeros(len(groups), dtype=np.int64)   # 0 = whole group / decode-like, 1 = prefill-like
     split_info = []
+    by_index = _by_index(files)
     for g in range(n_groups):
         runs = np.nonzero(groups == g)[0]
         if len(runs) < 3:
@@ -71,7 +84,7 @@ def _cost_splits(files, file_of, local, groups, n_groups) -> tuple[np.ndarray, l
         names = []
         for c in res["ops"]:
             fi, iid = cols[c]
-            names.append(iid if isinstance(iid, str) else files[fi].label_text(iid))
+            names.append(iid if isinstance(iid, str) else by_index[fi].label_text(iid))
         split_info.append({"group": g, "prefill_runs": int(res["prefill"].sum()),
                            "other_runs": int((~res["prefill"]).sum()),
                            "token_dependent_instructions": int(len(res["ops"])),
@@ -122,7 +135,7 @@ def _group_phases(files, file_of, local, latency, groups, labels, how, split_inf
 
 def _clock_classes(files, cols) -> np.ndarray:
     """cost_split's clock class per column: 0 per-op counters, 1 CPU instructions, 2 delegate calls."""
-    by_index = {f.file_index: f for f in files}
+    by_index = _by_index(files)
     out = np.full(len(cols), CLOCK_NONE, dtype=np.int8)
     for j, (fi, iid) in enumerate(cols):
         if not isinstance(iid, str):
@@ -167,7 +180,7 @@ def _structure_groups(files, file_of, perm) -> tuple[np.ndarray, str]:
     if n_full <= MAX_GROUPS and (n_full <= 2 or n_full <= len(g_full) / 2):
         how = "events per run" if len(files) == 1 else "events per run and ETDump file"
         if len(files) > 1 and n_full == len(files):
-            same = all(len(unique(g_full[file_of == i])) == 1 for i in range(len(files)))
+            same = all(len(unique(g_full[file_of == f.file_index])) == 1 for f in files)
             if same:
                 how = _parts_kind(files)
         return g_full, how
@@ -234,7 +247,8 @@ def _costlier(hi: int, lat: list[float], cycles: list[float]) -> bool:
 
 def _cycles_p50(files, file_of, local, inv) -> list[float]:
     """Per group (0, 1): median over its runs of the cycles logged inside delegate calls per run."""
-    per_run = np.array([files[int(f)].delegate_cycles[int(r)] for f, r in zip(file_of, local)], dtype=np.float64)
+    by_index = _by_index(files)
+    per_run = np.array([by_index[int(f)].delegate_cycles[int(r)] for f, r in zip(file_of, local)], dtype=np.float64)
     return [float(median(per_run[inv == i])) if (inv == i).any() else 0.0 for i in range(2)]
 
 
@@ -243,7 +257,7 @@ def _fitting_method(files, file_of, local, runs) -> str | None:
     fis = unique(file_of[runs])
     if len(fis) != 1:
         return None
-    f = files[int(fis[0])]
+    f = _by_index(files)[int(fis[0])]
     if f.from_split:
         return f.profile.method
     pte = f.profile.pte
@@ -279,7 +293,7 @@ def _group_costs(files, file_of, local, runs) -> tuple[np.ndarray, list[tuple]]:
     part, count = np.unique(file_of[runs], return_counts=True)
     if not part.size or count.max() / len(runs) < 0.9:
         return np.zeros((len(runs), 0)), []
-    f = files[int(part[np.argmax(count)])]
+    f = _by_index(files)[int(part[np.argmax(count)])]
     mine = file_of[runs] == f.file_index
     cols = [(f.file_index, int(i)) for i in f.instr_ids] + [(f.file_index, name) for name in f.inner_names]
     rows = local[runs[mine]]

@@ -5,9 +5,10 @@ Numbers come from the events each run logged (``analysis.qnn.series_from_profile
 phase's steady runs:
 
 * **delegate call**: ExecuTorch's DELEGATE_CALL wall time of the shard's instruction (ns -> ms);
-* **accelerator time**: ``QNN accelerator (execute) time`` (us) when the runs logged it (device
-  runs), else ``Accelerator (execute) time`` (us, the HTP executing the graph, waits included);
-  which one is said in ``accel_basis``;
+* **accelerator time**: ``Accelerator (execute) time`` (us, the HTP executing the graph, waits
+  included): the quantity ``etscope qnn`` calls the accelerator (one name, one level); only when the
+  runs did not log it, ``QNN accelerator (execute) time`` (QNN's DSP-side handling around it, a
+  larger level); which one is said in ``accel_basis``;
 * **overhead**: delegate call minus accelerator time, per run: everything between ExecuTorch's
   call and the HTP's execution (QNN host work, FastRPC transport, DSP-side scheduling);
 * **cycles**: ``Accelerator (execute) time (cycles)``; per token when the phase's tokens per run
@@ -39,14 +40,22 @@ def qnn_series_by_part(files) -> dict[int, list]:
 def phase_shards(series_by_part: dict[int, list], steady_by_part: dict[int, list[int]],
                  tokens_per_run) -> dict | None:
     """The QNN shards of one phase: per shard and in total per run; None without QNN partitions."""
-    per_shard: dict[int, dict[str, list]] = {}
+    # A phase's runs may come from parts with different shards (several ETDumps, or methods): every
+    # shard gets a value for every run of the phase, NaN (not called) in the parts without it.
+    ids = sorted({int(s.instruction_id) for part in steady_by_part for s in series_by_part.get(part, [])})
+    per_shard: dict[int, dict[str, list]] = {iid: {"call_ns": [], "accel_us": [], "cycles": [], "basis": set()}
+                                             for iid in ids}
     n_runs = 0
     for part, rows in steady_by_part.items():
         rows = np.asarray(rows, dtype=np.int64)
         n_runs += rows.size
-        for s in series_by_part.get(part, []):
-            cols = per_shard.setdefault(int(s.instruction_id), {"call_ns": [], "accel_us": [], "cycles": [],
-                                                                "basis": set()})
+        mine = {int(s.instruction_id): s for s in series_by_part.get(part, [])}
+        for iid, cols in per_shard.items():
+            s = mine.get(iid)
+            if s is None:
+                for k in ("call_ns", "accel_us", "cycles"):
+                    cols[k].append(np.full(rows.size, np.nan))
+                continue
             dc = s.delegate_call_ns[rows] if s.delegate_call_ns is not None else np.full(rows.size, np.nan)
             accel, basis = _accel_us(s, rows)
             cols["call_ns"].append(dc)
@@ -61,7 +70,7 @@ def phase_shards(series_by_part: dict[int, list], steady_by_part: dict[int, list
 
 
 def _accel_us(s, rows) -> tuple[np.ndarray, str | None]:
-    for key in (qnn_analysis.QNN_ACCEL, qnn_analysis.ACCEL_US):
+    for key in (qnn_analysis.ACCEL_US, qnn_analysis.QNN_ACCEL):
         v = _root(s, key, rows)
         if np.isfinite(v).any():
             return v, key[0]
@@ -99,7 +108,8 @@ def _with_totals(shards: list[dict], tokens_per_run) -> dict:
         s.update(_stats(per_run, tokens_per_run))
         s["share"] = s["delegate_call_ms"]["mean"] / total_call if total_call else None
     out = {"shards": shards, "totals": _stats(totals, tokens_per_run),
-           "accel_basis": " / ".join(sorted({s["accel_basis"] for s in shards if s["accel_basis"]})) or None}
+           "accel_basis": " / ".join(sorted({b for s in shards if s["accel_basis"]
+                                               for b in s["accel_basis"].split(" / ")})) or None}
     out["totals"]["shards"] = len(shards)
     return out
 

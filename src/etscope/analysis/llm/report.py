@@ -1,5 +1,6 @@
 """The ``etscope llm`` result (schema ``etscope.llm/1``): the runs of every part stacked in the order
-they ran, their phases, warm-up, per-phase tables, rates, drift, series and findings."""
+they ran (input after input), their phases (found per input, joined by name), warm-up, per-phase
+tables, rates, drift, series and findings."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,9 +11,10 @@ from etscope import profile as P
 from etscope import units
 from etscope.analysis.llm.drift import decode_drift, positions, warmup_runs
 from etscope.analysis.llm.findings import plain_findings
-from etscope.analysis.llm.phases import find_phases
+from etscope.analysis.llm.phases import find_phases, user_phases
 from etscope.analysis.llm.qnn_shards import phase_shards, qnn_series_by_part
 from etscope.analysis.llm.runs import MAX_TABLE_CELLS_BASE, MAX_TABLE_CELLS_PER_EVENT, FileRuns, stack
+from etscope.analysis.llm.sessions import Session, duplicate_inputs, join_phases, short_names
 from etscope.analysis.llm.tables import phase_row
 
 SCHEMA = "etscope.llm/1"
@@ -21,13 +23,17 @@ AR_LEN_METHOD = "get_ar_len"     # a static LLM's constant method: tokens its de
 
 @dataclass
 class _Stacked:
-    """Per-run arrays over all parts, in the order the runs ran."""
-    perm: np.ndarray           # position of each run among the parts' runs, stacked part after part
+    """Per-run arrays of one input's parts (or of all inputs, joined), in the order the runs ran."""
     file_of: np.ndarray        # the part (index into files) each run comes from
     local: np.ndarray          # the run's index inside its part
     latency: np.ndarray        # ms
-    tokens: np.ndarray         # tokens per run, -1 for all when any is unknown
+    tokens: np.ndarray         # tokens per run, -1 for all of an input's runs when any is unknown
+    etdump_run: np.ndarray     # the run's RunData index in its ETDump
     token_evidence: list[str]
+    source: int = -1           # the input (one input's runs only)
+    start: int = 0             # its first run among all runs
+    perm: np.ndarray | None = None   # position of each run among its parts' runs, stacked part after part
+    files: list | None = None  # its parts
 
 
 def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "auto", top: int = 8,
@@ -39,6 +45,10 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
     one method's runs; with ``all_methods`` the runs of every method are read, in the order they
     ran (unless --method picked that method).
 
+    Several profiles are sessions (``sessions``): one holding the same run data as an earlier one
+    is counted once (``llm.duplicates``); each one's phases are found on its own runs and joined by
+    phase name; warm-up is judged per phase within each file.
+
     Tokens per run, when the logged tensors do not give them: ``prompt_tokens`` for each prefill
     run (the user's), the program's ``get_ar_len`` constant method (``program_constants``, as
     ``formats.pte_constants`` reads them) for each decode run: a static QNN LLM's decode method
@@ -48,24 +58,27 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
     if isinstance(profiles, P.Profile):
         profiles = [profiles]
     splits = [_analysed_split(p, all_methods) for p in profiles]
-    parts = _parts(profiles, splits)
+    names = short_names(profiles)
+    duplicates = duplicate_inputs(profiles) if len(profiles) > 1 else []
+    repeated = {d.file for d in duplicates}
+    parts = _parts(profiles, splits, [i for i in range(len(profiles)) if i not in repeated])
     files = [FileRuns(p, i, source, splits[source] is not None) for i, (source, p, _) in enumerate(parts)]
-    warnings = _warnings(profiles, splits, parts)
+    warnings = _warnings(profiles, splits, parts) + [d.warning(names) for d in duplicates]
     left_out = _columns_left_out(files, profiles, warnings)
-    s = _stack_runs(files, parts)
-    assign, phase_names, split = find_phases(files, s.file_of, s.local, s.perm, s.latency, s.tokens,
-                                             s.token_evidence, prompt_runs, phases, warnings)
-    warm, warm_notes = _warm_runs(assign, phase_names, s.latency)
-    steps, pos = positions(assign, phase_names, s.tokens)
+    stacks = [_stack_input(source, files, parts) for source in dict.fromkeys(src for src, _, _ in parts)]
+    s = _joined(stacks, names)
+    assign, phase_names, split = _find_phases(stacks, files, s, prompt_runs, phases, names, warnings)
+    warm, warm_notes = _warm_runs(assign, phase_names, s.latency, stacks, len(profiles) > 1)
+    steps, pos = _positions(assign, phase_names, s.tokens, stacks)
     given = _given_tokens(prompt_tokens, program_constants, decode_tokens)
     phase_rows = [phase_row(files, j, name, assign, warm, s.latency, s.tokens, s.file_of, s.local, top, given)
                   for j, name in enumerate(phase_names)]
     _add_qnn_shards(phase_rows, files, warm, s)
     decode = next((r for r in phase_rows if r["name"] == "decode"), None)
     tps, ttft, ttft_first = _rates(phase_rows, s.latency)
-    unknown = _tokens_unknown(phase_rows)
+    unknown = _tokens_unknown(phase_rows, s.tokens)
     drift = decode_drift(assign, phase_names, warm, s.latency, steps, pos, decode)
-    series = _series(profiles, splits, files, s, [phase_names[int(a)] for a in assign], warm, steps, pos)
+    series = _series(profiles, files, s, stacks, [phase_names[int(a)] for a in assign], warm, steps, pos)
     named = _name_lookalike_phases(profiles, splits, phase_rows, series, warnings)
     return {
         "schema": SCHEMA,
@@ -86,26 +99,74 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
             "drift": drift,
             "series": series,
             **({"instructions_left_out": left_out} if left_out else {}),
+            **({"duplicates": [d.to_dict() for d in duplicates]} if duplicates else {}),
         },
-        "findings": plain_findings(phase_rows, tps, ttft, drift, warm_notes, split, unknown),
+        "findings": plain_findings(phase_rows, tps, ttft, drift, warm_notes, split, unknown,
+                                   names if len(profiles) > 1 else None),
         "warnings": warnings,
     }
 
 
-def _stack_runs(files, parts) -> _Stacked:
-    """Parts (files, or the methods of one file) stacked, in the order their runs ran; token
-    counts only when every part has them."""
-    perm = np.argsort(np.concatenate([g for _, _, g in parts]), kind="stable") if parts else np.zeros(0, np.int64)
-    tokens = stack([f.tokens for f in files], perm)
-    token_evidence = [f.token_evidence for f in files if f.token_evidence]
+def _stack_input(source, files, parts) -> _Stacked:
+    """One input's parts (the ETDump, or its methods' runs) stacked in the order their runs ran;
+    its token counts only when every part has them."""
+    mine = [k for k, (src, _, _) in enumerate(parts) if src == source]
+    fs = [files[k] for k in mine]
+    order = np.concatenate([parts[k][2] for k in mine])
+    perm = np.argsort(order, kind="stable")
+    tokens = stack([f.tokens for f in fs], perm)
+    token_evidence = [f.token_evidence for f in fs if f.token_evidence]
     if tokens.size and (tokens < 0).any():
         tokens = np.full(len(tokens), -1, dtype=np.int64)
         token_evidence = []
-    return _Stacked(perm=perm,
-                    file_of=stack([np.full(f.n, f.file_index, dtype=np.int64) for f in files], perm),
-                    local=stack([np.arange(f.n, dtype=np.int64) for f in files], perm),
-                    latency=units.ns_to_ms(stack([f.latency_ns for f in files], perm)),
-                    tokens=tokens, token_evidence=token_evidence)
+    return _Stacked(file_of=stack([np.full(f.n, f.file_index, dtype=np.int64) for f in fs], perm),
+                    local=stack([np.arange(f.n, dtype=np.int64) for f in fs], perm),
+                    latency=units.ns_to_ms(stack([f.latency_ns for f in fs], perm)),
+                    tokens=tokens, etdump_run=stack([f.etdump_run for f in fs], perm),
+                    token_evidence=token_evidence, source=source,
+                    start=int(order.min()) if order.size else 0, perm=perm, files=fs)
+
+
+def _joined(stacks: list[_Stacked], names: list[str]) -> _Stacked:
+    """The inputs' runs, input after input (each input's token evidence named when there are several)."""
+    if len(stacks) == 1:
+        return stacks[0]
+
+    def cat(field: str, dtype) -> np.ndarray:
+        arrays = [getattr(st, field) for st in stacks]
+        return np.concatenate(arrays) if arrays else np.zeros(0, dtype)
+
+    return _Stacked(file_of=cat("file_of", np.int64), local=cat("local", np.int64),
+                    latency=cat("latency", np.float64), tokens=cat("tokens", np.int64),
+                    etdump_run=cat("etdump_run", np.int64),
+                    token_evidence=[f"{names[st.source]}: {ev}" for st in stacks for ev in st.token_evidence])
+
+
+def _find_phases(stacks, files, s: _Stacked, prompt_runs, mode, names, warnings):
+    """Phases the user gave over all runs; else each input's own (``phases.find_phases``) joined
+    by phase name (``sessions.join_phases``)."""
+    given = user_phases(files, len(s.file_of), prompt_runs, mode)
+    if given is not None:
+        return given
+    several = len(stacks) > 1
+    sessions = []
+    for st in stacks:
+        notes: list[str] = []
+        assign, phase_names, split = find_phases(st.files, st.file_of, st.local, st.perm, st.latency,
+                                                 st.tokens, st.token_evidence, notes)
+        warnings.extend(f"{names[st.source]}: {w}" if several else w for w in notes)
+        sessions.append(Session(st.source, st.start, assign, phase_names, split, st.files, st.file_of, st.local))
+    return join_phases(sessions, names, warnings)
+
+
+def _positions(assign, phase_names, tokens, stacks) -> tuple[np.ndarray, np.ndarray]:
+    """Decode steps and token positions (``drift.positions``), counted within each input: a
+    session's first decodes follow its own prefill, not the previous file's."""
+    if len(stacks) == 1:
+        return positions(assign, phase_names, tokens)
+    out = [positions(assign[st.start:st.start + len(st.file_of)], phase_names,
+                     tokens[st.start:st.start + len(st.file_of)]) for st in stacks]
+    return np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out])
 
 
 def _given_tokens(prompt_tokens, program_constants, decode_tokens=None) -> dict[str, tuple[int, str]]:
@@ -125,15 +186,19 @@ TOKENS_HOW = {"prefill": "--prompt-tokens N", "decode": f"--decode-tokens N, or 
                                                            f"{AR_LEN_METHOD} method"}
 
 
-def _tokens_unknown(phase_rows) -> dict | None:
+def _tokens_unknown(phase_rows, tokens) -> dict | None:
     """The prefill/decode phases whose tokens per run nothing gave (no logged tensor shapes, no
-    count from the user or the program), and how to give them; None when all are known."""
-    names = [r["name"] for r in phase_rows if r["name"] in TOKENS_HOW and r["tokens_per_run"] is None]
-    if not names:
+    count from the user or the program), and how to give them; None when all are known. With
+    several files, some may have logged the shapes: how many of those phases' runs they cover
+    (``runs_with_logged_tokens``)."""
+    rows = [r for r in phase_rows if r["name"] in TOKENS_HOW and r["tokens_per_run"] is None]
+    if not rows:
         return None
-    return {"phases": names,
-            "how": "; ".join(f"{n}: {TOKENS_HOW[n]}" for n in names)
-                   + " (or log tensors as debug events, whose shapes give the count per run)"}
+    logged = sum(int((tokens[np.asarray(r["runs"], dtype=np.int64)] > 0).sum()) for r in rows)
+    return {"phases": [r["name"] for r in rows],
+            "how": "; ".join(f"{r['name']}: {TOKENS_HOW[r['name']]}" for r in rows)
+                   + " (or log tensors as debug events, whose shapes give the count per run)",
+            **({"runs_with_logged_tokens": logged} if logged else {})}
 
 
 def _add_qnn_shards(phase_rows, files, warm, s: _Stacked) -> None:
@@ -152,13 +217,27 @@ def _add_qnn_shards(phase_rows, files, warm, s: _Stacked) -> None:
             row["qnn"] = shards
 
 
-def _warm_runs(assign, phase_names, latency) -> tuple[np.ndarray, list[dict]]:
-    """Per run whether it is a warm-up run of its phase, and a note on each warm-up run."""
-    warm = np.zeros(len(assign), dtype=bool)
+def _warm_runs(assign, phase_names, latency, stacks, several: bool) -> tuple[np.ndarray, list[dict]]:
+    """Per run whether it is a warm-up run of its phase, and a note on each warm-up run. Judged per
+    phase within each input (a session's first runs against that session's later runs of the same
+    phase); with several inputs each note says which input and which of its runs. Notes in phase
+    order, then input order."""
+    n = len(assign)
+    warm = np.zeros(n, dtype=bool)
     notes = []
-    for j, name in enumerate(phase_names):
-        w, note = warmup_runs(np.nonzero(assign == j)[0], latency, name)
+    if n == 0:
+        return warm, notes
+    input_of = np.repeat(np.arange(len(stacks)), [len(st.file_of) for st in stacks])
+    order = np.lexsort((np.arange(n), input_of, assign))     # by phase, then input, then run
+    key = assign[order] * len(stacks) + input_of[order]
+    bounds = np.flatnonzero(np.diff(key)) + 1
+    for runs in np.split(order, bounds):
+        st = stacks[int(input_of[runs[0]])]
+        w, note = warmup_runs(runs, latency, phase_names[int(assign[runs[0]])])
         warm[w] = True
+        if several:
+            for x in note:
+                x["file"], x["file_run"] = st.source, x["run"] - st.start
         notes.extend(note)
     return warm, notes
 
@@ -176,8 +255,9 @@ def _rates(phase_rows, latency) -> tuple[float | None, float | None, float | Non
     return tps, ttft, ttft_first
 
 
-def _series(profiles, splits, files, s: _Stacked, phase_of_run, warm, steps, pos) -> dict:
-    """One entry per run, in the order they ran."""
+def _series(profiles, files, s: _Stacked, stacks, phase_of_run, warm, steps, pos) -> dict:
+    """One entry per run, in the order they ran; with several inputs, each run's input (``file``),
+    its index among that input's runs (``file_run``) and its method (None: not known)."""
     def known(a) -> list:                  # integers, None for -1 (as Python numbers: tolist)
         return [x if x >= 0 else None for x in np.asarray(a, dtype=np.int64).tolist()]
 
@@ -188,24 +268,23 @@ def _series(profiles, splits, files, s: _Stacked, phase_of_run, warm, steps, pos
         "tokens": known(s.tokens),
         "step": known(steps),
         "position": known(pos),
-        "etdump_run": stack([f.etdump_run for f in files], s.perm).tolist(),
+        "etdump_run": np.asarray(s.etdump_run, dtype=np.int64).tolist(),
     }
     if len(profiles) > 1:
-        source = np.array([f.source for f in files], dtype=np.int64)[s.file_of]
-        first_run = np.concatenate([[0], np.cumsum([_runs_in(p, sp) for p, sp in zip(profiles, splits)])[:-1]])
-        series["file"] = [int(x) for x in source]
-        series["file_run"] = [int(x) for x in np.arange(len(s.file_of)) - first_run[source]]
-    if any(f.from_split for f in files):
+        series["file"] = [st.source for st in stacks for _ in range(len(st.file_of))]
+        series["file_run"] = [k for st in stacks for k in range(len(st.file_of))]
+    if len(profiles) > 1 or any(f.from_split for f in files):
         method_of_part = [f.profile.method for f in files]
         series["method"] = [method_of_part[i] for i in s.file_of.tolist()]
     return series
 
 
 def _name_lookalike_phases(profiles, splits, phase_rows, series, warnings) -> list[str] | None:
-    """One ETDump, one program whose methods execute the same instructions (QNN hybrid
-    prefill/kv): name the prefill and decode phases after them (``analysis.lookalike``); the
-    methods named, in phase order, or None."""
-    if len(profiles) != 1 or splits[0] is not None:
+    """ETDumps of one program (one ETDump, or several loaded with the same program) whose methods
+    execute the same instructions (QNN hybrid prefill/kv): name the prefill and decode phases after
+    them (``analysis.lookalike``); the methods named, in phase order, or None."""
+    if any(sp is not None for sp in splits) or len(
+            {(p.sources.get("pte"), p.sources.get("etrecord"), p.method) for p in profiles}) != 1:
         return None
     from etscope.analysis.lookalike import name_phases
 
@@ -232,22 +311,19 @@ def _analysed_split(profile: P.Profile, all_methods: bool):
     return split if all_methods and split is not None and not split.explicit else None
 
 
-def _parts(profiles, splits) -> list[tuple[int, P.Profile, np.ndarray]]:
-    """What the runs are read from: each input profile, or one profile per method when all the
-    methods of an ETDump are read. Per part: input index, profile, its runs' indices over all
-    inputs (in the order they ran)."""
+def _parts(profiles, splits, kept) -> list[tuple[int, P.Profile, np.ndarray]]:
+    """What the runs are read from: each input profile counted (``kept``), or one profile per
+    method when all the methods of an ETDump are read. Per part: input index, profile, its runs'
+    indices over the inputs counted (in the order they ran)."""
     parts, offset = [], 0
-    for i, (p, split) in enumerate(zip(profiles, splits)):
+    for i in kept:
+        p, split = profiles[i], splits[i]
         if split is None:
             parts.append((i, p, offset + np.arange(p.n_runs, dtype=np.int64)))
         else:
             parts.extend((i, split.profiles[name], offset + split.runs_of(name)) for name in split.names)
-        offset += _runs_in(p, split)
+        offset += len(split.of_run) if split is not None else p.n_runs
     return parts
-
-
-def _runs_in(profile: P.Profile, split) -> int:
-    return len(split.of_run) if split is not None else profile.n_runs
 
 
 def _methods(profile: P.Profile, split):

@@ -11,10 +11,32 @@ from etscope import units
 from etscope.analysis.nesting import METHOD as METHOD_EXECUTE
 from etscope.analysis.nesting import nesting as nesting_of
 from etscope.analysis.qnn.clock import clock_estimate, clock_fields
+from etscope.analysis.qnn.container import op_mean_us, op_shares, per_run_fields, summary_fields
 from etscope.analysis.qnn.model import (ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, LEVELS, POWER_ON,
-                                        QNN_ACCEL, QNN_EXECUTE, RPC_EXECUTE, WELL_KNOWN, QnnSeries,
+                                        QNN_ACCEL, QNN_EXECUTE, RPC_EXECUTE, VTCM_ACQUIRE, WELL_KNOWN, QnnSeries,
                                         as_list, p50)
 from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
+
+
+def _busy_per_call(s: QnnSeries) -> dict | None:
+    """The NPU's busy share of a real call: Accelerator (execute) time ÷ DELEGATE_CALL per run, p50
+    over the warm runs (cold runs paid power-up): what a QHAS utilisation, which describes one
+    inference of a separate optrace run, does not say."""
+    dc = _delegate_call_us(s)
+    acc = s.roots.get(ACCEL_US)
+    if dc is None or acc is None:
+        return None
+    dc, acc = np.asarray(dc, dtype=np.float64), np.asarray(acc, dtype=np.float64)
+    warm = np.ones(len(dc), dtype=bool)
+    cold = set(cold_runs(s))
+    warm[[i for i, r in enumerate(s.runs) if int(r) in cold]] = False
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(dc > 0, acc / dc, np.nan)[warm]
+    share = share[np.isfinite(share)]
+    if share.size == 0:
+        return None
+    return {"p50": float(np.median(share)), "runs": int(share.size),
+            "basis": "Accelerator (execute) time ÷ DELEGATE_CALL per run, p50 over the warm runs"}
 
 
 def cold_runs(s: QnnSeries) -> list[int]:
@@ -45,6 +67,10 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measu
     for o in ops:       # the one per-op time the text shows: cycles p50 ÷ the clock stated above it
         o["est_us_at_clock"] = (o["cycles_p50"] / used_p50 if o["unit"] == "cycles" and used_p50
                                 and o["cycles_p50"] is not None else None)
+    # What the views show per op: its share of the measured container, per run (analysis.qnn.container).
+    shares = op_shares(s, clock_used)
+    for o, us in zip(ops, op_mean_us(shares, s)):
+        o["us_in_container"] = us
     matched = sum(1 for o in ops if o["node"])
     named = sum(1 for o in ops if o["graph_op"])
     part = {
@@ -64,6 +90,7 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measu
         **fields,
         "clock_warning": clock["warning"],
         "cold_runs": cold_runs(s),
+        "npu_busy_per_call": _busy_per_call(s),
         "accumulating": s.accumulating,
         "levels": levels,
         "counts": {k[0]: p50(v) for k, v in s.roots.items() if k[1] == "count"},
@@ -80,7 +107,10 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measu
             "clock_mhz_est": as_list(clock["clock_mhz"]),
             "clock_mhz_used": as_list(clock_used),
             "power_on_us": as_list(s.roots.get(POWER_ON)),
+            "vtcm_acquire_us": as_list(s.roots.get(VTCM_ACQUIRE)),
+            **per_run_fields(shares),
         },
+        "op_times": summary_fields(shares, clock_used, n),
         "ops": ops,
         "ops_matched_to_graph": matched,
         "ops_named": named,

@@ -84,6 +84,22 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
     }
     if htp:     # only with QHAS/optrace files (schema etscope.qnn/1: an added key, see htp_view)
         out["htp_ops"] = htp
+    if out["qhas"] is not None:
+        out["qhas"]["per_call"] = _per_call(partitions)
+    return out
+
+
+def _per_call(partitions: list[dict]) -> list[dict]:
+    """Beside QHAS's one inference of a separate run: this ETDump's real calls, per partition (the
+    NPU's busy share of its DELEGATE_CALL, p50 over warm runs; at most how many calls a second)."""
+    out = []
+    for p in partitions:
+        busy = p.get("npu_busy_per_call")
+        if busy is None or not p.get("delegate_call_ms"):
+            continue
+        out.append({"partition": p["key"], "instruction_id": p.get("instruction_id"),
+                    "delegate_call_ms": p["delegate_call_ms"], "npu_busy_p50": busy["p50"], "runs": busy["runs"],
+                    "calls_per_s": 1000.0 / p["delegate_call_ms"], "basis": busy["basis"]})
     return out
 
 

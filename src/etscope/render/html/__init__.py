@@ -25,6 +25,7 @@ import datetime as _dt
 import json
 import math
 import threading
+from collections.abc import Sequence
 from importlib import resources
 
 import numpy as np
@@ -36,8 +37,9 @@ from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
 from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null
 from etscope.render.html.numerics import numerics_data
+from etscope.render.html.phases import PhasePage, phases_data
 from etscope.render.safe import without_controls
-from etscope.units import fmt_us
+from etscope.units import fmt_ms, fmt_us
 from etscope.version import __version__
 
 SCHEMA = "etscope.report/1"
@@ -45,7 +47,7 @@ DIFF_SCHEMA = "etscope.diff-page/1"
 MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
 MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
 # Scripts of the report's sections that live in their own files, inlined before the page's script.
-PAGE_PARTS = {"report.js": ("modules.js", "numerics.js", "graph.js")}
+PAGE_PARTS = {"report.js": ("modules.js", "numerics.js", "graph.js", "phases.js")}
 
 
 def _asset(name: str) -> str:
@@ -151,23 +153,14 @@ def modules_data(modules: dict | None) -> dict | None:
                 framework_overhead_us=_r(modules["framework_overhead_us"]))
 
 
-def report_data(view: ReportView, title: str | None = None, compare: DiffView | None = None,
-                numerics: NumericsView | None = None) -> dict:
-    """Everything the page shows, as one plain dict. ``compare``: the diff of a base run against
-    this one (the "Compared with base" section); ``numerics``: the debug buffer's tensors or their
-    comparison with a reference (the "Numerics" section, and the graph view's SNR colours)."""
-    profile, summary = view.profile, view.summary
-    summary_small = {k: v for k, v in summary.items() if k != "ops"}
-    return _clean({
-        "schema": SCHEMA,
-        "title": title or ("etscope report: " + ((profile.sources.get("etdump") if profile is not None else None)
-                                                  or ", ".join(summary.get("inputs", {}).values()) or "ETDump")),
-        "generator": f"etscope {__version__}",
-        "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+def _view_data(view: ReportView) -> dict:
+    """What the page draws of one view (the whole file's, or one phase's), in the page's key order."""
+    summary = view.summary
+    return {
         "guide": reading_guide(summary, view.qnn),
         "findings": [dict(f.to_dict(), at_stake=fmt_us(f.us_per_run) if f.us_per_run else None)
                      for f in view.findings],
-        "summary": summary_small,
+        "summary": {k: v for k, v in summary.items() if k != "ops"},
         "hierarchy": _rounded_tree(view.hierarchy),
         "placement": [dict(a, ms=_r(a["ms"])) for a in view.placement],
         "ops": ops_data(view.ops),
@@ -177,9 +170,32 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
         "graph": graph_data(view.nodes),
         "modules": modules_data(view.modules),
         "warnings": list(summary.get("warnings") or []) + view.checks + view.notes,
+    }
+
+
+def report_data(view: ReportView, title: str | None = None, compare: DiffView | None = None,
+                numerics: NumericsView | None = None,
+                phases: Sequence[PhasePage] = (), phases_how: str = "") -> dict:
+    """Everything the page shows, as one plain dict. ``compare``: the diff of a base run against
+    this one (the "Compared with base" section); ``numerics``: the debug buffer's tensors or their
+    comparison with a reference (the "Numerics" section, and the graph view's SNR colours);
+    ``phases``: when the runs form several phases (per ``Results.phase_rows`` row, the phase's
+    ``Results.for_phase(name).view``), the page shows them side by side and draws its sections
+    from the selected phase's view (``render.html.phases``; ``phases_how``: how they were told apart)."""
+    profile, summary = view.profile, view.summary
+    return _clean({
+        "schema": SCHEMA,
+        "title": title or ("etscope report: " + ((profile.sources.get("etdump") if profile is not None else None)
+                                                  or ", ".join(summary.get("inputs", {}).values()) or "ETDump")),
+        "generator": f"etscope {__version__}",
+        "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        **_view_data(view),
         "compare": None if compare is None else diff_view_data(compare),
         # only with --debug-buffer (the key absent otherwise keeps every other report's data as before)
         **({"numerics": numerics_data(numerics)} if numerics is not None else {}),
+        # only when the runs form several phases (likewise)
+        **({"phases": phases_data(phases, phases_how, profile.n_runs, _view_data, diff_view_data)}
+           if len(phases) > 1 and profile is not None else {}),
     })
 
 
@@ -243,6 +259,7 @@ def _template(name: str):
             env = jinja2.Environment(
                 loader=jinja2.FunctionLoader(lambda asset: _asset(asset)),
                 autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+            env.filters["ms"] = fmt_ms
             template = _templates[name] = env.get_template(name)
         return template
 
@@ -282,9 +299,11 @@ def render_diff_page(data: dict) -> str:
 
 
 def write_report(path: str, view: ReportView, title: str | None = None, compare: DiffView | None = None,
-                 numerics: NumericsView | None = None) -> dict:
+                 numerics: NumericsView | None = None, phases: Sequence[PhasePage] = (),
+                 phases_how: str = "") -> dict:
     """Build and write the report atomically; return {"path", "bytes"}."""
-    return write_report_data(path, report_data(view, title=title, compare=compare, numerics=numerics))
+    return write_report_data(path, report_data(view, title=title, compare=compare, numerics=numerics,
+                                               phases=phases, phases_how=phases_how))
 
 
 def write_report_data(path: str, data: dict) -> dict:

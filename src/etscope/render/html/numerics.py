@@ -45,6 +45,20 @@ def numerics_data(v: NumericsView | None) -> dict | None:
             "match_by": d["match_by"], "method": d["method"], "runs_paired_by": d["runs_paired_by"], "candidate_runs": d["candidate_runs"], "reference_runs": d["reference_runs"],
             "first_divergence": d["first_divergence"], "runs": runs,
             "unmatched_candidate": d["unmatched_candidate"], "unmatched_reference": d["unmatched_reference"],
-            "notes": d["notes"], "coverage": d["coverage"],
+            "notes": d["notes"], "coverage": d["coverage"], "drift": _drift(d.get("drift")),
             # graph view colouring: -inf dB (non-finite values) written as null, with diverged true
             "node_snr": {n: _r(s, 4) for n, s in v.node_snr.items()}, "node_diverged": dict(v.node_diverged)}
+
+
+def _drift(dr: dict | None) -> dict | None:
+    """The drift heatmap's data (layers x steps, ``analysis.numerics_drift``), numbers rounded."""
+    if dr is None:
+        return None
+
+    def cell(c):
+        return None if c is None else dict(c, snr_db=_r(c["snr_db"], 4), max_abs_error=_r(c["max_abs_error"], 4))
+
+    return dict(dr, cells=[[cell(c) for c in row] for row in dr["cells"]],
+                first_divergence=(dict(dr["first_divergence"], snr_db=_r(dr["first_divergence"]["snr_db"], 4),
+                                       max_abs_error=_r(dr["first_divergence"]["max_abs_error"], 4))
+                                  if dr["first_divergence"] else None))

@@ -301,5 +301,9 @@
     function flagMark(v) { return v === true ? '✓' : (v === false ? '–' : '?'); }
     draw();
     var lastWidth = wrap.clientWidth;
-    window.addEventListener('resize', function () { if (Math.abs(wrap.clientWidth - lastWidth) > 40) { lastWidth = wrap.clientWidth; draw(); } });
+    // Drawn again for another phase (phases.js), this graph leaves the page: its listener goes with it.
+    window.addEventListener('resize', function onResize() {
+      if (!wrap.isConnected) { window.removeEventListener('resize', onResize); return; }
+      if (Math.abs(wrap.clientWidth - lastWidth) > 40) { lastWidth = wrap.clientWidth; draw(); }
+    });
   }

@@ -32,6 +32,7 @@
       legend(places.map(function (p) { return [placementLabel(p), placementColor(p)]; }))));
     box.appendChild(el('div', { 'class': 'legend-row' }, el('b', { text: 'how: ' }),
       legend(Object.keys(M.how || {}).map(function (h) { return [M.how[h], HOW_COLORS[h] || '#777']; }))));
+    (M.estimates || []).forEach(function (e) { box.appendChild(el('p', { 'class': 'hint', text: e.text })); });
     var table = el('table', { 'class': 'data modules', id: 'modules-table' });
     table.appendChild(el('thead', null, el('tr', null, ['module', 'type', 'total per run', 'share', 'self', 'where', 'how'].map(function (h) {
       return el('th', { text: h });

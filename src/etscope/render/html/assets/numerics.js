@@ -53,6 +53,7 @@
             (cv.pairs_refused ? '; ' + cv.pairs_refused + ' pair(s) refused (shapes differ)' : '') + '.' }));
     box.appendChild(el('p', { id: 'numerics-first', 'class': fd ? 'bad-text' : 'ok' },
       fd ? 'First divergence (graph order): ' + fd.name + ' (run ' + fd.runs.join(', ') + ')' : 'No tensor crosses the thresholds in any run.'));
+    if (NUM.drift) drawDrift(box, NUM.drift);
     var runs = NUM.runs || [];
     if (!runs.length) { box.appendChild(el('p', { text: 'No tensor matched between candidate and reference.' })); return; }
     var pick = 0;
@@ -118,6 +119,65 @@
       if (first) g.appendChild(sv('text', { x: x(p.i) + 9, y: yy - 8, fill: '#cf222e', 'font-weight': 600, text: 'first divergence: ' + trunc(t.name, 40) }));
     });
     box.appendChild(svg);
+  }
+
+  // LLM drift: layers (rows, graph order) x steps (columns: prefill, then decode steps by token
+  // position), each cell the layer's worst SNR at that step coloured like the graph view; the first
+  // (layer, step) crossing a threshold outlined.
+  function drawDrift(box, dr) {
+    var steps = dr.steps, layers = dr.layers, first = dr.first_divergence;
+    var fi = -1, fj = -1;
+    if (first) {
+      layers.forEach(function (l, i) { if (l.name === first.layer && fi < 0) fi = i; });
+      steps.forEach(function (s, j) { if (s.run === first.run && fj < 0) fj = j; });
+    }
+    var outer = box;
+    box = el('div', { id: 'numerics-drift-box' });
+    outer.appendChild(box);
+    box.appendChild(el('h3', { text: 'Drift over decode steps' }));
+    box.appendChild(el('p', { id: 'numerics-drift-first', 'class': first ? 'bad-text' : 'ok',
+      text: first ? 'First crossing: layer ' + first.layer + ' at ' + first.step + ' (run ' + first.run + '): ' +
+                    (isNum(first.snr_db) ? 'SNR ' + first.snr_db.toFixed(1) + ' dB' : 'NaN/Inf values') +
+                    (isNum(first.max_abs_error) ? ', max abs ' + fmtSci(first.max_abs_error) : '') + ' (first crossing tensor ' + first.first_tensor + ', worst ' + first.worst_tensor + ').'
+                  : 'No layer crosses the thresholds at any step.' }));
+    var labelW = Math.min(260, 14 + 7 * Math.max.apply(null, [6].concat(layers.map(function (l) { return Math.min(36, l.name.length); }))));
+    var cw = Math.max(34, Math.min(64, Math.floor((chartWidth(outer) - labelW - 20) / Math.max(1, steps.length))));
+    var ch = 24, T = 34, W = labelW + cw * steps.length + 20, H = T + ch * layers.length + 8;
+    var svg = sv('svg', { id: 'numerics-drift', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img',
+                          'aria-label': 'worst SNR per layer and step' });
+    steps.forEach(function (s, j) {
+      svg.appendChild(sv('text', { x: labelW + j * cw + cw / 2, y: T - 10, 'text-anchor': 'middle', 'font-size': 11,
+                                   text: s.phase === 'decode' ? s.label : trunc(s.label, 7) }));
+    });
+    layers.forEach(function (l, i) {
+      var y = T + i * ch;
+      svg.appendChild(sv('text', { x: labelW - 6, y: y + ch / 2 + 4, 'text-anchor': 'end', 'font-size': 12,
+                                   text: trunc(l.name, 36) }));
+      dr.cells[i].forEach(function (c, j) {
+        var x = labelW + j * cw, db = c ? (c.equal ? NUM.snr_cap_db : c.snr_db) : null;
+        var r = sv('rect', { 'class': 'drift-cell' + (c && c.diverged ? ' diverged' : '') + (i === fi && j === fj ? ' first' : ''),
+                             x: x + 1, y: y + 1, width: cw - 2, height: ch - 2,
+                             fill: c ? snrColour(c.nonfinite ? null : db, c.diverged || c.nonfinite) : '#eaeef2',
+                             stroke: i === fi && j === fj ? '#000' : 'none', 'stroke-width': 2.5 });
+        withTip(r, function () {
+          var s = steps[j];
+          return [l.name + ' · ' + s.label + ' (run ' + s.run + ', reference run ' + s.reference_run + ')',
+                  c ? (c.nonfinite ? 'NaN/Inf values' : c.equal ? 'all ' + c.tensors + ' tensor(s) equal'
+                       : 'worst SNR ' + fmtNum(c.snr_db, 4) + ' dB (' + c.worst_tensor + ')') : 'no tensor compared',
+                  c ? 'max abs error ' + fmtSci(c.max_abs_error) + ' over ' + c.tensors + ' tensor(s)' : '',
+                  c && c.diverged ? 'crosses the threshold' : ''];
+        });
+        svg.appendChild(r);
+        if (c) svg.appendChild(sv('text', { x: x + cw / 2, y: y + ch / 2 + 4, 'text-anchor': 'middle', 'font-size': 10.5,
+                                            'pointer-events': 'none', fill: db !== null && db < 20 && !c.equal ? '#fff' : '#1f2328',
+                                            text: (c.nonfinite ? 'NaN' : c.equal ? '=' : (isNum(c.snr_db) ? c.snr_db.toFixed(0) : '')) + (c.diverged ? '*' : '') }));
+      });
+    });
+    box.appendChild(el('div', { 'class': 'table-wrap' }, svg));
+    box.appendChild(snrLegend());
+    box.appendChild(el('p', { 'class': 'hint', text: 'Each cell: the worst SNR (dB) of the layer\'s paired tensors at that step ' +
+      '(= all equal, * crosses a threshold); a layer is the transformer block\'s module path (else the module, else the graph node). Steps: prefill, ' +
+      'then d<step>@<token position>, each paired with the reference\'s run at the same position.' }));
   }
 
   function tensorTip(t, i) {

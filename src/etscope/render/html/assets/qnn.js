@@ -41,7 +41,7 @@
     var W = chartWidth(box), labelW = 222, addsW = Math.min(400, W * 0.36), rowH = 32, padT = 6;
     var x0 = labelW, x1 = W - addsW - 70, H = padT + bands.length * rowH + 44;
     var sc = bandScale(bands, n.scale, x0, x1);
-    var svg = sv('svg', { width: W, height: H, role: 'img', 'class': 'nesting', 'aria-label': 'what contains what, to scale' });
+    var svg = sv('svg', { width: W, height: H, role: 'img', 'class': 'nesting', 'aria-label': 'what contains what' + (n.scale === 'log' ? ', log scale' : ', to scale') });
     bands.forEach(function (b, i) {
       var y = padT + i * rowH, g = sv('g', { 'class': 'band' });
       var indent = Math.min(i, 8) * 10;
@@ -231,6 +231,40 @@
     sec.appendChild(el('div', { 'class': 'table-wrap' }, t));
   }
 
+  // ONNX Runtime's own profile of the session (--ort-profile): ORT's call into each QNN partition
+  // around QNN's levels, and the CPU-fallback nodes between them (analysis/ort_view.py).
+  function ortPart(box, o) {
+    var sec = el('div', { 'class': 'qnn-part' });
+    box.appendChild(sec);
+    sec.appendChild(el('h3', { text: 'ONNX Runtime session: what ORT timed around QNN (' + o.path + ')' }));
+    var us = function (x) { return isNum(x) ? fmtUs(x) : '—'; };
+    sec.appendChild(el('p', { text: o.runs + ' model_run(s)' + (o.warmup_runs.length ? ', ' + o.warmup_runs.length + ' warm-up left out' : '') +
+      '; model_run p50 ' + us(o.run_p50_us) + '. Of a run\'s time: QNN partitions ' + fmtPct(o.qnn_share) + ' (ORT\'s EP kernel time), CPU-fallback nodes ' +
+      fmtPct(o.cpu_share) + ', the rest ' + fmtPct(o.other_share) + ' (ORT between nodes).' }));
+    var t = el('table', { 'class': 'data' });
+    t.appendChild(el('tr', null, ['#', 'partition', 'QNN graph', 'EP kernel p50', 'QNN execute p50', 'accelerator p50', 'outside QNN execute', 'share of model_run']
+      .map(function (h) { return el('th', { text: h }); })));
+    (o.partitions || []).forEach(function (p) {
+      var out = isNum(p.qnn_execute_us) ? p.p50_us - p.qnn_execute_us : null;
+      t.appendChild(el('tr', null, [el('td', { 'class': 'num', text: String(p.order) }), el('td', { text: p.name }), el('td', { text: p.qnn_graph || '—' }),
+        el('td', { 'class': 'num', text: us(p.p50_us) }), el('td', { 'class': 'num', text: us(p.qnn_execute_us) }), el('td', { 'class': 'num', text: us(p.accel_us) }),
+        el('td', { 'class': 'num', text: out === null ? '—' : us(out) + ' (' + fmtPct(p.p50_us > 0 ? out / p.p50_us : 0) + ')' }),
+        el('td', { 'class': 'num', text: fmtPct(p.share) })]));
+    });
+    sec.appendChild(el('div', { 'class': 'table-wrap' }, t));
+    sec.appendChild(el('p', { 'class': 'hint', text: 'QNN graphs: ' + o.joined + '. p50s are over each file\'s own runs.' }));
+    if ((o.cpu_nodes || []).length) {
+      var c = el('table', { 'class': 'data' });
+      c.appendChild(el('tr', null, ['op', 'CPU-fallback node', 'calls/run', 'p50', 'share of model_run'].map(function (h) { return el('th', { text: h }); })));
+      o.cpu_nodes.forEach(function (n) {
+        c.appendChild(el('tr', null, [el('td', { text: n.op || '—' }), el('td', { text: n.name }), el('td', { 'class': 'num', text: String(n.calls_per_run) }),
+          el('td', { 'class': 'num', text: us(n.p50_us) }), el('td', { 'class': 'num', text: fmtPct(n.share) })]));
+      });
+      sec.appendChild(el('div', { 'class': 'table-wrap' }, c));
+    }
+    (o.notes || []).forEach(function (n) { sec.appendChild(el('p', { 'class': 'muted', text: n })); });
+  }
+
   function partitionPart(box, p, i) {
     var sec = el('div', { id: 'qnn-p' + i, 'class': 'qnn-part' });
     box.appendChild(sec);
@@ -240,8 +274,12 @@
     var nest = el('div', { id: 'qnn-nesting-p' + i });
     sec.appendChild(nest);
     if (p.headline) nest.appendChild(el('p', { 'class': 'headline', text: p.headline }));
-    nest.appendChild(el('div', { 'class': 'chart-title', text: 'What contains what, to scale' }));
-    nest.appendChild(el('p', { 'class': 'hint', text: 'Each level contains the ones below it; the solid part is what it adds over the next level inside (p50 of the per-run difference), in plain words on the right.' }));
+    var logScale = (p.nesting || {}).scale === 'log';
+    // A log axis is said in the title: on it RPC's 86% of the call looks like half the bar.
+    nest.appendChild(el('div', { 'class': 'chart-title', text: 'What contains what' + (logScale ?
+      ' (log scale: bar lengths are not proportional; read the µs figures)' : ', to scale (linear)') }));
+    nest.appendChild(el('p', { 'class': 'hint', text: 'Each level contains the ones below it; the solid part is what it adds over the next level inside (p50 of the per-run difference), in plain words on the right.' +
+      (logScale ? ' The levels span more than 30×, so the axis is logarithmic; the share of the call each level adds is in the findings and the table below.' : '') }));
     var pic = el('div', { 'class': 'chart' });
     nest.appendChild(pic);
     nestingPicture(pic, p.nesting || {});
@@ -287,7 +325,11 @@
     sec.appendChild(gs);
     var cards = el('div', { 'class': 'cards' });
     if (isNum(q.graph_execute_us)) cards.appendChild(stat('graph execute', fmtUs(q.graph_execute_us), 'QHAS: HTP time of the inference'));
-    if (isNum(q.inf_per_s)) cards.appendChild(stat('inferences per second', fmtNum(q.inf_per_s, 1), 'QHAS: 1 ÷ graph execute'));
+    if (isNum(q.inf_per_s)) cards.appendChild(stat('inferences per second', fmtNum(q.inf_per_s, 1), 'QHAS: 1 ÷ graph execute of that one inference'));
+    (q.per_call || []).forEach(function (pc) {      // this ETDump's real calls, beside QHAS's one inference
+      cards.appendChild(stat('NPU busy per call (' + pc.partition + ')', fmtPct(pc.npu_busy_p50),
+        'this ETDump: accelerator ÷ DELEGATE_CALL ' + fmtMs(pc.delegate_call_ms) + ', p50 of ' + pc.runs + ' warm run(s); at most ' + fmtNum(pc.calls_per_s, 0) + ' calls/s'));
+    });
     if (isNum(q.total_dram)) cards.appendChild(stat('DRAM traffic', fmtBytes(q.total_dram_read || 0) + ' read / ' + fmtBytes(q.total_dram_write || 0) + ' written', 'bytes moved to/from main memory'));
     if (isNum(q.total_vtcm_read)) cards.appendChild(stat('VTCM traffic', fmtBytes(q.total_vtcm_read) + ' read / ' + fmtBytes(q.total_vtcm_write || 0) + ' written', 'bytes moved to/from VTCM'));
     sec.appendChild(cards);
@@ -386,6 +428,7 @@
         'No QNN partitions found in this run.' }));
     }
     if (q.files) filesPart(box, q.files);
+    if (q.ort) ortPart(box, q.ort);
     if (q.runtrace && Array.isArray(q.runtrace.clock_mhz_per_execute)) {
       box.appendChild(el('p', { 'class': 'clock', text: 'Runtrace: the HTP clock measured per execute (Graph Execute) was ' +
         q.runtrace.clock_mhz_per_execute.map(fmtMhz).join(', ') + (q.runtrace.graphs && q.runtrace.graphs.length ? ' (graph ' + q.runtrace.graphs.join(', ') + ')' : '') + '.' }));

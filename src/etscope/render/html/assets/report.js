@@ -92,15 +92,16 @@
         var g = sv('g');
         var rect = sv('rect', { 'class': 'box', x: x0, y: y, width: w, height: rowH - 2, fill: n.color, opacity: isAncestor ? 0.55 : 1 });
         g.appendChild(rect);
-        if (n.estimated) g.appendChild(sv('rect', { x: x0, y: y, width: w, height: rowH - 2, fill: 'url(#hatch)', 'pointer-events': 'none' }));
+        var est = n.estimated || !!n.estimate;
+        if (est) g.appendChild(sv('rect', { x: x0, y: y, width: w, height: rowH - 2, fill: 'url(#hatch)', 'pointer-events': 'none' }));
         if (w > 46) {
           var chars = Math.floor((w - 8) / 6.4);
           g.appendChild(sv('text', { x: x0 + 4, y: y + rowH / 2 + 3, fill: '#fff', style: 'fill:#fff', 'pointer-events': 'none',
-                                     text: trunc(n.name + ' ' + fmtMs(n.ms) + (n.estimated ? ' (est.)' : ''), chars) }));
+                                     text: trunc(n.name + ' ' + fmtMs(n.ms) + (est ? ' (est.)' : ''), chars) }));
         }
         var rootMs = DATA.hierarchy.ms;
         withTip(g, function () {
-          return [n.name, fmtMs(n.ms) + ' per run' + (n.estimated ? ' (estimate: QNN cycles ÷ derived clock)' : ''),
+          return [n.name, fmtMs(n.ms) + ' per run' + (est ? ' (' + (n.estimate || 'estimate') + ')' : ''),
                   isNum(rootMs) && rootMs > 0 ? fmtPct(n.ms / rootMs) + ' of Method::execute' : '',
                   n.op_type ? 'op type: ' + n.op_type : '', n.node ? 'graph node: ' + n.node : '',
                   n.event ? 'event: ' + n.event + ' (' + n.how + ')' : '',
@@ -155,7 +156,7 @@
     box.appendChild(el('div', { 'class': 'chart-title', text: 'Per op type (mean ms per run' + (rows.length > 30 ? '; top 30 of ' + rows.length : '') + ')' }));
     var cats = [];
     rows.forEach(function (r) { if (!cats.some(function (c) { return c[0] === r.category; })) cats.push([r.category, categoryColor(r.category, r.placement)]); });
-    box.appendChild(legend(cats.concat(rows.some(function (r) { return r.estimated; }) ? [['hatched: estimated (QNN cycles ÷ clock)', '#777']] : [])));
+    box.appendChild(legend(cats.concat(rows.some(function (r) { return r.estimated; }) ? [['hatched: estimated (QNN ops: their share of the measured accelerator time, by cycles)', '#777']] : [])));
     if (!top.length) return;
     var labelW = 300, W2 = chartWidth(box), rowH = 20, H2 = top.length * rowH + 48;
     var max = Math.max.apply(null, top.map(function (r) { return r.ms; }));
@@ -170,7 +171,7 @@
       g.appendChild(sv('rect', { 'class': 'box', x: labelW, y: y + 2, width: w, height: rowH - 5, fill: color }));
       if (r.estimated) g.appendChild(sv('rect', { x: labelW, y: y + 2, width: w, height: rowH - 5, fill: 'url(#hatch2)', 'pointer-events': 'none' }));
       g.appendChild(sv('text', { x: labelW + w + 4, y: y + 13, text: fmtMs(r.ms) + (r.estimated ? ' (est.)' : '') }));
-      withTip(g, function () { return [r.op_type, r.category, fmtMs(r.ms) + ' per run (mean)' + (r.estimated ? ', estimated' : ''), r.count + ' row(s)']; });
+      withTip(g, function () { return [r.op_type, r.category, fmtMs(r.ms) + ' per run (mean)' + (r.estimated ? ', ' + (r.estimate || 'estimated') : ''), r.count + ' row(s)']; });
       svg2.appendChild(g);
     });
     xAxisTime(svg2, sc, 0, max, top.length * rowH + 8, 'time per run (mean)', W2 - labelW);
@@ -521,10 +522,11 @@
     });
   }
 
-  [hideEtdumpSections, renderGuideCards, renderCompare, renderIcicle, renderPlacement, renderOpsTable, function () { renderRuns('runs-chart', true); },
-   renderQnn, renderLlm, renderNumerics, renderModules, renderGraph].forEach(function (f) {
-    try { f(); } catch (e) {
-      console.error('etscope report: a section failed to render:', e);
-    }
-  });
+  // Every section in page order; `boxes`: it draws from the selected phase of an LLM's runs into
+  // these (phases.js draws it again when the phase changes); without: from the whole file, once.
+  drawPage([{ draw: hideEtdumpSections }, { draw: renderGuideCards, boxes: ['guide-cards'] }, { draw: renderCompare, boxes: ['compare-body'] },
+            { draw: renderIcicle, boxes: ['time-chart'] }, { draw: renderPlacement, boxes: ['placement-bar', 'placement-ops'] },
+            { draw: renderOpsTable, boxes: ['ops-table'] }, { draw: function () { renderRuns('runs-chart', true); }, boxes: ['runs-chart'] },
+            { draw: renderQnn, boxes: ['qnn-body'] }, { draw: renderLlm }, { draw: renderNumerics },
+            { draw: renderModules, boxes: ['modules-body'] }, { draw: renderGraph, boxes: ['graph-body'] }]);
   document.body.setAttribute('data-rendered', 'true');
