@@ -26,7 +26,7 @@ from etscope.analysis.run_phases import ALL, PhaseChoiceError
 
 # Which phase verdict leads the headline: the worst / most significant one.
 VERDICT_RANK = {"regression": 3, "improvement": 2, "inconclusive": 1, "no_change": 0}
-NOT_COMPARED = "not_compared"      # a phase found on one side only
+NOT_COMPARED = "not_compared"      # a phase found on one side only (said as "not compared")
 
 
 def _sessions(side) -> list:
@@ -78,7 +78,8 @@ def compare_sides(base, new, compare_runs, phase: str | None = None, llm_options
 
 
 def _phase_sessions(name: str, results: list) -> list:
-    """The sessions of a side that have phase ``name``: (its phase Results, its runs in the file)."""
+    """The sessions of a side that have phase ``name``: (its Results, its phase's Results, the
+    phase's runs: indices among the session's Execute runs)."""
     out = []
     for r in results:
         if name in r.phases.names:
@@ -86,6 +87,11 @@ def _phase_sessions(name: str, results: list) -> list:
             runs = list(sub.profile.phase.runs) if sub.profile.phase is not None else list(range(r.profile.n_runs))
             out.append((r, sub, runs))
     return out
+
+
+def _runs_per_session(name: str, results: list) -> list[list[int]]:
+    """Per session of a side (all of them, in order), the runs of phase ``name`` ([] without it)."""
+    return [next((runs for _, _, runs in _phase_sessions(name, [r])), []) for r in results]
 
 
 def _method(name: str, results: list) -> str | None:
@@ -100,7 +106,7 @@ def _phase_entry(name: str, rb: list, rn: list, compare_runs, options: dict) -> 
     mb, mn = _method(name, rb), _method(name, rn)
     entry = {"name": name, "method": mb or mn, "methods": {"base": mb, "new": mn},
              "on": "both" if sb and sn else ("base" if sb else "new"),
-             "runs": {"base": [runs for _, _, runs in sb], "new": [runs for _, _, runs in sn]}}
+             "runs": {"base": _runs_per_session(name, rb), "new": _runs_per_session(name, rn)}}
     if not (sb and sn):
         missing = "new" if sb else "base"
         entry.update(verdict=NOT_COMPARED,
@@ -172,6 +178,8 @@ def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: st
         # No phase on both sides: nothing like for like; the whole runs are not pooled instead.
         out = {"schema": SCHEMA, "verdict": "inconclusive", "verdict_phase": None,
                "verdict_basis": "no phase was found on both sides, so nothing could be compared like with like",
+               "headline": "inconclusive: no phase on both sides (" + ", ".join(
+                   f"{e['name']} in {e['on']} only" for e in entries) + ")",
                "reasons": [r for e in entries for r in e["reasons"]], "phases": entries,
                "gate": {"fail": False, "why": []},
                "warnings": _warnings(rb, rn)}
@@ -188,11 +196,23 @@ def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: st
         out["verdict_basis"] = (f"the {lead['name']} phase's verdict: the most significant of the {len(compared)} "
                                 "compared phases' (regression, then improvement, inconclusive, no change); latency, "
                                 f"breakdown, placement and ops at the top level are the {lead['name']} phase's")
+    out["headline"] = headline(out["verdict"], lead["name"], entries)
     out["reasons"] = [_phase_line(e) for e in entries]
     out["gate"] = _gate(compared)
     out["phases"] = entries
     out["warnings"] = _warnings(rb, rn)
     return out
+
+
+def headline(verdict: str, lead: str, entries: list[dict]) -> str:
+    """"regression in decode (prefill: no change)": the verdict, the phase it is from, the others."""
+    others = [f"{e['name']}: {e['verdict'].replace('_', ' ')}" for e in entries if e["name"] != lead]
+    if verdict == "no_change" and all(e["verdict"] in ("no_change", NOT_COMPARED) for e in entries):
+        names = [e["name"] for e in entries if e["verdict"] == "no_change"]
+        more = [o for e, o in zip([e for e in entries if e["name"] != lead], others) if e["verdict"] == NOT_COMPARED]
+        return (f"no change in {'any phase (' + ', '.join(names) + ')' if len(names) > 1 else names[0]}"
+                + (f" ({'; '.join(more)})" if more else ""))
+    return f"{verdict.replace('_', ' ')} in {lead}" + (f" ({'; '.join(others)})" if others else "")
 
 
 def _num(x) -> float:
