@@ -41,6 +41,10 @@ def _as_results(x, llm_options: dict | None):
         return x
     if isinstance(x, P.Profile):
         return Results(x, llm_options=llm_options)
+    # A notebook's profile (``api.NotebookProfile``, a layer above): its own analyses and token counts.
+    results = getattr(x, "results", None)
+    if isinstance(results, Results):
+        return results
     raise TypeError(f"expected a Profile or Results, got {type(x).__name__}")
 
 
@@ -117,6 +121,7 @@ def _phase_entry(name: str, rb: list, rn: list, compare_runs, options: dict) -> 
     d.pop("schema", None)
     d.pop("statistic", None)
     entry.update(d)
+    _untested(entry, options.get("min_effect_pct", 2.0))
     if mb and mn and mb != mn:
         entry["reasons"].append(f"{name} runs executed method {mb} in base and {mn} in new")
     entry["llm"] = _llm_figures(name, [r for r, _, _ in sb], [r for r, _, _ in sn])
@@ -125,6 +130,21 @@ def _phase_entry(name: str, rb: list, rn: list, compare_runs, options: dict) -> 
         entry["reasons"].append(f"{name}: {tokens['base']:g} tokens per run in base, {tokens['new']:g} in new: the "
                                 "latency per run is not like for like (compare ms per token)")
     return entry
+
+
+def _untested(entry: dict, min_effect_pct: float) -> None:
+    """A phase with too few runs for an interval (a prefill often has one or two) cannot be
+    called unchanged when its p50 moved: its verdict is ``inconclusive``, not ``no_change`` (a
+    headline would else say "no change" over a prefill that doubled)."""
+    lat = entry["latency"]
+    lo, hi = lat["ci_pct"]
+    change = lat["change_pct"]
+    if entry["verdict"] != "no_change" or (math.isfinite(lo) and math.isfinite(hi)) or not math.isfinite(change) \
+            or abs(change) < min_effect_pct:
+        return
+    entry["verdict"] = "inconclusive"
+    entry["reasons"] = [f"inconclusive: p50 {change:+.1f}% but too few steady runs to test it ({lat['base_runs']} base, "
+                        f"{lat['new_runs']} new; an interval needs 2 a side): record more runs of this phase"]
 
 
 def _phase_names(results: list) -> str:
@@ -172,8 +192,10 @@ def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: st
     from etscope.analysis.diff import SCHEMA
 
     compared = [e for e in entries if e["verdict"] != NOT_COMPARED]
-    lead = max(compared, key=lambda e: (VERDICT_RANK.get(e["verdict"], 0), abs(_num(e["latency"]["change_pct"]))),
-               default=None)
+    # Most significant: the worst verdict; among equals a tested change (with an interval) before
+    # an untested one, then the larger change.
+    lead = max(compared, key=lambda e: (VERDICT_RANK.get(e["verdict"], 0), all(map(math.isfinite, e["latency"]["ci_pct"])),
+                                        abs(_num(e["latency"]["change_pct"]))), default=None)
     if lead is None:
         # No phase on both sides: nothing like for like; the whole runs are not pooled instead.
         out = {"schema": SCHEMA, "verdict": "inconclusive", "verdict_phase": None,
@@ -193,9 +215,9 @@ def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: st
     if chosen is not None:
         out["verdict_basis"] = f"the {lead['name']} phase only (--phase {chosen})"
     else:
-        out["verdict_basis"] = (f"the {lead['name']} phase's verdict: the most significant of the {len(compared)} "
-                                "compared phases' (regression, then improvement, inconclusive, no change); latency, "
-                                f"breakdown, placement and ops at the top level are the {lead['name']} phase's")
+        out["verdict_basis"] = (f"the {lead['name']} phase's verdict, the most significant of the {len(compared)} "
+                                "compared phases' (regression, then improvement, inconclusive, no change); the top "
+                                f"level's latency, breakdown, placement and ops are the {lead['name']} phase's")
     out["headline"] = headline(out["verdict"], lead["name"], entries)
     out["reasons"] = [_phase_line(e) for e in entries]
     out["gate"] = _gate(compared)
