@@ -27,7 +27,11 @@ Values, and what is assumed:
 The ETRecord holds both methods' edge graphs (the same FX nodes) and maps. The truth (method,
 phase, prompt, tokens per run) goes into ``<name>.truth.json`` next to the fixture.
 
-    python tools/synth_qnn_hybrid.py --out tests/fixtures/qnn_hybrid
+It also writes second sessions of that run with one phase slowed x4 by construction
+(``SLOWED``: ``..._decode_x4``, ``..._prefill_x4``) into ``--slowed-out``, for `etscope diff`'s
+phase-by-phase tests (tests/fixtures/diff_llm/README.md).
+
+    python tools/synth_qnn_hybrid.py --out tests/fixtures/qnn_hybrid --slowed-out tests/fixtures/diff_llm
 """
 from __future__ import annotations
 
@@ -155,14 +159,19 @@ PROGRAM = ("shaped like shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="tests/fixtures/qnn_hybrid")
-    out = Path(ap.parse_args().out)
-    write_fixture(out, NAME, build(), "tools/synth_qnn_hybrid.py", PROGRAM)
+    ap.add_argument("--slowed-out", default="tests/fixtures/diff_llm",
+                    help="where the second sessions with one phase slowed go (the diff tests')")
+    args = ap.parse_args()
+    write_fixture(Path(args.out), NAME, build(), "tools/synth_qnn_hybrid.py", PROGRAM)
+    out = Path(args.slowed_out)
+    out.mkdir(parents=True, exist_ok=True)
     for suffix, (pf, dc) in SLOWED.items():
         fx = build(prefill_slowdown=pf, decode_slowdown=dc)
         name = f"{NAME}_{suffix}"
         (out / f"{name}.etdump").write_bytes(fx["etdump"])
         truth = {"generator": "tools/synth_qnn_hybrid.py", "regenerate": "python tools/synth_qnn_hybrid.py --out "
-                 "tests/fixtures/qnn_hybrid", "program": PROGRAM, "etrecord": f"{NAME}.etrecord",
+                 "tests/fixtures/qnn_hybrid --slowed-out tests/fixtures/diff_llm", "program": PROGRAM,
+                 "etrecord": f"tests/fixtures/qnn_hybrid/{NAME}.etrecord", "base": f"tests/fixtures/qnn_hybrid/{NAME}.etdump",
                  "source": fx["source"], "runs": fx["truth"]}
         (out / f"{name}.truth.json").write_text(json.dumps(truth, indent=1) + "\n")
         print("wrote", out / f"{name}.etdump", len(fx["etdump"]), "bytes")
