@@ -215,8 +215,8 @@ def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: st
     if chosen is not None:
         out["verdict_basis"] = f"the {lead['name']} phase only (--phase {chosen})"
     else:
-        out["verdict_basis"] = (f"the {lead['name']} phase's verdict, the most significant of the {len(compared)} "
-                                "compared phases' (regression, then improvement, inconclusive, no change); the top "
+        out["verdict_basis"] = (f"the {lead['name']} phase's: the most significant of the {len(compared)} compared "
+                                "phases' verdicts (regression, then improvement, inconclusive, no change); the top "
                                 f"level's latency, breakdown, placement and ops are the {lead['name']} phase's")
     out["headline"] = headline(out["verdict"], lead["name"], entries)
     out["reasons"] = [_phase_line(e) for e in entries]

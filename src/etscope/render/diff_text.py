@@ -48,11 +48,12 @@ def _llm_cell(e: dict) -> str:
             f"{fmt(v['base']) if v.get('base') is not None else '?'} → {fmt(v['new']) if v.get('new') is not None else '?'}"
 
     rate = lambda x: f"{x:,.1f}" if x < 100 else f"{x:,.0f}"   # noqa: E731
+    both = lambda k: (llm.get(k) or {}).get("base") is not None and (llm.get(k) or {}).get("new") is not None  # noqa: E731
     if llm.get("ttft_ms"):
         return f"TTFT {pair('ttft_ms', fmt_ms)}"
-    if llm.get("tokens_per_s"):
+    if both("tokens_per_s"):
         return f"{pair('tokens_per_s', rate)} tok/s"
-    if llm.get("runs_per_s") and e["name"] == "decode":
+    if llm.get("runs_per_s") and e["name"] == "decode":     # tokens per run unknown on a side
         return f"{pair('runs_per_s', rate)} runs/s"
     return ""
 
@@ -60,7 +61,15 @@ def _llm_cell(e: dict) -> str:
 def _render_phases(d: dict, c: Console, top: int) -> None:
     """Each phase compared with its namesake: a table side by side, then each phase's comparison."""
     phases = d["phases"]
-    c.print(safe_text(d.get("verdict_basis") or ""))
+    lead = d.get("verdict_phase")
+    if lead is None:
+        c.print(safe_text(d.get("verdict_basis") or ""))
+    elif len(phases) == 1:
+        c.print(safe_text(f"One phase compared: {lead} (--phase)."))
+    else:
+        c.print(safe_text(f"Each phase compared with the same phase of the other side, never pooled; the verdict is "
+                          f"the {lead} phase's, the most significant (regression, improvement, inconclusive, no "
+                          "change)."))
     if len(phases) > 1:
         t = Table(title="Phases, each compared with the same phase of the other side (never pooled)")
         for col, just, detail in (("phase", "left", 0), ("method", "left", 3), ("runs", "right", 2),
@@ -96,6 +105,11 @@ def _render_phases(d: dict, c: Console, top: int) -> None:
         _render_comparison(e, c, top)
 
 
+def _ci(ci) -> str:
+    lo, hi = ci
+    return f"95% CI {lo:+.1f}% to {hi:+.1f}%" if math.isfinite(lo) and math.isfinite(hi) else "no interval: too few runs"
+
+
 def _methods(e: dict) -> str:
     m = e.get("methods") or {}
     b, n = m.get("base"), m.get("new")
@@ -108,7 +122,7 @@ def _render_comparison(d: dict, c: Console, top: int) -> None:
     dropped = lat["warmup_runs_dropped"]
     c.print(safe_text(f"Method::execute p50: {fmt_ms(lat['base_p50_ms'])} ({lat['base_runs']} runs) → "
                f"{fmt_ms(lat['new_p50_ms'])} ({lat['new_runs']} runs): {lat['change_pct']:+.1f}% "
-               f"(95% CI {lat['ci_pct'][0]:+.1f}% to {lat['ci_pct'][1]:+.1f}%); warm-up runs left out: "
+               f"({_ci(lat['ci_pct'])}); warm-up runs left out: "
                f"base {sum(dropped['base'])}, new {sum(dropped['new'])}"))
     for r in d["reasons"]:
         c.print(safe_text("• " + r))

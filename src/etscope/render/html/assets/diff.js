@@ -565,8 +565,8 @@
     var L = e.llm || {};
     function pair(k, f) { var v = L[k] || {}; return f(v.base) + ' → ' + f(v['new']); }
     if (L.ttft_ms) return ['time to first token', pair('ttft_ms', function (x) { return isNum(x) ? fmtMs(x) : '?'; })];
-    if (L.tokens_per_s) return ['decode tokens/s', pair('tokens_per_s', fmtRate)];
-    if (L.runs_per_s && e.name === 'decode') return ['decode runs/s (tokens per run unknown)', pair('runs_per_s', fmtRate)];
+    if (L.tokens_per_s && isNum(L.tokens_per_s.base) && isNum(L.tokens_per_s['new'])) return ['decode tokens/s', pair('tokens_per_s', fmtRate)];
+    if (L.runs_per_s && e.name === 'decode') return ['decode runs/s (tokens per run not known on both sides)', pair('runs_per_s', fmtRate)];
     return null;
   }
   function phaseLlm(e) { var f = phaseLlmFigure(e); return f ? f[0] + ' ' + f[1] : ''; }
