@@ -203,6 +203,7 @@ def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: st
                "headline": "inconclusive: no phase on both sides (" + ", ".join(
                    f"{e['name']} in {e['on']} only" for e in entries) + ")",
                "reasons": [r for e in entries for r in e["reasons"]], "phases": entries,
+               "breakdown": [], "placement_changes": [], "ops": [], "qnn": None,
                "gate": {"fail": False, "why": []},
                "warnings": _warnings(rb, rn)}
         return out

@@ -92,7 +92,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
         from etscope.analysis.diff_view import diff_view
         from etscope.render.html import write_diff_page
 
-        w = write_diff_page(out, diff_view(d, a, b, options={"min_effect_pct": min_effect,
+        w = write_diff_page(out, diff_view(d, [a] + more_a, [b] + more_b, options={"min_effect_pct": min_effect,
                                                              "fail_on_regression_pct": fail_on_regression,
                                                              "fail_on_fallback": fail_on_fallback}))
         if out.kind != "stdout":
