@@ -114,14 +114,14 @@ def _phase_entry(name: str, rb: list, rn: list, compare_runs, options: dict) -> 
     if not (sb and sn):
         missing = "new" if sb else "base"
         entry.update(verdict=NOT_COMPARED,
-                     reasons=[f"{name}: only the {'base' if sb else 'new'} runs have this phase (the {missing} "
-                              f"runs' phases: {_phase_names(rn if sb else rb)}); not compared"])
+                     reasons=[f"{name}: only the {'base' if sb else 'new'} runs have this phase ({missing}: "
+                              f"{_phase_names(rn if sb else rb)}); not compared"])
         return entry
     d = compare_runs([s.profile for _, s, _ in sb], [s.profile for _, s, _ in sn], **options)
     d.pop("schema", None)
     d.pop("statistic", None)
     entry.update(d)
-    _untested(entry, options.get("min_effect_pct", 2.0))
+    _untested(entry, options.get("min_effect_pct", 2.0), options.get("fail_on_regression_pct"))
     if mb and mn and mb != mn:
         entry["reasons"].append(f"{name} runs executed method {mb} in base and {mn} in new")
     entry["llm"] = _llm_figures(name, [r for r, _, _ in sb], [r for r, _, _ in sn])
@@ -132,7 +132,7 @@ def _phase_entry(name: str, rb: list, rn: list, compare_runs, options: dict) -> 
     return entry
 
 
-def _untested(entry: dict, min_effect_pct: float) -> None:
+def _untested(entry: dict, min_effect_pct: float, fail_on_regression_pct: float | None) -> None:
     """A phase with too few runs for an interval (a prefill often has one or two) cannot be
     called unchanged when its p50 moved: its verdict is ``inconclusive``, not ``no_change`` (a
     headline would else say "no change" over a prefill that doubled)."""
@@ -143,12 +143,19 @@ def _untested(entry: dict, min_effect_pct: float) -> None:
             or abs(change) < min_effect_pct:
         return
     entry["verdict"] = "inconclusive"
-    entry["reasons"] = [f"inconclusive: p50 {change:+.1f}% but too few steady runs to test it ({lat['base_runs']} base, "
-                        f"{lat['new_runs']} new; an interval needs 2 a side): record more runs of this phase"]
+    entry["reasons"] = [f"inconclusive: p50 {change:+.1f}% but too few steady runs to test it "
+                        f"({lat['base_runs']} base, {lat['new_runs']} new; an interval needs 2 a side): record more "
+                        "runs of this phase"]
+    if fail_on_regression_pct is not None and entry["gate"]["why"]:   # the latency line of diff._gate comes first
+        entry["gate"]["why"][0] = (f"p50 change {change:+.1f}% has no interval (too few runs); not gated (record more "
+                                   "runs of this phase)")
 
 
 def _phase_names(results: list) -> str:
-    return ", ".join(dict.fromkeys(n for r in results for n in r.phases.names)) or "none"
+    names = list(dict.fromkeys(n for r in results for n in r.phases.names))
+    if names == [ALL]:
+        return "one phase, no prefill/decode split (all)"
+    return "phases " + ", ".join(names) if names else "no runs"
 
 
 def _llm_figures(name: str, base: list, new: list) -> dict:
@@ -194,7 +201,8 @@ def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: st
     compared = [e for e in entries if e["verdict"] != NOT_COMPARED]
     # Most significant: the worst verdict; among equals a tested change (with an interval) before
     # an untested one, then the larger change.
-    lead = max(compared, key=lambda e: (VERDICT_RANK.get(e["verdict"], 0), all(map(math.isfinite, e["latency"]["ci_pct"])),
+    lead = max(compared, key=lambda e: (VERDICT_RANK.get(e["verdict"], 0),
+                                        all(map(math.isfinite, e["latency"]["ci_pct"])),
                                         abs(_num(e["latency"]["change_pct"]))), default=None)
     if lead is None:
         # No phase on both sides: nothing like for like; the whole runs are not pooled instead.

@@ -44,11 +44,16 @@ def _llm_cell(e: dict) -> str:
 
     def pair(key, fmt):
         v = llm.get(key) or {}
-        return None if v.get("base") is None and v.get("new") is None else \
-            f"{fmt(v['base']) if v.get('base') is not None else '?'} → {fmt(v['new']) if v.get('new') is not None else '?'}"
+        shown_ = [fmt(v[side]) if v.get(side) is not None else "?" for side in ("base", "new")]
+        return None if shown_ == ["?", "?"] else f"{shown_[0]} → {shown_[1]}"
 
-    rate = lambda x: f"{x:,.1f}" if x < 100 else f"{x:,.0f}"   # noqa: E731
-    both = lambda k: (llm.get(k) or {}).get("base") is not None and (llm.get(k) or {}).get("new") is not None  # noqa: E731
+    def both(key):
+        v = llm.get(key) or {}
+        return v.get("base") is not None and v.get("new") is not None
+
+    def rate(x):
+        return f"{x:,.1f}" if x < 100 else f"{x:,.0f}"
+
     if llm.get("ttft_ms"):
         return f"TTFT {pair('ttft_ms', fmt_ms)}"
     if both("tokens_per_s"):
@@ -70,12 +75,13 @@ def _render_phases(d: dict, c: Console, top: int) -> None:
         c.print(safe_text(f"Each phase compared with the same phase of the other side, never pooled; the verdict is "
                           f"the {lead} phase's, the most significant (regression, improvement, inconclusive, no "
                           "change)."))
-    if len(phases) > 1:
+    if len(phases) > 1 and any(e["verdict"] != "not_compared" for e in phases):
         t = Table(title="Phases, each compared with the same phase of the other side (never pooled)")
         for col, just, detail in (("phase", "left", 0), ("method", "left", 3), ("runs", "right", 2),
                                   ("p50 base → new", "right", 0), ("change", "right", 0), ("95% CI", "right", 1),
                                   ("verdict", "left", 0), ("LLM (etscope llm)", "right", 1)):
-            t.add_column(col, justify=just, detail=detail, kind="text" if col in ("verdict", "LLM (etscope llm)") else None)
+            kind = "text" if col in ("verdict", "LLM (etscope llm)") else None
+            t.add_column(col, justify=just, detail=detail, kind=kind)
         for e in phases:
             if e["verdict"] == "not_compared":
                 t.add_row(safe_text(e["name"]), safe_text(e["method"] or "—"), "", f"only in {e['on']}", "", "",
