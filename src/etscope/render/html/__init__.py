@@ -192,8 +192,9 @@ def diff_view_data(view: DiffView) -> dict:
     d = {k: v for k, v in view.diff.items() if k != "ops"}
     d["ops"] = ops[:MAX_LIST]
     if d.get("phases"):      # a phase-split diff: each phase's op rows cut alike
+        anchors: set[str] = set()
         d["phases"] = [dict(e, ops=list(e.get("ops") or [])[:MAX_LIST], ops_total=len(e.get("ops") or []),
-                            anchor=_phase_anchor(e.get("name")) if e.get("latency") else None)
+                            anchor=_phase_anchor(e.get("name"), anchors) if e.get("latency") else None)
                        for e in d["phases"]]
     series = view.series
     if series is not None and "phases" in series:
@@ -204,9 +205,16 @@ def diff_view_data(view: DiffView) -> dict:
                    "inputs": view.inputs})
 
 
-def _phase_anchor(name) -> str:
-    """The suffix of a phase's section ids (``diff-verdict-decode``): the page's script uses it."""
-    return "-" + re.sub(r"[^A-Za-z0-9_-]", "_", str(name))
+def _phase_anchor(name, taken: set[str]) -> str:
+    """The suffix of a phase's section ids (``diff-verdict-decode``), unique among ``taken``: the
+    page's script uses it. Phase names may hold a method name from the input: only [A-Za-z0-9_-]."""
+    base = "-" + re.sub(r"[^A-Za-z0-9_-]", "_", str(name))[:60]
+    out, k = base, 1
+    while out in taken:
+        k += 1
+        out = f"{base}-{k}"
+    taken.add(out)
+    return out
 
 
 def _rounded_series(series: dict) -> dict:
