@@ -83,12 +83,16 @@ def compare_sides(base, new, compare_runs, phase: str | None = None, llm_options
 
 def _phase_sessions(name: str, results: list) -> list:
     """The sessions of a side that have phase ``name``: (its Results, its phase's Results, the
-    phase's runs: indices among the session's Execute runs)."""
+    phase's runs: indices among the Execute runs of the session's profile, i.e. of its file
+    unless the profile given was one phase's runs already)."""
     out = []
     for r in results:
         if name in r.phases.names:
-            sub = r.for_phase(name) if r.phases.split else r
-            runs = list(sub.profile.phase.runs) if sub.profile.phase is not None else list(range(r.profile.n_runs))
+            if r.phases.split:
+                sub = r.for_phase(name)
+                runs = [int(x) for x in r.phases.runs_of(name)]
+            else:
+                sub, runs = r, list(range(r.profile.n_runs))
             out.append((r, sub, runs))
     return out
 
