@@ -174,3 +174,22 @@ def test_page_view_holds_each_phase_runs():
     want = truth_runs(DECODE_X4)["decode"]
     assert s["decode"]["new"] == pytest.approx(lat[want].tolist(), rel=1e-9)
     assert len(s["prefill"]["base"]) == len(truth_runs(HYB)["prefill"])
+
+
+def test_a_moved_phase_whose_interval_cannot_rule_out_a_large_change_is_not_no_change():
+    """gen_llama's prefill (2 runs) vs the chunked session's (9): p50 -63%, 95% CI -73% to +33%,
+    which reaches past what two sessions of one program differ by: inconclusive, not "no change"
+    (the issue's "no change for +93.9%, interval -15% to +615%")."""
+    pte = REAL / "gen_llama.pte"
+    d = diff.compare(load(REAL / "gen_llama.etdump", pte), load(REAL / "gen_llama_chunked.etdump", pte))
+    for e in d["phases"]:
+        lat = e["latency"]
+        lo, hi = lat["ci_pct"]
+        band = 1 + lat["session_allowance_pct"] / 100
+        moved = abs(lat["change_pct"]) >= 2.0
+        wide = not (np.isfinite(lo) and np.isfinite(hi)) or 1 + lo / 100 < 1 / band or 1 + hi / 100 > band
+        if e["verdict"] == "no_change":
+            assert not (moved and wide), e["name"]
+    pre = by_name(d)["prefill"]
+    assert pre["verdict"] == "inconclusive" and "interval includes 0 but also changes beyond" in pre["reasons"][0]
+    assert d["verdict"] != "no_change" and d["headline"].startswith("inconclusive in prefill")

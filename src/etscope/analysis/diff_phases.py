@@ -137,22 +137,34 @@ def _phase_entry(name: str, rb: list, rn: list, compare_runs, options: dict) -> 
 
 
 def _untested(entry: dict, min_effect_pct: float, fail_on_regression_pct: float | None) -> None:
-    """A phase with too few runs for an interval (a prefill often has one or two) cannot be
-    called unchanged when its p50 moved: its verdict is ``inconclusive``, not ``no_change`` (a
-    headline would else say "no change" over a prefill that doubled)."""
+    """A phase whose p50 moved by at least the minimum effect is ``no_change`` only when its
+    interval includes 0 *and* rules out a change larger than two sessions of one program differ
+    by. When it cannot (too few runs for any interval, as a prefill of one or two runs, or an
+    interval reaching past the between-session allowance: +94%, 95% CI -15% to +615%) the phase is
+    ``inconclusive``: a headline would else say "no change" over a prefill that doubled. Applied
+    to phases only: the verdicts of one-phase diffs stay as they were."""
     lat = entry["latency"]
     lo, hi = lat["ci_pct"]
     change = lat["change_pct"]
-    if entry["verdict"] != "no_change" or (math.isfinite(lo) and math.isfinite(hi)) or not math.isfinite(change) \
-            or abs(change) < min_effect_pct:
+    if entry["verdict"] != "no_change" or not math.isfinite(change) or abs(change) < min_effect_pct:
+        return         # the p50 did not move (identical files among them): no change
+    band = 1 + float(lat.get("session_allowance_pct") or 0.0) / 100
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        why = (f"inconclusive: p50 {change:+.1f}% but too few steady runs to test it ({lat['base_runs']} base, "
+               f"{lat['new_runs']} new; an interval needs 2 a side): record more runs of this phase")
+        gate = f"p50 change {change:+.1f}% has no interval (too few runs); not gated (record more runs of this phase)"
+    elif 1 + lo / 100 < 1 / band or 1 + hi / 100 > band:
+        why = (f"inconclusive: p50 {change:+.1f}% (95% CI {lo:+.1f}% to {hi:+.1f}%): the interval includes 0 but also "
+               f"changes beyond the x{1 / band:.2f} to x{band:.2f} two sessions of one program differ by; record "
+               "more runs or sessions of this phase")
+        gate = (f"p50 change {change:+.1f}% (95% CI {lo:+.1f}% to {hi:+.1f}%) is too uncertain to gate; record more "
+                "runs of this phase")
+    else:
         return
     entry["verdict"] = "inconclusive"
-    entry["reasons"] = [f"inconclusive: p50 {change:+.1f}% but too few steady runs to test it "
-                        f"({lat['base_runs']} base, {lat['new_runs']} new; an interval needs 2 a side): record more "
-                        "runs of this phase"]
+    entry["reasons"] = [why]
     if fail_on_regression_pct is not None and entry["gate"]["why"]:   # the latency line of diff._gate comes first
-        entry["gate"]["why"][0] = (f"p50 change {change:+.1f}% has no interval (too few runs); not gated (record more "
-                                   "runs of this phase)")
+        entry["gate"]["why"][0] = gate
 
 
 def _phase_names(results: list) -> str:
