@@ -155,7 +155,7 @@ def _untested(entry: dict, min_effect_pct: float, fail_on_regression_pct: float 
         gate = f"p50 change {change:+.1f}% has no interval (too few runs); not gated (record more runs of this phase)"
     elif 1 + lo / 100 < 1 / band or 1 + hi / 100 > band:
         why = (f"inconclusive: p50 {change:+.1f}% (95% CI {lo:+.1f}% to {hi:+.1f}%): the interval includes 0 but also "
-               f"changes beyond the x{1 / band:.2f} to x{band:.2f} two sessions of one program differ by; record "
+               f"changes beyond the ×{1 / band:.2f} to ×{band:.2f} two sessions of one program differ by; record "
                "more runs or sessions of this phase")
         gate = (f"p50 change {change:+.1f}% (95% CI {lo:+.1f}% to {hi:+.1f}%) is too uncertain to gate; record more "
                 "runs of this phase")

@@ -59,7 +59,8 @@
     cards.appendChild(stat('new p50', fmtMs(L.new_p50_ms), runsNote('new')));
     cards.appendChild(stat('change of p50', fmtSigned(L.change_pct), isNum(L.base_p50_ms) && isNum(L.new_p50_ms) ? fmtSignedMs(L.new_p50_ms - L.base_p50_ms) + ' per run' : ''));
     cards.appendChild(stat('95% confidence interval', fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]),
-      D.verdict === 'inconclusive' ? 'excludes 0 within each session, but within what two sessions of one program differ by'
+      D.verdict === 'inconclusive' ? (L.significant ? 'excludes 0 within each session, but within what two sessions of one program differ by'
+        : (isNum(ci[0]) ? 'includes 0, but also changes larger than two sessions of one program differ by: too uncertain to call' : 'no interval: too few runs'))
         : (L.significant ? 'excludes 0: a real change' : 'a change this small is not distinguishable from noise')));
     if (isNum(L.session_allowance_pct)) cards.appendChild(stat('between-session allowance', '×' + (1 / (1 + L.session_allowance_pct / 100)).toFixed(2) + ' … ×' + (1 + L.session_allowance_pct / 100).toFixed(2), (L.base_sessions > 1 || L.new_sessions > 1 ? 'prior on the spread of the sessions' : 'one session per side: a change must exceed this or be localised')));
     var G = D.gate || {};
