@@ -88,11 +88,28 @@ def _p50(values) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), 50))
 
 
-def _steady_op_p50s(events: list[dict], dropped: int) -> list[float]:
+def _diff_comparisons(d: dict, llm: dict, n_runs: int) -> list[tuple[dict, list[int]]]:
+    """The comparisons a `diff` of a file with itself holds, each with its steady runs: the whole
+    runs, or (an LLM) each phase's, whose runs are `llm --json`'s for that phase."""
+    if not d.get("phases"):
+        return [(d, list(range(d["latency"]["warmup_runs_dropped"]["base"][0], n_runs)))]
+    llm_runs = {p["name"]: p["runs"] for p in llm["phases"]}
+    out = []
+    for e in d["phases"]:
+        assert e["runs"]["base"] == e["runs"]["new"] == [llm_runs[e["name"]]], e["name"]
+        assert e["verdict"] == "no_change", e["name"]
+        out.append((e, llm_runs[e["name"]][e["latency"]["warmup_runs_dropped"]["base"][0]:]))
+    assert d["verdict"] == "no_change" and sorted(r for e in d["phases"] for r in e["runs"]["base"][0]) == \
+        list(range(n_runs))
+    return out
+
+
+def _steady_op_p50s(events: list[dict], steady_runs) -> list[float]:
     """What `diff` compares per op, from the exported events alone: each instruction event
     (delegate call, operator call, delegate-internal event; a kernel event where its instruction has
     no call wrapper), the k-th of its kind in a run kept apart, p50 of its values over the steady
-    runs (the first ``dropped`` Execute runs left out), as the diff's statistic says."""
+    runs (``steady_runs``: Execute run indices; warm-up runs left out), as the diff's statistic says."""
+    steady_runs = set(steady_runs)
     roles = ("delegate_call", "operator_call", "delegate_internal")
     rows = [e for e in events if e["execute"] is not None and e["kind"] == "profile" and e["chain_index"] >= 0
             and e["instruction_id"] is not None and e["role"] in roles + ("kernel",)]
@@ -105,7 +122,7 @@ def _steady_op_p50s(events: list[dict], dropped: int) -> list[float]:
         name = e["name"] if e["role"] == "delegate_internal" else None
         k = (e["execute"], e["instruction_id"], e["role"], name)
         seen[k] = seen.get(k, -1) + 1
-        if e["execute"] >= dropped:
+        if e["execute"] in steady_runs:
             values.setdefault((e["instruction_id"], e["role"], name, seen[k]), []).append(e["value"])
     return sorted(_p50(v) for v in values.values())
 
@@ -226,10 +243,11 @@ def test_commands_agree(etdump, outputs):
         for k in ("runs", "phases", "series", "decode_tokens_per_s", "ttft_ms"):
             _same(rep["llm"].get(k), llm.get(k), ROUNDED)
     assert rep["summary"]["runs"] == s["runs"]
-    d = o["diff"]["latency"]
-    steady = lat[d["warmup_runs_dropped"]["base"][0]:]          # leading warm-up runs dropped
-    assert d["base_p50_ms"] == pytest.approx(_p50(steady), **REL) == pytest.approx(d["new_p50_ms"], **REL)
-    assert d["base_runs"] == len(steady)
+    for cmp, steady_runs in _diff_comparisons(o["diff"], llm, n_runs):   # an LLM: each phase's (issue 34)
+        d = cmp["latency"]
+        steady = [lat[i] for i in steady_runs]                  # leading warm-up runs dropped
+        assert d["base_p50_ms"] == pytest.approx(_p50(steady), **REL) == pytest.approx(d["new_p50_ms"], **REL)
+        assert d["base_runs"] == len(steady)
 
     # ---- the summary inside ops --json and the report is the summary -------------------------
     for k in ("etdump", "runs", "breakdown", "fallback_ops", "delegate_calls", "qnn", "warnings"):
@@ -277,18 +295,24 @@ def test_commands_agree(etdump, outputs):
     for dc in s["delegate_calls"]:
         r = top[dc["instruction_id"]][0]
         assert (dc["p50_ms"], dc["mean_ms"]) == pytest.approx((r["p50_ms"], r["mean_ms"]), **REL)
-    diff_ops = o["diff"]["ops"]
-    assert all(x["status"] == "same" for x in diff_ops) and o["diff"]["placement_changes"] == []
     compared = [r for r in ops["ops"] if r["role"] in ("delegate_call", "operator_call", "delegate_internal")
                 or (r["role"] == "kernel" and r["level"] == 0)]
-    merged = etdump.stem in LOOKALIKE_MERGED
-    assert (len(diff_ops) < len(compared)) if merged else (len(diff_ops) == len(compared))
-    dropped = o["diff"]["latency"]["warmup_runs_dropped"]["base"][0]
-    if not merged:
-        assert sorted(x["base_p50"] for x in diff_ops) == pytest.approx(
-            _steady_op_p50s(o["tables"]["events"], dropped), **REL)
-    if dropped == 0 and not merged:
-        assert sorted(x["base_p50"] for x in diff_ops) == pytest.approx(sorted(r["p50"] for r in compared), **REL)
+    if not o["diff"].get("phases"):
+        diff_ops = o["diff"]["ops"]
+        assert all(x["status"] == "same" for x in diff_ops) and o["diff"]["placement_changes"] == []
+        merged = etdump.stem in LOOKALIKE_MERGED
+        assert (len(diff_ops) < len(compared)) if merged else (len(diff_ops) == len(compared))
+        dropped = o["diff"]["latency"]["warmup_runs_dropped"]["base"][0]
+        if not merged:
+            assert sorted(x["base_p50"] for x in diff_ops) == pytest.approx(
+                _steady_op_p50s(o["tables"]["events"], range(dropped, n_runs)), **REL)
+        if dropped == 0 and not merged:
+            assert sorted(x["base_p50"] for x in diff_ops) == pytest.approx(sorted(r["p50"] for r in compared), **REL)
+    for cmp, steady_runs in _diff_comparisons(o["diff"], llm, n_runs) if o["diff"].get("phases") else ():
+        # Each phase's ops over that phase's steady runs only (a phase's look-alike ops are its own).
+        assert all(x["status"] == "same" for x in cmp["ops"]) and cmp["placement_changes"] == []
+        assert sorted(x["base_p50"] for x in cmp["ops"]) == pytest.approx(
+            _steady_op_p50s(o["tables"]["events"], steady_runs), **REL), cmp["name"]
 
     # ---- trace: each instruction event of the runs, on the main track (delegate calls also
     # on their partition's track), with its duration -----------------------------------------
@@ -409,7 +433,7 @@ def test_diff_agrees_with_each_side(base, new, outputs):
                 # the part's per-run time, which summary's breakdown also gives.
                 assert b[f"{side}_p50_ms"] == pytest.approx(mine[0]["p50_ms"], **REL), (side, b["kind"])
         shown = [x[f"{side}_p50"] for x in d["ops"] if x[f"{side}_p50"] is not None]
-        assert sorted(shown) == pytest.approx(_steady_op_p50s(o["tables"]["events"], dropped), **REL), side
+        assert sorted(shown) == pytest.approx(_steady_op_p50s(o["tables"]["events"], range(dropped, len(lat))), **REL), side
         if d.get("qnn"):
             parts = (o["qnn"] or {}).get("partitions") or []
             for k, dq in enumerate(d["qnn"]):

@@ -27,7 +27,11 @@ Values, and what is assumed:
 The ETRecord holds both methods' edge graphs (the same FX nodes) and maps. The truth (method,
 phase, prompt, tokens per run) goes into ``<name>.truth.json`` next to the fixture.
 
-    python tools/synth_qnn_hybrid.py --out tests/fixtures/qnn_hybrid
+It also writes second sessions of that run with one phase slowed x4 by construction
+(``SLOWED``: ``..._decode_x4``, ``..._prefill_x4``) into ``--slowed-out``, for `etscope diff`'s
+phase-by-phase tests (tests/fixtures/diff_llm/README.md).
+
+    python tools/synth_qnn_hybrid.py --out tests/fixtures/qnn_hybrid --slowed-out tests/fixtures/diff_llm
 """
 from __future__ import annotations
 
@@ -56,8 +60,13 @@ def _shift_opids(name: str, by: int) -> str:
     return _OPID.sub(lambda m: f":OpId_{int(m.group(1)) + by}", name)
 
 
-def build(schedule=DEFAULT_SCHEDULE, seed: int = 2601, data_root=None) -> dict:
-    """{"etdump": bytes, "truth": [{run, method, phase, prompt, tokens}], "source": {...}}."""
+def build(schedule=DEFAULT_SCHEDULE, seed: int = 2601, data_root=None, prefill_slowdown: float = 1.0,
+          decode_slowdown: float = 1.0) -> dict:
+    """{"etdump": bytes, "truth": [{run, method, phase, prompt, tokens}], "source": {...}}.
+
+    ``prefill_slowdown`` / ``decode_slowdown``: that phase's per-op cycles (and so its accelerator
+    and QNN times) multiplied by this factor, with the same random draws as the factor-1 file: a
+    second "session" whose change per phase is known by construction (the `diff` tests)."""
     root = Path(data_root) if data_root else s.default_data_root()
     q, rel = s._emulator(root, "tblock_qdq")
     rng = random.Random(seed)
@@ -71,15 +80,17 @@ def build(schedule=DEFAULT_SCHEDULE, seed: int = 2601, data_root=None) -> dict:
             real = q.executes[warm_blocks[len(runs) % len(warm_blocks)]]
             nodes = s._nodes_of(real)
             if step == 0:
-                method, phase, tokens, scale = PREFILL, "prefill", AR_LEN, 1.0
-                pn = [(n, 0 if v == 0 else max(100, s._r100(v * rng.uniform(0.97, 1.03)))) for n, v in nodes]
+                method, phase, tokens, scale = PREFILL, "prefill", AR_LEN, prefill_slowdown
+                pn = [(n, 0 if v == 0 else max(100, s._r100(v * scale * rng.uniform(0.97, 1.03)))) for n, v in nodes]
                 shift = 0
             else:
-                method, phase, tokens, scale = KV, "decode", 1, DECODE_SCALE
+                method, phase, tokens, scale = KV, "decode", 1, DECODE_SCALE * decode_slowdown
                 pn = [(n, 0 if v == 0 else max(100, s._r100(v * scale * rng.uniform(0.85, 1.15))))
                       for n, v in nodes]
                 shift = KV_OPID_SHIFT
-            block = s.rename_block(s._partition_block(real, pn, scale, rng), mapping)
+            # A slowed prefill keeps its other QNN times (VTCM, power-on) as drawn: scaling them would
+            # draw more random numbers and change every later run, not only the slowed phase.
+            block = s.rename_block(s._partition_block(real, pn, scale if step else 1.0, rng), mapping)
             if shift:
                 block = [s.QnnEvent(e.name, e.value, e.unit, [(_shift_opids(n, shift), v) for n, v in e.nodes])
                          for e in block]
@@ -96,7 +107,9 @@ def build(schedule=DEFAULT_SCHEDULE, seed: int = 2601, data_root=None) -> dict:
     return {"etdump": sim.w.get_etdump_data(), "truth": truth, "etrecord": build_etrecord(ops, instrs),
             "source": {"dataset": "tblock_qdq", "level": "detailed", "csv": rel, "schedule": list(schedule),
                        "seed": seed, "ar_len": AR_LEN, "decode_scale": DECODE_SCALE,
-                       "kv_opid_shift": KV_OPID_SHIFT, "default_runs": [PREFILL, KV]}}
+                       "kv_opid_shift": KV_OPID_SHIFT, "default_runs": [PREFILL, KV],
+                       **({"prefill_slowdown": prefill_slowdown} if prefill_slowdown != 1.0 else {}),
+                       **({"decode_slowdown": decode_slowdown} if decode_slowdown != 1.0 else {})}}
 
 
 def build_etrecord(ops, instrs) -> bytes:
@@ -136,12 +149,32 @@ def write_fixture(out: Path, name: str, fx: dict, generator: str, program: str) 
     print("wrote", out / f"{name}.etdump", len(fx["etdump"]), "bytes,", len(fx["truth"]), "runs")
 
 
+# Second sessions for `etscope diff`, one phase slowed by construction (the rest byte-identical in
+# value): name suffix -> (prefill_slowdown, decode_slowdown). The ETRecord is the base fixture's.
+SLOWED = {"decode_x4": (1.0, 4.0), "prefill_x4": (4.0, 1.0)}
+PROGRAM = ("shaped like shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte "
+           "(methods prefill_forward, kv_forward: one QnnBackend delegate at instruction 0)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="tests/fixtures/qnn_hybrid")
-    write_fixture(Path(ap.parse_args().out), NAME, build(), "tools/synth_qnn_hybrid.py",
-                  "shaped like shared/data/qnn-device/stories260k_hybrid_llama_qnn.pte "
-                  "(methods prefill_forward, kv_forward: one QnnBackend delegate at instruction 0)")
+    ap.add_argument("--slowed-out", default="tests/fixtures/diff_llm",
+                    help="where the second sessions with one phase slowed go (the diff tests')")
+    args = ap.parse_args()
+    write_fixture(Path(args.out), NAME, build(), "tools/synth_qnn_hybrid.py", PROGRAM)
+    out = Path(args.slowed_out)
+    out.mkdir(parents=True, exist_ok=True)
+    for suffix, (pf, dc) in SLOWED.items():
+        fx = build(prefill_slowdown=pf, decode_slowdown=dc)
+        name = f"{NAME}_{suffix}"
+        (out / f"{name}.etdump").write_bytes(fx["etdump"])
+        truth = {"generator": "tools/synth_qnn_hybrid.py", "regenerate": "python tools/synth_qnn_hybrid.py --out "
+                 "tests/fixtures/qnn_hybrid --slowed-out tests/fixtures/diff_llm", "program": PROGRAM,
+                 "etrecord": f"tests/fixtures/qnn_hybrid/{NAME}.etrecord", "base": f"tests/fixtures/qnn_hybrid/{NAME}.etdump",
+                 "source": fx["source"], "runs": fx["truth"]}
+        (out / f"{name}.truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+        print("wrote", out / f"{name}.etdump", len(fx["etdump"]), "bytes")
 
 
 if __name__ == "__main__":

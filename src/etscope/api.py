@@ -146,8 +146,9 @@ class NotebookProfile:
 
         other = profile_of(new) if isinstance(new, (NotebookProfile, P.Profile)) else P.load(new)
         base = self.profile
+        theirs = new.llm_options if isinstance(new, NotebookProfile) else llm_options_of(other)
         d = compare(base, other, min_effect_pct=min_effect_pct, fail_on_regression_pct=fail_on_regression_pct,
-                    fail_on_fallback=fail_on_fallback)
+                    fail_on_fallback=fail_on_fallback, llm_options=(self.llm_options, theirs))
         options = {"min_effect_pct": min_effect_pct, "fail_on_regression_pct": fail_on_regression_pct,
                    "fail_on_fallback": fail_on_fallback}
         inputs = tuple(base.sources.values()) + tuple(other.sources.values())
@@ -204,6 +205,11 @@ def llm_options(pte=None, prompt_tokens: int | None = None, decode_tokens: int |
 
         out["program_constants"] = constant_method_values(pte)
     return out
+
+
+def llm_options_of(profile: P.Profile) -> dict:
+    """The LLM token options of a loaded profile: its .pte's constant methods (``get_ar_len``)."""
+    return llm_options(profile.sources.get("pte"))
 
 
 def profile_of(p) -> P.Profile:
@@ -467,8 +473,9 @@ def compare_view(base, new, min_effect_pct: float = 2.0) -> DiffView:
     """``analysis.diff.compare(base, new)`` with both sides' runs (for ``report --compare``)."""
     from etscope.analysis.diff import compare
 
+    opts = tuple(p.llm_options if isinstance(p, NotebookProfile) else llm_options_of(profile_of(p)) for p in (base, new))
     base, new = profile_of(base), profile_of(new)
-    d = compare(base, new, min_effect_pct=min_effect_pct)
+    d = compare(base, new, min_effect_pct=min_effect_pct, llm_options=opts)
     return diff_view(d, base, new, options={"min_effect_pct": min_effect_pct})
 
 

@@ -169,8 +169,30 @@ class DiffResult:
 
     @property
     def latency(self) -> dict:
-        """p50 of both sides (ms), change and its 95% interval (%), runs, warm-up left out."""
-        return self.result["latency"]
+        """p50 of both sides (ms), change and its 95% interval (%), runs, warm-up left out (of an
+        LLM: the phase the verdict is from, ``verdict_phase``; {} when no phase is on both sides)."""
+        return self.result.get("latency") or {}
+
+    @property
+    def headline(self) -> str:
+        """The verdict in words; of an LLM, with the phase it is from ("regression in decode (prefill:
+        no change)")."""
+        return self.result.get("headline") or self.verdict.replace("_", " ")
+
+    def phases(self):
+        """An LLM's phases, each compared with the same phase of the other side: name, method,
+        verdict, p50 of both sides (ms), change and its 95% interval (%), time to first token
+        (prefill) and tokens/s (decode) of both sides; empty when the runs are one phase."""
+        rows = []
+        for e in self.result.get("phases") or []:
+            lat, llm = e.get("latency") or {}, e.get("llm") or {}
+            ci = lat.get("ci_pct") or [None, None]
+            rows.append({"name": e["name"], "method": e.get("method"), "verdict": e["verdict"],
+                         "base_p50_ms": lat.get("base_p50_ms"), "new_p50_ms": lat.get("new_p50_ms"),
+                         "change_pct": lat.get("change_pct"), "ci_low_pct": ci[0], "ci_high_pct": ci[1],
+                         **{f"{k}_{side}": (llm.get(k) or {}).get(side) for k in ("ttft_ms", "tokens_per_s")
+                            for side in ("base", "new")}})
+        return frame(rows, ["name"])
 
     def ops(self, changed_only: bool = False):
         """Every op compared: status (slower / faster / new / removed / same), p50 of both sides (in
@@ -200,10 +222,13 @@ class DiffResult:
         ci = lat.get("ci_pct") or [None, None]
         finite = all(isinstance(x, (int, float)) and math.isfinite(x) for x in ci)
         interval = f" (95% CI {ci[0]:+.1f}% to {ci[1]:+.1f}%)" if finite else ""
-        changed = sum(1 for o in self.result["ops"] if o["status"] != "same")
-        return (f"<DiffResult: {self.verdict.replace('_', ' ')}; p50 {fmt_ms(lat['base_p50_ms'])} → "
+        changed = sum(1 for o in self.result.get("ops") or [] if o["status"] != "same")
+        if not lat:
+            return f"<DiffResult: {self.headline}; .phases() .reasons .html(path)>"
+        return (f"<DiffResult: {self.headline}; p50 {fmt_ms(lat['base_p50_ms'])} → "
                 f"{fmt_ms(lat['new_p50_ms'])}, {lat['change_pct']:+.1f}%{interval}; {changed} op(s) changed; "
-                ".ops() .breakdown() .placement_changes() .reasons .html(path)>")
+                ".ops() .breakdown() .placement_changes() " + (".phases() " if self.result.get("phases") else "")
+                + ".reasons .html(path)>")
 
     def _repr_html_(self) -> str:
         return _html_table(repr(self), [("reason", r) for r in self.reasons[:10]])

@@ -61,27 +61,42 @@ def test_diff_page_is_one_offline_file_and_the_blob_round_trips(name):
     assert page["diff"]["placement_changes"] == json.loads(json.dumps(d["placement_changes"]))
     assert [o["identity"] for o in page["diff"]["ops"]] == [o["identity"] for o in d["ops"]][:5000]
     assert page["ops_total"] == len(d["ops"])
-    assert len(page["series"]["base"]) == a.n_runs and len(page["series"]["new"]) == b.n_runs
-    assert page["series"]["new"][0] == pytest.approx(float(b.runs["latency_ns"][0]) / 1e6, rel=1e-5)
-    assert page["series"]["sessions"] == {"base": [a.n_runs], "new": [b.n_runs]}
-    # The page's runs agree with the verdict: the p50 of the runs it does not mark as warm-up is the
-    # analysis' p50 (the page draws warm-up runs, marked, and leaves them out of its statistics).
-    dropped = d["latency"].get("warmup_runs_dropped")
-    for side in ("base", "new"):
-        warm = page["series"]["warmup"][side]
-        if dropped is not None:
-            assert warm == list(range(dropped[side][0]))
-        steady = [v for i, v in enumerate(page["series"][side]) if i not in set(warm) and v is not None]
-        assert statistics.median(steady) == pytest.approx(d["latency"][f"{side}_p50_ms"], rel=1e-5)
+    if d.get("phases"):       # an LLM: each phase's runs, p50 and sections (issue 34)
+        for e in d["phases"]:
+            runs = {side: [i for s in e["runs"][side] for i in s] for side in ("base", "new")}
+            _check_series(page["series"]["phases"][e["name"]], e, len(runs["base"]), len(runs["new"]),
+                          float(b.runs["latency_ns"][runs["new"][0]]) / 1e6)
+            assert f'href="#diff-verdict-{e["name"]}"' in html and f'href="#diff-ops-{e["name"]}"' in html
+        assert f"Verdict: {d['headline']}" in html
+    else:
+        _check_series(page["series"], d, a.n_runs, b.n_runs, float(b.runs["latency_ns"][0]) / 1e6)
+        for section in ("diff-runs", "diff-placement", "diff-breakdown", "diff-ops"):
+            assert f'href="#{section}"' in html
+        assert ('href="#diff-qnn"' in html) == bool(d["qnn"])
+        # Without JavaScript the verdict and reasons are still there as text.
+        assert f"Verdict: {d['verdict'].replace('_', ' ')}" in html
     assert page["options"] == {"min_effect_pct": 2.0, "fail_on_regression_pct": 5.0}
     assert page["inputs"]["base"] == str(base) and page["inputs"]["new"] == str(new)
-    for section in ("diff-verdict", "diff-runs", "diff-placement", "diff-breakdown", "diff-ops", "diff-gate"):
+    for section in ("diff-verdict", "diff-gate"):
         assert f'href="#{section}"' in html
-    assert ('href="#diff-qnn"' in html) == bool(d["qnn"])
-    # Without JavaScript the verdict and reasons are still there as text.
-    assert f"Verdict: {d['verdict'].replace('_', ' ')}" in html
     for r in d["reasons"]:
         assert r in html
+
+
+def _check_series(series: dict, d: dict, n_base: int, n_new: int, first_new_ms: float) -> None:
+    """The page's runs of one comparison (whole runs, or one phase's) agree with its verdict."""
+    assert len(series["base"]) == n_base and len(series["new"]) == n_new
+    assert series["new"][0] == pytest.approx(first_new_ms, rel=1e-5)
+    assert series["sessions"] == {"base": [n_base], "new": [n_new]}
+    # The p50 of the runs the page does not mark as warm-up is the analysis' p50 (the page draws
+    # warm-up runs, marked, and leaves them out of its statistics).
+    dropped = d["latency"].get("warmup_runs_dropped")
+    for side in ("base", "new"):
+        warm = series["warmup"][side]
+        if dropped is not None:
+            assert warm == list(range(dropped[side][0]))
+        steady = [v for i, v in enumerate(series[side]) if i not in set(warm) and v is not None]
+        assert statistics.median(steady) == pytest.approx(d["latency"][f"{side}_p50_ms"], rel=1e-5)
 
 
 CONV = REAL.parent / "diff"   # a regression far beyond re-run noise (both convolutions left XNNPACK)

@@ -175,9 +175,9 @@ def make_diff_page(tmp_path, name, mutate=None, **options):
     return out, d
 
 
-def _diff_column(page, key):
-    idx = page.eval_on_selector_all("#diff-ops-data thead th", "(ths, k) => ths.findIndex(t => t.dataset.key === k)", key)
-    return page.eval_on_selector_all(f"#diff-ops-data tbody tr td:nth-child({idx + 1})", "tds => tds.map(t => t.textContent)")
+def _diff_column(page, key, sfx=""):
+    idx = page.eval_on_selector_all(f"#diff-ops-data{sfx} thead th", "(ths, k) => ths.findIndex(t => t.dataset.key === k)", key)
+    return page.eval_on_selector_all(f"#diff-ops-data{sfx} tbody tr td:nth-child({idx + 1})", "tds => tds.map(t => t.textContent)")
 
 
 def _pct(s):
@@ -189,40 +189,52 @@ def test_diff_page_renders_in_chromium(browser, tmp_path, artifact_dir, name):
     out, d = make_diff_page(tmp_path, name, fail_on_regression_pct=5.0)
     messages, dialogs = [], []
     page = open_report(browser, out, messages, dialogs)
+    # An LLM pair is compared phase by phase (issue 34): the top verdict and a table of the phases,
+    # then each phase's own sections (ids suffixed -<phase>); the top level's figures are the
+    # leading phase's, checked in its sections.
+    sfx = f"-{d['verdict_phase']}" if d.get("phases") else ""
     try:
         bad = [m for m in messages if m[0] in ("error", "pageerror", "request")]
         assert not bad, bad
         assert not dialogs
+        assert page.locator("#diff-verdict > .verdict-line .verdict-pill").inner_text().lower() == \
+            d["verdict"].replace("_", " ")
+        if sfx:
+            rows = page.locator("#diff-verdict table.diff-phases tbody tr")
+            assert rows.count() == len(d["phases"])
+            assert [p.lower() for p in page.locator("#diff-verdict .phase-verdict").all_text_contents()] == \
+                [e["verdict"].replace("_", " ") for e in d["phases"]]
+            assert page.locator("svg .ci-point").count() == sum(1 for e in d["phases"] if e.get("latency"))
         # Verdict: the change and its interval on a % axis with a zero line; latency units on the top axis.
-        assert page.locator("#diff-verdict .verdict-pill").inner_text().lower() == d["verdict"].replace("_", " ")
-        assert page.locator("#diff-verdict svg .ci-point").count() == 1
-        assert page.locator("#diff-verdict svg .zero-line").count() == 1
-        assert page.locator("#diff-verdict svg .ci-bar").count() == 1
-        labels = page.locator("#diff-verdict svg .axis-label").all_text_contents()
+        assert page.locator(f"#diff-verdict{sfx} .verdict-pill").inner_text().lower() == d["verdict"].replace("_", " ")
+        assert page.locator(f"#diff-verdict{sfx} svg .ci-point").count() == 1
+        assert page.locator(f"#diff-verdict{sfx} svg .zero-line").count() == 1
+        assert page.locator(f"#diff-verdict{sfx} svg .ci-bar").count() == 1
+        labels = page.locator(f"#diff-verdict{sfx} svg .axis-label").all_text_contents()
         assert any("(%)" in t for t in labels) and any("p50 latency" in t and ("ms" in t or "µs" in t) for t in labels)
         # Runs: both series overlaid, both distributions.
-        assert page.locator("#diff-runs svg g.runs-base circle").count() > 0
-        assert page.locator("#diff-runs svg g.runs-new circle").count() > 0
-        assert page.locator("#diff-runs svg rect.hist-base").count() > 0
-        assert page.locator("#diff-runs svg rect.hist-new").count() > 0
+        assert page.locator(f"#diff-runs{sfx} svg g.runs-base circle").count() > 0
+        assert page.locator(f"#diff-runs{sfx} svg g.runs-new circle").count() > 0
+        assert page.locator(f"#diff-runs{sfx} svg rect.hist-base").count() > 0
+        assert page.locator(f"#diff-runs{sfx} svg rect.hist-new").count() > 0
         dropped = d["latency"].get("warmup_runs_dropped")
         if dropped is not None:                                   # warm-up runs drawn, ringed
-            assert page.locator("#diff-runs svg circle.warmup").count() == sum(dropped["base"]) + sum(dropped["new"])
-        assert page.locator("#diff-runs table.diff-run-stats tr").count() == 3
+            assert page.locator(f"#diff-runs{sfx} svg circle.warmup").count() == sum(dropped["base"]) + sum(dropped["new"])
+        assert page.locator(f"#diff-runs{sfx} table.diff-run-stats tr").count() == 3
         # Placement, breakdown, per-op table, gate.
         n_pc = len(d["placement_changes"])
-        assert page.locator("#diff-placement-data tbody tr").count() == n_pc
+        assert page.locator(f"#diff-placement-data{sfx} tbody tr").count() == n_pc
         if n_pc:
             first = d["placement_changes"][0]["kind"]
-            assert "pc-" + first in page.locator("#diff-placement-data tbody tr").first.get_attribute("class")
-        assert page.locator("#diff-breakdown svg rect.bar-base").count() >= 1
-        assert page.locator("#diff-breakdown svg rect.bar-new").count() >= 1
-        assert page.locator("#diff-ops-data tbody tr").count() == min(len(d["ops"]), 2000)
+            assert "pc-" + first in page.locator(f"#diff-placement-data{sfx} tbody tr").first.get_attribute("class")
+        assert page.locator(f"#diff-breakdown{sfx} svg rect.bar-base").count() >= 1
+        assert page.locator(f"#diff-breakdown{sfx} svg rect.bar-new").count() >= 1
+        assert page.locator(f"#diff-ops-data{sfx} tbody tr").count() == min(len(d["ops"]), 2000)
         assert page.locator("#diff-gate .gate").count() == 1
         if d["qnn"]:
-            assert page.locator("#diff-qnn table").count() >= 1
+            assert page.locator(f"#diff-qnn{sfx} table").count() >= 1
         else:
-            assert page.locator("#diff-qnn").count() == 0
+            assert page.locator(f"#diff-qnn{sfx}").count() == 0
         assert page.locator("svg .axis-label").count() >= 6
         page.screenshot(path=str(artifact_dir / f"diff_{name}.png"), full_page=True)
     finally:
@@ -231,32 +243,33 @@ def test_diff_page_renders_in_chromium(browser, tmp_path, artifact_dir, name):
 
 def test_diff_op_table_sorts_and_filters(browser, tmp_path, artifact_dir):
     out, d = make_diff_page(tmp_path, "llama_nodebug_vs_gen_llama")
+    assert d["verdict_phase"] == "decode"       # an LLM pair: its decode phase's table (issue 34)
     messages, dialogs = [], []
     page = open_report(browser, out, messages, dialogs)
     try:
-        page.click("#diff-ops-data th[data-key=change_pct]")            # numbers sort descending first
-        assert page.get_attribute("#diff-ops-data th[data-key=change_pct]", "aria-sort") == "descending"
-        ch = [_pct(x) for x in _diff_column(page, "change_pct") if x]
+        page.click("#diff-ops-data-decode th[data-key=change_pct]")            # numbers sort descending first
+        assert page.get_attribute("#diff-ops-data-decode th[data-key=change_pct]", "aria-sort") == "descending"
+        ch = [_pct(x) for x in _diff_column(page, sfx="-decode", key="change_pct") if x]
         assert len(ch) > 10 and ch == sorted(ch, reverse=True)
-        page.click("#diff-ops-data th[data-key=change_pct]")
-        assert page.get_attribute("#diff-ops-data th[data-key=change_pct]", "aria-sort") == "ascending"
-        ch = [_pct(x) for x in _diff_column(page, "change_pct") if x]
+        page.click("#diff-ops-data-decode th[data-key=change_pct]")
+        assert page.get_attribute("#diff-ops-data-decode th[data-key=change_pct]", "aria-sort") == "ascending"
+        ch = [_pct(x) for x in _diff_column(page, sfx="-decode", key="change_pct") if x]
         assert ch == sorted(ch)
-        page.click("#diff-ops-data th[data-key=p_value]")
-        ps = [float(x) for x in _diff_column(page, "p_value") if x]
+        page.click("#diff-ops-data-decode th[data-key=p_value]")
+        ps = [float(x) for x in _diff_column(page, sfx="-decode", key="p_value") if x]
         assert ps == sorted(ps, reverse=True)
-        page.click("#diff-ops-data th[data-key=name]")                   # text sorts ascending first
-        names = _diff_column(page, "name")
+        page.click("#diff-ops-data-decode th[data-key=name]")                   # text sorts ascending first
+        names = _diff_column(page, sfx="-decode", key="name")
         assert names == sorted(names, key=lambda s: s.lower()) or names[0] <= names[-1]
-        page.select_option("#diff-ops-status", "faster")
-        statuses = _diff_column(page, "status")
+        page.select_option("#diff-ops-status-decode", "faster")
+        statuses = _diff_column(page, sfx="-decode", key="status")
         assert statuses and set(statuses) == {"faster"}
         assert len(statuses) == sum(o["status"] == "faster" for o in d["ops"])
-        page.select_option("#diff-ops-status", "")
-        page.fill("#diff-ops input[type=search]", "index_put")
-        names = _diff_column(page, "name")
+        page.select_option("#diff-ops-status-decode", "")
+        page.fill("#diff-ops-decode input[type=search]", "index_put")
+        names = _diff_column(page, sfx="-decode", key="name")
         assert names and all("index_put" in n for n in names)
-        page.locator("#diff-ops").screenshot(path=str(artifact_dir / "diff_ops_table_filtered.png"))
+        page.locator("#diff-ops-decode").screenshot(path=str(artifact_dir / "diff_ops_table_filtered.png"))
         assert not [m for m in messages if m[0] in ("error", "pageerror")]
     finally:
         page.close()
@@ -318,8 +331,10 @@ def test_report_compare_section_renders(browser, tmp_path, artifact_dir):
         bad = [m for m in messages if m[0] in ("error", "pageerror", "request")]
         assert not bad, bad
         assert page.locator("#compare-body .diff-part").count() >= 6
-        assert page.locator("#compare-body svg .ci-point").count() == 1
-        assert page.locator("#compare-body #diff-ops-data tbody tr").count() > 0
+        # An LLM pair: each phase compared on its own (issue 34), one interval chart per phase.
+        assert page.locator("#compare-body table.diff-phases tbody tr").count() == 2
+        assert page.locator("#compare-body svg .ci-point").count() == 2
+        assert page.locator("#compare-body #diff-ops-data-decode tbody tr").count() > 0
         # The rest of the report is still there.
         assert page.locator("#ops-data tbody tr").count() > 0
         assert page.locator("#time-chart svg rect.box").count() >= 3
@@ -340,7 +355,13 @@ def test_runs_chart_says_when_it_shows_the_first_runs_only(browser, tmp_path, ar
         assert not [m for m in messages if m[0] in ("error", "pageerror", "request")]
         titles = page.locator("#runs-chart .chart-title").all_inner_texts()
         assert len(titles) == 2 and all("(the first 10 of 32 runs)" in t for t in titles), titles
-        assert page.locator("#runs-chart svg circle").count() == 10
+        # gen_llama is an LLM: the page shows the decode phase's runs among those 10 (at the file's
+        # own run indices), the prefill runs left to the prefill view.
+        from etscope.api import results
+        etdump, kw = CASES["gen_llama"]()
+        ph = results(etscope.load(etdump, **{k: v for k, v in kw.items() if k not in ("qhas", "optrace")})).phases
+        shown = int((ph.of_run[:10] == ph.names.index("decode")).sum())
+        assert page.locator("#runs-chart svg circle").count() == shown and 0 < shown < 10
         page.screenshot(path=str(artifact_dir / "runs_first_of_many.png"), full_page=True)
     finally:
         page.close()

@@ -239,8 +239,25 @@ def steady_samples(profiles: list[P.Profile], dropped: list[int]) -> dict[tuple,
 
 
 def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
-            fail_on_fallback: bool = False, session_allowance_pct: float | None = None) -> dict:
-    """Compare two runs. ``base`` and ``new`` are Profiles, or lists of Profiles of repeated
+            fail_on_fallback: bool = False, session_allowance_pct: float | None = None,
+            phase: str | None = None, llm_options=None) -> dict:
+    """Compare two runs like with like. ``base`` and ``new``: Profiles or ``Results``, or lists of
+    them (repeated sessions of one program). When either side's runs form several phases (an
+    LLM's prefill and decode), each phase is compared with its namesake on the other side and the
+    verdict comes from the phases, never from pooled runs (:mod:`etscope.analysis.diff_phases`:
+    ``phases``, ``verdict_phase``); else :func:`compare_runs`. ``phase``: that phase only
+    (``--phase``; ``all``: every run pooled). ``llm_options``: ``api.llm_options`` for the LLM
+    analysis that finds the phases (one dict, or a (base, new) pair)."""
+    from etscope.analysis.diff_phases import compare_sides
+
+    return compare_sides(base, new, compare_runs, phase=phase, llm_options=llm_options,
+                         min_effect_pct=min_effect_pct, fail_on_regression_pct=fail_on_regression_pct,
+                         fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance_pct)
+
+
+def compare_runs(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
+                 fail_on_fallback: bool = False, session_allowance_pct: float | None = None) -> dict:
+    """Compare two sets of runs as one phase. ``base`` and ``new`` are Profiles, or lists of Profiles of repeated
     sessions of the same program (the first one of each side gives op and placement identities).
 
     One statistic throughout: p50 over the steady runs (leading warm-up runs dropped, the same

@@ -40,6 +40,9 @@ def _percent(ctx, param, value):
               help="How far two sessions of one unchanged program may differ in p50 latency, as a ratio "
                    "(e.g. 10%: x0.91-x1.10); used with one session per side (default: measured on the "
                    "project's test machine, see BENCHMARKS.md; measure your device).")
+@click.option("--phase", type=str,
+              help="Compare one phase of an LLM's runs only (prefill, decode), or 'all' for every run pooled; "
+                   "default: each phase compared with its namesake, never pooled.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--html", "html_path", type=str,
               help="Also write the comparison as one offline HTML page here ('-': standard output, "
@@ -51,7 +54,7 @@ def _percent(ctx, param, value):
 @click.option("--new-also", "new_also", multiple=True, type=str,
               help="More ETDumps of the new program from separate sessions (repeatable).")
 def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regression, fail_on_fallback,
-         min_effect, session_allowance, as_json, html_path, no_html, base_also, new_also):
+         min_effect, session_allowance, phase, as_json, html_path, no_html, base_also, new_also):
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
     from etscope.analysis.diff import compare
     from etscope.paths import check_inputs, display
@@ -62,12 +65,19 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
     if out is not None and out.kind == "stdout" and as_json:
         raise click.UsageError("--html - and --json both write to standard output; give --html a file")
 
+    from etscope import api
+    from etscope.analysis.run_phases import PhaseChoiceError
+
     a = with_runs(load_profile(base, etrecord_base, pte_base, None), base)
     b = with_runs(load_profile(new, etrecord_new, pte_new, None), new)
     more_a = [with_runs(load_profile(x, etrecord_base, pte_base, None), x) for x in base_also]
     more_b = [with_runs(load_profile(x, etrecord_new, pte_new, None), x) for x in new_also]
-    d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
-                fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance)
+    try:     # each side's phases from its own runs, with its own .pte's token counts
+        d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
+                    fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance, phase=phase,
+                    llm_options=(api.llm_options(pte_base), api.llm_options(pte_new)))
+    except PhaseChoiceError as e:
+        raise click.UsageError(str(e)) from None
     d["inputs"] = {"base": [display(x) for x in (base, *base_also)], "new": [display(x) for x in (new, *new_also)]}
     if as_json:
         emit_json(d)
@@ -82,7 +92,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
         from etscope.analysis.diff_view import diff_view
         from etscope.render.html import write_diff_page
 
-        w = write_diff_page(out, diff_view(d, a, b, options={"min_effect_pct": min_effect,
+        w = write_diff_page(out, diff_view(d, [a] + more_a, [b] + more_b, options={"min_effect_pct": min_effect,
                                                              "fail_on_regression_pct": fail_on_regression,
                                                              "fail_on_fallback": fail_on_fallback}))
         if out.kind != "stdout":

@@ -1,6 +1,8 @@
 """Terminal view of `etscope diff`."""
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.text import Text
 
@@ -17,18 +19,116 @@ def _fmt(v, unit):
 TOP = 20    # changed ops on a terminal; piped output lists all
 
 
+STYLE = {"regression": "bold red", "improvement": "bold green", "no_change": "bold", "inconclusive": "bold yellow"}
+
+
 def render_diff(d: dict, console: Console | None = None, top: int | None = None) -> None:
     c = console_or_default(console)
     if top is None:
         top = 0 if c.complete else TOP
-    style = {"regression": "bold red", "improvement": "bold green", "no_change": "bold",
-             "inconclusive": "bold yellow"}.get(d["verdict"], "bold")
-    c.print(Text(f"Verdict: {d['verdict'].replace('_', ' ')}", style=style))
+    if d.get("phases"):
+        c.print(Text(shown(f"Verdict: {d.get('headline') or d['verdict'].replace('_', ' ')}"),
+                     style=STYLE.get(d["verdict"], "bold")))
+        _render_phases(d, c, top)
+    else:
+        c.print(Text(f"Verdict: {d['verdict'].replace('_', ' ')}", style=STYLE.get(d["verdict"], "bold")))
+        _render_comparison(d, c, top)
+    if d["gate"]["why"]:
+        c.print(Text(("GATE FAILED: " if d["gate"]["fail"] else "gate passed: ") + shown("; ".join(d["gate"]["why"])),
+                     style="red" if d["gate"]["fail"] else "green"))
+
+
+def _llm_cell(e: dict) -> str:
+    """TTFT of a prefill, tokens/s (or runs/s) of a decode, base → new, as ``etscope llm`` gives them."""
+    llm = e.get("llm") or {}
+
+    def pair(key, fmt):
+        v = llm.get(key) or {}
+        shown_ = [fmt(v[side]) if v.get(side) is not None else "?" for side in ("base", "new")]
+        return None if shown_ == ["?", "?"] else f"{shown_[0]} → {shown_[1]}"
+
+    def both(key):
+        v = llm.get(key) or {}
+        return v.get("base") is not None and v.get("new") is not None
+
+    def rate(x):
+        return f"{x:,.1f}" if x < 100 else f"{x:,.0f}"
+
+    if llm.get("ttft_ms"):
+        return f"TTFT {pair('ttft_ms', fmt_ms)}"
+    if both("tokens_per_s"):
+        return f"{pair('tokens_per_s', rate)} tok/s"
+    if llm.get("runs_per_s") and e["name"] == "decode":     # tokens per run unknown on a side
+        return f"{pair('runs_per_s', rate)} runs/s"
+    return ""
+
+
+def _render_phases(d: dict, c: Console, top: int) -> None:
+    """Each phase compared with its namesake: a table side by side, then each phase's comparison."""
+    phases = d["phases"]
+    lead = d.get("verdict_phase")
+    if lead is None:
+        c.print(safe_text(d.get("verdict_basis") or ""))
+    elif len(phases) == 1:
+        c.print(safe_text(f"One phase compared: {lead} (--phase)."))
+    else:
+        c.print(safe_text(f"Each phase compared with the same phase of the other side, never pooled; the verdict is "
+                          f"the {lead} phase's, the most significant (regression, improvement, inconclusive, no "
+                          "change)."))
+    if len(phases) > 1 and any(e["verdict"] != "not_compared" for e in phases):
+        t = Table(title="Phases, each compared with the same phase of the other side (never pooled)")
+        for col, just, detail in (("phase", "left", 0), ("method", "left", 3), ("runs", "right", 2),
+                                  ("p50 base → new", "right", 0), ("change", "right", 0), ("95% CI", "right", 1),
+                                  ("verdict", "left", 0), ("LLM (etscope llm)", "right", 1)):
+            kind = "text" if col in ("verdict", "LLM (etscope llm)") else None
+            t.add_column(col, justify=just, detail=detail, kind=kind)
+        for e in phases:
+            if e["verdict"] == "not_compared":
+                t.add_row(safe_text(e["name"]), safe_text(e["method"] or "—"), "", f"only in {e['on']}", "", "",
+                          "not compared", "")
+                continue
+            lat = e["latency"]
+            lo, hi = lat["ci_pct"]
+            t.add_row(safe_text(e["name"]), safe_text(_methods(e)),
+                      f"{lat['base_runs']} → {lat['new_runs']}",
+                      f"{fmt_ms(lat['base_p50_ms'])} → {fmt_ms(lat['new_p50_ms'])}"
+                      if lat["base_p50_ms"] is not None and lat["new_p50_ms"] is not None else "—",
+                      f"{lat['change_pct']:+.1f}%" if math.isfinite(lat["change_pct"]) else "—",
+                      f"{lo:+.1f}% … {hi:+.1f}%" if math.isfinite(lo) and math.isfinite(hi) else "no interval",
+                      e["verdict"].replace("_", " "), safe_text(_llm_cell(e)))
+        c.print(t)
+    for e in phases:
+        c.print()
+        c.print(Text(shown(f"━━ {e['name']}" + (f" ({_methods(e)})" if _methods(e) != "—" else "")
+                           + f": {e['verdict'].replace('_', ' ')}"), style=STYLE.get(e["verdict"], "bold")))
+        if e["verdict"] == "not_compared":
+            for r in e["reasons"]:
+                c.print(safe_text("• " + r))
+            continue
+        llm = _llm_cell(e)
+        if llm:
+            c.print(safe_text(f"{llm} (etscope llm of each side)"))
+        _render_comparison(e, c, top)
+
+
+def _ci(ci) -> str:
+    lo, hi = ci
+    return f"95% CI {lo:+.1f}% to {hi:+.1f}%" if math.isfinite(lo) and math.isfinite(hi) else "no interval: too few runs"
+
+
+def _methods(e: dict) -> str:
+    m = e.get("methods") or {}
+    b, n = m.get("base"), m.get("new")
+    return (b or n or "—") if b == n or not (b and n) else f"{b} → {n}"
+
+
+def _render_comparison(d: dict, c: Console, top: int) -> None:
+    """One comparison (the whole runs, or one phase's): latency, reasons, placement, breakdown, ops."""
     lat = d["latency"]
     dropped = lat["warmup_runs_dropped"]
     c.print(safe_text(f"Method::execute p50: {fmt_ms(lat['base_p50_ms'])} ({lat['base_runs']} runs) → "
                f"{fmt_ms(lat['new_p50_ms'])} ({lat['new_runs']} runs): {lat['change_pct']:+.1f}% "
-               f"(95% CI {lat['ci_pct'][0]:+.1f}% to {lat['ci_pct'][1]:+.1f}%); warm-up runs left out: "
+               f"({_ci(lat['ci_pct'])}); warm-up runs left out: "
                f"base {sum(dropped['base'])}, new {sum(dropped['new'])}"))
     for r in d["reasons"]:
         c.print(safe_text("• " + r))
@@ -81,6 +181,3 @@ def render_diff(d: dict, console: Console | None = None, top: int | None = None)
         c.print(safe_text(f"QNN partition {q['partition']}: accelerator cycles {q['accel_cycles']['base']} → "
                    f"{q['accel_cycles']['new']}; clock estimate {q['clock_mhz_est']['base']} → "
                    f"{q['clock_mhz_est']['new']} MHz"))
-    if d["gate"]["why"]:
-        c.print(Text(("GATE FAILED: " if d["gate"]["fail"] else "gate passed: ") + shown("; ".join(d["gate"]["why"])),
-                     style="red" if d["gate"]["fail"] else "green"))

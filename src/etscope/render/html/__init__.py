@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -206,11 +207,34 @@ def diff_view_data(view: DiffView) -> dict:
     ops = list(view.diff.get("ops") or [])
     d = {k: v for k, v in view.diff.items() if k != "ops"}
     d["ops"] = ops[:MAX_LIST]
+    if d.get("phases"):      # a phase-split diff: each phase's op rows cut alike
+        anchors: set[str] = set()
+        d["phases"] = [dict(e, ops=list(e.get("ops") or [])[:MAX_LIST], ops_total=len(e.get("ops") or []),
+                            anchor=_phase_anchor(e.get("name"), anchors) if e.get("latency") else None)
+                       for e in d["phases"]]
     series = view.series
-    if series is not None:
-        series = dict(series, base=[_r(x) for x in series["base"]], new=[_r(x) for x in series["new"]])
+    if series is not None and "phases" in series:
+        series = {"phases": {k: _rounded_series(v) for k, v in series["phases"].items()}}
+    elif series is not None:
+        series = _rounded_series(series)
     return _clean({"diff": d, "ops_total": len(ops), "series": series, "options": dict(view.options),
                    "inputs": view.inputs})
+
+
+def _phase_anchor(name, taken: set[str]) -> str:
+    """The suffix of a phase's section ids (``diff-verdict-decode``), unique among ``taken``: the
+    page's script uses it. Phase names may hold a method name from the input: only [A-Za-z0-9_-]."""
+    base = "-" + re.sub(r"[^A-Za-z0-9_-]", "_", str(name))[:60]
+    out, k = base, 1
+    while out in taken:
+        k += 1
+        out = f"{base}-{k}"
+    taken.add(out)
+    return out
+
+
+def _rounded_series(series: dict) -> dict:
+    return dict(series, base=[_r(x) for x in series["base"]], new=[_r(x) for x in series["new"]])
 
 
 def diff_page_data(view: DiffView, title: str | None = None) -> dict:

@@ -59,7 +59,8 @@
     cards.appendChild(stat('new p50', fmtMs(L.new_p50_ms), runsNote('new')));
     cards.appendChild(stat('change of p50', fmtSigned(L.change_pct), isNum(L.base_p50_ms) && isNum(L.new_p50_ms) ? fmtSignedMs(L.new_p50_ms - L.base_p50_ms) + ' per run' : ''));
     cards.appendChild(stat('95% confidence interval', fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]),
-      D.verdict === 'inconclusive' ? 'excludes 0 within each session, but within what two sessions of one program differ by'
+      D.verdict === 'inconclusive' ? (L.significant ? 'excludes 0 within each session, but within what two sessions of one program differ by'
+        : (isNum(ci[0]) ? 'includes 0, but also changes larger than two sessions of one program differ by: too uncertain to call' : 'no interval: too few runs'))
         : (L.significant ? 'excludes 0: a real change' : 'a change this small is not distinguishable from noise')));
     if (isNum(L.session_allowance_pct)) cards.appendChild(stat('between-session allowance', '×' + (1 / (1 + L.session_allowance_pct / 100)).toFixed(2) + ' … ×' + (1 + L.session_allowance_pct / 100).toFixed(2), (L.base_sessions > 1 || L.new_sessions > 1 ? 'prior on the spread of the sessions' : 'one session per side: a change must exceed this or be localised')));
     var G = D.gate || {};
@@ -206,7 +207,7 @@
     });
     hit.addEventListener('mouseleave', hideTip);
     svg.appendChild(hit);
-    xAxis(svg, sx, 0, Math.max(N - 1, 1), H - padB + 4, 'run (Execute index, in order' + (multi ? '; sessions one after the other' : '') + ')', W - padL - padR, fmtInt);
+    xAxis(svg, sx, 0, Math.max(N - 1, 1), H - padB + 4, (V.idSuffix ? 'run of this phase (its runs in Execute order' : 'run (Execute index, in order') + (multi ? '; sessions one after the other' : '') + ')', W - padL - padR, fmtInt);
     yAxisTime(svg, sy, lo, hi, padL, 'latency', H - padT - padB);
     chart.appendChild(svg);
 
@@ -266,7 +267,7 @@
   // ---- placement changes ----------------------------------------------------------------------------
   var PLACEMENT_KIND = { moved_to_cpu: 'moved to the CPU (fallback)', moved_to_delegate: 'moved to a delegate',
                          new_cpu_op: 'new CPU op', removed_cpu_op: 'CPU op removed', partitions_changed: 'partitions changed' };
-  function diffPlacement(box, D) {
+  function diffPlacement(box, D, V) {
     var list = (D.placement_changes || []).slice();
     var rank = { moved_to_cpu: 0, partitions_changed: 1, moved_to_delegate: 2, new_cpu_op: 3, removed_cpu_op: 4 };
     list.sort(function (x, y) { return (rank[x.kind] === undefined ? 9 : rank[x.kind]) - (rank[y.kind] === undefined ? 9 : rank[y.kind]); });
@@ -281,7 +282,7 @@
         moved.map(function (c) { return c.op_type + (c.from ? ' (was on ' + c.from + ')' : ''); }).join(', ') + '. They now run as portable CPU kernels.' }));
     }
     box.appendChild(el('p', { 'class': 'hint', text: 'Ops are matched by op type and source line (from the ETRecords) or, without them, by per-op delegate events of the same op kind that disappeared (or appeared); partitions by backend. Ops that moved off a delegate to the CPU come first.' }));
-    var t = el('table', { 'class': 'data', id: 'diff-placement-data' });
+    var t = el('table', { 'class': 'data', id: 'diff-placement-data' + (V && V.idSuffix || '') });
     t.appendChild(el('thead', null, el('tr', null, ['change', 'op type / backend', 'source', 'count', 'base → new', 'how it was told'].map(function (h) { return el('th', { text: h }); }))));
     var tb = el('tbody');
     list.forEach(function (c) {
@@ -375,7 +376,7 @@
       'k-th call; ops inside a delegate: their name), p50 per run over the steady runs (warm-up runs left out). slower / faster: Mann-Whitney rank test p < 0.01 and at least the minimum effect; ' +
       'same: not significant. Values in their true unit. Click a column header to sort.' }));
     var search = el('input', { type: 'search', placeholder: 'filter: op, op type, placement, source…', 'aria-label': 'filter op changes' });
-    var sel = el('select', { 'aria-label': 'status', id: 'diff-ops-status' },
+    var sel = el('select', { 'aria-label': 'status', id: 'diff-ops-status' + (V.idSuffix || '') },
       el('option', { value: '', text: 'all statuses (' + ops.length + ')' }),
       el('option', { value: 'changed', text: 'changed (' + (ops.length - (counts.same || 0)) + ')' }),
       ['new', 'removed', 'slower', 'faster', 'same'].filter(function (s) { return counts[s]; }).map(function (s) {
@@ -383,7 +384,7 @@
       }));
     var count = el('span', { 'class': 'count' });
     box.appendChild(el('div', { 'class': 'toolbar' }, search, sel, count));
-    var parts = sortableTable(box, 'diff-ops-data', cols, state, function () { draw(); });
+    var parts = sortableTable(box, 'diff-ops-data' + (V.idSuffix || ''), cols, state, function () { draw(); });
     var thead = parts.thead, tbody = parts.tbody;
     var total = isNum(V.ops_total) ? V.ops_total : ops.length;
     if (total > ops.length) box.appendChild(el('p', { 'class': 'muted', text: 'Only the first ' + ops.length + ' of ' + total + ' op rows are in this page (changed ones first); `etscope diff --json` has all of them.' }));
@@ -527,18 +528,90 @@
   // asSections: one <section class="card"> per part (the diff page); else <div> parts under h3 (the report).
   function renderDiff(box, V, asSections) {
     var D = V.diff || {};
+    if ((D.phases || []).length) { renderPhases(box, V, asSections); return; }
+    var parts = diffParts(D);
+    parts.push(['diff-gate', 'Gate and warnings', diffGate]);
+    renderParts(box, D, V, asSections, parts, '', '');
+  }
+  function diffParts(D) {
     var parts = [['diff-verdict', 'Verdict', diffVerdict], ['diff-runs', 'Runs: base and new', diffRuns],
                  ['diff-placement', 'Placement changes', diffPlacement], ['diff-breakdown', 'Where the time went: base vs new', diffBreakdown],
                  ['diff-ops', 'Per-op changes', diffOps]];
     if (D.qnn && D.qnn.length) parts.push(['diff-qnn', 'QNN partitions: base vs new', diffQnn]);
-    parts.push(['diff-gate', 'Gate and warnings', diffGate]);
+    return parts;
+  }
+  // parts: [id, title, draw]; idSuffix / titlePrefix tell one phase's parts from another's.
+  function renderParts(box, D, V, asSections, parts, idSuffix, titlePrefix) {
     parts.forEach(function (p) {
-      var wrap = asSections ? el('section', { 'class': 'card', id: p[0] }, el('h2', { text: p[1] }))
-                            : el('div', { 'class': 'diff-part', id: p[0] }, el('h3', { text: p[1] }));
+      var wrap = asSections ? el('section', { 'class': 'card', id: p[0] + idSuffix }, el('h2', { text: titlePrefix + p[1] }))
+                            : el('div', { 'class': 'diff-part', id: p[0] + idSuffix }, el('h3', { text: titlePrefix + p[1] }));
       box.appendChild(wrap);
       try { p[2](wrap, D, V); } catch (e) {
         console.error('etscope diff: a part failed to render:', e);
         wrap.appendChild(el('p', { 'class': 'warn', text: 'This part failed to render (' + e + ').' }));
       }
     });
+  }
+
+  // ---- an LLM's phases: each compared with the same phase of the other side, never pooled ------------
+  // The suffix of a phase's section ids (render.html gives it as anchor; the same rule otherwise).
+  function phaseAnchor(e) { return e.anchor || '-' + String(e.name).replace(/[^A-Za-z0-9_-]/g, '_'); }
+  function phaseMethods(e) {
+    var m = e.methods || {}, b = m.base, n = m['new'];
+    return (b === n || !(b && n)) ? (b || n || '') : b + ' → ' + n;
+  }
+  function fmtRate(x) { return isNum(x) ? (x < 100 ? fmtNum(x, 1) : Math.round(x).toLocaleString('en-US')) : '?'; }
+  // What etscope llm says of the phase on each side: [label, 'base → new'], or null.
+  function phaseLlmFigure(e) {
+    var L = e.llm || {};
+    function pair(k, f) { var v = L[k] || {}; return f(v.base) + ' → ' + f(v['new']); }
+    if (L.ttft_ms) return ['time to first token', pair('ttft_ms', function (x) { return isNum(x) ? fmtMs(x) : '?'; })];
+    if (L.tokens_per_s && isNum(L.tokens_per_s.base) && isNum(L.tokens_per_s['new'])) return ['decode tokens/s', pair('tokens_per_s', fmtRate)];
+    if (L.runs_per_s && e.name === 'decode') return ['decode runs/s (tokens per run not known on both sides)', pair('runs_per_s', fmtRate)];
+    return null;
+  }
+  function phaseLlm(e) { var f = phaseLlmFigure(e); return f ? f[0] + ' ' + f[1] : ''; }
+  function phaseTable(box, D) {
+    var t = el('table', { 'class': 'data diff-phases', style: 'width:auto' });
+    t.appendChild(el('thead', null, el('tr', null, ['phase', 'method', 'runs base → new', 'p50 base → new', 'change', '95% CI', 'verdict', 'etscope llm']
+      .map(function (h) { return el('th', { text: h }); }))));
+    var tb = el('tbody');
+    D.phases.forEach(function (e) {
+      var L = e.latency || {}, ci = L.ci_pct || [], compared = !!e.latency;
+      var name = el('td', null, compared ? el('a', { href: '#diff-verdict' + phaseAnchor(e), text: String(e.name) }) : String(e.name));
+      tb.appendChild(el('tr', { 'class': 'phase-row verdict-' + e.verdict, 'data-phase': String(e.name) }, name,
+        el('td', { text: phaseMethods(e) }),
+        el('td', { 'class': 'num', text: compared ? L.base_runs + ' → ' + L.new_runs : 'only in ' + e.on }),
+        el('td', { 'class': 'num', text: compared ? fmtMs(L.base_p50_ms) + ' → ' + fmtMs(L.new_p50_ms) : '' }),
+        el('td', { 'class': 'num change', text: compared ? fmtSigned(L.change_pct) : '' }),
+        el('td', { 'class': 'num', text: compared ? (isNum(ci[0]) ? fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]) : 'no interval') : '' }),
+        el('td', null, el('span', { 'class': 'verdict-pill phase-verdict', style: 'background:' + (VERDICT_COLORS[e.verdict] || '#8c959f'),
+                                    text: e.verdict === 'not_compared' ? 'not compared' : verdictText(e.verdict) })),
+        el('td', { text: phaseLlm(e) })));
+    });
+    t.appendChild(tb);
+    box.appendChild(el('div', { 'class': 'table-wrap' }, t));
+  }
+  function renderPhases(box, V, asSections) {
+    var D = V.diff || {}, S = (V.series || {}).phases || {};
+    var head = function (wrap) {
+      wrap.appendChild(el('div', { 'class': 'verdict-line' },
+        el('span', { 'class': 'verdict-pill', style: 'background:' + (VERDICT_COLORS[D.verdict] || '#59636e'), text: verdictText(D.verdict) }),
+        el('span', { 'class': 'verdict-text headline', text: D.headline || '' })));
+      wrap.appendChild(el('p', { 'class': 'hint', text: 'These runs are an LLM\'s phases: each side\'s phases are found on its own runs (as etscope llm finds them) and each phase is compared with the same phase of the other side, never pooled: a prefill is not a slow decode. The verdict above is ' + (D.verdict_basis || '') + '.' }));
+      phaseTable(wrap, D);
+      (D.phases || []).filter(function (e) { return !e.latency; }).forEach(function (e) {
+        (e.reasons || []).forEach(function (r) { wrap.appendChild(el('p', { 'class': 'warn', text: r })); });
+      });
+    };
+    renderParts(box, D, V, asSections, [['diff-verdict', 'Verdict, phase by phase', head]], '', '');
+    D.phases.forEach(function (e) {
+      if (!e.latency) return;
+      var PV = { diff: e, series: S[e.name] || null, options: V.options, ops_total: e.ops_total, idSuffix: phaseAnchor(e) };
+      var m = phaseMethods(e), llm = phaseLlmFigure(e);
+      renderParts(box, e, PV, asSections, diffParts(e), phaseAnchor(e), e.name + (m ? ' (' + m + ')' : '') + ' · ');
+      var cards = llm && box.querySelector('#diff-verdict' + phaseAnchor(e) + ' .cards');
+      if (cards) cards.appendChild(stat(llm[0], llm[1], 'base → new (etscope llm of each side)'));
+    });
+    renderParts(box, D, V, asSections, [['diff-gate', 'Gate and warnings (every phase)', diffGate]], '', '');
   }
