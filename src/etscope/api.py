@@ -290,6 +290,8 @@ def split_pin(value: str) -> tuple[tuple[str, int] | None, str]:
     """``METHOD:INSTR=FILE`` -> ((method, instruction), FILE); a plain path (or one that exists as
     given) -> (None, path). An instruction number past int32 is a :class:`FormatError` naming the
     file (before any int conversion: Python refuses strings of more than 4,300 digits)."""
+    if not isinstance(value, str):       # a Path: a file, never a pin
+        return None, value
     m = _PIN.match(value)
     if m is None or os.path.exists(value):
         return None, value
