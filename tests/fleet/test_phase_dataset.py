@@ -96,3 +96,26 @@ def test_a_dataset_without_the_columns_is_still_read(dataset, tmp_path):
         assert b["p50_ms"] == pytest.approx(want[0], rel=1e-12)
     assert _rows(old, "SELECT count(*) AS n FROM runs")[0]["n"] == len(runs) == 32 + 14
     assert "phase" not in _rows(old, "SELECT * FROM runs LIMIT 1")[0]
+
+
+def test_a_phase_column_of_another_type_is_a_bad_part(dataset, tmp_path):
+    """A part whose phase is not text (written by something else): skipped with one warning line,
+    never a traceback; the other file's series stand."""
+    import pyarrow as pa
+
+    odd = tmp_path / "odd"
+    shutil.copytree(dataset, odd)
+    entry = next(e for e in (odd / "_manifest").glob("*.json") if "build=b1" in e.read_text())
+    doc = json.loads(entry.read_text())
+    part = doc["parts"]["runs"]
+    t = pq.read_table(odd / part["path"])
+    i = t.column_names.index("phase")
+    pq.write_table(t.set_column(i, "phase", pa.array(np.arange(t.num_rows), pa.int64())), odd / part["path"])
+    part["bytes"] = (odd / part["path"]).stat().st_size
+    entry.write_text(json.dumps(doc))
+    res = CliRunner().invoke(main, ["trend", "--dataset", str(odd), "--json"])
+    assert res.exit_code == 0, res.output
+    assert "column 'phase' is int64, expected str; part skipped" in res.stderr
+    t = json.loads(res.stdout)
+    assert sorted((s["phase"], [b["build"] for b in s["builds"]]) for s in t["series"]) == [
+        ("decode", ["b2"]), ("prefill", ["b2"])]
