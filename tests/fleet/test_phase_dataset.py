@@ -96,6 +96,18 @@ def test_a_dataset_without_the_columns_is_still_read(dataset, tmp_path):
         assert b["p50_ms"] == pytest.approx(want[0], rel=1e-12)
     assert _rows(old, "SELECT count(*) AS n FROM runs")[0]["n"] == len(runs) == 32 + 14
     assert "phase" not in _rows(old, "SELECT * FROM runs LIMIT 1")[0]
+    # A file collected now into that dataset: its rows have phases, the old rows null; trend keeps
+    # the old runs together (all) and the new file's phases apart.
+    (tmp_path / "new").mkdir()
+    shutil.copy(REAL / "llama.etdump", tmp_path / "new" / "llama.etdump")
+    cli("collect", tmp_path / "new", "--to", old, "--meta", "model=llama", "--meta", "soc=x86", "--meta", "build=b3",
+        "--meta", "order=3", "--workers", "1")
+    got = _rows(old, "SELECT build, phase, count(*) AS n FROM runs GROUP BY ALL ORDER BY ALL")
+    assert [(r["build"], r["phase"], r["n"]) for r in got] == [
+        ("b1", None, 32), ("b2", None, 14), ("b3", "decode", 23), ("b3", "prefill", 1)]
+    t = json.loads(cli("trend", "--dataset", old, "--json"))
+    assert sorted((s["phase"], [b["build"] for b in s["builds"]]) for s in t["series"]) == [
+        ("all", ["b1", "b2"]), ("decode", ["b3"]), ("prefill", ["b3"])]
 
 
 def test_a_phase_column_of_another_type_is_a_bad_part(dataset, tmp_path):
