@@ -60,7 +60,7 @@ def _heap(head: bytes) -> bool:
     return bool(lines) and all(re.match(r"^[A-Za-z]+:[^,]+\(bytes\), *\d+$", ln) for ln in lines)
 
 
-def _pickle(head: bytes) -> bool:
+def _python_object_stream(head: bytes) -> bool:
     return head.startswith(b"\x80") and len(head) > 1 and head[1] <= 5
 
 
@@ -91,7 +91,7 @@ KINDS: tuple[InputKind, ...] = (
     InputKind("qnn_heap", "a QNN DSP heap usage log", "etscope summary/qnn/report --qnn-heap FILE", _heap),
     InputKind("parquet", "a Parquet file (part of an etscope dataset?)", "etscope sql --dataset FOLDER / trend "
               "--dataset FOLDER (the dataset folder, not one part)", _dataset),
-    InputKind("pickle", "a Python pickle", "nothing: etscope never unpickles", _pickle),
+    InputKind("pickle", "a Python pickle", "nothing: etscope never unpickles", _python_object_stream),
 )
 
 
