@@ -231,8 +231,9 @@ def _partition_tracks(profile: P.Profile, e: _Events, qnn: dict | None, notes: l
         notes.append(f"{counts['skipped']} QNN per-op rows were left out: no clock estimate for their partition "
                      "(QNN rows are cycles, not times; pass the QNN analysis to lay them out)")
     if counts["compressed"]:
-        notes.append(f"{counts['compressed']} DELEGATE_CALL(s): the estimated QNN op times added up to more than "
-                     "the call and were scaled down to fit (args.compressed_to_fit)")
+        notes.append(f"{counts['compressed']} DELEGATE_CALL(s): the QNN op times (cycles ÷ clock) added up to more "
+                     "than the innermost measured QNN level holding them (QNN's µs are whole: a few % of rounding) "
+                     "and were scaled into it, as every view shares them out (args.compressed_to_fit)")
     if clamped:
         notes.append(f"{clamped} backend event(s) reached outside their DELEGATE_CALL and were clamped to it")
     return out, tracks
