@@ -19,7 +19,7 @@ import numpy as np
 from etscope.arrays import median, nanmedian
 from etscope import profile as P
 from etscope import units
-from etscope.analysis import diff_noise, diff_placement
+from etscope.analysis import diff_axes, diff_attribution, diff_noise, diff_placement
 from etscope.analysis import ops as ops_analysis
 from etscope.analysis import placement
 from etscope.analysis.stats import leading_warmup
@@ -314,7 +314,7 @@ def compare_runs(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct:
         reasons.append(f"{sum(c['count'] for c in undecided)} new CPU op(s) may have come off a delegate: "
                        "the ETRecords (--etrecord-base/--etrecord-new) are needed to tell")
     gate = _gate(verdict, change, lo, hi, fail_on_regression_pct, fail_on_fallback, moved_off, undecided)
-    return {
+    out = {
         "schema": SCHEMA,
         "verdict": verdict,
         "reasons": reasons,
@@ -330,6 +330,12 @@ def compare_runs(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct:
         "gate": gate,
         "warnings": [f"base: {w}" for w in base.warnings] + [f"new: {w}" for w in new.warnings],
     }
+    # Each axis of change with its own verdict; the headline names every axis that changed.
+    out["axes"] = diff_axes.axes(out, base, new)
+    out["changed_axes"] = diff_axes.changed_axes(out["axes"])
+    out["headline"] = diff_axes.headline(verdict, out["axes"])
+    out["attribution"] = diff_attribution.attribute(out, latency["base_p50_ms"], latency["new_p50_ms"])
+    return out
 
 
 def _latency_reasons(verdict, change, lo, hi, allowance, noise, shifts, program) -> list[str]:
@@ -435,10 +441,13 @@ def _op_changes(a: dict, b: dict, min_effect_pct: float) -> list[dict]:
             change = (pn / pb - 1) * 100 if pb else (0.0 if pn == 0 else None)
             p = mann_whitney_p(x["values"], y["values"])
             sig = bool(p == p and p < OP_ALPHA and change is not None and abs(change) >= min_effect_pct)
-            row.update(status=("slower" if change > 0 else "faster") if sig else "same",
+            # Not significant is "same" only when the p50 barely moved; a large move the test cannot
+            # confirm (few runs, spread) is "uncertain", never "same".
+            moved = change is None or abs(change) >= min_effect_pct
+            row.update(status=("slower" if change > 0 else "faster") if sig else ("uncertain" if moved else "same"),
                        base_p50=pb, new_p50=pn, change_pct=change, p_value=p, significant=sig)
         rows.append(row)
-    rank = {"new": 0, "removed": 1, "slower": 2, "faster": 3, "same": 4}
+    rank = {"new": 0, "removed": 1, "slower": 2, "faster": 3, "uncertain": 4, "same": 5}
     return sorted(rows, key=lambda r: (rank[r["status"]], -abs(r["change_pct"] or 0)))
 
 

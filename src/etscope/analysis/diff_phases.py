@@ -243,7 +243,7 @@ def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: st
         out["verdict_basis"] = (f"the {lead['name']} phase's: the most significant of the {len(compared)} compared "
                                 "phases' verdicts (regression, then improvement, inconclusive, no change); the top "
                                 f"level's latency, breakdown, placement and ops are the {lead['name']} phase's")
-    out["headline"] = headline(out["verdict"], lead["name"], entries)
+    out["headline"] = _with_axes(headline(out["verdict"], lead["name"], entries), out["verdict"], compared)
     out["reasons"] = [_phase_line(e) for e in entries]
     out["gate"] = _gate(compared)
     out["phases"] = entries
@@ -260,6 +260,24 @@ def headline(verdict: str, lead: str, entries: list[dict]) -> str:
         return (f"no change in {'any phase (' + ', '.join(names) + ')' if len(names) > 1 else names[0]}"
                 + (f" ({'; '.join(more)})" if more else ""))
     return f"{verdict.replace('_', ' ')} in {lead}" + (f" ({'; '.join(others)})" if others else "")
+
+
+def _with_axes(text: str, verdict: str, compared: list[dict]) -> str:
+    """The phase headline and every non-latency axis that changed in any compared phase (the
+    placement and program axes are the program's, the same in each phase; a clock may move in
+    one phase only): never "no change" alone while an axis changed."""
+    from etscope.analysis import diff_axes
+
+    merged: dict = {}
+    for e in compared:
+        for name, axis in (e.get("axes") or {}).items():
+            if name not in merged or (axis.get("verdict") == diff_axes.CHANGED
+                                      and merged[name].get("verdict") != diff_axes.CHANGED):
+                merged[name] = axis
+    lead = text
+    if verdict == "no_change" and any(merged.get(a, {}).get("verdict") == diff_axes.CHANGED for a in diff_axes.AXES[1:]):
+        lead = text.replace("no change", "no latency change", 1) + ", but"
+    return diff_axes.headline(verdict, merged, latency_part=lead)
 
 
 def _num(x) -> float:
