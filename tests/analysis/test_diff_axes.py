@@ -157,3 +157,35 @@ def test_cli_text_and_json_show_the_axes_and_the_attribution():
     for ln in r.output.splitlines():
         words = ln.split()
         assert not any(w == "µs" and "," in prev for prev, w in zip(words, words[1:])), ln
+
+
+def _gen_model(name: str) -> str:
+    return json.loads((F / "real" / "gen_manifest.json").read_text())["fixtures"][name]["model"]
+
+
+@pytest.mark.parametrize("a,b", [
+    (("qnn_etdump", "synthetic_qnn_cnn"), ("qnn_etdump", "synthetic_qnn_vit_2part")),
+    (("real", "gen_cnn"), ("real", "gen_llama")),
+], ids=["qnn-cnn-vs-vit", "cnn-vs-llama"])
+def test_two_different_models_are_flagged_not_comparable_first(a, b):
+    if a[0] == "real":      # the manifest says these are different models
+        assert "conv" in _gen_model(a[1]) and "Transformer" in _gen_model(b[1])
+    pa = load(F / a[0] / f"{a[1]}.etdump", etrecord=F / a[0] / f"{a[1]}.etrecord")
+    pb = load(F / b[0] / f"{b[1]}.etdump", etrecord=F / b[0] / f"{b[1]}.etrecord")
+    d = diff.compare(pa, pb, fail_on_regression_pct=5, fail_on_fallback=True)
+    top = d["phases"][0] if d.get("phases") and "comparable" not in d else d
+    assert d["verdict"] == "not_comparable"
+    assert d["headline"].startswith("not comparable: different programs")
+    assert top["comparable"]["comparable"] is False
+    # latency only as a fact; nothing judged per op, placement or part; no gate
+    assert top["ops"] == [] and top["placement_changes"] == [] and top["attribution"] is None
+    assert top["latency"]["base_p50_ms"] and top["latency"]["new_p50_ms"]
+    assert not d["gate"]["fail"]
+
+
+@pytest.mark.parametrize("new", ["conv_cpu", "slower", "faster", "cpu_moved"])
+def test_one_model_re_exported_stays_comparable(new):
+    base = _conv("xnnpack") if new == "conv_cpu" else load(D / "diff_same_00.etdump", etrecord=D / "diff_same.etrecord")
+    other = _conv("cpu") if new == "conv_cpu" else load(D / f"diff_{new}.etdump", etrecord=D / f"diff_{new}.etrecord")
+    d = diff.compare(base, other)
+    assert d["comparable"]["comparable"] is True and d["verdict"] != "not_comparable"

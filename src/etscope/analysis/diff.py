@@ -335,7 +335,37 @@ def compare_runs(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct:
     out["changed_axes"] = diff_axes.changed_axes(out["axes"])
     out["headline"] = diff_axes.headline(verdict, out["axes"])
     out["attribution"] = diff_attribution.attribute(out, latency["base_p50_ms"], latency["new_p50_ms"])
+    out["comparable"] = diff_axes.comparability(base, new)
+    if out["comparable"]["comparable"] is False:
+        _not_comparable(out)
     return out
+
+
+NOT_COMPARABLE = "not_comparable"
+
+
+def _not_comparable(out: dict) -> None:
+    """Two different programs (a CNN and a ViT): said first; latency stays as a fact, without a
+    verdict, and nothing per op, per placement or per part is judged (matching ops of two graphs
+    would pair unrelated ops)."""
+    lat = out["latency"]
+    change = lat["change_pct"]
+    fact = (f"p50 {units.fmt_ms(lat['base_p50_ms'])} → {units.fmt_ms(lat['new_p50_ms'])}"
+            + (f" ({change:+.1f}%)" if isinstance(change, float) and math.isfinite(change) else ""))
+    why = out["comparable"]["basis"]
+    out["verdict"] = NOT_COMPARABLE
+    out["latency"]["significant"] = False
+    out["reasons"] = [f"not comparable: different programs ({why}); latency compared as a fact only: {fact}"]
+    out["headline"] = f"not comparable: different programs; latency {fact} as a fact only"
+    out["ops"], out["op_shifts"], out["placement_changes"], out["attribution"] = [], [], [], None
+    out["session_noise"] = None
+    out["axes"]["latency"] = {"verdict": NOT_COMPARABLE, "summary": fact + " (a fact: different programs)", "facts": []}
+    out["axes"]["placement"] = {"verdict": diff_axes.UNKNOWN, "summary": "not compared: different programs", "facts": []}
+    out["axes"]["program"] = {**out["axes"]["program"], "verdict": diff_axes.CHANGED,
+                              "summary": "different programs: " + why}
+    out["changed_axes"] = diff_axes.changed_axes(out["axes"])
+    gated = out["gate"]["why"]
+    out["gate"] = {"fail": False, "why": ["not gated: different programs (" + why + ")"] if gated else []}
 
 
 def _latency_reasons(verdict, change, lo, hi, allowance, noise, shifts, program) -> list[str]:

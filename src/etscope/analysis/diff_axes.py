@@ -21,7 +21,11 @@ from etscope import profile as P
 
 CHANGED, NO_CHANGE, UNKNOWN = "changed", "no_change", "unknown"
 AXES = ("latency", "placement", "program", "environment")
-CLOCK_CHANGE_PCT = 5.0   # HTP clock estimates further apart than this are a changed clock
+CLOCK_CHANGE_PCT = 5.0
+# Two graphs sharing less than this share of their ops (op types with multiplicity, ETRecords) are
+# different programs: a CNN and a ViT share 17-44% (synthetic QNN CNN vs ViT 44%, gen_cnn vs
+# gen_llama 1%); a re-export, a fallback or a wider layer shares 80-100% (tests/fixtures/diff).
+SAME_GRAPH_MIN_SHARE = 0.5   # HTP clock estimates further apart than this are a changed clock
 
 # QNN compile spec fields compared between the sides (analysis.program.QnnSpecView), in order.
 QNN_FIELDS = ("soc_model", "htp_arch", "precision", "performance_mode", "profile_level", "vtcm_mb",
@@ -150,6 +154,40 @@ def environment_axis(d: dict) -> dict:
         return {"verdict": NO_CHANGE, "facts": facts, "summary": "the same HTP clock estimate on both sides"}
     return {"verdict": UNKNOWN, "facts": facts,
             "summary": "clock not known (no QNN cycle counts); " + _fact_text(facts[-2]) + ", " + _fact_text(facts[-3])}
+
+
+def comparability(base: P.Profile, new: P.Profile) -> dict:
+    """Are these two runs of the same program (so per-op and placement verdicts make sense)?
+    ``comparable``: False when the ETRecord graphs share less than SAME_GRAPH_MIN_SHARE of their
+    ops (op types with multiplicity, wherever they ran: a fallback moves ops, it does not change
+    the graph) or the .pte's executed methods take different inputs; None when neither tells."""
+    ga, gb = _graph_ops(base), _graph_ops(new)
+    if ga and gb:
+        share = sum((ga & gb).values()) / max(sum(ga.values()), sum(gb.values()))
+        basis = (f"the ETRecord graphs share {share:.0%} of their ops ({sum(ga.values())} in base, "
+                 f"{sum(gb.values())} in new; op types with multiplicity)")
+        if share < SAME_GRAPH_MIN_SHARE:
+            return {"comparable": False, "share": share, "basis": basis}
+        return {"comparable": True, "share": share, "basis": basis}
+    if base.pte is not None and new.pte is not None:
+        from etscope.analysis.program import program_report
+
+        ma, mb = _executed(program_report(base.pte), base), _executed(program_report(new.pte), new)
+        if ma is not None and mb is not None and _jsonable(ma.inputs) != _jsonable(mb.inputs):
+            return {"comparable": False, "share": None,
+                    "basis": f"the executed methods take different inputs ({ma.name}: {len(ma.inputs)} in base, "
+                             f"{mb.name}: {len(mb.inputs)} in new, or of other shapes)"}
+        if ma is not None and mb is not None:
+            return {"comparable": True, "share": None, "basis": "the .pte's executed methods take the same inputs"}
+    return {"comparable": None, "share": None,
+            "basis": "no ETRecords or .pte files on both sides: whether these are one program is not known"}
+
+
+def _graph_ops(p: P.Profile) -> Counter:
+    c: Counter = Counter()
+    for i in p.instructions.values():
+        c.update(i.op_types)
+    return c
 
 
 def changed_axes(ax: dict) -> list[str]:

@@ -25,7 +25,7 @@ from etscope.arrays import median
 from etscope.analysis.run_phases import ALL, PhaseChoiceError
 
 # Which phase verdict leads the headline: the worst / most significant one.
-VERDICT_RANK = {"regression": 3, "improvement": 2, "inconclusive": 1, "no_change": 0}
+VERDICT_RANK = {"not_comparable": 4, "regression": 3, "improvement": 2, "inconclusive": 1, "no_change": 0}
 NOT_COMPARED = "not_compared"      # a phase found on one side only (said as "not compared")
 
 
@@ -60,6 +60,12 @@ def compare_sides(base, new, compare_runs, phase: str | None = None, llm_options
     rb = [_as_results(x, opt_b) for x in _sessions(base)]
     rn = [_as_results(x, opt_n) for x in _sessions(new)]
     split = any(r.phases.split for r in rb + rn)
+    from etscope.analysis.diff_axes import comparability
+
+    if comparability(rb[0].profile, rn[0].profile)["comparable"] is False:
+        # Different programs: their phases are not namesakes either; every run compared as a
+        # fact (compare_runs says "not comparable" first and judges nothing per op).
+        return compare_runs([r.profile for r in rb], [r.profile for r in rn], **options)
     if phase == ALL or (phase is None and not split):
         out = compare_runs([r.profile for r in rb], [r.profile for r in rn], **options)
         if split:
@@ -274,6 +280,8 @@ def _with_axes(text: str, verdict: str, compared: list[dict]) -> str:
             if name not in merged or (axis.get("verdict") == diff_axes.CHANGED
                                       and merged[name].get("verdict") != diff_axes.CHANGED):
                 merged[name] = axis
+    if verdict == "not_comparable":
+        return "not comparable: different programs; " + text
     lead = text
     if verdict == "no_change" and any(merged.get(a, {}).get("verdict") == diff_axes.CHANGED for a in diff_axes.AXES[1:]):
         lead = text.replace("no change", "no latency change", 1) + ", but"

@@ -19,7 +19,7 @@ def _fmt(v, unit):
 TOP = 20    # changed ops on a terminal; piped output lists all
 
 
-STYLE = {"regression": "bold red", "improvement": "bold green", "no_change": "bold", "inconclusive": "bold yellow"}
+STYLE = {"not_comparable": "bold magenta", "regression": "bold red", "improvement": "bold green", "no_change": "bold", "inconclusive": "bold yellow"}
 
 
 def render_diff(d: dict, console: Console | None = None, top: int | None = None) -> None:
@@ -179,19 +179,26 @@ def _render_comparison(d: dict, c: Console, top: int) -> None:
         c.print(t)
         if d["verdict"] == "inconclusive":
             c.print(safe_text("Per-op tests compare runs within the two sessions; a re-run shifts ops as well."))
+    elif d["verdict"] == "not_comparable":
+        c.print("Per-op and placement changes: not compared (different programs).")
     else:
         c.print("No op changed significantly.")
     if uncertain:
         c.print(safe_text(f"{uncertain} op(s) moved by at least the minimum effect without a significant rank test: "
                           "uncertain, not counted as changed (--json lists them)."))
     for q in d.get("qnn") or []:
-        c.print(safe_text(f"QNN partition {q['partition']}: accelerator cycles {q['accel_cycles']['base']} → "
-                   f"{q['accel_cycles']['new']}; clock estimate {q['clock_mhz_est']['base']} → "
-                   f"{q['clock_mhz_est']['new']} MHz"))
+        c.print(safe_text(f"QNN partition {q['partition']}: accelerator cycles {_num(q['accel_cycles']['base'])} → "
+                   f"{_num(q['accel_cycles']['new'])}; clock estimate {_num(q['clock_mhz_est']['base'])} → "
+                   f"{_num(q['clock_mhz_est']['new'])} MHz"))
 
 
 AXIS_STYLE = {"changed": "bold red", "regression": "bold red", "improvement": "bold green",
               "inconclusive": "yellow", "unknown": "dim", "no_change": ""}
+
+
+def _num(v) -> str:
+    """A count or a clock as a reader wants it: 116,520,300 cycles, 1,630 MHz; — when unknown."""
+    return "—" if not isinstance(v, (int, float)) or v != v else f"{v:,.0f}"
 
 
 def signed_ms(ms) -> str:

@@ -18,7 +18,7 @@
       return el('span', { 'class': 'verdict-pill axis-pill', 'data-axis': a, style: 'background:' + AXIS_COLORS.changed, text: a + ' changed' });
     });
   }
-  var VERDICT_COLORS = { regression: '#c62828', improvement: '#2e7d32', no_change: '#59636e', inconclusive: '#9a6700' };
+  var VERDICT_COLORS = { not_comparable: '#8250df', regression: '#c62828', improvement: '#2e7d32', no_change: '#59636e', inconclusive: '#9a6700' };
 
   function fmtSigned(x, d) {
     if (!isNum(x)) return 'n/a';
@@ -50,7 +50,7 @@
   }
   // A .chart div appended to box: charts size themselves to it (box may be a padded section).
   function chartDiv(box) { var c = el('div', { 'class': 'chart' }); box.appendChild(c); return c; }
-  function verdictText(v) { return v === 'no_change' ? 'no change' : String(v || 'unknown'); }
+  function verdictText(v) { return v ? String(v).replace(/_/g, ' ') : 'unknown'; }
 
   // ---- verdict: latency change and its 95% interval on a % axis ------------------------------------
   function diffVerdict(box, D, V) {
@@ -63,7 +63,7 @@
       el('span', { 'class': 'verdict-text', text: 'Method::execute p50 ' + fmtMs(L.base_p50_ms) + ' (base, ' + L.base_runs + ' runs) → ' +
         fmtMs(L.new_p50_ms) + ' (new, ' + L.new_runs + ' runs): ' + fmtSigned(L.change_pct) + ' (95% CI ' + fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]) + ')' }));
     box.appendChild(head);
-    if (D.headline && moved) box.appendChild(el('p', { 'class': 'verdict-text headline', text: D.headline }));
+    if (D.headline && (moved || D.verdict === 'not_comparable')) box.appendChild(el('p', { 'class': 'verdict-text headline', text: D.headline }));
     if ((D.reasons || []).length) box.appendChild(el('ul', { 'class': 'reasons' }, D.reasons.map(function (r) { return el('li', { text: r }); })));
     var cards = el('div', { 'class': 'cards' });
     var wd = L.warmup_runs_dropped || {};
@@ -690,11 +690,21 @@
     t.appendChild(tb);
     box.appendChild(el('div', { 'class': 'table-wrap' }, t));
   }
+  // The non-latency axes of a phase-split diff: changed when changed in any compared phase.
+  function phaseAxes(D) {
+    var out = {};
+    (D.phases || []).forEach(function (e) {
+      var A = e.axes || {};
+      Object.keys(A).forEach(function (k) { if (!out[k] || A[k].verdict === 'changed') out[k] = A[k]; });
+    });
+    return out;
+  }
   function renderPhases(box, V, asSections) {
     var D = V.diff || {}, S = (V.series || {}).phases || {};
     var head = function (wrap) {
       wrap.appendChild(el('div', { 'class': 'verdict-line' },
         el('span', { 'class': 'verdict-pill', style: 'background:' + (VERDICT_COLORS[D.verdict] || '#59636e'), text: verdictText(D.verdict) }),
+        axisPills({ axes: phaseAxes(D) }),
         el('span', { 'class': 'verdict-text headline', text: D.headline || '' })));
       wrap.appendChild(el('p', { 'class': 'hint', text: 'These runs are an LLM\'s phases: each side\'s phases are found on its own runs (as etscope llm finds them) and each phase is compared with the same phase of the other side, never pooled: a prefill is not a slow decode. The verdict above is ' + (D.verdict_basis || '') + '.' }));
       phaseTable(wrap, D);
