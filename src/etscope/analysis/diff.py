@@ -357,7 +357,10 @@ def _not_comparable(out: dict) -> None:
     out["latency"]["significant"] = False
     out["reasons"] = [f"not comparable: different programs ({why}); latency compared as a fact only: {fact}"]
     out["headline"] = f"not comparable: different programs; latency {fact} as a fact only"
-    out["ops"], out["op_shifts"], out["placement_changes"], out["attribution"] = [], [], [], None
+    # Each side's op values stay (what each file says); no row is judged against the other side.
+    for o in out["ops"]:
+        o.update(status="not_compared", change_pct=None, p_value=None, significant=None)
+    out["op_shifts"], out["placement_changes"], out["attribution"] = [], [], None
     out["session_noise"] = None
     out["axes"]["latency"] = {"verdict": NOT_COMPARABLE, "summary": fact + " (a fact: different programs)", "facts": []}
     out["axes"]["placement"] = {"verdict": diff_axes.UNKNOWN, "summary": "not compared: different programs", "facts": []}
@@ -477,7 +480,7 @@ def _op_changes(a: dict, b: dict, min_effect_pct: float) -> list[dict]:
             row.update(status=("slower" if change > 0 else "faster") if sig else ("uncertain" if moved else "same"),
                        base_p50=pb, new_p50=pn, change_pct=change, p_value=p, significant=sig)
         rows.append(row)
-    rank = {"new": 0, "removed": 1, "slower": 2, "faster": 3, "uncertain": 4, "same": 5}
+    rank = {"new": 0, "removed": 1, "slower": 2, "faster": 3, "uncertain": 4, "same": 5, "not_compared": 6}
     return sorted(rows, key=lambda r: (rank[r["status"]], -abs(r["change_pct"] or 0)))
 
 

@@ -159,7 +159,7 @@ def _render_comparison(d: dict, c: Console, top: int) -> None:
         t.add_row(safe_text(label), fmt_ms(b["base_p50_ms"]) if b["base_p50_ms"] is not None else "—",
                   fmt_ms(b["new_p50_ms"]) if b["new_p50_ms"] is not None else "—", signed_ms(b["change_ms"]))
     c.print(t)
-    changed = [o for o in d["ops"] if o["status"] not in ("same", "uncertain")]
+    changed = [o for o in d["ops"] if o["status"] not in ("same", "uncertain", "not_compared")]
     uncertain = sum(1 for o in d["ops"] if o["status"] == "uncertain")
     if changed:
         t = Table(title=f"Ops that changed ({len(changed)}; p50 per run over steady runs; rank test p<0.01 and ≥ min "

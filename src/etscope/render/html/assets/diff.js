@@ -4,8 +4,8 @@
  * Data from input files is only ever written with textContent or setAttribute (never innerHTML). */
 
   var DIFF_COLORS = { base: '#8c959f', 'new': '#0969da', worse: '#c62828', better: '#2e7d32', none: '#59636e' };
-  var STATUS_RANK = { 'new': 0, removed: 1, slower: 2, faster: 3, uncertain: 4, same: 5 };
-  var STATUS_COLORS = { 'new': '#1565c0', removed: '#6e7781', slower: '#c62828', faster: '#2e7d32', uncertain: '#9a6700', same: '#afb8c1' };
+  var STATUS_RANK = { 'new': 0, removed: 1, slower: 2, faster: 3, uncertain: 4, same: 5, not_compared: 6 };
+  var STATUS_COLORS = { 'new': '#1565c0', removed: '#6e7781', slower: '#c62828', faster: '#2e7d32', uncertain: '#9a6700', same: '#afb8c1', not_compared: '#8250df' };
   var AXIS_COLORS = { changed: '#c62828', regression: '#c62828', improvement: '#2e7d32', inconclusive: '#9a6700', no_change: '#59636e', unknown: '#8c959f', not_comparable: '#8250df' };
   var AXIS_ORDER = ['latency', 'placement', 'program', 'environment'];
   // Non-latency axes that changed: a page never shows "no change" alone while one did.
@@ -473,8 +473,8 @@
     var search = el('input', { type: 'search', placeholder: 'filter: op, op type, placement, source…', 'aria-label': 'filter op changes' });
     var sel = el('select', { 'aria-label': 'status', id: 'diff-ops-status' + (V.idSuffix || '') },
       el('option', { value: '', text: 'all statuses (' + ops.length + ')' }),
-      el('option', { value: 'changed', text: 'changed (' + (ops.length - (counts.same || 0) - (counts.uncertain || 0)) + ')' }),
-      ['new', 'removed', 'slower', 'faster', 'uncertain', 'same'].filter(function (s) { return counts[s]; }).map(function (s) {
+      el('option', { value: 'changed', text: 'changed (' + (ops.length - (counts.same || 0) - (counts.uncertain || 0) - (counts.not_compared || 0)) + ')' }),
+      ['new', 'removed', 'slower', 'faster', 'uncertain', 'same', 'not_compared'].filter(function (s) { return counts[s]; }).map(function (s) {
         return el('option', { value: s, text: s + ' (' + counts[s] + ')' });
       }));
     var count = el('span', { 'class': 'count' });
@@ -494,7 +494,7 @@
       var q = state.q.toLowerCase();
       var list = ops.filter(function (x) {
         var o = x.o;
-        if (state.status === 'changed' && (o.status === 'same' || o.status === 'uncertain')) return false;
+        if (state.status === 'changed' && (o.status === 'same' || o.status === 'uncertain' || o.status === 'not_compared')) return false;
         if (state.status && state.status !== 'changed' && o.status !== state.status) return false;
         if (!q) return true;
         return [o.name, o.op_type, o.placement_base, o.placement_new, o.source, o.status].some(function (v) {
