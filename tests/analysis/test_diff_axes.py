@@ -190,3 +190,46 @@ def test_one_model_re_exported_stays_comparable(new):
     other = _conv("cpu") if new == "conv_cpu" else load(D / f"diff_{new}.etdump", etrecord=D / f"diff_{new}.etrecord")
     d = diff.compare(base, other)
     assert d["comparable"]["comparable"] is True and d["verdict"] != "not_comparable"
+
+
+RUNTRACE = F / "shared" / "qnn-device" / "chain8_sm8650.runtrace.json"
+
+
+@pytest.mark.skipif(not RUNTRACE.exists(), reason="shared runtrace not in tests/fixtures/shared")
+def test_runtrace_per_side_gives_the_environment_axis_a_measured_clock():
+    from etscope.analysis.diff_axes import runtrace_clock_mhz
+    from etscope.formats.runtrace import read_runtrace
+
+    q = F / "qnn_etdump"
+    r = CliRunner().invoke(main, ["diff", str(q / "synthetic_qnn_cnn.etdump"), str(q / "synthetic_qnn_accumulate.etdump"),
+                                  "--runtrace-base", str(RUNTRACE), "--runtrace-new", str(RUNTRACE), "--json"])
+    assert r.exit_code == 0, r.output
+    env = json.loads(r.output[r.output.index("{"):])["axes"]["environment"]
+    mhz = runtrace_clock_mhz(read_runtrace(RUNTRACE))
+    assert 100 < mhz < 3000
+    assert env["facts"][0] == {"what": "HTP clock measured (runtrace, MHz)", "base": mhz, "new": mhz}
+    assert env["verdict"] == "no_change"
+
+
+def test_a_clock_that_moved_is_an_environment_change():
+    from etscope.analysis.diff_axes import environment_axis
+
+    d = {"latency": {"warmup_runs_dropped": {"base": [0], "new": [0]}, "base_runs": 5, "new_runs": 5,
+                     "base_sessions": 1, "new_sessions": 1}, "qnn": None}
+    assert environment_axis(d, {"base": 1800.0, "new": 1000.0, "source": "runtrace"})["verdict"] == "changed"
+    assert environment_axis(d, {"base": 1800.0, "new": 1810.0, "source": "runtrace"})["verdict"] == "no_change"
+    assert environment_axis(d)["verdict"] == "unknown"
+
+
+def test_qnn_nesting_splits_a_delegate_call_by_level_and_clock():
+    from etscope.analysis.diff_attribution import _qnn_nesting
+
+    qnn = [{"partition": 0, "accel_us": {"base": 1000.0, "new": 1500.0}, "qnn_execute_us": {"base": 1200.0, "new": 1800.0},
+            "clock_mhz_est": {"base": 1000.0, "new": 500.0}}]
+    op = {"identity": ["delegate", "QnnBackend", "0", "call", "0"]}
+    parts = {p["name"]: p["change_ms"] for p in _qnn_nesting(qnn, op, 0.7)}
+    assert parts["HTP clock (same cycles at the new clock)"] == pytest.approx(1.0)   # 1 ms at half the clock
+    assert parts["HTP accelerator cycles"] == pytest.approx(-0.5)                    # fewer cycles
+    assert parts["QnnGraph_execute outside the accelerator"] == pytest.approx(0.1)
+    assert parts["delegate call outside QnnGraph_execute"] == pytest.approx(0.1)
+    assert sum(parts.values()) == pytest.approx(0.7)

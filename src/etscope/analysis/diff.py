@@ -240,23 +240,27 @@ def steady_samples(profiles: list[P.Profile], dropped: list[int]) -> dict[tuple,
 
 def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
             fail_on_fallback: bool = False, session_allowance_pct: float | None = None,
-            phase: str | None = None, llm_options=None) -> dict:
+            phase: str | None = None, llm_options=None, clocks: dict | None = None) -> dict:
     """Compare two runs like with like. ``base`` and ``new``: Profiles or ``Results``, or lists of
     them (repeated sessions of one program). When either side's runs form several phases (an
     LLM's prefill and decode), each phase is compared with its namesake on the other side and the
     verdict comes from the phases, never from pooled runs (:mod:`etscope.analysis.diff_phases`:
     ``phases``, ``verdict_phase``); else :func:`compare_runs`. ``phase``: that phase only
     (``--phase``; ``all``: every run pooled). ``llm_options``: ``api.llm_options`` for the LLM
-    analysis that finds the phases (one dict, or a (base, new) pair)."""
+    analysis that finds the phases (one dict, or a (base, new) pair). ``clocks``: the HTP clock
+    measured per side ({"base": MHz, "new": MHz, "source": "runtrace"}, from ``--runtrace-base/
+    --runtrace-new``) for the environment axis; else the estimates of the QNN levels."""
     from etscope.analysis.diff_phases import compare_sides
 
     return compare_sides(base, new, compare_runs, phase=phase, llm_options=llm_options,
                          min_effect_pct=min_effect_pct, fail_on_regression_pct=fail_on_regression_pct,
-                         fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance_pct)
+                         fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance_pct,
+                         clocks=clocks)
 
 
 def compare_runs(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
-                 fail_on_fallback: bool = False, session_allowance_pct: float | None = None) -> dict:
+                 fail_on_fallback: bool = False, session_allowance_pct: float | None = None,
+                 clocks: dict | None = None) -> dict:
     """Compare two sets of runs as one phase. ``base`` and ``new`` are Profiles, or lists of Profiles of repeated
     sessions of the same program (the first one of each side gives op and placement identities).
 
@@ -331,7 +335,7 @@ def compare_runs(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct:
         "warnings": [f"base: {w}" for w in base.warnings] + [f"new: {w}" for w in new.warnings],
     }
     # Each axis of change with its own verdict; the headline names every axis that changed.
-    out["axes"] = diff_axes.axes(out, base, new)
+    out["axes"] = diff_axes.axes(out, base, new, clocks)
     out["changed_axes"] = diff_axes.changed_axes(out["axes"])
     out["headline"] = diff_axes.headline(verdict, out["axes"])
     out["attribution"] = diff_attribution.attribute(out, latency["base_p50_ms"], latency["new_p50_ms"])

@@ -32,12 +32,12 @@ QNN_FIELDS = ("soc_model", "htp_arch", "precision", "performance_mode", "profile
               "shared_buffer", "backend_type", "weight_sharing", "multi_contexts", "online_prepare")
 
 
-def axes(d: dict, base: P.Profile, new: P.Profile) -> dict:
+def axes(d: dict, base: P.Profile, new: P.Profile, clocks: dict | None = None) -> dict:
     """The four axes of one comparison (``diff.compare_runs``' result ``d`` of ``base`` and ``new``,
-    the first session of each side)."""
+    the first session of each side). ``clocks``: the HTP clock measured per side (runtrace)."""
     return {"latency": _latency_axis(d), "placement": placement_axis(d["placement_changes"]),
             "program": program_axis(base, new, d.get("program") or {}),
-            "environment": environment_axis(d)}
+            "environment": environment_axis(d, clocks)}
 
 
 def _latency_axis(d: dict) -> dict:
@@ -127,19 +127,29 @@ def program_axis(base: P.Profile, new: P.Profile, identity: dict) -> dict:
     return {"verdict": verdict, "summary": summary, "facts": facts, "basis": basis}
 
 
-def environment_axis(d: dict) -> dict:
-    """The runs' conditions per side: the HTP clock estimate (QNN partitions: cycles / time),
-    warm-up (cold) runs left out, steady runs and sessions. Only a clock that moved is a change;
-    the counts are stated, since they set how sure the latency verdict can be."""
+def environment_axis(d: dict, measured: dict | None = None) -> dict:
+    """The runs' conditions per side: the HTP clock (measured, from a runtrace per side, else the
+    estimate of the QNN partitions: cycles / time), warm-up (cold) runs left out, steady runs and
+    sessions. Only a clock that moved is a change; the counts are stated, since they set how sure
+    the latency verdict can be."""
     lat = d["latency"]
     facts = []
     clocks = []
+    m = measured or {}
+    if isinstance(m.get("base"), (int, float)) or isinstance(m.get("new"), (int, float)):
+        a, b = m.get("base"), m.get("new")
+        facts.append({"what": f"HTP clock measured ({m.get('source') or 'given'}, MHz)", "base": a, "new": b})
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
+            clocks.append(abs(b / a - 1) * 100)
+        measured_only = True
+    else:
+        measured_only = False
     for q in d.get("qnn") or []:
         c = q.get("clock_mhz_est") or {}
         a, b = c.get("base"), c.get("new")
         if isinstance(a, (int, float)) or isinstance(b, (int, float)):
             facts.append({"what": f"HTP clock estimate, partition {q['partition']} (MHz)", "base": a, "new": b})
-            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
+            if not measured_only and isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
                 clocks.append(abs(b / a - 1) * 100)
     dropped = lat.get("warmup_runs_dropped") or {}
     facts.append({"what": "warm-up runs left out", "base": sum(dropped.get("base") or []),
@@ -149,9 +159,11 @@ def environment_axis(d: dict) -> dict:
     if any(c > CLOCK_CHANGE_PCT for c in clocks):
         worst = max(clocks)
         return {"verdict": CHANGED, "facts": facts,
-                "summary": f"HTP clock estimate moved by {worst:.0f}% (beyond ±{CLOCK_CHANGE_PCT:g}%)"}
+                "summary": f"HTP clock {'measured' if measured_only else 'estimate'} moved by {worst:.0f}% (beyond "
+                           f"±{CLOCK_CHANGE_PCT:g}%)"}
     if clocks:
-        return {"verdict": NO_CHANGE, "facts": facts, "summary": "the same HTP clock estimate on both sides"}
+        return {"verdict": NO_CHANGE, "facts": facts,
+                "summary": f"the same HTP clock {'measured' if measured_only else 'estimate'} on both sides"}
     return {"verdict": UNKNOWN, "facts": facts,
             "summary": "clock not known (no QNN cycle counts); " + _fact_text(facts[-2]) + ", " + _fact_text(facts[-3])}
 
@@ -188,6 +200,20 @@ def _graph_ops(p: P.Profile) -> Counter:
     for i in p.instructions.values():
         c.update(i.op_types)
     return c
+
+
+def runtrace_clock_mhz(rt) -> float | None:
+    """The HTP clock a runtrace measured: the median MHz of its Graph Execute spans (else of every
+    span with a clock); None without a runtrace or a clock in it."""
+    if rt is None:
+        return None
+    import numpy as np
+
+    v = rt.graph_execute_mhz()
+    if not v.size:
+        v = rt.mhz[np.isfinite(rt.mhz)]
+    v = v[v > 0]
+    return float(np.median(v)) if v.size else None
 
 
 def changed_axes(ax: dict) -> list[str]:

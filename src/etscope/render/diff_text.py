@@ -228,7 +228,7 @@ def _render_axes(d: dict, c: Console) -> None:
 def _render_attribution(d: dict, c: Console) -> None:
     """The latency change split into named parts, largest first, and the unexplained rest."""
     at = d.get("attribution")
-    if not at or not at["parts"]:
+    if not at or not at["parts"] or not at["change_ms"]:     # nothing to split (--json still has it)
         return
     t = Table(title=f"Where the change came from: {fmt_ms(at['base_ms'])} → {fmt_ms(at['new_ms'])} "
                     f"({signed_ms(at['change_ms'])}), each part's own p50, largest first")
