@@ -38,7 +38,7 @@ def test_conv_fallback_page_leads_with_placement_and_draws_the_waterfall(browser
     out, d = page_of(tmp_path)
     page = _open(browser, out)
     try:
-        pills = [x.lower() for x in page.locator("#diff-verdict .verdict-line .verdict-pill").all_text_contents()]
+        pills = [x.lower() for x in page.locator("#diff-verdict .verdict-line .verdict-pill, #diff-verdict .verdict-line .axis-pill").all_text_contents()]
         assert "placement changed" in pills
         assert "placement changed" in page.locator("#diff-verdict .headline").inner_text()
         rows = page.locator("#diff-axes tr.axis-row")
@@ -62,7 +62,7 @@ def test_no_bare_no_change_pill_while_an_axis_changed(browser, tmp_path):
     out, _ = page_of(tmp_path, quiet_latency)
     page = _open(browser, out)
     try:
-        pills = [x.lower() for x in page.locator("#diff-verdict .verdict-line .verdict-pill").all_text_contents()]
+        pills = [x.lower() for x in page.locator("#diff-verdict .verdict-line .verdict-pill, #diff-verdict .verdict-line .axis-pill").all_text_contents()]
         assert "no change" not in pills
         assert pills[0] == "no latency change" and "placement changed" in pills
     finally:

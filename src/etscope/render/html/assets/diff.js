@@ -15,7 +15,7 @@
   }
   function axisPills(D) {
     return changedAxes(D).map(function (a) {
-      return el('span', { 'class': 'verdict-pill axis-pill', 'data-axis': a, style: 'background:' + AXIS_COLORS.changed, text: a + ' changed' });
+      return el('span', { 'class': 'axis-pill', 'data-axis': a, style: 'background:' + AXIS_COLORS.changed, text: a + ' changed' });
     });
   }
   var VERDICT_COLORS = { not_comparable: '#8250df', regression: '#c62828', improvement: '#2e7d32', no_change: '#59636e', inconclusive: '#9a6700' };
@@ -58,7 +58,7 @@
     var moved = changedAxes(D).length > 0;
     var head = el('div', { 'class': 'verdict-line' },
       el('span', { 'class': 'verdict-pill', style: 'background:' + (VERDICT_COLORS[D.verdict] || '#59636e'),
-                   text: D.verdict === 'no_change' && moved ? 'no latency change' : (moved ? 'latency: ' : '') + verdictText(D.verdict) }),
+                   text: D.verdict === 'no_change' && moved ? 'no latency change' : verdictText(D.verdict) }),
       axisPills(D),
       el('span', { 'class': 'verdict-text', text: 'Method::execute p50 ' + fmtMs(L.base_p50_ms) + ' (base, ' + L.base_runs + ' runs) → ' +
         fmtMs(L.new_p50_ms) + ' (new, ' + L.new_runs + ' runs): ' + fmtSigned(L.change_pct) + ' (95% CI ' + fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]) + ')' }));
