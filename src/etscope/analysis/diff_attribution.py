@@ -50,13 +50,18 @@ def attribute(d: dict, base_p50_ms: float | None, new_p50_ms: float | None) -> d
     parts.sort(key=lambda p: -abs(p["change_ms"]))
     named = sum(p["change_ms"] for p in parts)
     rest = total - named
+    # Shares of a change that is not significant are shares of noise (+856 ns split into -1053%
+    # and +766%): given only for a significant change.
+    significant = bool(d["latency"].get("significant"))
     for p in parts:
-        p["share_pct"] = p["change_ms"] / total * 100 if total else None
+        p["share_pct"] = p["change_ms"] / total * 100 if total and significant else None
     moved_ms = sum(p["change_ms"] for p in parts if p["kind"] == "moved_op")
     return {"base_ms": base_p50_ms, "new_ms": new_p50_ms, "change_ms": total, "parts": parts,
             "explained_ms": named, "unexplained_ms": rest,
-            "unexplained_pct": rest / total * 100 if total else None,
-            "moved_ops_ms": moved_ms, "moved_ops_pct": moved_ms / total * 100 if total and moved else None,
+            "unexplained_pct": rest / total * 100 if total and significant else None,
+            "moved_ops_ms": moved_ms,
+            "moved_ops_pct": moved_ms / total * 100 if total and moved and significant else None,
+            "significant": significant,
             "method": "change of each part's own p50 per steady run (ns events of the instructions: moved ops, "
                       "each DELEGATE_CALL, the other CPU ops together, framework overhead), largest first; p50s do "
                       "not add, the rest is stated as unexplained"}

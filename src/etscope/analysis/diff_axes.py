@@ -117,7 +117,7 @@ def program_axis(base: P.Profile, new: P.Profile, identity: dict) -> dict:
             facts.append({"what": "delegate blobs", "base": "SHA-256 differs", "new": "SHA-256 differs"})
     if facts:
         verdict = CHANGED
-        summary = "; ".join(_fact_text(f) for f in facts[:4]) + (f"; {len(facts) - 4} more" if len(facts) > 4 else "")
+        summary = "; ".join(_fact_text(f) for f in facts[:2]) + (f"; {len(facts) - 2} more" if len(facts) > 2 else "")
     elif identity.get("identical"):
         verdict, summary = NO_CHANGE, "identical: " + identity.get("basis", "")
     else:
@@ -227,12 +227,20 @@ def changed_axes(ax: dict) -> list[str]:
 def headline(verdict: str, ax: dict, latency_part: str | None = None) -> str:
     """One line: the latency verdict and every other axis that changed, e.g. "regression; placement
     changed: 2 op(s) moved XnnpackBackend → cpu". Never "no change" alone while an axis changed."""
-    others = [f"{a} changed: {ax[a]['summary']}" for a in AXES[1:] if ax.get(a, {}).get("verdict") == CHANGED]
+    others = [f"{a} changed: {_first(ax[a])}" for a in AXES[1:] if ax.get(a, {}).get("verdict") == CHANGED]
     lead = latency_part or ("no latency change, but" if verdict == "no_change" and others
                             else verdict.replace("_", " "))
     if not others:
         return lead
     return lead + (" " if lead.endswith(", but") or lead.endswith("change, but") else "; ") + "; ".join(others)
+
+
+def _first(axis: dict) -> str:
+    """An axis' summary for a headline: its first fact, and how many more there are."""
+    facts = axis.get("facts") or []
+    if len(facts) > 1 and "; " in axis.get("summary", "") and axis.get("verdict") == CHANGED and "moved" not in axis["summary"]:
+        return f"{_fact_text(facts[0])} (+{len(facts) - 1} more)"
+    return axis.get("summary", "")
 
 
 def _executed(report, profile: P.Profile):

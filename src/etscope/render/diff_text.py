@@ -231,7 +231,8 @@ def _render_attribution(d: dict, c: Console) -> None:
     if not at or not at["parts"] or not at["change_ms"]:     # nothing to split (--json still has it)
         return
     t = Table(title=f"Where the change came from: {fmt_ms(at['base_ms'])} → {fmt_ms(at['new_ms'])} "
-                    f"({signed_ms(at['change_ms'])}), each part's own p50, largest first")
+                    f"({signed_ms(at['change_ms'])}), each part's own p50, largest first"
+                    + ("" if at.get("significant", True) else "; the change is not significant: no shares"))
     t.add_column("part", kind="text")
     t.add_column("change", justify="right")
     t.add_column("share", justify="right")

@@ -386,7 +386,7 @@
       var facts = a.facts || [];
       tb.appendChild(el('tr', { 'class': 'axis-row', 'data-axis': name, 'data-verdict': a.verdict },
         el('td', { text: name, style: 'font-weight:600' }),
-        el('td', null, el('span', { 'class': 'verdict-pill', style: 'background:' + (AXIS_COLORS[a.verdict] || '#8c959f'), text: verdictText(a.verdict) })),
+        el('td', { style: 'white-space:nowrap' }, el('span', { 'class': 'verdict-pill', style: 'background:' + (AXIS_COLORS[a.verdict] || '#8c959f'), text: verdictText(a.verdict) })),
         el('td', { text: a.summary || '', colspan: 3 })));
       facts.forEach(function (f) {
         tb.appendChild(el('tr', { 'class': 'axis-fact', 'data-axis': name }, el('td'), el('td'),
@@ -403,7 +403,8 @@
   function midTrunc(s, n) { s = String(s); if (s.length <= n) return s; var h = Math.floor((n - 1) / 2); return s.slice(0, h) + '…' + s.slice(s.length - (n - 1 - h)); }
   function diffAttribution(box, D) {
     var at = D.attribution;
-    box.appendChild(el('p', { 'class': 'hint', text: 'The change of the Method::execute p50 split into named parts, largest first: each part is the change of its own p50 per steady run (ops that moved between a delegate and the CPU, each DELEGATE_CALL, the other CPU ops together, framework overhead). p50s do not add, so what the parts leave is shown as unexplained. Red: slower, green: faster.' }));
+    box.appendChild(el('p', { 'class': 'hint', text: 'The change of the Method::execute p50 split into named parts, largest first: each part is the change of its own p50 per steady run (ops that moved between a delegate and the CPU, each DELEGATE_CALL, the other CPU ops together, framework overhead). p50s do not add, so what the parts leave is shown as unexplained. Red: slower, green: faster.' +
+      (at.significant === false ? ' The whole change is not significant: the parts show where time moved between runs, not a cause, and no shares are given.' : '') }));
     var rows = [{ label: 'base p50', from: 0, to: at.base_ms, total: true }];
     var cum = at.base_ms;
     var parts = at.parts.slice(0, 12);
