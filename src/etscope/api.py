@@ -232,9 +232,9 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
     files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace, ort_profile)
     profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
     r = narrowed(view_results(profile, files, pte=pte, llm_options=llm_options(pte), dram_gbps=dram_gbps),
-                 phase, method)
+                 phase, method, consume=True)
     report = _qnn_view_report(r, files)
-    parts = r.by_phase()
+    parts = r.by_phase(consume=True)         # after the whole runs' report: the phases take the events
     if parts:
         report["phase_rows"] = r.phase_rows
         report["phases_how"] = r.phases.how
@@ -378,11 +378,13 @@ def _view_results(profile: P.Profile | None, files: QnnFiles, pte, llm_options: 
 
 
 # ---- phases: a view shows one phase, or each on its own --------------------------------------------
-def narrowed(r: Results, phase: str | None = None, method: str | None = None) -> Results:
+def narrowed(r: Results, phase: str | None = None, method: str | None = None, consume: bool = False) -> Results:
     """The Results of the runs ``--phase`` names, or of a look-alike ``--method``'s runs (an LLM
     whose prefill and decode methods execute the same instructions); ``r`` itself when neither
     selects (one phase, ``--phase all``, or a method the loader already told apart).
-    ``analysis.run_phases.PhaseChoiceError`` when the choice names no phase of these runs."""
+    ``analysis.run_phases.PhaseChoiceError`` when the choice names no phase of these runs.
+    ``consume``: the phase takes ``r``'s own event buffers (``Results.for_phase``): ``r`` is then
+    used up (the CLI, which reads only the phase)."""
     from etscope.analysis.lookalike import lookalike_methods
     from etscope.analysis.run_phases import choose
 
@@ -395,7 +397,7 @@ def narrowed(r: Results, phase: str | None = None, method: str | None = None) ->
     if name is None:
         r.pool_phases = phase is not None        # --phase all: every run together, as asked
         return r
-    return r.for_phase(name)
+    return r.for_phase(name, consume=consume)
 
 
 def sharded_results(profile: P.Profile | None, files: QnnFiles, program=None, inputs: dict | None = None,

@@ -29,3 +29,24 @@ def test_selected_runs_keep_their_events_and_their_file_positions():
     # A subset of a subset still points into the file.
     s2 = select_runs(s, np.array([False, True, False]))
     assert np.array_equal(s2.events["file_event"], np.flatnonzero((ex < 0) | (ex == 4)))
+
+
+def test_compact_runs_equals_select_runs_and_uses_the_profile_up():
+    """compact_runs moves the kept events to the front of the profile's own buffers (no copy of a
+    big phase): the result equals select_runs' column for column, and the given profile is emptied
+    so that a later use fails instead of reading moved data."""
+    from etscope.analysis.summary import summarize
+    from etscope.profile import compact_runs
+
+    for name in ("llama", "gen_llama"):
+        keep = np.arange(load(REAL / f"{name}.etdump").n_runs) % 3 != 0
+        copied = select_runs(load(REAL / f"{name}.etdump"), keep)
+        p = load(REAL / f"{name}.etdump")
+        moved = compact_runs(p, keep)
+        assert p.events == {} and p.etdump.events == {}
+        assert set(moved.events) == set(copied.events)
+        for k in copied.events:
+            assert np.array_equal(moved.events[k], copied.events[k], equal_nan=True), k
+        assert [(r.first_event, r.event_count) for r in moved.etdump.runs] == \
+            [(r.first_event, r.event_count) for r in copied.etdump.runs]
+        assert summarize(moved)["runs"] == summarize(copied)["runs"]

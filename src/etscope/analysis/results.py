@@ -81,12 +81,16 @@ class Results:
                              how=p.phase.how)
         return run_phases(p, self.llm)
 
-    def for_phase(self, name: str) -> "Results":
-        """The Results of the runs of phase ``name`` only (a Profile of its own, built once)."""
+    def for_phase(self, name: str, consume: bool = False) -> "Results":
+        """The Results of the runs of phase ``name`` only (a Profile of its own, built once).
+        ``consume``: move its events out of this profile instead of copying them
+        (``profile.compact_runs``): this Results' own profile is then used up, so only what it has
+        already computed may be read afterwards."""
         if name not in self._phase_results:
             ph = self.phases
-            sub = P.select_runs(self.profile, ph.of_run == ph.names.index(name),
-                                method=ph.methods[ph.names.index(name)], phase=ph.phase_of(name))
+            select = P.compact_runs if consume else P.select_runs
+            sub = select(self.profile, ph.of_run == ph.names.index(name),
+                         method=ph.methods[ph.names.index(name)], phase=ph.phase_of(name))
             # The loader's "several methods fit" is answered here: the phase names its method.
             sub.warnings = [w for w in self.profile.warnings if not (
                 ph.methods[ph.names.index(name)] and w.startswith("several methods fit the ETDump"))]
@@ -109,10 +113,19 @@ class Results:
         """The phases side by side (``run_phases.PhaseRow``): [] when the runs are one phase."""
         return phase_rows(self.phases, [(n, r.profile, r.summary) for n, r in self.by_phase()])
 
-    def by_phase(self) -> list[tuple[str, "Results"]]:
-        """Each phase with its Results when the runs form several phases; else [] (these are one)."""
+    def by_phase(self, consume: bool = False) -> list[tuple[str, "Results"]]:
+        """Each phase with its Results when the runs form several phases; else [] (these are one).
+        ``consume``: the largest phase takes this profile's own event buffers (``for_phase``), the
+        others copies: a big LLM file then needs about its own memory once, not twice."""
         ph = self.phases
-        return [(n, self.for_phase(n)) for n in ph.names] if ph.split and not self.pool_phases else []
+        if not ph.split or self.pool_phases:
+            return []
+        if consume and not self._phase_results:
+            by_size = sorted(ph.names, key=lambda n: int((ph.of_run == ph.names.index(n)).sum()))
+            for n in by_size[:-1]:
+                self.for_phase(n)
+            self.for_phase(by_size[-1], consume=True)
+        return [(n, self.for_phase(n)) for n in ph.names]
 
     @cached_property
     def ort_view(self):

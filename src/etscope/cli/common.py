@@ -192,7 +192,7 @@ def narrowed(r, phase, method):
     from etscope.analysis.run_phases import PhaseChoiceError
 
     try:
-        return api.narrowed(r, phase, method)
+        return api.narrowed(r, phase, method, consume=True)      # the command reads only the phase
     except PhaseChoiceError as e:
         raise click.UsageError(str(e)) from None
 

@@ -25,10 +25,10 @@ def summary(etdump, etrecord, pte, method, phase, runtrace, qnn_heap, as_json):
     whole = Results(profile, runtrace=rt, llm_options=api.llm_options(pte))
     whole.qnn_heap = heap
     r = narrowed(whole, phase, method)
-    parts = r.by_phase()
     heap_view = r.heap_view
+    s = dict(r.summary) if as_json else None    # the whole runs first: the phases then take the events
+    parts = r.by_phase(consume=True)
     if as_json:
-        s = dict(r.summary)
         s.update(phase_json(r))
         emit_json(s)
         return
@@ -73,7 +73,9 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
     from etscope.analysis.results import Results
 
     r = narrowed(Results(load_profile(etdump, etrecord, pte, method), llm_options=api.llm_options(pte)), phase, method)
-    parts = r.by_phase()
+    if as_json or by == "module":      # the whole runs' results first (emit_modules reads them)
+        _ = r.summary, (r.modules if by == "module" else r.ops)
+    parts = r.by_phase(consume=True)     # the largest phase then takes the events
     if by == "module":
         from etscope.cli.modules import emit_modules
 

@@ -60,25 +60,29 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
     if heap is not None:
         _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
         r.qnn_heap = heap    # before the phases' Results are made: they take it from r
-    # Runs that form several phases (an LLM's prefill and decode): each phase's Results, side by side.
-    by_phase = r.by_phase()
-    compare, phase_compares = None, {}
+    # What reads every run comes first (the whole runs' view, the comparison, numerics): the phases
+    # then take the profile's events instead of copying them (Results.by_phase(consume=True)).
+    view = r.view
+    compare, phase_compares, base, base_llm = None, {}, None, None
     if compare_etdump is not None:
         base = with_runs(load_profile(compare_etdump, compare_etrecord, compare_pte, None), compare_etdump)
         base_llm = api.llm_options(compare_pte, prompt_tokens, decode_tokens)
+        one = base
         if profile.phase is not None:        # --phase X: compared with the base's X runs, when it has them
             pair = _compare_phases(base, base_llm, [(profile.phase.name, profile)]).get(profile.phase.name)
-            base = pair[0] if pair else base
-        compare = api.compare_view(base, with_runs(profile, etdump))
-        if by_phase:
-            pairs = _compare_phases(base, base_llm, [(name, p.profile) for name, p in by_phase])
-            phase_compares = {name: api.compare_view(*pair) for name, pair in pairs.items()}
+            one = pair[0] if pair else base
+        compare = api.compare_view(one, with_runs(profile, etdump))
     numerics = report_numerics(profile, method, debug_buffer, numerics_reference, reference_buffer, reference_etrecord,
                                numerics_thresholds)
-    data = report_data(r.view, compare=compare, numerics=numerics, phases=phase_pages(r, phase_compares),
+    # Runs that form several phases (an LLM's prefill and decode): each phase's Results, side by side.
+    by_phase = r.by_phase(consume=True)
+    if by_phase and base is not None:
+        pairs = _compare_phases(base, base_llm, [(name, p.profile) for name, p in by_phase])
+        phase_compares = {name: api.compare_view(*pair) for name, pair in pairs.items()}
+    data = report_data(view, compare=compare, numerics=numerics, phases=phase_pages(r, phase_compares),
                        phases_how=r.phases.how)
     # The page needs only its data: the events and analyses go before it is rendered.
-    del r, profile, compare, numerics, by_phase, phase_compares
+    del r, profile, view, compare, numerics, by_phase, phase_compares, base
     import gc
 
     # Any cycle among them is young: the etscope process collects after 100,000 new objects

@@ -15,10 +15,10 @@ from etscope.profile.model import (CPU, DELEGATE_CALL, METHOD_EXECUTE, OPERATOR_
                                    ROLE_OPERATOR_CALL, ROLE_OTHER, UNKNOWN_DELEGATE, Accumulation, Instruction,
                                    MethodSplit, PhaseSelection, Profile, end_times, event_runs, guess_op_from_kernel,
                                    run_ends)
-from etscope.profile.subset import select_runs
+from etscope.profile.subset import compact_runs, select_runs
 
 __all__ = ["Accumulation", "CPU", "DELEGATE_CALL", "Instruction", "MAX_INSTRUCTION_SETS", "METHOD_EXECUTE",
            "MethodSplit", "OPERATOR_CALL", "PhaseSelection", "Profile", "ROLE_ALLOCATION", "ROLE_DEBUG", "ROLE_DELEGATE_CALL",
            "ROLE_DELEGATE_INTERNAL", "ROLE_KERNEL", "ROLE_METHOD", "ROLE_NAMES", "ROLE_OPERATOR_CALL", "ROLE_OTHER",
            "UNKNOWN_DELEGATE", "build", "end_times", "event_runs", "guess_op_from_kernel", "load", "run_ends",
-           "select_runs"]
+           "compact_runs", "select_runs"]

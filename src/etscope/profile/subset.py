@@ -22,6 +22,57 @@ def select_runs(profile: Profile, keep, method: str | None = None, phase=None) -
     return sub
 
 
+COMPACT_CHUNK = 1 << 20      # events moved per step by compact_runs (its only temporary memory)
+
+
+def compact_runs(profile: Profile, keep, method: str | None = None, phase=None) -> Profile:
+    """``select_runs`` without the copy: the kept events are moved to the front of the profile's own
+    column buffers (in chunks, each write behind its read) and the new Profile views them. The
+    profile given is used up: its events are emptied, so a later use fails loudly instead of reading
+    moved data. For the largest phase of a big LLM file, whose copy would double the memory."""
+    keep = np.asarray(keep, dtype=bool)
+    ev = profile.events
+    execute = ev["execute"]
+    keep_event = np.append(keep, True)[execute]           # execute -1 (outside runs) -> True
+    movable = {k: v for k, v in ev.items() if v.ndim == 1 and v.strides[0] != 0 and v.flags.writeable}
+    cols = list(movable.values())
+    if len(movable) != sum(1 for v in ev.values() if v.ndim != 1 or v.strides[0] != 0) or any(
+            np.may_share_memory(a, b) for i, a in enumerate(cols) for b in cols[i + 1:]):
+        return select_runs(profile, keep, method=method, phase=phase)     # read-only or shared columns: copy
+    n, w = len(keep_event), 0
+    file_event = ev.get("file_event")
+    new_file_event = None if file_event is not None else _positions(keep_event)
+    for a in range(0, n, COMPACT_CHUNK):
+        m = keep_event[a:a + COMPACT_CHUNK]
+        k = int(m.sum())
+        if k:
+            for col in movable.values():
+                col[w:w + k] = col[a:a + COMPACT_CHUNK][m]
+        w += k
+    events = {key: (movable[key][:w] if key in movable else _select(v, keep_event)) for key, v in ev.items()}
+    if new_file_event is not None:
+        events["file_event"] = new_file_event
+    renumber = np.append(np.where(keep, np.cumsum(keep) - 1, -1), -1)
+    events["execute"][:] = renumber[events["execute"]]
+    data = profile.etdump
+    counts = _kept_per_run(profile, events, keep_event)
+    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    run_data = [dataclasses.replace(r, first_event=int(f), event_count=int(c))
+                for r, f, c in zip(data.runs, firsts, counts)]
+    tensors = data.tensors.subset(keep_event) if data.tensors is not None else None
+    data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events}, tensors=tensors,
+                               repeats_of=None)
+    runs = {k: np.asarray(v)[keep] for k, v in profile.runs.items()}
+    sub = Profile(etdump=data, strings=profile.strings, events=events, runs=runs, instructions={},
+                  method=None, etrecord=profile.etrecord, pte=profile.pte, sources=dict(profile.sources),
+                  warnings=[], method_split=profile.method_split, phase=phase)
+    join_method(sub, profile.etrecord, profile.pte, method or profile.method)
+    sub.accumulation = profile.accumulation
+    profile.events = {}                                    # used up: see the docstring
+    profile.etdump = dataclasses.replace(profile.etdump, events={}, tensors=None)
+    return sub
+
+
 def run_subset(profile: Profile, keep: np.ndarray):
     """The profile's ETDump data, events and runs restricted to the Execute runs where ``keep``
     is true (events outside the runs, such as load and init, stay): boolean selection, so only
@@ -43,7 +94,7 @@ def event_subset(profile: Profile, keep_event: np.ndarray):
     ev = profile.events
     events = {k: _select(v, keep_event) for k, v in ev.items()}
     if "file_event" not in events:
-        events["file_event"] = np.flatnonzero(keep_event).astype(np.int64)
+        events["file_event"] = _positions(keep_event)
     data = profile.etdump
     counts = _kept_per_run(profile, events, keep_event)
     firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -53,6 +104,12 @@ def event_subset(profile: Profile, keep_event: np.ndarray):
     data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events}, tensors=tensors,
                                repeats_of=None)
     return data, events
+
+
+def _positions(keep_event: np.ndarray) -> np.ndarray:
+    """The kept events' positions in the file, int32 when they fit (half the memory on big files)."""
+    pos = np.flatnonzero(keep_event)
+    return pos.astype(np.int32) if len(keep_event) < 2 ** 31 else pos
 
 
 def _kept_per_run(profile: Profile, events: dict[str, np.ndarray], keep_event: np.ndarray) -> np.ndarray:
