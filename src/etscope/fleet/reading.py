@@ -280,7 +280,7 @@ def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None
     runs or ops part is bad is left out whole (one warning per part)."""
     import pyarrow.compute as pc
 
-    from etscope.analysis.trend import Session, factorize, phase_values, session_p50
+    from etscope.analysis.trend import Session, factorize, phase_values, session_summary
 
     ds.require()
     w = Warnings(warn)
@@ -314,10 +314,11 @@ def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None
             codes, phases = factorize(phase_values(runs_a, runs_a["execute"].size))
             for k, phase in enumerate(phases or [None]):      # a file without runs: one session, no p50
                 sel = codes == k
-                one = session_p50(runs_a["execute"][sel], runs_a["latency_ms"][sel])
+                one = session_summary(runs_a["execute"][sel], runs_a["latency_ms"][sel])
                 sessions.append(Session(doc["file_hash"], part.get("model", ""), part.get("soc", ""),
                                         part.get("build", ""), doc["order_key"], None if one is None else one[0],
-                                        0 if one is None else one[1], **({"phase": phase} if phase else {})))
+                                        0 if one is None else one[1], **({"phase": phase} if phase else {}),
+                                        **({} if one is None else {"q1_ms": one[2], "q3_ms": one[3]})))
             del runs_a
             if ops is not None:
                 ops_p.append(ops)
