@@ -198,6 +198,7 @@ class Session:
     phase: str = ALL_PHASES              # the file's runs of this phase only
     q1_ms: float | None = None           # quartiles of its steady runs (None: not summarised)
     q3_ms: float | None = None
+    also_builds: tuple = ()              # other build labels of the same bytes (collect --also-label)
 
 
 def build_order(keys_by_build: dict[str, list[str]]) -> list[str]:
@@ -529,7 +530,25 @@ def trend_of_sessions(sessions: list[Session], ops: dict | None = None, alpha: f
         done = {x.file: (x.p50_ms, x.runs, x.q1_ms, x.q3_ms) for x in xs if x.p50_ms is not None}
         out.append(_series(mo, so, done, build_of_file, key_of_file, o, alpha, min_effect_pct))
         out[-1].phase = ph
+        out[-1].notes.extend(_label_notes(xs))
     return Trend(out, alpha, min_effect_pct)
+
+
+MAX_LABEL_NOTES = 20
+
+
+def _label_notes(xs: list[Session]) -> list[str]:
+    """A note per file that carries other build labels (the same bytes collected under another
+    build, ``collect --also-label``): it is counted once, under the build it was collected as."""
+    out = []
+    labelled = [x for x in xs if x.also_builds]
+    for x in labelled[:MAX_LABEL_NOTES]:
+        others = ", ".join(str(b) for b in x.also_builds[:10]) + (" …" if len(x.also_builds) > 10 else "")
+        out.append(f"file {x.file[:12]} of build {x.build} is also labelled {others} (the same bytes): "
+                   f"counted once, under {x.build}")
+    if len(labelled) > MAX_LABEL_NOTES:
+        out.append(f"{len(labelled) - MAX_LABEL_NOTES} more files carry other build labels")
+    return out
 
 
 def phase_values(cols: dict, n: int) -> np.ndarray:

@@ -13,6 +13,7 @@ naming it; at most ``MAX_WARNINGS`` lines, then a count.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -170,6 +171,11 @@ def _with_partition(t: pa.Table, doc: dict, table: str) -> pa.Table:
             t = t.drop_columns([k])
         # one value per part: a dictionary column (4 bytes a row, whatever the value's length)
         t = t.append_column(k, pa.DictionaryArray.from_arrays(zeros, pa.array([doc["partition"].get(k, "")], pa.string())))
+    if table == "files":       # other build labels of the same bytes (collect --also-label), JSON text
+        if "also_builds" in t.column_names:
+            t = t.drop_columns(["also_builds"])
+        also = doc.get("also_builds")
+        t = t.append_column("also_builds", pa.array([json.dumps(also) if also else None] * t.num_rows, pa.string()))
     return t
 
 
@@ -318,7 +324,8 @@ def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None
                 sessions.append(Session(doc["file_hash"], part.get("model", ""), part.get("soc", ""),
                                         part.get("build", ""), doc["order_key"], None if one is None else one[0],
                                         0 if one is None else one[1], **({"phase": phase} if phase else {}),
-                                        **({} if one is None else {"q1_ms": one[2], "q3_ms": one[3]})))
+                                        **({} if one is None else {"q1_ms": one[2], "q3_ms": one[3]}),
+                                        also_builds=tuple(doc.get("also_builds", ()))))
             del runs_a
             if ops is not None:
                 ops_p.append(ops)
