@@ -95,6 +95,15 @@ ALL_PHASES = "all"           # the phase of rows whose runs are one phase (or wi
 
 
 @dataclass
+class FactChange:
+    """Stored facts about the program or environment (metadata keys, the HTP clock) that differ
+    between two consecutive builds (each as its first file in order)."""
+    build: str
+    previous_build: str
+    changed: list[dict]                  # {name, before, after}; None = not recorded for that build
+
+
+@dataclass
 class Series:
     model: str
     soc: str
@@ -107,6 +116,7 @@ class Series:
     placement_changes: list[PlacementChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     phase: str = ALL_PHASES              # the runs' phase (prefill / decode; all: one phase)
+    fact_changes: list[FactChange] = field(default_factory=list)
 
 
 @dataclass
@@ -199,6 +209,7 @@ class Session:
     q1_ms: float | None = None           # quartiles of its steady runs (None: not summarised)
     q3_ms: float | None = None
     also_builds: tuple = ()              # other build labels of the same bytes (collect --also-label)
+    facts: tuple = ()                    # sorted (name, value) strings the dataset stores about the file
 
 
 def build_order(keys_by_build: dict[str, list[str]]) -> list[str]:
@@ -531,10 +542,28 @@ def trend_of_sessions(sessions: list[Session], ops: dict | None = None, alpha: f
         out.append(_series(mo, so, done, build_of_file, key_of_file, o, alpha, min_effect_pct))
         out[-1].phase = ph
         out[-1].notes.extend(_label_notes(xs))
+        out[-1].fact_changes = fact_changes(xs, [p.build for p in out[-1].builds])
     return Trend(out, alpha, min_effect_pct)
 
 
 MAX_LABEL_NOTES = 20
+MAX_FACT_CHANGES = 20        # names listed per build change
+
+
+def fact_changes(xs: list[Session], builds: list[str]) -> list[FactChange]:
+    """Between consecutive builds (each as its first file by order key), the stored facts that differ."""
+    first: dict[str, Session] = {}
+    for x in sorted(xs, key=lambda x: (x.order_key, x.file)):
+        first.setdefault(x.build, x)
+    out = []
+    for prev, cur in zip(builds, builds[1:]):
+        if prev not in first or cur not in first:
+            continue
+        a, b = dict(first[prev].facts), dict(first[cur].facts)
+        changed = [{"name": k, "before": a.get(k), "after": b.get(k)} for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        if changed:
+            out.append(FactChange(cur, prev, changed[:MAX_FACT_CHANGES]))
+    return out
 
 
 def _label_notes(xs: list[Session]) -> list[str]:

@@ -17,7 +17,7 @@ import math
 
 from etscope.analysis.trend import ALL_PHASES, Series, Trend
 from etscope.render.safe import without_controls
-from etscope.render.trend_words import backend_counts, explanations, p_words, pct
+from etscope.render.trend_words import backend_counts, explanations, facts_sentence, p_words, pct
 from etscope.units import fmt_ms
 from etscope.version import __version__
 
@@ -120,6 +120,7 @@ def series_data(s: Series, index: int) -> dict:
     placement_at = {pc.build: backend_counts(pc.counts_after) for pc in s.placement_changes}
     if s.placement_changes and s.placement_changes[0].previous_build in pos:
         placement_at.setdefault(s.placement_changes[0].previous_build, backend_counts(s.placement_changes[0].counts_before))
+    facts_at = {fc.build: facts_sentence(fc).split(": ", 1)[1] for fc in s.fact_changes}
     labelled, every = labelled_builds(len(builds), {m["index"] for m in markers})
     rows = []
     prev = None
@@ -136,7 +137,7 @@ def series_data(s: Series, index: int) -> dict:
             "vs_prev_text": pct(vs_prev),
             "test_text": (p.verdict if p.verdict == "not tested" else
                           f"{p.verdict} ({pct(p.change_pct)} vs baseline, {p_words(p.p_value)})"),
-            "verdict": p.verdict, "placement": placement_at.get(p.build, ""),
+            "verdict": p.verdict, "placement": placement_at.get(p.build, ""), "facts": facts_at.get(p.build, ""),
             "marker": next((m["n"] for m in markers if m["index"] == i), None),
         })
         prev = p

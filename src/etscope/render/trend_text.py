@@ -6,7 +6,7 @@ from rich.text import Text
 
 from etscope.analysis.trend import ALL_PHASES, Trend
 from etscope.render.text import Table, console_or_default, safe_text
-from etscope.render.trend_words import counts_change, step_sentence
+from etscope.render.trend_words import counts_change, facts_sentence, step_sentence
 from etscope.units import fmt_ms
 
 VERDICT_STYLE = {"regression": "bold red", "improvement": "bold green", "no change": "", "not tested": "dim"}
@@ -68,6 +68,8 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
                 c.print(safe_text(f"  {m['op']}: {m['before'] or '(absent)'} → {m['after'] or '(absent)'}"))
             if max(pc.moved_total, len(pc.moved)) > top_ops:
                 c.print(f"  … and {max(pc.moved_total, len(pc.moved)) - top_ops} more (all in --json)")
+        for fc in s.fact_changes:
+            c.print(safe_text(f"At {fc.build}: {facts_sentence(fc)}"))
         for n in s.notes:
             c.print(safe_text("note: " + n), style="dim")
         c.print("")

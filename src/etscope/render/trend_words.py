@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from etscope.analysis.trend import OpChange, PlacementChange, Series
+from etscope.analysis.trend import FactChange, OpChange, PlacementChange, Series
 
 MAX_MOVED_SHOWN = 5       # ops named in one sentence about a placement change (the count is whole)
 
@@ -83,9 +83,17 @@ def op_sentence(o: OpChange) -> str:
     return f"op {o.op}{where}: {pct(o.change_pct)} ({o.verdict}, {p_words(o.p_value)})"
 
 
+def facts_sentence(fc: FactChange) -> str:
+    """ "recorded facts changed after b1: executorch 1.4 → 1.5, HTP clock 1000 MHz → (not recorded)"."""
+    parts = [f"{c['name']} {c['before'] if c['before'] is not None else '(not recorded)'} → "
+             f"{c['after'] if c['after'] is not None else '(not recorded)'}" for c in fc.changed]
+    return f"recorded facts changed after {fc.previous_build}: " + ", ".join(parts)
+
+
 def explanations(s: Series, max_ops: int = 5) -> dict[str, list[str]]:
     """{build: sentences} for every build where the series changed: its latency step, the ops
-    whose own time changed there, and its placement change (each a sentence, in that order)."""
+    whose own time changed there, its placement change, and the stored facts (metadata, HTP
+    clock) that differ from the build before (each a sentence, in that order)."""
     out: dict[str, list[str]] = {}
     for ch in s.changes:
         out.setdefault(ch["build"], []).append(step_sentence(ch))
@@ -99,4 +107,7 @@ def explanations(s: Series, max_ops: int = 5) -> dict[str, list[str]]:
         out.setdefault(b, []).extend(lines)
     for pc in s.placement_changes:
         out.setdefault(pc.build, []).append(placement_sentence(pc))
+    for fc in s.fact_changes:      # only where something else changed: facts alone are in the table
+        if fc.build in out:
+            out[fc.build].append(facts_sentence(fc))
     return out

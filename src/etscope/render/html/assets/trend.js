@@ -88,7 +88,7 @@
 
   function trendTable(s) {
     var cols = ['build', 'order', 'sessions', 'runs', 'p50', 'runs IQR', '95% interval of p50', 'vs previous build',
-                'test vs baseline', 'ops per backend', 'change point'];
+                'test vs baseline', 'ops per backend', 'recorded facts changed', 'change point'];
     var table = el('table', { 'class': 'data builds', id: s.id + '-builds' });
     table.appendChild(el('thead', null, el('tr', null, cols.map(function (c) { return el('th', { scope: 'col', text: c }); }))));
     var tbody = el('tbody');
@@ -98,7 +98,7 @@
         el('td', { 'class': 'name', text: b.build }), el('td', { text: b.order_key }),
         el('td', num, String(b.sessions)), el('td', num, String(b.runs)), el('td', num, b.p50_text),
         el('td', num, b.iqr_text), el('td', num, b.ci_text), el('td', num, b.vs_prev_text),
-        el('td', { 'class': 'verdict', text: b.test_text }), el('td', { text: b.placement }),
+        el('td', { 'class': 'verdict', text: b.test_text }), el('td', { text: b.placement }), el('td', { text: b.facts }),
         el('td', null, b.marker ? el('a', { href: '#' + s.id + '-change-' + b.marker, text: '#' + b.marker }) : '')));
     });
     table.appendChild(tbody);
