@@ -18,7 +18,6 @@ import math
 from etscope.analysis.trend import ALL_PHASES, Series, Trend
 from etscope.render.safe import without_controls
 from etscope.render.trend_words import backend_counts, explanations, facts_sentence, p_words, pct
-from etscope.units import fmt_ms
 from etscope.version import __version__
 
 SCHEMA = "etscope.trend-page/1"
@@ -85,6 +84,22 @@ def labelled_builds(n: int, forced: set[int], width: int = WIDTH - PAD_L - PAD_R
     return sorted(set(regular) | must), k
 
 
+def unit_decimals(largest: float) -> int:
+    """Decimals for a series' values in its unit: three significant digits of the largest (1.15 ms:
+    2, 26.3 ms: 1, 197 µs: 0), the same for every value of the series."""
+    if _f(largest) is None or largest <= 0:
+        return 2
+    return max(0, 2 - math.floor(math.log10(largest)))
+
+
+def in_unit(ms, k: float, decimals: int) -> str:
+    """A value of the series in its unit with the series' decimals: the table and the chart read
+    alike ("0.98" and "1.01" ms, never "999.4 µs" next to "1.01 ms")."""
+    if _f(ms) is None:
+        return "n/a"
+    return f"{ms * k:,.{decimals}f}"
+
+
 def _ordinal(k: int) -> str:
     suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
     return f"{k}{suffix}"
@@ -104,6 +119,7 @@ def series_data(s: Series, index: int) -> dict:
     drawn = [v for p in builds for v in (p.p50_ms, p.lo_ms, p.hi_ms, p.q1_ms, p.q3_ms) if _f(v) is not None]
     unit, k = unit_for(max(drawn) if drawn else float("nan"))
     ticks = nice_ticks(min(drawn) * k, max(drawn) * k) if drawn else [0.0, 1.0]
+    dp = unit_decimals(max(drawn) * k if drawn else float("nan"))
     why = explanations(s)
     pos = {p.build: i for i, p in enumerate(builds)}
     markers = []
@@ -131,12 +147,12 @@ def series_data(s: Series, index: int) -> dict:
             "order_key": p.order_key, "sessions": p.sessions, "runs": p.runs,
             "p50": _f(p.p50_ms * k), "lo": _f(p.lo_ms * k), "hi": _f(p.hi_ms * k),
             "q1": _f(p.q1_ms * k), "q3": _f(p.q3_ms * k),
-            "p50_text": fmt_ms(p.p50_ms),
-            "iqr_text": "n/a" if _f(p.q1_ms) is None else f"{fmt_ms(p.q1_ms)} to {fmt_ms(p.q3_ms)}",
-            "ci_text": "n/a" if _f(p.lo_ms) is None else f"{fmt_ms(p.lo_ms)} to {fmt_ms(p.hi_ms)}",
+            "p50_text": f"{in_unit(p.p50_ms, k, dp)} {unit}",
+            "iqr_text": "n/a" if _f(p.q1_ms) is None else f"{in_unit(p.q1_ms, k, dp)} to {in_unit(p.q3_ms, k, dp)} {unit}",
+            "ci_text": "n/a" if _f(p.lo_ms) is None else f"{in_unit(p.lo_ms, k, dp)} to {in_unit(p.hi_ms, k, dp)} {unit}",
             "vs_prev_text": pct(vs_prev),
             "test_text": (p.verdict if p.verdict == "not tested" else
-                          f"{p.verdict} ({pct(p.change_pct)} vs baseline, {p_words(p.p_value)})"),
+                          f"{p.verdict} ({pct(p.change_pct)}, {p_words(p.p_value)})"),
             "verdict": p.verdict, "placement": placement_at.get(p.build, ""), "facts": facts_at.get(p.build, ""),
             "marker": next((m["n"] for m in markers if m["index"] == i), None),
         })
@@ -198,7 +214,7 @@ ol.changes li ul { margin: 2px 0 0; padding-left: 18px; }
 tr.v-regression td.verdict { color: #c62828; font-weight: 600; }
 tr.v-improvement td.verdict { color: #2e7d32; font-weight: 600; }
 table.builds td:nth-child(2) { white-space: nowrap; }
-table.builds td.verdict { min-width: 22em; }
+table.builds td.verdict { min-width: 15em; }
 .legend .whisker-sw { display: inline-block; width: 2px; height: 14px; background: #455a64; margin: 0 6px -2px 5px; }
 .legend .iqr-sw { display: inline-block; width: 10px; height: 12px; background: #bbdefb; border: 1px solid #64b5f6; margin-right: 5px; vertical-align: -1px; }
 """

@@ -87,19 +87,28 @@
   }
 
   function trendTable(s) {
-    var cols = ['build', 'order', 'sessions', 'runs', 'p50', 'runs IQR', '95% interval of p50', 'vs previous build',
-                'test vs baseline', 'ops per backend', 'recorded facts changed', 'change point'];
+    // Columns of facts shown only when some build of the series has one (no empty columns).
+    var cols = [
+      { label: 'build', cell: function (b) { return el('td', { 'class': 'name', text: b.build }); } },
+      { label: 'order', cell: function (b) { return el('td', { text: b.order_key }); } },
+      { label: 'sessions', cell: function (b) { return el('td', { 'class': 'num', text: String(b.sessions) }); } },
+      { label: 'runs', cell: function (b) { return el('td', { 'class': 'num', text: String(b.runs) }); } },
+      { label: 'p50', cell: function (b) { return el('td', { 'class': 'num', text: b.p50_text }); } },
+      { label: 'runs IQR', cell: function (b) { return el('td', { 'class': 'num', text: b.iqr_text }); } },
+      { label: '95% interval of p50', cell: function (b) { return el('td', { 'class': 'num', text: b.ci_text }); } },
+      { label: 'vs previous build', cell: function (b) { return el('td', { 'class': 'num', text: b.vs_prev_text }); } },
+      { label: 'test vs baseline', cell: function (b) { return el('td', { 'class': 'verdict', text: b.test_text }); } },
+      { label: 'ops per backend', key: 'placement', cell: function (b) { return el('td', { text: b.placement }); } },
+      { label: 'recorded facts changed', key: 'facts', cell: function (b) { return el('td', { text: b.facts }); } },
+      { label: 'change point', key: 'marker', cell: function (b) {
+          return el('td', null, b.marker ? el('a', { href: '#' + s.id + '-change-' + b.marker, text: '#' + b.marker }) : '');
+        } }
+    ].filter(function (c) { return !c.key || s.builds.some(function (b) { return b[c.key]; }); });
     var table = el('table', { 'class': 'data builds', id: s.id + '-builds' });
-    table.appendChild(el('thead', null, el('tr', null, cols.map(function (c) { return el('th', { scope: 'col', text: c }); }))));
+    table.appendChild(el('thead', null, el('tr', null, cols.map(function (c) { return el('th', { scope: 'col', text: c.label }); }))));
     var tbody = el('tbody');
     s.builds.forEach(function (b) {
-      var num = { 'class': 'num' };
-      tbody.appendChild(el('tr', { 'class': 'v-' + b.verdict.replace(/[^a-z]/g, '-') },
-        el('td', { 'class': 'name', text: b.build }), el('td', { text: b.order_key }),
-        el('td', num, String(b.sessions)), el('td', num, String(b.runs)), el('td', num, b.p50_text),
-        el('td', num, b.iqr_text), el('td', num, b.ci_text), el('td', num, b.vs_prev_text),
-        el('td', { 'class': 'verdict', text: b.test_text }), el('td', { text: b.placement }), el('td', { text: b.facts }),
-        el('td', null, b.marker ? el('a', { href: '#' + s.id + '-change-' + b.marker, text: '#' + b.marker }) : '')));
+      tbody.appendChild(el('tr', { 'class': 'v-' + b.verdict.replace(/[^a-z]/g, '-') }, cols.map(function (c) { return c.cell(b); })));
     });
     table.appendChild(tbody);
     return el('div', { 'class': 'table-wrap' }, table);
