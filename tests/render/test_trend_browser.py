@@ -67,3 +67,28 @@ def test_trend_page_in_chromium(browser, page_file, artifact_dir):
         page.screenshot(path=str(artifact_dir / "trend_page_full.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_log_axis_page_in_chromium(browser, tmp_path, artifact_dir):
+    from etscope.analysis import trend as T
+    from etscope.render.trend_html import trend_page
+
+    xs = [T.Session("f1", "llama", "x86", "b1", "1", 1.45, 2, q1_ms=1.26, q3_ms=1.63),
+          T.Session("f2", "llama", "x86", "b2", "2", 0.54, 9, q1_ms=0.49, q3_ms=1.44)]
+    out = tmp_path / "log.html"
+    out.write_text(trend_page(T.trend_of_sessions(xs), "d"), encoding="utf-8")
+    messages = []
+    page = open_report(browser, out, messages, [])
+    try:
+        assert not messages
+        card = page.locator("#series-0")
+        assert card.locator("svg .axis-label").text_content() == "p50 latency (log scale)"
+        assert "1 ms" in card.locator("svg text.y-tick").all_text_contents()
+        box = card.locator("svg").bounding_box()
+        for wl in card.locator("svg line.whisker").all():
+            b = wl.bounding_box()
+            assert b["y"] >= box["y"] and b["y"] + b["height"] <= box["y"] + box["height"]
+        assert card.locator("table.builds tbody tr").count() == 2
+        page.screenshot(path=str(artifact_dir / "trend_page_log.png"))
+    finally:
+        page.close()

@@ -85,3 +85,21 @@ def test_markup_in_names_stays_in_the_json_blob():
     r, o = series(3, builds=5, model="<img src=x onerror=alert(1)>", soc="s</script>")
     html = trend_page(T.trend(r, o), "d")
     assert "<img src=x" not in html and "</script>\"" not in html
+
+
+def test_wide_intervals_get_a_log_axis_that_holds_them():
+    """Two builds of one session each (the spread from 1 df: intervals over several decades): a log
+    axis, ticks at powers of ten in their own unit, every whisker inside, a note saying why."""
+    xs = [T.Session("f1", "llama", "x86", "b1", "1", 1.45, 2, q1_ms=1.26, q3_ms=1.63),
+          T.Session("f2", "llama", "x86", "b2", "2", 0.54, 9, q1_ms=0.49, q3_ms=1.44)]
+    t = T.trend_of_sessions(xs)
+    (s,) = trend_page_data(t)["series"]
+    p = t.series[0].builds
+    assert s["log"] and s["axis_title"] == "p50 latency (log scale)"
+    k = 1.0 if s["unit"] == "ms" else 1000.0
+    assert s["ticks"][0] <= min(b.lo_ms for b in p) * k and s["ticks"][-1] >= max(b.hi_ms for b in p) * k
+    assert all(math.log10(t / s["ticks"][0]) == pytest.approx(round(math.log10(t / s["ticks"][0])))
+               for t in s["ticks"])
+    assert "1 ms" in s["tick_labels"] and any("µs" in x or "ns" in x for x in s["tick_labels"])
+    assert any("1 degree(s) of freedom only" in n for n in s["notes"])
+    assert [b["p50_text"] for b in s["builds"]] == ["1.45 ms", "0.54 ms"]

@@ -57,6 +57,28 @@ def nice_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
     return ticks
 
 
+LOG_RATIO = 20.0            # drawn values spanning more than this factor: a log axis (intervals are ratios)
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Ticks of a log axis covering [lo, hi] (> 0): powers of ten, with 2 and 5 times them when
+    the range spans at most two decades."""
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    steps = (1, 2, 5) if b - a <= 2 else (1,)
+    ticks = [m * 10.0 ** e for e in range(a, b + 1) for m in steps]
+    first = max(t for t in ticks if t <= lo * (1 + 1e-9))
+    last = min(t for t in ticks if t >= hi * (1 - 1e-9))
+    return [float(f"{t:.12g}") for t in ticks if first <= t <= last]
+
+
+def compact_time(ms: float) -> str:
+    """A log axis tick in its own unit: 1 µs, 10 µs, 2 ms, 1 s."""
+    for unit, k in (("s", 1e-3), ("ms", 1.0), ("µs", 1e3), ("ns", 1e6)):
+        if abs(ms) * k >= 1 or unit == "ns":
+            return f"{ms * k:.3g} {unit}"
+    return f"{ms:.3g} ms"
+
+
 def tick_decimals(ticks: list[float]) -> int:
     """Decimals that tell the ticks apart (0.25 steps: 2)."""
     if len(ticks) < 2:
@@ -117,9 +139,16 @@ def series_data(s: Series, index: int) -> dict:
     builds = s.builds[-MAX_BUILDS:]
     cut = len(s.builds) - len(builds)
     drawn = [v for p in builds for v in (p.p50_ms, p.lo_ms, p.hi_ms, p.q1_ms, p.q3_ms) if _f(v) is not None]
-    unit, k = unit_for(max(drawn) if drawn else float("nan"))
-    ticks = nice_ticks(min(drawn) * k, max(drawn) * k) if drawn else [0.0, 1.0]
-    dp = unit_decimals(max(drawn) * k if drawn else float("nan"))
+    p50s = [p.p50_ms for p in builds if _f(p.p50_ms) is not None]
+    log = bool(drawn) and min(drawn) > 0 and max(drawn) / min(drawn) > LOG_RATIO
+    unit, k = unit_for(max(p50s if log else drawn) if drawn else float("nan"))
+    if log:         # wide intervals (few sessions): every whisker whole on a log axis, ticks in their own unit
+        ticks = [t * k for t in log_ticks(min(drawn), max(drawn))]
+        tick_labels = [compact_time(t / k) for t in ticks]
+    else:
+        ticks = nice_ticks(min(drawn) * k, max(drawn) * k) if drawn else [0.0, 1.0]
+        tick_labels = [f"{t:.{tick_decimals(ticks)}f}" for t in ticks]
+    dp = unit_decimals(max(p50s if log else drawn) * k if drawn else float("nan"))
     why = explanations(s)
     pos = {p.build: i for i, p in enumerate(builds)}
     markers = []
@@ -149,7 +178,9 @@ def series_data(s: Series, index: int) -> dict:
             "q1": _f(p.q1_ms * k), "q3": _f(p.q3_ms * k),
             "p50_text": f"{in_unit(p.p50_ms, k, dp)} {unit}",
             "iqr_text": "n/a" if _f(p.q1_ms) is None else f"{in_unit(p.q1_ms, k, dp)} to {in_unit(p.q3_ms, k, dp)} {unit}",
-            "ci_text": "n/a" if _f(p.lo_ms) is None else f"{in_unit(p.lo_ms, k, dp)} to {in_unit(p.hi_ms, k, dp)} {unit}",
+            "ci_text": "n/a" if _f(p.lo_ms) is None else (
+                f"{compact_time(p.lo_ms)} to {compact_time(p.hi_ms)}" if log else
+                f"{in_unit(p.lo_ms, k, dp)} to {in_unit(p.hi_ms, k, dp)} {unit}"),
             "vs_prev_text": pct(vs_prev),
             "test_text": (p.verdict if p.verdict == "not tested" else
                           f"{p.verdict} ({pct(p.change_pct)}, {p_words(p.p_value)})"),
@@ -162,11 +193,15 @@ def series_data(s: Series, index: int) -> dict:
             f"every {_ordinal(every)} build is labelled from the first (one next to a change point or the last build "
             f"gives way to it), and the last one and each change point; all {len(builds)} are in the table")
     notes = list(s.notes)
+    if 0 < s.session_sd_df < 5:
+        notes.insert(0, f"the between-session spread is measured from {s.session_sd_df} degree(s) of freedom only: "
+                        "the intervals are wide; more sessions per build narrow them")
     if cut:
         notes.insert(0, f"the first {cut} builds are left out of the chart and the table (at most {MAX_BUILDS} drawn)")
     return {"id": f"series-{index}", "title": _title(s), "model": s.model, "soc": s.soc, "phase": s.phase,
             "pad_b": 24 + int(6.2 * 0.72 * max((len(r["short"]) for r in rows), default=1)),
-            "unit": unit, "ticks": ticks, "decimals": tick_decimals(ticks), "labelled": labelled, "label_every": every,
+            "unit": unit, "ticks": ticks, "tick_labels": tick_labels, "log": log,
+            "axis_title": "p50 latency (log scale)" if log else f"p50 latency ({unit})", "labelled": labelled, "label_every": every,
             "label_rule": rule, "builds": rows, "markers": markers, "notes": notes,
             "summary": "", "spread": f"{sd} ({s.session_sd_df} df)", "tests": s.tests}
 

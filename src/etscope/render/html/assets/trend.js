@@ -9,19 +9,21 @@
     var w = G.width, h = G.pad_t + G.height + s.pad_b, x0 = G.pad_l, x1 = w - G.pad_r, y0 = G.pad_t, y1 = y0 + G.height;
     var lo = s.ticks[0], hi = s.ticks[s.ticks.length - 1];
     function X(i) { return n > 1 ? x0 + (x1 - x0) * (i + 0.5) / n : (x0 + x1) / 2; }
-    function Y(v) { return y1 - (y1 - y0) * (v - lo) / (hi - lo); }
+    function Y(v) {
+      if (s.log) return y1 - (y1 - y0) * (Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo));
+      return y1 - (y1 - y0) * (v - lo) / (hi - lo);
+    }
     var svg = sv('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img',
                           'aria-label': 'p50 latency per build, ' + s.unit + ': ' + s.title });
     var grid = sv('g', { 'class': 'grid' }), axis = sv('g', { 'class': 'axis y-axis' });
-    s.ticks.forEach(function (t) {
+    s.ticks.forEach(function (t, j) {
       grid.appendChild(sv('line', { x1: x0, x2: x1, y1: Y(t), y2: Y(t) }));
-      axis.appendChild(sv('text', { 'class': 'y-tick', x: x0 - 6, y: Y(t) + 4, 'text-anchor': 'end',
-                                    text: t.toFixed(s.decimals) }));
+      axis.appendChild(sv('text', { 'class': 'y-tick', x: x0 - 6, y: Y(t) + 4, 'text-anchor': 'end', text: s.tick_labels[j] }));
     });
     axis.appendChild(sv('line', { x1: x0, x2: x0, y1: y0, y2: y1 }));
     axis.appendChild(sv('line', { x1: x0, x2: x1, y1: y1, y2: y1 }));
     axis.appendChild(sv('text', { 'class': 'axis-label', x: 14, y: (y0 + y1) / 2, 'text-anchor': 'middle',
-                                  transform: 'rotate(-90 14 ' + ((y0 + y1) / 2) + ')', text: 'p50 latency (' + s.unit + ')' }));
+                                  transform: 'rotate(-90 14 ' + ((y0 + y1) / 2) + ')', text: s.axis_title }));
     svg.appendChild(grid);
     svg.appendChild(axis);
     var changed = {};
