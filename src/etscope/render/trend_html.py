@@ -203,7 +203,7 @@ def series_data(s: Series, index: int) -> dict:
             "unit": unit, "ticks": ticks, "tick_labels": tick_labels, "log": log,
             "axis_title": "p50 latency (log scale)" if log else f"p50 latency ({unit})", "labelled": labelled, "label_every": every,
             "label_rule": rule, "builds": rows, "markers": markers, "notes": notes,
-            "summary": "", "spread": f"{sd} ({s.session_sd_df} df)", "tests": s.tests}
+            "summary": "", "spread": sd if s.session_sd_pct is None else f"{sd} ({s.session_sd_df} df)", "tests": s.tests}
 
 
 def _clean(x):

@@ -121,7 +121,11 @@
     card.appendChild(el('h2', { text: s.title }));
     card.appendChild(el('p', { 'class': 'hint', text: s.summary }));
     card.appendChild(trendLegend(s));
-    card.appendChild(el('div', { 'class': 'chart' }, trendChart(s, G)));
+    if (!s.builds.some(function (b) { return isNum(b.p50); })) {
+      card.appendChild(el('p', { 'class': 'warn', text: 'No timed run in this series: nothing to draw (see the notes below).' }));
+    } else {
+      card.appendChild(el('div', { 'class': 'chart' }, trendChart(s, G)));
+    }
     card.appendChild(el('p', { 'class': 'hint label-rule', text: 'x axis: ' + s.label_rule + '.' }));
     card.appendChild(el('h3', { text: s.markers.length ? 'Change points' : 'No change point' }));
     if (s.markers.length) {
