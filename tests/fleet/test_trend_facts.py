@@ -38,3 +38,16 @@ def test_change_point_names_the_stored_facts_that_changed(tmp_path):
     r = cli("trend", "--dataset", tmp_path / "ds")
     text = " ".join(r.stdout.split())
     assert f"At 9aab: recorded facts changed after {4 * 7919 % 65536:04x}: executorch 1.4 → 1.5" in text and "{'" not in text
+
+
+def test_a_qnn_file_has_its_htp_clock_and_metadata_as_facts(tmp_path):
+    from etscope.fleet.dataset import Dataset, trend_inputs
+    from test_collect import QNN
+
+    r = cli("collect", QNN / "synthetic_qnn_cnn.etdump", "--to", tmp_path / "ds", "--meta", "build=b1",
+            "--meta", "qnn_sdk=2.30", "--meta", "order=1")
+    assert r.returncode == 0, r.stderr
+    clock = json.loads(cli("sql", "--dataset", tmp_path / "ds", "SELECT median(clock_mhz_used) c, "
+                           "any_value(clock_source) s FROM qnn", "--format", "json").stdout)[0]
+    sessions, _ = trend_inputs(Dataset(tmp_path / "ds"))
+    assert {x.facts for x in sessions} == {(("HTP clock", f"{clock['c']:.0f} MHz ({clock['s']})"), ("qnn_sdk", "2.30"))}
