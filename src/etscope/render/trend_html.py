@@ -166,7 +166,9 @@ def series_data(s: Series, index: int) -> dict:
     if s.placement_changes and s.placement_changes[0].previous_build in pos:
         placement_at.setdefault(s.placement_changes[0].previous_build, backend_counts(s.placement_changes[0].counts_before))
     facts_at = {fc.build: facts_sentence(fc).split(": ", 1)[1] for fc in s.fact_changes}
-    labelled, every = labelled_builds(len(builds), {m["index"] for m in markers})
+    longest = max((len(p.build) if len(p.build) <= MAX_LABEL_CHARS else MAX_LABEL_CHARS for p in builds), default=1)
+    labelled, every = labelled_builds(len(builds), {m["index"] for m in markers},
+                                      WIDTH - max(PAD_L, 12 + int(6.2 * 0.72 * longest)) - PAD_R)
     rows = []
     prev = None
     for i, p in enumerate(builds):
@@ -199,7 +201,9 @@ def series_data(s: Series, index: int) -> dict:
     if cut:
         notes.insert(0, f"the first {cut} builds are left out of the chart and the table (at most {MAX_BUILDS} drawn)")
     return {"id": f"series-{index}", "title": _title(s), "model": s.model, "soc": s.soc, "phase": s.phase,
+            # rotated x labels reach down and to the left of their build: room for the longest
             "pad_b": 24 + int(6.2 * 0.72 * max((len(r["short"]) for r in rows), default=1)),
+            "pad_l": max(PAD_L, 12 + int(6.2 * 0.72 * max((len(r["short"]) for r in rows), default=1))),
             "unit": unit, "ticks": ticks, "tick_labels": tick_labels, "log": log,
             "axis_title": "p50 latency (log scale)" if log else f"p50 latency ({unit})", "labelled": labelled, "label_every": every,
             "label_rule": rule, "builds": rows, "markers": markers, "notes": notes,

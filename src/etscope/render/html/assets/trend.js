@@ -6,7 +6,7 @@
 
   function trendChart(s, G) {
     var n = s.builds.length;
-    var w = G.width, h = G.pad_t + G.height + s.pad_b, x0 = G.pad_l, x1 = w - G.pad_r, y0 = G.pad_t, y1 = y0 + G.height;
+    var w = G.width, h = G.pad_t + G.height + s.pad_b, x0 = s.pad_l, x1 = w - G.pad_r, y0 = G.pad_t, y1 = y0 + G.height;
     var lo = s.ticks[0], hi = s.ticks[s.ticks.length - 1];
     function X(i) { return n > 1 ? x0 + (x1 - x0) * (i + 0.5) / n : (x0 + x1) / 2; }
     function Y(v) {
