@@ -150,7 +150,18 @@ def test_summary_ops_qnn_show_the_llm_phases(etdump):
 def test_phase_decode_reads_the_llm_decode_runs(etdump):
     c = case(etdump)
     if not c.split or "decode" not in c.runs:
-        pytest.skip("no decode phase beside another")
+        # No decode phase beside another: --phase decode names no phase of these runs (exit 2, one line).
+        from click.testing import CliRunner
+
+        from etscope.cli import main
+
+        # Unless the one phase is itself named decode (the decode method's runs of a two-method
+        # file): then it is every run.
+        res = CliRunner().invoke(main, ["summary", *map(str, c.inputs), "--phase", "decode"])
+        one = [p["name"] for p in c.llm["phases"]] == ["decode"]
+        assert (res.exit_code == 0 and "(0 other run(s) left out)" in res.output) if one else \
+            (res.exit_code == 2 and "--phase decode" in res.output), res.output
+        return
     runs = c.runs["decode"]
     p50 = statistics.median(c.llm["series"]["latency_ms"][r] for r in runs)
     for cmd in ("summary", "ops"):

@@ -2,7 +2,7 @@
 real SM8650 chain8 profile as an ETDump (tests/fixtures/qnn_etdump/synthetic_qnn_chain8_device.etdump)
 with its QHAS, optrace and runtrace, opened in headless Chromium; the findings, one partition's
 nesting picture, the HMX/HVX/DMA timeline and "Inside the HTP" (with --dram-gbps 76.8, the SM8650
-figure of analysis/qnn/limits.py: the chain8 files come without their .pte), each cut to its element.
+figure of analysis/qnn/limits.py: the chain8 files come without their .pte), each cut to its element; and the first screen (1400×900) as the page opens.
 
     PYTHONPATH=src python tools/qnn_screenshots.py [--chromium /usr/bin/chromium]
 """
@@ -45,6 +45,11 @@ def main() -> None:
         for name, sel in SHOTS.items():
             page.locator(sel).screenshot(path=str(out / name))
             print(out / name)
+        first = b.new_page(viewport={"width": 1400, "height": 900})      # what a user sees on opening it
+        first.goto(html.as_uri())
+        first.wait_for_selector("body[data-rendered=true]", timeout=15000)
+        first.screenshot(path=str(out / "qnn_first_screen.png"))
+        print(out / "qnn_first_screen.png")
         b.close()
 
 

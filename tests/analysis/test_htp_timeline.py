@@ -13,7 +13,8 @@ from etscope.formats.optrace import parse_optrace, read_optrace
 from etscope.formats.qhas import read_qhas
 from etscope.formats.runtrace import read_runtrace
 from etscope.render.trace import validate
-from etscope.render.trace_units import htp_unit_events
+from etscope.analysis.htp_units import htp_units
+from etscope.render.trace import _unit_events
 
 Q = Path(__file__).parents[1] / "fixtures" / "qnn"
 OT, QH, RT = Q / "chain8_sm8650.optrace.json", Q / "chain8_sm8650.qhas.json", Q / "chain8_sm8650.runtrace.json"
@@ -88,7 +89,7 @@ def test_overlapping_slices_get_lanes_nested_ones_do_not():
 def test_perfetto_tracks_valid_and_labelled():
     tl = htp_timeline(read_optrace(OT), read_qhas(QH)).to_dict()
     notes = []
-    ev = htp_unit_events(tl, notes)
+    ev = _unit_events(htp_units(tl, notes))
     assert not validate({"traceEvents": ev}) and not notes
     names = [e["args"]["name"] for e in ev if e["name"] == "thread_name"]
     assert names == ["HMX (tid 256)", "HVX (tid 512)", "HVX (tid 514)"]
@@ -102,5 +103,5 @@ def test_perfetto_tracks_valid_and_labelled():
 
 def test_perfetto_tracks_left_out_without_clock():
     notes = []
-    assert htp_unit_events(htp_timeline(read_optrace(OT)).to_dict(), notes) == []
+    assert htp_units(htp_timeline(read_optrace(OT)).to_dict(), notes) is None
     assert notes and "no clock" in notes[0]

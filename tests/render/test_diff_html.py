@@ -1,6 +1,7 @@
 """The diff page (`etscope diff --html`) and the report's "Compared with base" section as files:
 one self-contained page, nothing fetched, the data blob round-trips, names from the inputs escaped."""
 import json
+from html import escape as html_escape
 import re
 import shutil
 import statistics
@@ -73,8 +74,10 @@ def test_diff_page_is_one_offline_file_and_the_blob_round_trips(name):
         for section in ("diff-runs", "diff-placement", "diff-breakdown", "diff-ops"):
             assert f'href="#{section}"' in html
         assert ('href="#diff-qnn"' in html) == bool(d["qnn"])
-        # Without JavaScript the verdict and reasons are still there as text.
-        assert f"Verdict: {d['verdict'].replace('_', ' ')}" in html
+        # Without JavaScript the verdict and reasons are still there as text: the headline, which
+        # names every axis that changed (diff_same_00 vs diff_cpu_moved: no latency change, but placement).
+        assert f"Verdict: {html_escape(d['headline'])}" in html
+        assert d["headline"].startswith(d["verdict"].replace("_", " ")) or d["changed_axes"]
     assert page["options"] == {"min_effect_pct": 2.0, "fail_on_regression_pct": 5.0}
     assert page["inputs"]["base"] == str(base) and page["inputs"]["new"] == str(new)
     for section in ("diff-verdict", "diff-gate"):

@@ -197,8 +197,13 @@ def test_diff_page_renders_in_chromium(browser, tmp_path, artifact_dir, name):
         bad = [m for m in messages if m[0] in ("error", "pageerror", "request")]
         assert not bad, bad
         assert not dialogs
+        # Never a bare "no change" while another axis changed (issue 37): "no latency change" then,
+        # beside a pill per changed axis.
+        moved = [a for a in d.get("changed_axes", []) if a != "latency"]
         assert page.locator("#diff-verdict > .verdict-line .verdict-pill").inner_text().lower() == \
-            d["verdict"].replace("_", " ")
+            ("no latency change" if d["verdict"] == "no_change" and moved else d["verdict"].replace("_", " "))
+        assert [x.lower() for x in page.locator("#diff-verdict > .verdict-line .axis-pill").all_text_contents()] == \
+            [f"{a} changed" for a in moved]
         if sfx:
             rows = page.locator("#diff-verdict table.diff-phases tbody tr")
             assert rows.count() == len(d["phases"])
@@ -206,7 +211,8 @@ def test_diff_page_renders_in_chromium(browser, tmp_path, artifact_dir, name):
                 [e["verdict"].replace("_", " ") for e in d["phases"]]
             assert page.locator("svg .ci-point").count() == sum(1 for e in d["phases"] if e.get("latency"))
         # Verdict: the change and its interval on a % axis with a zero line; latency units on the top axis.
-        assert page.locator(f"#diff-verdict{sfx} .verdict-pill").inner_text().lower() == d["verdict"].replace("_", " ")
+        assert page.locator(f"#diff-verdict{sfx} .verdict-pill").inner_text().lower() == (
+            "no latency change" if d["verdict"] == "no_change" and moved and not sfx else d["verdict"].replace("_", " "))
         assert page.locator(f"#diff-verdict{sfx} svg .ci-point").count() == 1
         assert page.locator(f"#diff-verdict{sfx} svg .zero-line").count() == 1
         assert page.locator(f"#diff-verdict{sfx} svg .ci-bar").count() == 1

@@ -19,7 +19,7 @@ import numpy as np
 from etscope.arrays import median, nanmedian
 from etscope import profile as P
 from etscope import units
-from etscope.analysis import diff_noise, diff_placement
+from etscope.analysis import diff_axes, diff_attribution, diff_noise, diff_placement
 from etscope.analysis import ops as ops_analysis
 from etscope.analysis import placement
 from etscope.analysis.stats import leading_warmup
@@ -240,23 +240,27 @@ def steady_samples(profiles: list[P.Profile], dropped: list[int]) -> dict[tuple,
 
 def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
             fail_on_fallback: bool = False, session_allowance_pct: float | None = None,
-            phase: str | None = None, llm_options=None) -> dict:
+            phase: str | None = None, llm_options=None, clocks: dict | None = None) -> dict:
     """Compare two runs like with like. ``base`` and ``new``: Profiles or ``Results``, or lists of
     them (repeated sessions of one program). When either side's runs form several phases (an
     LLM's prefill and decode), each phase is compared with its namesake on the other side and the
     verdict comes from the phases, never from pooled runs (:mod:`etscope.analysis.diff_phases`:
     ``phases``, ``verdict_phase``); else :func:`compare_runs`. ``phase``: that phase only
     (``--phase``; ``all``: every run pooled). ``llm_options``: ``api.llm_options`` for the LLM
-    analysis that finds the phases (one dict, or a (base, new) pair)."""
+    analysis that finds the phases (one dict, or a (base, new) pair). ``clocks``: the HTP clock
+    measured per side ({"base": MHz, "new": MHz, "source": "runtrace"}, from ``--runtrace-base/
+    --runtrace-new``) for the environment axis; else the estimates of the QNN levels."""
     from etscope.analysis.diff_phases import compare_sides
 
     return compare_sides(base, new, compare_runs, phase=phase, llm_options=llm_options,
                          min_effect_pct=min_effect_pct, fail_on_regression_pct=fail_on_regression_pct,
-                         fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance_pct)
+                         fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance_pct,
+                         clocks=clocks)
 
 
 def compare_runs(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: float | None = None,
-                 fail_on_fallback: bool = False, session_allowance_pct: float | None = None) -> dict:
+                 fail_on_fallback: bool = False, session_allowance_pct: float | None = None,
+                 clocks: dict | None = None) -> dict:
     """Compare two sets of runs as one phase. ``base`` and ``new`` are Profiles, or lists of Profiles of repeated
     sessions of the same program (the first one of each side gives op and placement identities).
 
@@ -314,7 +318,7 @@ def compare_runs(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct:
         reasons.append(f"{sum(c['count'] for c in undecided)} new CPU op(s) may have come off a delegate: "
                        "the ETRecords (--etrecord-base/--etrecord-new) are needed to tell")
     gate = _gate(verdict, change, lo, hi, fail_on_regression_pct, fail_on_fallback, moved_off, undecided)
-    return {
+    out = {
         "schema": SCHEMA,
         "verdict": verdict,
         "reasons": reasons,
@@ -330,6 +334,45 @@ def compare_runs(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct:
         "gate": gate,
         "warnings": [f"base: {w}" for w in base.warnings] + [f"new: {w}" for w in new.warnings],
     }
+    # Each axis of change with its own verdict; the headline names every axis that changed.
+    out["axes"] = diff_axes.axes(out, base, new, clocks)
+    out["changed_axes"] = diff_axes.changed_axes(out["axes"])
+    out["headline"] = diff_axes.headline(verdict, out["axes"])
+    out["attribution"] = diff_attribution.attribute(out, latency["base_p50_ms"], latency["new_p50_ms"])
+    out["comparable"] = diff_axes.comparability(base, new)
+    if out["comparable"]["comparable"] is False:
+        _not_comparable(out)
+    return out
+
+
+NOT_COMPARABLE = "not_comparable"
+
+
+def _not_comparable(out: dict) -> None:
+    """Two different programs (a CNN and a ViT): said first; latency stays as a fact, without a
+    verdict, and nothing per op, per placement or per part is judged (matching ops of two graphs
+    would pair unrelated ops)."""
+    lat = out["latency"]
+    change = lat["change_pct"]
+    fact = (f"p50 {units.fmt_ms(lat['base_p50_ms'])} → {units.fmt_ms(lat['new_p50_ms'])}"
+            + (f" ({change:+.1f}%)" if isinstance(change, float) and math.isfinite(change) else ""))
+    why = out["comparable"]["basis"]
+    out["verdict"] = NOT_COMPARABLE
+    out["latency"]["significant"] = False
+    out["reasons"] = [f"not comparable: different programs ({why}); latency compared as a fact only: {fact}"]
+    out["headline"] = f"not comparable: different programs; latency {fact} as a fact only"
+    # Each side's op values stay (what each file says); no row is judged against the other side.
+    for o in out["ops"]:
+        o.update(status="not_compared", change_pct=None, p_value=None, significant=None)
+    out["op_shifts"], out["placement_changes"], out["attribution"] = [], [], None
+    out["session_noise"] = None
+    out["axes"]["latency"] = {"verdict": NOT_COMPARABLE, "summary": fact + " (a fact: different programs)", "facts": []}
+    out["axes"]["placement"] = {"verdict": diff_axes.UNKNOWN, "summary": "not compared: different programs", "facts": []}
+    out["axes"]["program"] = {**out["axes"]["program"], "verdict": diff_axes.CHANGED,
+                              "summary": "different programs: " + why}
+    out["changed_axes"] = diff_axes.changed_axes(out["axes"])
+    gated = out["gate"]["why"]
+    out["gate"] = {"fail": False, "why": ["not gated: different programs (" + why + ")"] if gated else []}
 
 
 def _latency_reasons(verdict, change, lo, hi, allowance, noise, shifts, program) -> list[str]:
@@ -435,10 +478,13 @@ def _op_changes(a: dict, b: dict, min_effect_pct: float) -> list[dict]:
             change = (pn / pb - 1) * 100 if pb else (0.0 if pn == 0 else None)
             p = mann_whitney_p(x["values"], y["values"])
             sig = bool(p == p and p < OP_ALPHA and change is not None and abs(change) >= min_effect_pct)
-            row.update(status=("slower" if change > 0 else "faster") if sig else "same",
+            # Not significant is "same" only when the p50 barely moved; a large move the test cannot
+            # confirm (few runs, spread) is "uncertain", never "same".
+            moved = change is None or abs(change) >= min_effect_pct
+            row.update(status=("slower" if change > 0 else "faster") if sig else ("uncertain" if moved else "same"),
                        base_p50=pb, new_p50=pn, change_pct=change, p_value=p, significant=sig)
         rows.append(row)
-    rank = {"new": 0, "removed": 1, "slower": 2, "faster": 3, "same": 4}
+    rank = {"new": 0, "removed": 1, "slower": 2, "faster": 3, "uncertain": 4, "same": 5, "not_compared": 6}
     return sorted(rows, key=lambda r: (rank[r["status"]], -abs(r["change_pct"] or 0)))
 
 

@@ -25,7 +25,7 @@ from etscope.arrays import median
 from etscope.analysis.run_phases import ALL, PhaseChoiceError
 
 # Which phase verdict leads the headline: the worst / most significant one.
-VERDICT_RANK = {"regression": 3, "improvement": 2, "inconclusive": 1, "no_change": 0}
+VERDICT_RANK = {"not_comparable": 4, "regression": 3, "improvement": 2, "inconclusive": 1, "no_change": 0}
 NOT_COMPARED = "not_compared"      # a phase found on one side only (said as "not compared")
 
 
@@ -60,6 +60,12 @@ def compare_sides(base, new, compare_runs, phase: str | None = None, llm_options
     rb = [_as_results(x, opt_b) for x in _sessions(base)]
     rn = [_as_results(x, opt_n) for x in _sessions(new)]
     split = any(r.phases.split for r in rb + rn)
+    from etscope.analysis.diff_axes import comparability
+
+    if comparability(rb[0].profile, rn[0].profile)["comparable"] is False:
+        # Different programs: their phases are not namesakes either; every run compared as a
+        # fact (compare_runs says "not comparable" first and judges nothing per op).
+        return compare_runs([r.profile for r in rb], [r.profile for r in rn], **options)
     if phase == ALL or (phase is None and not split):
         out = compare_runs([r.profile for r in rb], [r.profile for r in rn], **options)
         if split:
@@ -243,7 +249,7 @@ def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: st
         out["verdict_basis"] = (f"the {lead['name']} phase's: the most significant of the {len(compared)} compared "
                                 "phases' verdicts (regression, then improvement, inconclusive, no change); the top "
                                 f"level's latency, breakdown, placement and ops are the {lead['name']} phase's")
-    out["headline"] = headline(out["verdict"], lead["name"], entries)
+    out["headline"] = _with_axes(headline(out["verdict"], lead["name"], entries), out["verdict"], compared)
     out["reasons"] = [_phase_line(e) for e in entries]
     out["gate"] = _gate(compared)
     out["phases"] = entries
@@ -260,6 +266,26 @@ def headline(verdict: str, lead: str, entries: list[dict]) -> str:
         return (f"no change in {'any phase (' + ', '.join(names) + ')' if len(names) > 1 else names[0]}"
                 + (f" ({'; '.join(more)})" if more else ""))
     return f"{verdict.replace('_', ' ')} in {lead}" + (f" ({'; '.join(others)})" if others else "")
+
+
+def _with_axes(text: str, verdict: str, compared: list[dict]) -> str:
+    """The phase headline and every non-latency axis that changed in any compared phase (the
+    placement and program axes are the program's, the same in each phase; a clock may move in
+    one phase only): never "no change" alone while an axis changed."""
+    from etscope.analysis import diff_axes
+
+    merged: dict = {}
+    for e in compared:
+        for name, axis in (e.get("axes") or {}).items():
+            if name not in merged or (axis.get("verdict") == diff_axes.CHANGED
+                                      and merged[name].get("verdict") != diff_axes.CHANGED):
+                merged[name] = axis
+    if verdict == "not_comparable":
+        return "not comparable: different programs; " + text
+    lead = text
+    if verdict == "no_change" and any(merged.get(a, {}).get("verdict") == diff_axes.CHANGED for a in diff_axes.AXES[1:]):
+        lead = text.replace("no change", "no latency change", 1) + ", but"
+    return diff_axes.headline(verdict, merged, latency_part=lead)
 
 
 def _num(x) -> float:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope.analysis.htp_timeline import timeline_clock
+from etscope.analysis.htp_units import CLOCK_RULE, htp_units
 from etscope.analysis.trace_view import MAIN_TID, Track, TraceView
 
 GAP_US = 10.0          # between executes laid back to back (their real gap is not in the files)
@@ -39,14 +41,16 @@ def qnn_trace_view(qnn: dict, optrace, runtrace, inputs: dict, runs: list[int] |
     if runtrace is not None:
         tracks.append(Track(300, "runtrace: QNN DSP Execute (measured µs)", 300))
         slices += _runtrace_spans(runtrace, 300, runs, notes)
-    clock, clock_from = _clock(qnn)
+    # One clock rule in every trace (analysis.htp_units): the inference the optrace/QHAS records.
+    clock, clock_from, _, _ = timeline_clock(qhas, runtrace, _etdump_clock(qnn))
     unit = "us"
-    if optrace is not None:
-        unit_tracks, unit_slices, unit = _optrace_units(optrace, clock, clock_from, notes)
+    units = htp_units(qnn.get("htp_timeline"), notes) if optrace is not None else None
+    if optrace is not None and units is None and clock is None:
+        unit_tracks, unit_slices, unit = _optrace_units(optrace, None, "", notes)   # no clock: cycles
         tracks += unit_tracks
         slices += unit_slices
     if qhas is not None and optrace is None:      # the same inference as an optrace: one of them suffices
-        unit_tracks, unit_slices, unit = _qhas_units(qhas, clock, clock_from, notes)
+        unit_tracks, unit_slices, unit = _qhas_units(qhas, clock, clock_from or "", notes)
         tracks += unit_tracks
         slices += unit_slices
     only_ops = all(s["cat"] == "htp_op" for s in slices)
@@ -56,18 +60,14 @@ def qnn_trace_view(qnn: dict, optrace, runtrace, inputs: dict, runs: list[int] |
     return TraceView(process="QNN files: " + ", ".join(sorted(inputs)), tracks=tracks, slices=slices, notes=notes,
                      runs=n_runs if runs is None else len(runs), sources=dict(inputs),
                      time_origin="the first span laid out (the QNN files hold no common clock origin)",
-                     time_unit="cycles" if unit == "cycles" and only_ops else "us",
-                     extra={} if unit == "us" or only_ops else {"time_unit_of_htp_ops": "cycles"})
+                     time_unit="cycles" if unit == "cycles" and only_ops else "us", units=units,
+                     extra={"clock_rule": CLOCK_RULE,
+                            **({} if unit == "us" or only_ops else {"time_unit_of_htp_ops": "cycles"})})
 
 
-def _clock(qnn: dict) -> tuple[float | None, str]:
-    rt = qnn.get("runtrace") or {}
-    if rt.get("clock_mhz"):
-        return float(rt["clock_mhz"]), "runtrace (measured)"
-    for p in qnn.get("partitions") or []:
-        if p.get("clock_mhz_used"):
-            return float(p["clock_mhz_used"]), f"{p['key']} clock ({p.get('clock_source') or 'estimate'})"
-    return None, ""
+def _etdump_clock(qnn: dict) -> float | None:
+    """A partition's clock, the last resort of ``timeline_clock`` (another run's)."""
+    return next((float(p["clock_mhz_used"]) for p in qnn.get("partitions") or [] if p.get("clock_mhz_used")), None)
 
 
 def _per_run(p: dict, key: str) -> list:
@@ -116,17 +116,17 @@ def _partition_ops(p: dict, tid: int, notes: list[str]) -> list[dict]:
     if not clock:
         notes.append(f"{p['key']}: no clock, so its per-op cycles are not laid out")
         return []
-    out, t = [], 0.0
-    for o in ops:
-        d = o["cycles_p50"] / clock
+    out = []
+    # Boundaries in whole ns: touching ops touch exactly after rounding (no 1 ns overlaps).
+    bounds = [int(round(x)) for x in np.cumsum([0.0] + [o["cycles_p50"] / clock * 1000 for o in ops])]
+    for k, o in enumerate(ops):
         args = {"partition": p["key"], "cycles_p50": o["cycles_p50"], "clock_mhz": _r(clock), "estimated": True,
                 "note": "duration = cycles p50 ÷ clock; ops one after the other (order of the profile)"}
-        for k in ("node", "op_type", "hmx", "hvx"):
-            if o.get(k) is not None:
-                args[k] = o[k]
-        out.append({"name": str(o["qnn_name"]) + " (est.)", "cat": "qnn_op_estimated", "tid": tid, "ts": _r(t),
-                    "dur": _r(d), "args": args})
-        t += d
+        for key in ("node", "op_type", "hmx", "hvx"):
+            if o.get(key) is not None:
+                args[key] = o[key]
+        out.append({"name": str(o["qnn_name"]) + " (est.)", "cat": "qnn_op_estimated", "tid": tid,
+                    "ts": bounds[k] / 1000, "dur": (bounds[k + 1] - bounds[k]) / 1000, "args": args})
     return out
 
 

@@ -34,7 +34,7 @@ def summary_of(profile: P.Profile, ops: list[dict], qnn_report: dict | None, soc
         "schema": SCHEMA,
         "inputs": dict(profile.sources),
         "method": profile.method,
-        "phase": _phase_facts(profile),
+        "phase": phase_facts(profile),
         "etdump": _file_facts(profile),
         "runs": lat,
         "breakdown": rows,
@@ -49,7 +49,7 @@ def summary_of(profile: P.Profile, ops: list[dict], qnn_report: dict | None, soc
     }
 
 
-def _phase_facts(profile: P.Profile) -> dict | None:
+def phase_facts(profile: P.Profile) -> dict | None:
     """The phase these runs are, when the profile holds one phase's runs (``--phase``)."""
     ph = profile.phase
     if ph is None:

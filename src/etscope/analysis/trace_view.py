@@ -25,6 +25,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
+from etscope.analysis.htp_units import CLOCK_RULE, HtpUnits, htp_units
 from etscope.analysis.qnn_lookup import clock_mhz, qnn_op_lookup, qnn_partitions
 from etscope.analysis.run_phases import ALL, RunPhases, one_phase
 from etscope.analysis.timeline import first_timed_ns, since_origin
@@ -55,7 +56,7 @@ class TraceView:
     time_origin: str = "first timed event of the ETDump"
     time_unit: str = "us"          # "cycles" when nothing could turn cycles into time (QNN files alone)
     extra: dict = field(default_factory=dict)
-    htp_timeline: dict | None = None   # the optrace's HMX/HVX/DMA timeline (analysis.htp_timeline), own time axis
+    units: HtpUnits | None = None  # the optrace's HMX/HVX/DMA tracks (analysis.htp_units), own time axis
 
 
 def _us(ns: int) -> float:
@@ -109,7 +110,7 @@ def trace_view(profile: P.Profile, qnn: dict | None = None, runs: list[int] | No
     n_runs = profile.n_runs if runs is None else len([r for r in runs if 0 <= r < profile.n_runs])
     return TraceView(process="ExecuTorch " + (profile.method or "program"), tracks=all_tracks, slices=slices,
                      notes=notes, runs=n_runs, sources=dict(profile.sources),
-                     htp_timeline=(qnn or {}).get("htp_timeline"))
+                     units=htp_units((qnn or {}).get("htp_timeline"), notes), extra={"clock_rule": CLOCK_RULE})
 
 
 def _run_labels(profile: P.Profile, phases: RunPhases) -> list[tuple[str | None, dict]]:
@@ -209,10 +210,13 @@ def _partition_tracks(profile: P.Profile, e: _Events, qnn: dict | None, notes: l
         s, t_end = int(e.start[i]), int(e.end[i])
         args: dict = {"run": ex, "instruction_id": iid, "placement": backend_of[iid]}
         children = children_by_parent.get(i, [])
-        qnn_ops = _backend_values(e, values_by_parent.get(i, []), args)
-        if qnn_ops:
+        levels: dict[str, float] = {}
+        qnn_ops = _backend_values(e, values_by_parent.get(i, []), args, levels)
+        level_slices, c_start, c_end = _level_slices(levels, ex, tracks[iid], s, t_end)
+        children += level_slices
+        if qnn_ops:     # inside the innermost measured level (the ops' container), else the call
             children += _qnn_op_slices(qnn_ops, parts.get(iid), lookup, iid, ex, backend_of[iid], tracks[iid],
-                                       s, t_end, args, counts)
+                                       c_start, c_end, args, counts)
         out.append({"name": f"DELEGATE_CALL #{iid} ({backend_of[iid]})", "cat": "delegate_call",
                     "tid": tracks[iid], "ts": _us(s), "dur": _us(t_end - s), "args": args})
         # Keep children inside the parent after rounding.
@@ -227,8 +231,9 @@ def _partition_tracks(profile: P.Profile, e: _Events, qnn: dict | None, notes: l
         notes.append(f"{counts['skipped']} QNN per-op rows were left out: no clock estimate for their partition "
                      "(QNN rows are cycles, not times; pass the QNN analysis to lay them out)")
     if counts["compressed"]:
-        notes.append(f"{counts['compressed']} DELEGATE_CALL(s): the estimated QNN op times added up to more than "
-                     "the call and were scaled down to fit (args.compressed_to_fit)")
+        notes.append(f"{counts['compressed']} DELEGATE_CALL(s): the QNN op times (cycles ÷ clock) added up to more "
+                     "than the innermost measured QNN level holding them (QNN's µs are whole: a few % of rounding) "
+                     "and were scaled into it, as every view shares them out (args.compressed_to_fit)")
     if clamped:
         notes.append(f"{clamped} backend event(s) reached outside their DELEGATE_CALL and were clamped to it")
     return out, tracks
@@ -249,8 +254,9 @@ def _timed_children(e: _Events, ti: np.ndarray, tp: np.ndarray, tracks: dict[int
     return children_by_parent, clamped
 
 
-def _backend_values(e: _Events, idx: list[int], args: dict) -> list[tuple[str, float]]:
-    """QNN per-op cycles rows of one call (returned), its other values into ``args`` with their unit."""
+def _backend_values(e: _Events, idx: list[int], args: dict, levels: dict[str, float]) -> list[tuple[str, float]]:
+    """QNN per-op cycles rows of one call (returned), its QNN levels in µs into ``levels`` (drawn as
+    nested slices) and its other values into ``args`` with their unit."""
     from etscope.formats.qnn_names import parse_qnn_event_name
 
     values: dict[str, str] = {}
@@ -262,14 +268,42 @@ def _backend_values(e: _Events, idx: list[int], args: dict) -> list[tuple[str, f
         if u == units.CYCLES and parse_qnn_event_name(nm).op_id is not None:
             qnn_ops.append((nm, value))
         else:
+            level = nm[:-5] if nm.endswith(" (us)") else nm      # ETDump names carry QNN's unit
+            if u == units.US and level in QNN_LEVELS and level not in levels and value == value and value >= 0:
+                levels[level] = value    # also a nested slice of its own
             values[nm] = units.fmt_value(value, u) if u != units.UNKNOWN else f"{value:g} (unit unknown)"
     if values:
         args["backend_values"] = values
     return qnn_ops
 
 
+# QNN's nested levels inside a DELEGATE_CALL, outside in (analysis.qnn.model.LEVELS).
+QNN_LEVELS = ("QNN (execute) time", "RPC (execute) time", "QNN accelerator (execute) time",
+              "Accelerator (execute) time", "Accelerator (execute excluding wait) time")
+
+
+def _level_slices(levels: dict[str, float], ex: int, tid: int, s: int, t_end: int) -> tuple[list[dict], int, int]:
+    """QNN's levels of one call as nested slices (each inside the one around it, start-aligned: QNN
+    records durations, not start times), in whole ns so that nothing overlaps after rounding; and
+    the innermost level's [start, end) ns, the container the per-op rows are laid into."""
+    out = []
+    end = t_end
+    for name in QNN_LEVELS:
+        us = levels.get(name)
+        if us is None:
+            continue
+        d = min(int(round(us * 1000)), end - s)
+        out.append({"name": name, "cat": "qnn_level", "tid": tid, "ts": s / 1000, "dur": d / 1000,
+                    "args": {"run": ex, "measured_us": us,
+                             "position": "start-aligned with the level around it (QNN records durations, not starts)"}})
+        end = s + d
+    return out, s, end
+
+
 def _qnn_op_slices(qnn_ops, part, lookup, iid, ex, backend, tid, s, t_end, args, counts) -> list[dict]:
-    """QNN per-op rows one after the other from the call's start, each cycles / the run's clock."""
+    """QNN per-op rows one after the other from the container's start (``s``..``t_end`` ns: the
+    innermost measured QNN level, else the DELEGATE_CALL), each cycles / the run's clock, scaled
+    into the container when they exceed it; boundaries in whole ns (touching, never overlapping)."""
     clock = clock_mhz(part, ex) if part else None
     if clock is None:
         counts["skipped"] += len(qnn_ops)
@@ -284,11 +318,13 @@ def _qnn_op_slices(qnn_ops, part, lookup, iid, ex, backend, tid, s, t_end, args,
     if sum(est) > span_us > 0:
         scale = span_us / sum(est)
         counts["compressed"] += 1
-    t = s / 1e3
+    bounds = [s + int(round(x)) for x in np.cumsum([0.0] + [d * scale * 1000 for d in est])]
+    bounds = [min(b, t_end) for b in bounds]
     out = []
     note = ("duration = cycles / " + ("measured clock (runtrace)" if measured else "derived clock")
-            + "; position inside DELEGATE_CALL unknown")
-    for (nm, v), d in zip(qnn_ops, est):
+            + "; laid one after the other from the start of the innermost measured QNN level "
+              "(their position inside it is not recorded)")
+    for j, ((nm, v), d) in enumerate(zip(qnn_ops, est)):
         op = lookup.get((iid, nm)) or {}
         a = {"run": ex, "instruction_id": iid, "placement": backend, "estimated": True,
              "cycles": v, "clock_mhz_est": round(clock, 1), "est_us": round(d, 3), "note": note}
@@ -299,9 +335,8 @@ def _qnn_op_slices(qnn_ops, part, lookup, iid, ex, backend, tid, s, t_end, args,
         for k in ("node", "op_type", "hmx", "hvx"):
             if op.get(k) is not None:
                 a[k] = op[k]
-        out.append({"name": nm + " (est.)", "cat": "qnn_op_estimated", "tid": tid, "ts": round(t, 3),
-                    "dur": round(d * scale, 3), "args": a})
-        t += d * scale
+        out.append({"name": nm + " (est.)", "cat": "qnn_op_estimated", "tid": tid, "ts": bounds[j] / 1000,
+                    "dur": (bounds[j + 1] - bounds[j]) / 1000, "args": a})
     return out
 
 

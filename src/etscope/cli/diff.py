@@ -31,6 +31,8 @@ def _percent(ctx, param, value):
 @click.option("--etrecord-new", type=str, help="ETRecord of the new run.")
 @click.option("--pte-base", type=str, help=".pte of the base run.")
 @click.option("--pte-new", type=str, help=".pte of the new run.")
+@click.option("--runtrace-base", type=str, help="QNN runtrace JSON of the base run: its measured HTP clock.")
+@click.option("--runtrace-new", type=str, help="QNN runtrace JSON of the new run: its measured HTP clock.")
 @click.option("--fail-on-regression", callback=_percent,
               help="Exit 1 when p50 latency is significantly worse by more than this (e.g. 5%).")
 @click.option("--fail-on-fallback", is_flag=True, help="Exit 1 when any op moved from a delegate to the CPU.")
@@ -53,13 +55,15 @@ def _percent(ctx, param, value):
                    "interval include session-to-session noise.")
 @click.option("--new-also", "new_also", multiple=True, type=str,
               help="More ETDumps of the new program from separate sessions (repeatable).")
-def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regression, fail_on_fallback,
+def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_base, runtrace_new, fail_on_regression,
+         fail_on_fallback,
          min_effect, session_allowance, phase, as_json, html_path, no_html, base_also, new_also):
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
     from etscope.analysis.diff import compare
     from etscope.paths import check_inputs, display
 
-    inputs = (base, new, etrecord_base, etrecord_new, pte_base, pte_new, *base_also, *new_also)
+    inputs = (base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_base, runtrace_new, *base_also,
+              *new_also)
     check_inputs(inputs)
     out = None if no_html or html_path is None else output_target(html_path, *inputs, what="--html")
     if out is not None and out.kind == "stdout" and as_json:
@@ -72,10 +76,11 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
     b = with_runs(load_profile(new, etrecord_new, pte_new, None), new)
     more_a = [with_runs(load_profile(x, etrecord_base, pte_base, None), x) for x in base_also]
     more_b = [with_runs(load_profile(x, etrecord_new, pte_new, None), x) for x in new_also]
+    clocks = _measured_clocks(runtrace_base, runtrace_new)
     try:     # each side's phases from its own runs, with its own .pte's token counts
         d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
                     fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance, phase=phase,
-                    llm_options=(api.llm_options(pte_base), api.llm_options(pte_new)))
+                    llm_options=(api.llm_options(pte_base), api.llm_options(pte_new)), clocks=clocks)
     except PhaseChoiceError as e:
         raise click.UsageError(str(e)) from None
     d["inputs"] = {"base": [display(x) for x in (base, *base_also)], "new": [display(x) for x in (new, *new_also)]}
@@ -101,3 +106,14 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, fail_on_regr
                        err=True)
     if d["gate"]["fail"]:
         sys.exit(1)
+
+
+def _measured_clocks(runtrace_base, runtrace_new) -> dict | None:
+    """The HTP clock per side from its runtrace (median MHz of its events), or None."""
+    if runtrace_base is None and runtrace_new is None:
+        return None
+    from etscope.analysis.diff_axes import runtrace_clock_mhz
+    from etscope.cli.common import read_runtrace_file
+
+    return {"base": runtrace_clock_mhz(read_runtrace_file(runtrace_base)),
+            "new": runtrace_clock_mhz(read_runtrace_file(runtrace_new)), "source": "runtrace"}

@@ -77,7 +77,7 @@ def numerics(etdump, etrecord, pte, method, phase, debug_buffer, reference, refe
         if reference is None:
             from etscope.analysis.numerics import numerics as stats, numerics_dict
 
-            d = numerics_dict(stats(profile, buf, taps=taps_c))
+            d = with_phase(numerics_dict(stats(profile, buf, taps=taps_c)), profile)
             _export(d, export)
             if as_json:
                 emit_json(d)
@@ -91,7 +91,8 @@ def numerics(etdump, etrecord, pte, method, phase, debug_buffer, reference, refe
         ref = phase_profile(load_profile(reference, reference_etrecord, reference_pte, method), reference_pte,
                             method, phase)
         with DebugBuffer(reference_buffer) as rbuf:
-            d = comparisons_dict(compare_methods(profile, buf, ref, rbuf, thresholds, taps_c=taps_c, taps_r=taps_r))
+            d = with_phase(comparisons_dict(compare_methods(profile, buf, ref, rbuf, thresholds, taps_c=taps_c,
+                                                            taps_r=taps_r)), profile)
     _export(d, export)
     if as_json:
         emit_json(d)
@@ -110,6 +111,14 @@ def phase_profile(profile, pte, method, phase):
     from etscope.cli.common import narrowed
 
     return narrowed(Results(profile, llm_options=api.llm_options(pte)), phase, method).profile
+
+
+def with_phase(d: dict, profile) -> dict:
+    """The result with the phase its runs are (``--phase`` / a look-alike ``--method``), if one."""
+    from etscope.analysis.summary import phase_facts
+
+    ph = phase_facts(profile)
+    return d if ph is None else dict(d, phase=ph)
 
 
 def _export_target(path, inputs):

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from etscope.render.text import Table, console_or_default, safe_text, shown
-from etscope.units import fmt_ms, ms_to_us, ns_to_ms
+from etscope.units import fmt_ms, ns_to_ms
 
 
 def _fmt(v, unit):
@@ -19,7 +19,7 @@ def _fmt(v, unit):
 TOP = 20    # changed ops on a terminal; piped output lists all
 
 
-STYLE = {"regression": "bold red", "improvement": "bold green", "no_change": "bold", "inconclusive": "bold yellow"}
+STYLE = {"not_comparable": "bold magenta", "regression": "bold red", "improvement": "bold green", "no_change": "bold", "inconclusive": "bold yellow"}
 
 
 def render_diff(d: dict, console: Console | None = None, top: int | None = None) -> None:
@@ -31,7 +31,8 @@ def render_diff(d: dict, console: Console | None = None, top: int | None = None)
                      style=STYLE.get(d["verdict"], "bold")))
         _render_phases(d, c, top)
     else:
-        c.print(Text(f"Verdict: {d['verdict'].replace('_', ' ')}", style=STYLE.get(d["verdict"], "bold")))
+        c.print(Text(shown(f"Verdict: {d.get('headline') or d['verdict'].replace('_', ' ')}"),
+                     style=STYLE.get(d["verdict"], "bold")))
         _render_comparison(d, c, top)
     if d["gate"]["why"]:
         c.print(Text(("GATE FAILED: " if d["gate"]["fail"] else "gate passed: ") + shown("; ".join(d["gate"]["why"])),
@@ -132,6 +133,8 @@ def _render_comparison(d: dict, c: Console, top: int) -> None:
                f"base {sum(dropped['base'])}, new {sum(dropped['new'])}"))
     for r in d["reasons"]:
         c.print(safe_text("• " + r))
+    _render_axes(d, c)
+    _render_attribution(d, c)
     if d["placement_changes"]:
         t = Table(title="Placement changes")
         for col in ("change", "op / backend", "source", "detail"):
@@ -154,9 +157,10 @@ def _render_comparison(d: dict, c: Console, top: int) -> None:
     for b in d["breakdown"]:
         label = f"delegate: {b['backend']}" if b["kind"] == "delegate" else b["kind"].replace("_", " ")
         t.add_row(safe_text(label), fmt_ms(b["base_p50_ms"]) if b["base_p50_ms"] is not None else "—",
-                  fmt_ms(b["new_p50_ms"]) if b["new_p50_ms"] is not None else "—", f"{ms_to_us(b['change_ms']):+,.1f} µs")
+                  fmt_ms(b["new_p50_ms"]) if b["new_p50_ms"] is not None else "—", signed_ms(b["change_ms"]))
     c.print(t)
-    changed = [o for o in d["ops"] if o["status"] != "same"]
+    changed = [o for o in d["ops"] if o["status"] not in ("same", "uncertain", "not_compared")]
+    uncertain = sum(1 for o in d["ops"] if o["status"] == "uncertain")
     if changed:
         t = Table(title=f"Ops that changed ({len(changed)}; p50 per run over steady runs; rank test p<0.01 and ≥ min "
                         "effect)")
@@ -175,9 +179,71 @@ def _render_comparison(d: dict, c: Console, top: int) -> None:
         c.print(t)
         if d["verdict"] == "inconclusive":
             c.print(safe_text("Per-op tests compare runs within the two sessions; a re-run shifts ops as well."))
+    elif d["verdict"] == "not_comparable":
+        c.print("Per-op and placement changes: not compared (different programs).")
     else:
         c.print("No op changed significantly.")
+    if uncertain:
+        c.print(safe_text(f"{uncertain} op(s) moved by at least the minimum effect without a significant rank test: "
+                          "uncertain, not counted as changed (--json lists them)."))
     for q in d.get("qnn") or []:
-        c.print(safe_text(f"QNN partition {q['partition']}: accelerator cycles {q['accel_cycles']['base']} → "
-                   f"{q['accel_cycles']['new']}; clock estimate {q['clock_mhz_est']['base']} → "
-                   f"{q['clock_mhz_est']['new']} MHz"))
+        c.print(safe_text(f"QNN partition {q['partition']}: accelerator cycles {_num(q['accel_cycles']['base'])} → "
+                   f"{_num(q['accel_cycles']['new'])}; clock estimate {_num(q['clock_mhz_est']['base'])} → "
+                   f"{_num(q['clock_mhz_est']['new'])} MHz"))
+
+
+AXIS_STYLE = {"changed": "bold red", "regression": "bold red", "improvement": "bold green",
+              "inconclusive": "yellow", "unknown": "dim", "no_change": ""}
+
+
+def _num(v) -> str:
+    """A count or a clock as a reader wants it: 116,520,300 cycles, 1,630 MHz; — when unknown."""
+    return "—" if not isinstance(v, (int, float)) or v != v else f"{v:,.0f}"
+
+
+def signed_ms(ms) -> str:
+    """+0.29 ms, -58.68 ms, +22.9 µs: a signed duration in the unit that reads best."""
+    if ms is None or ms != ms:
+        return "—"
+    return ("+" if ms > 0 else "-" if ms < 0 else "±") + fmt_ms(abs(ms))
+
+
+def _render_axes(d: dict, c: Console) -> None:
+    """Each axis of change with its own verdict (analysis.diff_axes)."""
+    ax = d.get("axes")
+    if not ax:
+        return
+    t = Table(title="Axes of change, each with its own verdict")
+    t.add_column("axis", kind="name")
+    t.add_column("verdict", kind="text")
+    t.add_column("what", kind="text")
+    for name in ("latency", "placement", "program", "environment"):
+        a = ax.get(name)
+        if a:
+            t.add_row(name, Text(a["verdict"].replace("_", " "), style=AXIS_STYLE.get(a["verdict"], "")),
+                      safe_text(a.get("summary") or ""))
+    c.print(t)
+
+
+def _render_attribution(d: dict, c: Console) -> None:
+    """The latency change split into named parts, largest first, and the unexplained rest."""
+    at = d.get("attribution")
+    if not at or not at["parts"] or not at["change_ms"]:     # nothing to split (--json still has it)
+        return
+    t = Table(title=f"Where the change came from: {fmt_ms(at['base_ms'])} → {fmt_ms(at['new_ms'])} "
+                    f"({signed_ms(at['change_ms'])}), each part's own p50, largest first"
+                    + ("" if at.get("significant", True) else "; the change is not significant: no shares"))
+    t.add_column("part", kind="text")
+    t.add_column("change", justify="right")
+    t.add_column("share", justify="right")
+    for p in at["parts"][:12]:
+        t.add_row(safe_text(p["name"]), signed_ms(p["change_ms"]),
+                  "" if p.get("share_pct") is None else f"{p['share_pct']:.0f}%")
+        for q in p.get("of_which") or []:
+            t.add_row(safe_text("  of which " + q["name"]), signed_ms(q["change_ms"]), "")
+    if len(at["parts"]) > 12:
+        rest = sum(p["change_ms"] for p in at["parts"][12:])
+        t.add_row(f"{len(at['parts']) - 12} smaller parts", signed_ms(rest), "")
+    t.add_row("unexplained (p50s do not add)", signed_ms(at["unexplained_ms"]),
+              "" if at.get("unexplained_pct") is None else f"{at['unexplained_pct']:.0f}%")
+    c.print(t)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from etscope.analysis.trace_view import MAIN_TID, TraceView
 
-from etscope.render.trace_units import htp_unit_events
 PID = 1
+UNITS_PID = 2         # the optrace's HTP units: a process of their own (their own time axis)
 SCHEMA = "etscope.trace/1"
 
 
@@ -23,11 +23,26 @@ def build_trace(view: TraceView) -> dict:
                      "args": {"sort_index": t.sort_index}})
     out.sort(key=lambda x: (x["tid"], x["ts"], -x["dur"]))
     notes = list(view.notes)
-    out += htp_unit_events(view.htp_timeline, notes)   # optrace HMX/HVX/DMA tracks
+    out += _unit_events(view.units)      # optrace HMX/HVX/DMA tracks
     return {"traceEvents": meta + out, "displayTimeUnit": "ms",
             "otherData": {"schema": SCHEMA, "generator": "etscope", "inputs": dict(view.sources),
                           "time_unit": view.time_unit, "time_origin": view.time_origin, "runs": view.runs,
                           "notes": notes, **view.extra}}
+
+
+def _unit_events(units) -> list[dict]:
+    """The HTP unit tracks (``analysis.htp_units``) as a process of their own."""
+    if units is None:
+        return []
+    out = [{"name": "process_name", "ph": "M", "pid": UNITS_PID, "tid": 0, "args": {"name": units.process}},
+           {"name": "process_sort_index", "ph": "M", "pid": UNITS_PID, "tid": 0, "args": {"sort_index": 2}}]
+    for t in units.tracks:
+        out.append({"name": "thread_name", "ph": "M", "pid": UNITS_PID, "tid": t.key, "args": {"name": t.name}})
+        out.append({"name": "thread_sort_index", "ph": "M", "pid": UNITS_PID, "tid": t.key,
+                    "args": {"sort_index": t.key}})
+    out += [{"name": s["name"], "cat": s["cat"], "ph": "X", "pid": UNITS_PID, "tid": s["track"], "ts": s["ts"],
+             "dur": s["dur"], "args": s["args"]} for s in units.slices]
+    return out
 
 
 def write_trace(path: str, trace: dict) -> None:

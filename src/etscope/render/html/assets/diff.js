@@ -4,9 +4,21 @@
  * Data from input files is only ever written with textContent or setAttribute (never innerHTML). */
 
   var DIFF_COLORS = { base: '#8c959f', 'new': '#0969da', worse: '#c62828', better: '#2e7d32', none: '#59636e' };
-  var STATUS_RANK = { 'new': 0, removed: 1, slower: 2, faster: 3, same: 4 };
-  var STATUS_COLORS = { 'new': '#1565c0', removed: '#6e7781', slower: '#c62828', faster: '#2e7d32', same: '#afb8c1' };
-  var VERDICT_COLORS = { regression: '#c62828', improvement: '#2e7d32', no_change: '#59636e', inconclusive: '#9a6700' };
+  var STATUS_RANK = { 'new': 0, removed: 1, slower: 2, faster: 3, uncertain: 4, same: 5, not_compared: 6 };
+  var STATUS_COLORS = { 'new': '#1565c0', removed: '#6e7781', slower: '#c62828', faster: '#2e7d32', uncertain: '#9a6700', same: '#afb8c1', not_compared: '#8250df' };
+  var AXIS_COLORS = { changed: '#c62828', regression: '#c62828', improvement: '#2e7d32', inconclusive: '#9a6700', no_change: '#59636e', unknown: '#8c959f', not_comparable: '#8250df' };
+  var AXIS_ORDER = ['latency', 'placement', 'program', 'environment'];
+  // Non-latency axes that changed: a page never shows "no change" alone while one did.
+  function changedAxes(D) {
+    var A = D.axes || {};
+    return AXIS_ORDER.slice(1).filter(function (a) { return A[a] && A[a].verdict === 'changed'; });
+  }
+  function axisPills(D) {
+    return changedAxes(D).map(function (a) {
+      return el('span', { 'class': 'axis-pill', 'data-axis': a, style: 'background:' + AXIS_COLORS.changed, text: a + ' changed' });
+    });
+  }
+  var VERDICT_COLORS = { not_comparable: '#8250df', regression: '#c62828', improvement: '#2e7d32', no_change: '#59636e', inconclusive: '#9a6700' };
 
   function fmtSigned(x, d) {
     if (!isNum(x)) return 'n/a';
@@ -38,16 +50,20 @@
   }
   // A .chart div appended to box: charts size themselves to it (box may be a padded section).
   function chartDiv(box) { var c = el('div', { 'class': 'chart' }); box.appendChild(c); return c; }
-  function verdictText(v) { return v === 'no_change' ? 'no change' : String(v || 'unknown'); }
+  function verdictText(v) { return v ? String(v).replace(/_/g, ' ') : 'unknown'; }
 
   // ---- verdict: latency change and its 95% interval on a % axis ------------------------------------
   function diffVerdict(box, D, V) {
     var L = D.latency || {}, ci = L.ci_pct || [];
+    var moved = changedAxes(D).length > 0;
     var head = el('div', { 'class': 'verdict-line' },
-      el('span', { 'class': 'verdict-pill', style: 'background:' + (VERDICT_COLORS[D.verdict] || '#59636e'), text: verdictText(D.verdict) }),
+      el('span', { 'class': 'verdict-pill', style: 'background:' + (VERDICT_COLORS[D.verdict] || '#59636e'),
+                   text: D.verdict === 'no_change' && moved ? 'no latency change' : verdictText(D.verdict) }),
+      axisPills(D),
       el('span', { 'class': 'verdict-text', text: 'Method::execute p50 ' + fmtMs(L.base_p50_ms) + ' (base, ' + L.base_runs + ' runs) → ' +
         fmtMs(L.new_p50_ms) + ' (new, ' + L.new_runs + ' runs): ' + fmtSigned(L.change_pct) + ' (95% CI ' + fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]) + ')' }));
     box.appendChild(head);
+    if (D.headline && (moved || D.verdict === 'not_comparable')) box.appendChild(el('p', { 'class': 'verdict-text headline', text: D.headline }));
     if ((D.reasons || []).length) box.appendChild(el('ul', { 'class': 'reasons' }, D.reasons.map(function (r) { return el('li', { text: r }); })));
     var cards = el('div', { 'class': 'cards' });
     var wd = L.warmup_runs_dropped || {};
@@ -351,6 +367,86 @@
     box.appendChild(t);
   }
 
+  // ---- axes of change: each with its own verdict (analysis.diff_axes) --------------------------------
+  function factValue(v) {
+    if (v === null || v === undefined) return '—';
+    if (Array.isArray(v)) return '[' + v.join(', ') + ']';
+    if (typeof v === 'object') { var k = Object.keys(v); return k.length ? k.map(function (x) { return x + ': ' + v[x]; }).join(', ') : 'none'; }
+    return String(v);
+  }
+  function diffAxes(box, D) {
+    var A = D.axes || {};
+    box.appendChild(el('p', { 'class': 'hint', text: 'Each axis has its own verdict. latency: the noise-aware verdict above; placement: ops that moved between a delegate and the CPU, partitions split or merged; program: what differs in the programs (.pte: methods, instructions, delegates, blobs, QNN compile spec; else the ETDumps\' instructions); environment: the HTP clock estimate per side, warm-up runs, run and session counts. unknown: the inputs cannot tell.' }));
+    var t = el('table', { 'class': 'data diff-axes', style: 'width:auto' });
+    t.appendChild(el('thead', null, el('tr', null, ['axis', 'verdict', 'what', 'base', 'new'].map(function (h) { return el('th', { text: h }); }))));
+    var tb = el('tbody');
+    AXIS_ORDER.forEach(function (name) {
+      var a = A[name];
+      if (!a) return;
+      var facts = a.facts || [];
+      tb.appendChild(el('tr', { 'class': 'axis-row', 'data-axis': name, 'data-verdict': a.verdict },
+        el('td', { text: name, style: 'font-weight:600' }),
+        el('td', { style: 'white-space:nowrap' }, el('span', { 'class': 'verdict-pill', style: 'background:' + (AXIS_COLORS[a.verdict] || '#8c959f'), text: verdictText(a.verdict) })),
+        el('td', { text: a.summary || '', colspan: 3 })));
+      facts.forEach(function (f) {
+        tb.appendChild(el('tr', { 'class': 'axis-fact', 'data-axis': name }, el('td'), el('td'),
+          el('td', { text: (f.what || '') + (f.detail ? ': ' + f.detail : '') }),
+          el('td', { 'class': 'num', text: factValue(f.base) }), el('td', { 'class': 'num', text: factValue(f['new']) })));
+      });
+    });
+    t.appendChild(tb);
+    box.appendChild(el('div', { 'class': 'table-wrap' }, t));
+  }
+
+  // ---- attribution: a waterfall from the base p50 through the named parts to the new p50 ------------
+  // Long part names keep their start (what moved) and their end (the source line).
+  function midTrunc(s, n) { s = String(s); if (s.length <= n) return s; var h = Math.floor((n - 1) / 2); return s.slice(0, h) + '…' + s.slice(s.length - (n - 1 - h)); }
+  function diffAttribution(box, D) {
+    var at = D.attribution;
+    box.appendChild(el('p', { 'class': 'hint', text: 'The change of the Method::execute p50 split into named parts, largest first: each part is the change of its own p50 per steady run (ops that moved between a delegate and the CPU, each DELEGATE_CALL, the other CPU ops together, framework overhead). p50s do not add, so what the parts leave is shown as unexplained. Red: slower, green: faster.' +
+      (at.significant === false ? ' The whole change is not significant: the parts show where time moved between runs, not a cause, and no shares are given.' : '') }));
+    var rows = [{ label: 'base p50', from: 0, to: at.base_ms, total: true }];
+    var cum = at.base_ms;
+    var parts = at.parts.slice(0, 12);
+    var small = at.parts.slice(12).reduce(function (s, p) { return s + p.change_ms; }, 0);
+    parts.forEach(function (p) { rows.push({ label: p.name, from: cum, to: cum + p.change_ms, share: p.share_pct, p: p }); cum += p.change_ms; });
+    if (at.parts.length > 12) { rows.push({ label: (at.parts.length - 12) + ' smaller parts', from: cum, to: cum + small }); cum += small; }
+    rows.push({ label: 'unexplained (p50s do not add)', from: cum, to: cum + at.unexplained_ms, share: at.unexplained_pct, rest: true });
+    rows.push({ label: 'new p50', from: 0, to: at.new_ms, total: true });
+    var hi = Math.max.apply(null, rows.map(function (r) { return Math.max(r.from, r.to); })) || 1;
+    var chart = chartDiv(box);
+    var W = chartWidth(chart), labelW = Math.min(380, Math.max(200, W * 0.38)), valueW = 150, barH = 18, gap = 6;
+    var H = rows.length * (barH + gap) + 46;
+    var sc = function (v) { return labelW + (W - labelW - valueW) * Math.max(0, v) / hi; };
+    var svg = sv('svg', { width: W, height: H, role: 'img', 'class': 'diff-waterfall', 'aria-label': 'waterfall: base p50, the parts of the change, new p50' });
+    rows.forEach(function (r, i) {
+      var y = 4 + i * (barH + gap), a = Math.min(r.from, r.to), b = Math.max(r.from, r.to);
+      var color = r.total ? (i === 0 ? DIFF_COLORS.base : DIFF_COLORS['new']) : (r.rest ? '#afb8c1' : (r.to >= r.from ? DIFF_COLORS.worse : DIFF_COLORS.better));
+      var g = sv('g', { 'class': 'wf-row' + (r.total ? ' wf-total' : '') });
+      g.appendChild(sv('text', { x: labelW - 8, y: y + barH - 5, 'text-anchor': 'end', 'font-weight': r.total ? 600 : 400, text: midTrunc(r.label, Math.floor(labelW / 6.5)) }));
+      g.appendChild(sv('rect', { 'class': 'box', x: sc(a), y: y, width: Math.max(1, sc(b) - sc(a)), height: barH, fill: color }));
+      if (i < rows.length - 1) g.appendChild(sv('line', { x1: sc(r.to), x2: sc(r.to), y1: y + barH, y2: y + barH + gap, stroke: '#8c959f', 'stroke-dasharray': '2,2' }));
+      var val = r.total ? fmtMs(r.to) : fmtSignedMs(r.to - r.from) + (isNum(r.share) ? ' (' + Math.round(r.share) + '%)' : '');
+      g.appendChild(sv('text', { x: sc(b) + 4, y: y + barH - 5, text: val }));
+      withTip(g, function () {
+        return [r.label, r.total ? fmtMs(r.to) + ' per run (p50)' : 'change ' + fmtSignedMs(r.to - r.from) + (isNum(r.share) ? ', ' + fmtNum(r.share, 1) + '% of the change' : ''),
+                r.p && isNum(r.p.base_ms) ? 'base ' + fmtMs(r.p.base_ms) + ' → new ' + fmtMs(r.p.new_ms) : ''];
+      });
+      svg.appendChild(g);
+    });
+    xAxisTime(svg, sc, 0, hi, rows.length * (barH + gap) + 4, 'time per run (p50)', W - labelW - valueW);
+    chart.appendChild(svg);
+    var cards = el('div', { 'class': 'cards' });
+    cards.appendChild(stat('change of p50', fmtSignedMs(at.change_ms), fmtMs(at.base_ms) + ' → ' + fmtMs(at.new_ms)));
+    if (isNum(at.moved_ops_pct)) cards.appendChild(stat('explained by moved ops', Math.round(at.moved_ops_pct) + '%', fmtSignedMs(at.moved_ops_ms)));
+    cards.appendChild(stat('unexplained', fmtSignedMs(at.unexplained_ms), isNum(at.unexplained_pct) ? at.unexplained_pct.toFixed(1) + '% of the change' : ''));
+    box.appendChild(cards);
+    var nest = at.parts.filter(function (p) { return (p.of_which || []).length; });
+    nest.forEach(function (p) {
+      box.appendChild(el('p', { 'class': 'hint', text: p.name + ': ' + p.of_which.map(function (q) { return q.name + ' ' + fmtSignedMs(q.change_ms); }).join('; ') }));
+    });
+  }
+
   // ---- per-op changes: sortable, filterable table ------------------------------------------------------
   function opPlacement(o) {
     var a = o.placement_base, b = o.placement_new;
@@ -374,12 +470,12 @@
     ops.forEach(function (x) { counts[x.o.status] = (counts[x.o.status] || 0) + 1; });
     box.appendChild(el('p', { 'class': 'hint', text: 'Every op matched between the runs (CPU op: op type + source line + k-th such op; delegate call: backend + ' +
       'k-th call; ops inside a delegate: their name), p50 per run over the steady runs (warm-up runs left out). slower / faster: Mann-Whitney rank test p < 0.01 and at least the minimum effect; ' +
-      'same: not significant. Values in their true unit. Click a column header to sort.' }));
+      'uncertain: moved by at least the minimum effect but not significant (too few runs or too much spread); same: not significant and within the minimum effect. Values in their true unit. Click a column header to sort.' }));
     var search = el('input', { type: 'search', placeholder: 'filter: op, op type, placement, source…', 'aria-label': 'filter op changes' });
     var sel = el('select', { 'aria-label': 'status', id: 'diff-ops-status' + (V.idSuffix || '') },
       el('option', { value: '', text: 'all statuses (' + ops.length + ')' }),
-      el('option', { value: 'changed', text: 'changed (' + (ops.length - (counts.same || 0)) + ')' }),
-      ['new', 'removed', 'slower', 'faster', 'same'].filter(function (s) { return counts[s]; }).map(function (s) {
+      el('option', { value: 'changed', text: 'changed (' + (ops.length - (counts.same || 0) - (counts.uncertain || 0) - (counts.not_compared || 0)) + ')' }),
+      ['new', 'removed', 'slower', 'faster', 'uncertain', 'same', 'not_compared'].filter(function (s) { return counts[s]; }).map(function (s) {
         return el('option', { value: s, text: s + ' (' + counts[s] + ')' });
       }));
     var count = el('span', { 'class': 'count' });
@@ -399,7 +495,7 @@
       var q = state.q.toLowerCase();
       var list = ops.filter(function (x) {
         var o = x.o;
-        if (state.status === 'changed' && o.status === 'same') return false;
+        if (state.status === 'changed' && (o.status === 'same' || o.status === 'uncertain' || o.status === 'not_compared')) return false;
         if (state.status && state.status !== 'changed' && o.status !== state.status) return false;
         if (!q) return true;
         return [o.name, o.op_type, o.placement_base, o.placement_new, o.source, o.status].some(function (v) {
@@ -534,9 +630,12 @@
     renderParts(box, D, V, asSections, parts, '', '');
   }
   function diffParts(D) {
-    var parts = [['diff-verdict', 'Verdict', diffVerdict], ['diff-runs', 'Runs: base and new', diffRuns],
+    var parts = [['diff-verdict', 'Verdict', diffVerdict]];
+    if (D.axes) parts.push(['diff-axes', 'Axes of change', diffAxes]);
+    if (D.attribution && (D.attribution.parts || []).length) parts.push(['diff-attribution', 'Where the change came from', diffAttribution]);
+    parts = parts.concat([['diff-runs', 'Runs: base and new', diffRuns],
                  ['diff-placement', 'Placement changes', diffPlacement], ['diff-breakdown', 'Where the time went: base vs new', diffBreakdown],
-                 ['diff-ops', 'Per-op changes', diffOps]];
+                 ['diff-ops', 'Per-op changes', diffOps]]);
     if (D.qnn && D.qnn.length) parts.push(['diff-qnn', 'QNN partitions: base vs new', diffQnn]);
     return parts;
   }
@@ -592,11 +691,21 @@
     t.appendChild(tb);
     box.appendChild(el('div', { 'class': 'table-wrap' }, t));
   }
+  // The non-latency axes of a phase-split diff: changed when changed in any compared phase.
+  function phaseAxes(D) {
+    var out = {};
+    (D.phases || []).forEach(function (e) {
+      var A = e.axes || {};
+      Object.keys(A).forEach(function (k) { if (!out[k] || A[k].verdict === 'changed') out[k] = A[k]; });
+    });
+    return out;
+  }
   function renderPhases(box, V, asSections) {
     var D = V.diff || {}, S = (V.series || {}).phases || {};
     var head = function (wrap) {
       wrap.appendChild(el('div', { 'class': 'verdict-line' },
         el('span', { 'class': 'verdict-pill', style: 'background:' + (VERDICT_COLORS[D.verdict] || '#59636e'), text: verdictText(D.verdict) }),
+        axisPills({ axes: phaseAxes(D) }),
         el('span', { 'class': 'verdict-text headline', text: D.headline || '' })));
       wrap.appendChild(el('p', { 'class': 'hint', text: 'These runs are an LLM\'s phases: each side\'s phases are found on its own runs (as etscope llm finds them) and each phase is compared with the same phase of the other side, never pooled: a prefill is not a slow decode. The verdict above is ' + (D.verdict_basis || '') + '.' }));
       phaseTable(wrap, D);

@@ -1,0 +1,291 @@
+"""The axes of change of `etscope diff`, each with its own verdict.
+
+A latency verdict alone misleads: two runs can take the same time while ops moved from a
+delegate to the CPU, or differ by 80% because the second file is another model. So a comparison
+says, apart: **latency** (the noise-aware verdict of ``diff.compare_runs``), **placement** (ops
+that moved between a delegate and the CPU, partitions split or merged), **program** (what differs
+in the programs: the executed method's instructions, its delegates and their blobs, the QNN
+compile spec fields a .pte records) and **environment** (what the runs' conditions were: the HTP
+clock estimate per side, the warm-up runs left out, the run and session counts).
+
+Verdicts of the non-latency axes: ``changed``, ``no_change`` or ``unknown`` (the inputs cannot
+tell, e.g. no .pte files for the program axis). The headline names every axis that changed, so
+it never says "no change" while one did.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from etscope import profile as P
+
+CHANGED, NO_CHANGE, UNKNOWN = "changed", "no_change", "unknown"
+AXES = ("latency", "placement", "program", "environment")
+CLOCK_CHANGE_PCT = 5.0
+# Two graphs sharing less than this share of their ops (op types with multiplicity, ETRecords) are
+# different programs: a CNN and a ViT share 17-44% (synthetic QNN CNN vs ViT 44%, gen_cnn vs
+# gen_llama 1%); a re-export, a fallback or a wider layer shares 80-100% (tests/fixtures/diff).
+SAME_GRAPH_MIN_SHARE = 0.5   # HTP clock estimates further apart than this are a changed clock
+
+# QNN compile spec fields compared between the sides (analysis.program.QnnSpecView), in order.
+QNN_FIELDS = ("soc_model", "htp_arch", "precision", "performance_mode", "profile_level", "vtcm_mb",
+              "shared_buffer", "backend_type", "weight_sharing", "multi_contexts", "online_prepare")
+
+
+def axes(d: dict, base: P.Profile, new: P.Profile, clocks: dict | None = None) -> dict:
+    """The four axes of one comparison (``diff.compare_runs``' result ``d`` of ``base`` and ``new``,
+    the first session of each side). ``clocks``: the HTP clock measured per side (runtrace)."""
+    return {"latency": _latency_axis(d), "placement": placement_axis(d["placement_changes"]),
+            "program": program_axis(base, new, d.get("program") or {}),
+            "environment": environment_axis(d, clocks)}
+
+
+def _latency_axis(d: dict) -> dict:
+    lat = d["latency"]
+    change = lat.get("change_pct")
+    summary = (f"p50 {_fmt_ms(lat.get('base_p50_ms'))} → {_fmt_ms(lat.get('new_p50_ms'))}"
+               + (f" ({change:+.1f}%)" if isinstance(change, (int, float)) and math.isfinite(change) else ""))
+    return {"verdict": d["verdict"], "summary": summary, "facts": []}
+
+
+def placement_axis(changes: list[dict]) -> dict:
+    """Ops that moved between a delegate and the CPU, partitions that changed (from
+    ``diff_placement.placement_changes``). New or removed CPU ops that did not move are the
+    program's business, not placement's; undecided ones make the axis ``unknown``."""
+    facts = []
+    moved = Counter()
+    for c in changes:
+        if c["kind"] in ("moved_to_cpu", "moved_to_delegate"):
+            moved[(c.get("from") or "?", c.get("to") or "?")] += int(c.get("count") or 1)
+            facts.append({"what": c["kind"].replace("_", " "), "detail": f"{c['op_type']}"
+                          + (f" ({c['source']})" if c.get("source") else "") + f" ×{c.get('count', 1)}",
+                          "base": c.get("from"), "new": c.get("to")})
+        elif c["kind"] == "partitions_changed":
+            facts.append({"what": "partitions", "detail": f"{c['backend']}: {c['detail']}",
+                          "base": c["base_partitions"], "new": c["new_partitions"]})
+    undecided = sum(int(c.get("count") or 1) for c in changes if c.get("undecided"))
+    if facts:
+        parts = [f"{n} op(s) moved {a} → {b}" for (a, b), n in moved.items()]
+        parts += [f"{f['detail']} partitions {f['base']} → {f['new']}" for f in facts if f["what"] == "partitions"]
+        return {"verdict": CHANGED, "summary": "; ".join(parts), "facts": facts}
+    if undecided:
+        return {"verdict": UNKNOWN, "facts": [],
+                "summary": f"{undecided} new CPU op(s) may have come off a delegate: the ETRecords tell"}
+    return {"verdict": NO_CHANGE, "summary": "the same ops ran on the CPU and in each delegate", "facts": []}
+
+
+def program_axis(base: P.Profile, new: P.Profile, identity: dict) -> dict:
+    """What differs in the programs. With both .pte files: methods, the executed method's
+    instructions and operators, delegates per backend, blob sizes and digests (``identity``,
+    ``diff_noise.program_identity``), QNN compile spec fields. Without: the ETDumps' instructions
+    (and the ETRecords' delegated op types)."""
+    facts: list[dict] = []
+
+    def fact(what, a, b):
+        if a != b:
+            facts.append({"what": what, "base": a, "new": b})
+
+    if base.pte is not None and new.pte is not None:
+        from etscope.analysis.program import program_report
+
+        ra, rb = program_report(base.pte), program_report(new.pte)
+        fact("methods", sorted(m.name for m in ra.methods), sorted(m.name for m in rb.methods))
+        ma, mb = _executed(ra, base), _executed(rb, new)
+        if ma is not None and mb is not None:
+            fact(f"instructions of {ma.name}", ma.instructions, mb.instructions)
+            fact(f"instruction kinds of {ma.name}", dict(sorted(ma.mix.items())), dict(sorted(mb.mix.items())))
+            fact(f"CPU operators of {ma.name}", dict(sorted(ma.operators.items())), dict(sorted(mb.operators.items())))
+            fact(f"delegates of {ma.name}", dict(sorted(Counter(d.backend for d in ma.delegates).items())),
+                 dict(sorted(Counter(d.backend for d in mb.delegates).items())))
+            fact(f"delegate blob bytes of {ma.name}", [d.blob_bytes for d in ma.delegates],
+                 [d.blob_bytes for d in mb.delegates])
+            fact(f"inputs of {ma.name}", _jsonable(ma.inputs), _jsonable(mb.inputs))
+        qa, qb = _qnn_spec(ra), _qnn_spec(rb)
+        if qa is not None or qb is not None:
+            for f in QNN_FIELDS:
+                fact(f"QNN {f.replace('_', ' ')}", (qa or {}).get(f), (qb or {}).get(f))
+        fact("program bytes", ra.program_bytes, rb.program_bytes)
+        basis = ".pte files"
+    else:
+        basis = "ETDump instructions" + (" and ETRecords" if _has_graph(base) and _has_graph(new) else "")
+        fact("instructions", len(base.instructions), len(new.instructions))
+        fact("delegate calls per backend", _calls(base), _calls(new))
+        fact("CPU ops", len([i for i in base.instructions.values() if i.kind == "cpu"]),
+             len([i for i in new.instructions.values() if i.kind == "cpu"]))
+    if identity.get("identical") is False and not any(f["what"].startswith("delegate blob") for f in facts):
+        if "blob" in (identity.get("basis") or ""):
+            facts.append({"what": "delegate blobs", "base": "SHA-256 differs", "new": "SHA-256 differs"})
+    if facts:
+        verdict = CHANGED
+        summary = "; ".join(_fact_text(f) for f in facts[:2]) + (f"; {len(facts) - 2} more" if len(facts) > 2 else "")
+    elif identity.get("identical"):
+        verdict, summary = NO_CHANGE, "identical: " + identity.get("basis", "")
+    else:
+        verdict = UNKNOWN if base.pte is None or new.pte is None else NO_CHANGE
+        summary = (f"no difference in the {basis}" + ("" if verdict == NO_CHANGE else
+                   "; the delegate blobs are not in an ETDump (--pte-base/--pte-new compare them)"))
+    return {"verdict": verdict, "summary": summary, "facts": facts, "basis": basis}
+
+
+def environment_axis(d: dict, measured: dict | None = None) -> dict:
+    """The runs' conditions per side: the HTP clock (measured, from a runtrace per side, else the
+    estimate of the QNN partitions: cycles / time), warm-up (cold) runs left out, steady runs and
+    sessions. Only a clock that moved is a change; the counts are stated, since they set how sure
+    the latency verdict can be."""
+    lat = d["latency"]
+    facts = []
+    clocks = []
+    m = measured or {}
+    if isinstance(m.get("base"), (int, float)) or isinstance(m.get("new"), (int, float)):
+        a, b = m.get("base"), m.get("new")
+        facts.append({"what": f"HTP clock measured ({m.get('source') or 'given'}, MHz)", "base": a, "new": b})
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
+            clocks.append(abs(b / a - 1) * 100)
+        measured_only = True
+    else:
+        measured_only = False
+    for q in d.get("qnn") or []:
+        c = q.get("clock_mhz_est") or {}
+        a, b = c.get("base"), c.get("new")
+        if isinstance(a, (int, float)) or isinstance(b, (int, float)):
+            facts.append({"what": f"HTP clock estimate, partition {q['partition']} (MHz)", "base": a, "new": b})
+            if not measured_only and isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
+                clocks.append(abs(b / a - 1) * 100)
+    dropped = lat.get("warmup_runs_dropped") or {}
+    facts.append({"what": "warm-up runs left out", "base": sum(dropped.get("base") or []),
+                  "new": sum(dropped.get("new") or [])})
+    facts.append({"what": "steady runs", "base": lat.get("base_runs"), "new": lat.get("new_runs")})
+    facts.append({"what": "sessions", "base": lat.get("base_sessions"), "new": lat.get("new_sessions")})
+    if any(c > CLOCK_CHANGE_PCT for c in clocks):
+        worst = max(clocks)
+        return {"verdict": CHANGED, "facts": facts,
+                "summary": f"HTP clock {'measured' if measured_only else 'estimate'} moved by {worst:.0f}% (beyond "
+                           f"±{CLOCK_CHANGE_PCT:g}%)"}
+    if clocks:
+        return {"verdict": NO_CHANGE, "facts": facts,
+                "summary": f"the same HTP clock {'measured' if measured_only else 'estimate'} on both sides"}
+    return {"verdict": UNKNOWN, "facts": facts,
+            "summary": "clock not known (no QNN cycle counts); " + _fact_text(facts[-2]) + ", " + _fact_text(facts[-3])}
+
+
+def comparability(base: P.Profile, new: P.Profile) -> dict:
+    """Are these two runs of the same program (so per-op and placement verdicts make sense)?
+    ``comparable``: False when the ETRecord graphs share less than SAME_GRAPH_MIN_SHARE of their
+    ops (op types with multiplicity, wherever they ran: a fallback moves ops, it does not change
+    the graph) or the .pte's executed methods take different inputs; None when neither tells."""
+    ga, gb = _graph_ops(base), _graph_ops(new)
+    if ga and gb:
+        share = sum((ga & gb).values()) / max(sum(ga.values()), sum(gb.values()))
+        basis = (f"the ETRecord graphs share {share:.0%} of their ops ({sum(ga.values())} in base, "
+                 f"{sum(gb.values())} in new; op types with multiplicity)")
+        if share < SAME_GRAPH_MIN_SHARE:
+            return {"comparable": False, "share": share, "basis": basis}
+        return {"comparable": True, "share": share, "basis": basis}
+    if base.pte is not None and new.pte is not None:
+        from etscope.analysis.program import program_report
+
+        ma, mb = _executed(program_report(base.pte), base), _executed(program_report(new.pte), new)
+        if ma is not None and mb is not None and _jsonable(ma.inputs) != _jsonable(mb.inputs):
+            return {"comparable": False, "share": None,
+                    "basis": f"the executed methods take different inputs ({ma.name}: {len(ma.inputs)} in base, "
+                             f"{mb.name}: {len(mb.inputs)} in new, or of other shapes)"}
+        if ma is not None and mb is not None:
+            return {"comparable": True, "share": None, "basis": "the .pte's executed methods take the same inputs"}
+    return {"comparable": None, "share": None,
+            "basis": "no ETRecords or .pte files on both sides: whether these are one program is not known"}
+
+
+def _graph_ops(p: P.Profile) -> Counter:
+    c: Counter = Counter()
+    for i in p.instructions.values():
+        c.update(i.op_types)
+    return c
+
+
+def runtrace_clock_mhz(rt) -> float | None:
+    """The HTP clock a runtrace measured: the median MHz of its Graph Execute spans (else of every
+    span with a clock); None without a runtrace or a clock in it."""
+    if rt is None:
+        return None
+    import numpy as np
+
+    v = rt.graph_execute_mhz()
+    if not v.size:
+        v = rt.mhz[np.isfinite(rt.mhz)]
+    v = v[v > 0]
+    return float(np.median(v)) if v.size else None
+
+
+def changed_axes(ax: dict) -> list[str]:
+    """The axes that changed: latency when its verdict is a regression or an improvement."""
+    out = [a for a in AXES[1:] if ax.get(a, {}).get("verdict") == CHANGED]
+    if ax.get("latency", {}).get("verdict") in ("regression", "improvement"):
+        out.insert(0, "latency")
+    return out
+
+
+def headline(verdict: str, ax: dict, latency_part: str | None = None) -> str:
+    """One line: the latency verdict and every other axis that changed, e.g. "regression; placement
+    changed: 2 op(s) moved XnnpackBackend → cpu". Never "no change" alone while an axis changed."""
+    others = [f"{a} changed: {_first(ax[a])}" for a in AXES[1:] if ax.get(a, {}).get("verdict") == CHANGED]
+    lead = latency_part or ("no latency change, but" if verdict == "no_change" and others
+                            else verdict.replace("_", " "))
+    if not others:
+        return lead
+    return lead + (" " if lead.endswith(", but") or lead.endswith("change, but") else "; ") + "; ".join(others)
+
+
+def _first(axis: dict) -> str:
+    """An axis' summary for a headline: its first fact, and how many more there are."""
+    facts = axis.get("facts") or []
+    if len(facts) > 1 and "; " in axis.get("summary", "") and axis.get("verdict") == CHANGED and "moved" not in axis["summary"]:
+        return f"{_fact_text(facts[0])} (+{len(facts) - 1} more)"
+    return axis.get("summary", "")
+
+
+def _executed(report, profile: P.Profile):
+    names = [m.name for m in report.methods]
+    name = profile.method or (names[0] if len(names) == 1 else ("forward" if "forward" in names else None))
+    return next((m for m in report.methods if m.name == name), None)
+
+
+def _qnn_spec(report) -> dict | None:
+    for m in report.methods:
+        for d in m.delegates:
+            if d.qnn is not None:
+                return {f: getattr(d.qnn, f, None) for f in QNN_FIELDS}
+    return None
+
+
+def _has_graph(p: P.Profile) -> bool:
+    return any(i.op_types for i in p.instructions.values())
+
+
+def _calls(p: P.Profile) -> dict:
+    return dict(sorted(Counter(i.backend for i in p.instructions.values() if i.kind == "delegate").items()))
+
+
+def _jsonable(x):
+    try:
+        return [str(v) for v in x]
+    except TypeError:
+        return str(x)
+
+
+def _fact_text(f: dict) -> str:
+    return f"{f['what']} {_short(f['base'])} → {_short(f['new'])}"
+
+
+def _short(v) -> str:
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {x}" for k, x in v.items()) + "}" if v else "none"
+    if isinstance(v, list):
+        s = ", ".join(str(x) for x in v[:6]) + (f", … ({len(v)})" if len(v) > 6 else "")
+        return f"[{s}]"
+    return "—" if v is None else str(v)
+
+
+def _fmt_ms(v) -> str:
+    from etscope.units import fmt_ms
+
+    return fmt_ms(v) if isinstance(v, (int, float)) else "n/a"
