@@ -187,7 +187,9 @@ def test_trend_end_to_end_finds_the_planted_commit(tmp_path):
     assert [(c["build"], c["verdict"]) for c in s["changes"]] == [("9aab", "regression")]
     assert [(o["op"], o["build"]) for o in s["op_changes"]] == [("native_call_add.out", "9aab")]
     page = (tmp_path / "t.html").read_text()
-    assert page.count("<svg") == 1 and "9aab" in page
+    blob = json.loads(page.split('id="etscope-data">', 1)[1].split("</script>", 1)[0])     # drawn by the page's script
+    assert [x["title"] for x in blob["series"]] == ["cnn on sm8650"]
+    assert [(m["build"], m["kind"]) for m in blob["series"][0]["markers"]] == [("9aab", "regression")]
     # what one session per side cannot tell: diff across the same commits is inconclusive
     r = cli("diff", tmp_path / "in" / "run_04_0.etdump", tmp_path / "in" / "run_05_0.etdump", "--json")
     assert json.loads(r.stdout)["verdict"] == "inconclusive"

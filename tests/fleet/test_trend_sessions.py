@@ -21,9 +21,10 @@ def _sessions(runs: dict) -> list:
     for f in dict.fromkeys(fh.tolist()):
         sel = fh == f
         i = int(np.flatnonzero(sel)[0])
-        one = T.session_p50(np.asarray(runs["execute"])[sel], np.asarray(runs["latency_ms"])[sel])
+        one = T.session_summary(np.asarray(runs["execute"])[sel], np.asarray(runs["latency_ms"])[sel])
         out.append(T.Session(f, str(runs["model"][i]), str(runs["soc"][i]), str(runs["build"][i]),
-                             str(runs["order_key"][i]), None if one is None else one[0], 0 if one is None else one[1]))
+                             str(runs["order_key"][i]), None if one is None else one[0], 0 if one is None else one[1],
+                             q1_ms=None if one is None else one[2], q3_ms=None if one is None else one[3]))
     return out
 
 

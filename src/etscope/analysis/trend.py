@@ -63,6 +63,8 @@ class BuildPoint:
     change_pct: float | None = None      # vs the baseline (builds since the last change); None: not tested
     p_value: float | None = None
     verdict: str = "not tested"          # not tested / no change / regression / improvement
+    q1_ms: float = float("nan")          # quartiles of the build's steady runs (one session: its own;
+    q3_ms: float = float("nan")          # several: the median over its sessions of each quartile)
 
 
 @dataclass
@@ -93,6 +95,15 @@ ALL_PHASES = "all"           # the phase of rows whose runs are one phase (or wi
 
 
 @dataclass
+class FactChange:
+    """Stored facts about the program or environment (metadata keys, the HTP clock) that differ
+    between two consecutive builds (each as its first file in order)."""
+    build: str
+    previous_build: str
+    changed: list[dict]                  # {name, before, after}; None = not recorded for that build
+
+
+@dataclass
 class Series:
     model: str
     soc: str
@@ -105,6 +116,7 @@ class Series:
     placement_changes: list[PlacementChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     phase: str = ALL_PHASES              # the runs' phase (prefill / decode; all: one phase)
+    fact_changes: list[FactChange] = field(default_factory=list)
 
 
 @dataclass
@@ -160,17 +172,25 @@ def session_p50s(file_hash: np.ndarray, execute: np.ndarray, latency_ms: np.ndar
     return out
 
 
-def _steady_p50(lat: np.ndarray) -> tuple[float, int] | None:
+def _steady_p50(lat: np.ndarray) -> tuple[float, int, float, float] | None:
+    """(p50, runs, first quartile, third quartile) of the steady runs (ms); None without one."""
     x = lat[np.isfinite(lat)]
     x = x[leading_warmup(x):]
     if x.size and median(x) > 0:
-        return float(median(x)), int(x.size)
+        q1, q3 = np.quantile(x, [0.25, 0.75])
+        return float(median(x)), int(x.size), float(q1), float(q3)
     return None
 
 
 def session_p50(execute: np.ndarray, latency_ms: np.ndarray) -> tuple[float, int] | None:
     """One file's (p50 ms over its steady runs, runs used), None without a timed run: the rule of
     :func:`session_p50s` for one file, so a reader can summarise each file as it reads it."""
+    one = session_summary(execute, latency_ms)
+    return None if one is None else one[:2]
+
+
+def session_summary(execute: np.ndarray, latency_ms: np.ndarray) -> tuple[float, int, float, float] | None:
+    """:func:`session_p50` and the quartiles of the same steady runs (the build table's IQR)."""
     order = np.argsort(np.asarray(execute, np.int64), kind="stable")
     return _steady_p50(np.asarray(latency_ms, np.float64)[order])
 
@@ -186,6 +206,10 @@ class Session:
     p50_ms: float | None
     runs: int
     phase: str = ALL_PHASES              # the file's runs of this phase only
+    q1_ms: float | None = None           # quartiles of its steady runs (None: not summarised)
+    q3_ms: float | None = None
+    also_builds: tuple = ()              # other build labels of the same bytes (collect --also-label)
+    facts: tuple = ()                    # sorted (name, value) strings the dataset stores about the file
 
 
 def build_order(keys_by_build: dict[str, list[str]]) -> list[str]:
@@ -213,8 +237,8 @@ def detect(build_of_session: np.ndarray, y: np.ndarray, n_builds: int, alpha_per
     two builds later, against a baseline it now belongs to: once build d is significant, the
     change is placed at the split of the builds since the baseline began that fits two levels
     best (least squares), and the baseline restarts there. ``significant_at`` names d."""
-    results = [{"change_pct": None, "p_value": None, "verdict": "not tested", "significant_at": None}
-               for _ in range(n_builds)]
+    results = [{"change_pct": None, "p_value": None, "verdict": "not tested", "significant_at": None,
+                "lo_pct": None, "hi_pct": None} for _ in range(n_builds)]
     seg_of = [0] * n_builds
     start = 0
     for b in range(n_builds):
@@ -234,11 +258,13 @@ def detect(build_of_session: np.ndarray, y: np.ndarray, n_builds: int, alpha_per
         before = y[(build_of_session >= start) & (build_of_session < k)]
         after = y[(build_of_session >= k) & (build_of_session <= b)]
         diff_k, p_k = _t_test(before, after)
+        half = _half_width(before, after)
         for j in range(k, b + 1):      # builds after k: now the new baseline, their old tests void
             seg_of[j] = k
             results[j].update(change_pct=None, p_value=None, verdict="not tested", significant_at=None)
         results[k].update(change_pct=(math.exp(diff_k) - 1) * 100, p_value=p_k,
-                          verdict="regression" if diff > 0 else "improvement", significant_at=b)
+                          verdict="regression" if diff > 0 else "improvement", significant_at=b,
+                          lo_pct=(math.exp(diff_k - half) - 1) * 100, hi_pct=(math.exp(diff_k + half) - 1) * 100)
         start = k
     return results, seg_of
 
@@ -251,6 +277,15 @@ def _t_test(base: np.ndarray, cur: np.ndarray) -> tuple[float, float]:
     if se > 0:
         return diff, t_two_sided_p(diff / se, base.size - 1)
     return diff, (1.0 if diff == 0 else 0.0)
+
+
+def _half_width(base: np.ndarray, cur: np.ndarray) -> float:
+    """Half the 95% interval of the step ``cur.mean() - base.mean()`` (log scale) with the variance
+    of ``base`` alone, as :func:`_t_test` tests it (0 without a spread)."""
+    if base.size < 2:
+        return float("nan")
+    sd = float(np.std(base, ddof=1))
+    return t975(base.size - 1) * sd * math.sqrt(1 / cur.size + 1 / base.size)
 
 
 def _best_split(build_of_session: np.ndarray, y: np.ndarray, start: int, end: int) -> int:
@@ -329,10 +364,15 @@ def _series(model: str, soc: str, sessions: dict, build_of_file: dict, key_of_fi
             lo, hi = p50 * math.exp(-half), p50 * math.exp(half)
         else:
             lo = hi = float("nan")
+        quart = [sessions[f][2:4] for f in fs if len(sessions[f]) >= 4 and sessions[f][2] is not None]
+        q1, q3 = (float(np.median([q[0] for q in quart])), float(np.median([q[1] for q in quart]))) if quart \
+            else (float("nan"), float("nan"))
         points.append(BuildPoint(b, min(keys_by_build[b]), int(sel.sum()), sum(sessions[f][1] for f in fs),
-                                 p50, lo, hi, **{k: v for k, v in res[i].items() if k != "significant_at"}))
+                                 p50, lo, hi, **{k: v for k, v in res[i].items()
+                                                 if k not in ("significant_at", "lo_pct", "hi_pct")}, q1_ms=q1, q3_ms=q3))
     changes = [{"build": builds[i], "previous_build": builds[i - 1], "change_pct": r["change_pct"],
-                "p_value": r["p_value"], "verdict": r["verdict"], "significant_at": builds[r["significant_at"]]}
+                "p_value": r["p_value"], "verdict": r["verdict"], "significant_at": builds[r["significant_at"]],
+                "lo_pct": r["lo_pct"], "hi_pct": r["hi_pct"]}
                for i, r in enumerate(res) if r["verdict"] in ("regression", "improvement")]
     out = Series(model, soc, points, None if sd is None else (math.exp(sd) - 1) * 100, df, m, changes, notes=notes)
     if ops is not None and len(ops.get("file_hash", ())):
@@ -498,10 +538,46 @@ def trend_of_sessions(sessions: list[Session], ops: dict | None = None, alpha: f
         for x in xs:
             build_of_file.setdefault(x.file, x.build)
             key_of_file.setdefault(x.file, x.order_key)
-        done = {x.file: (x.p50_ms, x.runs) for x in xs if x.p50_ms is not None}
+        done = {x.file: (x.p50_ms, x.runs, x.q1_ms, x.q3_ms) for x in xs if x.p50_ms is not None}
         out.append(_series(mo, so, done, build_of_file, key_of_file, o, alpha, min_effect_pct))
         out[-1].phase = ph
+        out[-1].notes.extend(_label_notes(xs))
+        out[-1].fact_changes = fact_changes(xs, [p.build for p in out[-1].builds])
     return Trend(out, alpha, min_effect_pct)
+
+
+MAX_LABEL_NOTES = 20
+MAX_FACT_CHANGES = 20        # names listed per build change
+
+
+def fact_changes(xs: list[Session], builds: list[str]) -> list[FactChange]:
+    """Between consecutive builds (each as its first file by order key), the stored facts that differ."""
+    first: dict[str, Session] = {}
+    for x in sorted(xs, key=lambda x: (x.order_key, x.file)):
+        first.setdefault(x.build, x)
+    out = []
+    for prev, cur in zip(builds, builds[1:]):
+        if prev not in first or cur not in first:
+            continue
+        a, b = dict(first[prev].facts), dict(first[cur].facts)
+        changed = [{"name": k, "before": a.get(k), "after": b.get(k)} for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        if changed:
+            out.append(FactChange(cur, prev, changed[:MAX_FACT_CHANGES]))
+    return out
+
+
+def _label_notes(xs: list[Session]) -> list[str]:
+    """A note per file that carries other build labels (the same bytes collected under another
+    build, ``collect --also-label``): it is counted once, under the build it was collected as."""
+    out = []
+    labelled = [x for x in xs if x.also_builds]
+    for x in labelled[:MAX_LABEL_NOTES]:
+        others = ", ".join(str(b) for b in x.also_builds[:10]) + (" …" if len(x.also_builds) > 10 else "")
+        out.append(f"file {x.file[:12]} of build {x.build} is also labelled {others} (the same bytes): "
+                   f"counted once, under {x.build}")
+    if len(labelled) > MAX_LABEL_NOTES:
+        out.append(f"{len(labelled) - MAX_LABEL_NOTES} more files carry other build labels")
+    return out
 
 
 def phase_values(cols: dict, n: int) -> np.ndarray:

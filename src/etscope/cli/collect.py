@@ -35,8 +35,11 @@ def _meta_pairs(ctx, param, values):
               help="local: a process pool on this machine; dask: an existing Dask cluster (--scheduler).")
 @click.option("--scheduler", type=str, help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (with --engine dask).")
 @click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: the CPU count).")
+@click.option("--also-label", "also_label", is_flag=True,
+              help="A file whose content is already in the dataset under another build label: record this build "
+                   "label for it too (in its manifest entry; its data is not copied).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: counts and the rejects.")
-def collect(inputs, dataset, adopt, meta, meta_from, engine, scheduler, workers, as_json):
+def collect(inputs, dataset, adopt, meta, meta_from, engine, scheduler, workers, also_label, as_json):
     """Collect ETDumps (folders, globs or files) into a Parquet dataset: runs, ops, events, qnn,
     files and rejects tables, partitioned by model/soc/build/date, with a manifest of the parts
     (layout etscope.dataset/2). Files already collected (same content) are skipped; bad files
@@ -60,16 +63,18 @@ def collect(inputs, dataset, adopt, meta, meta_from, engine, scheduler, workers,
     with batch("collecting") as (set_total, advance):
         outcomes = run_collect(inputs, dataset, meta=meta, meta_from=meta_from, engine=engine, workers=workers,
                                scheduler=scheduler, on_total=set_total, on_done=lambda o: advance(o.status),
-                               adopt=adopt, warn=warn)
+                               adopt=adopt, warn=warn, also_label=also_label)
     if not inputs:       # --adopt alone
         return
     n = counts(outcomes)
     rejects = sorted((o for o in outcomes if o.status == "rejected"), key=lambda o: o.etdump)
+    notes = sorted((o for o in outcomes if o.note), key=lambda o: o.etdump)
     if as_json:
         from etscope.cli.common import emit_json
 
         emit_json({"schema": "etscope.collect/1", "dataset": dataset, **n,
-                   "rejects": [{"path": o.etdump, "reason": o.reason} for o in rejects]})
+                   "rejects": [{"path": o.etdump, "reason": o.reason} for o in rejects],
+                   "labels": [{"path": o.etdump, "build": o.build, "note": o.note} for o in notes]})
     else:
         from etscope.render.text import screen, shown
 
@@ -81,5 +86,9 @@ def collect(inputs, dataset, adopt, meta, meta_from, engine, scheduler, workers,
             err.print("rejected: " + shown(o.reason))
         if len(rejects) > 20:
             err.print(f"({len(rejects) - 20} more in the rejects table)")
+        for o in notes[:20]:
+            err.print(shown(o.note))
+        if len(notes) > 20:
+            err.print(f"({len(notes) - 20} more such files; --json lists them all)")
     if not outcomes:
         sys.exit(EXIT_BAD_INPUT)

@@ -11,7 +11,8 @@ from etscope.cli.common import emit_json, human_size
 @click.option("--model", type=str, help="Only this model (partition value).")
 @click.option("--soc", type=str, help="Only this SoC / device (partition value).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.trend/1).")
-@click.option("--html", "html_path", type=str, help="Also write one offline HTML page (a chart per model x SoC).")
+@click.option("--html", "html_path", type=str, help="Also write one offline HTML page: a chart per model x SoC x phase with its change "
+                   "points explained, and a table of the builds.")
 def trend(dataset, model, soc, as_json, html_path):
     """Trend over builds: p50 latency per commit with its interval, the first commit where a change
     became significant (spread measured from the series; Bonferroni over it), op and placement changes.
@@ -39,6 +40,8 @@ def trend(dataset, model, soc, as_json, html_path):
     if out is not None:
         from etscope.render.trend_html import write_trend_page
 
-        n = write_trend_page(out, t)
+        from etscope.paths import display
+
+        n = write_trend_page(out, t, display(dataset))
         if out.kind != "stdout":      # on stderr: standard output stays the text or the JSON
             click.echo(f"wrote {out.shown} ({human_size(n)}): open it in a browser", err=True)

@@ -56,6 +56,8 @@ class Outcome:
     seconds: float = 0.0
     cpu_seconds: float = 0.0              # CPU time of the worker on this file
     max_rss_bytes: int = 0
+    build: str = ""                       # skipped as content already there: the build label it was given
+    note: str = ""                        # skipped: under which labels the content is there (label_skipped)
 
 
 # ---- finding the files and their metadata -----------------------------------------------------------
@@ -276,7 +278,7 @@ def collect_one(job: Job, root: str) -> Outcome:
         reason = str(e) if isinstance(e, FormatError) else f"{shown}: cannot read ({e.strerror or e})"
         return _reject(ds, job, file_hash, reason, t0)
     if ds.is_collected(file_hash) or not ds.claim(file_hash):     # in the dataset, or a copy in this batch
-        return Outcome(shown, "skipped", file_hash, **_costs(t0))
+        return Outcome(shown, "skipped", file_hash, build=given_build(job), **_costs(t0))
     try:
         meta, tables = file_tables(job, file_hash)
     except MemoryError:
@@ -289,6 +291,41 @@ def collect_one(job: Job, root: str) -> Outcome:
     except UnsafeEntry as e:     # a link planted inside the dataset: refused, nothing written through it
         return Outcome(shown, "rejected", file_hash, f"{shown}: not written: {e}", **_costs(t0))
     return Outcome(shown, "added", file_hash, rows={k: t.num_rows for k, t in tables.items()}, **_costs(t0))
+
+
+def given_build(job: Job) -> str:
+    """The build label the job's metadata gives (``build``, else ``commit``); "" when none."""
+    m = job.meta_dict()
+    return str(m.get("build") or m.get("commit") or "")
+
+
+def label_skipped(ds: Dataset, outcomes: list[Outcome], also_label: bool = False) -> None:
+    """For each file skipped because its content is in the dataset under another build label:
+    with ``also_label``, record the label in its manifest entry (``Dataset.add_build_label``: no
+    part is duplicated); else say under which labels it is there and how to add this one. Runs
+    in the collecting process after the workers (one writer of the manifest), so the entries of
+    copies collected in this same batch are committed by then."""
+    for o in outcomes:
+        if o.status != "skipped" or not o.build or not o.file_hash:
+            continue
+        doc = ds.entry(o.file_hash)
+        if doc is None or doc["status"] != "added":
+            continue
+        from etscope.fleet.layout import labels_of
+
+        labels = labels_of(doc)
+        shown = ", ".join(labels[:10]) + (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
+        if o.build in labels:
+            o.note = f"{o.etdump}: already in the dataset as build {shown}"
+        elif also_label:
+            try:
+                ds.add_build_label(o.file_hash, o.build)
+                o.note = f"{o.etdump}: same content as build {shown}; build {o.build} recorded for it too"
+            except FormatError as e:
+                o.note = f"{o.etdump}: build {o.build} not recorded ({e})"
+        else:
+            o.note = (f"{o.etdump}: same content already in the dataset as build {shown}, not as build {o.build}; "
+                      f"collect it again with --also-label to record build {o.build} for it too")
 
 
 def _reject(ds: Dataset, job: Job, file_hash: str, reason: str, t0: tuple) -> Outcome:
@@ -364,10 +401,12 @@ def run_dask(jobs: list[Job], root: str, scheduler, on_done=None) -> list[Outcom
 
 def collect(patterns, to, meta: dict | None = None, meta_from=None, engine: str = "local",
             workers: int | None = None, scheduler=None, on_done=None, on_total=None, adopt: bool = False,
-            warn=None) -> list[Outcome]:
+            warn=None, also_label: bool = False) -> list[Outcome]:
     """Find the ETDumps, then collect each into the dataset ``to`` (created when missing, never
     its parents; a layout-1 dataset is adopted when ``adopt``, else refused). ``on_total(n)``
-    is told the number of files, ``on_done(outcome)`` each result, ``warn(line)`` warnings."""
+    is told the number of files, ``on_done(outcome)`` each result, ``warn(line)`` warnings.
+    A file whose content is there under another build label gets a ``note`` (``label_skipped``;
+    with ``also_label`` the label is recorded)."""
     files = find_etdumps(patterns) if patterns else []
     manifest = read_meta_file(meta_from) if meta_from else None
     jobs = jobs_for(files, meta, manifest)
@@ -382,8 +421,11 @@ def collect(patterns, to, meta: dict | None = None, meta_from=None, engine: str 
         if on_total:
             on_total(len(jobs))
         if engine == "dask":
-            return run_dask(jobs, ds.root, scheduler, on_done)
-        return run_local(jobs, ds.root, workers or os.cpu_count() or 1, on_done)
+            out = run_dask(jobs, ds.root, scheduler, on_done)
+        else:
+            out = run_local(jobs, ds.root, workers or os.cpu_count() or 1, on_done)
+        label_skipped(ds, out, also_label)
+        return out
 
 
 def counts(outcomes: list[Outcome]) -> dict:

@@ -142,6 +142,43 @@ class Dataset:
         with self.open() as r:
             return r.lstat(f"{MANIFEST}/{file_hash}.json") is not None
 
+    def entry(self, file_hash: str) -> dict | None:
+        """The checked manifest entry of a collected file; None when there is none or it is bad."""
+        if not HASH.match(file_hash):
+            return None
+        with self.open() as r:
+            rel = f"{MANIFEST}/{file_hash}.json"
+            if r.lstat(rel) is None:
+                return None
+            try:
+                doc = load_json_bytes(r.read_bytes(rel, MAX_ENTRY_BYTES), os.path.join(self.root, rel), "manifest entry")
+            except FormatError:
+                return None
+        return doc if check_entry(doc, file_hash) is None else None
+
+    def add_build_label(self, file_hash: str, build: str) -> list[str]:
+        """Record ``build`` as another build label of a collected file (``also_builds`` of its
+        entry; the parts stay as they are). Returns the file's labels after. The entry is replaced
+        atomically; only one collect writes a dataset at a time (``lock``) and labels are added by
+        its parent process only."""
+        from etscope.fleet.layout import MAX_ALSO_BUILDS, MAX_LABEL_CHARS, labels_of
+
+        doc = self.entry(file_hash)
+        if doc is None or doc["status"] != "added":
+            raise FormatError(f"{display(self.root)}: no collected file {file_hash[:12]}… to label")
+        if not 0 < len(build) <= MAX_LABEL_CHARS:
+            raise FormatError(f"build label of {len(build)} characters (1 to {MAX_LABEL_CHARS})")
+        if build in labels_of(doc):
+            return labels_of(doc)
+        also = list(doc.get("also_builds", [])) + [build]
+        if len(also) > MAX_ALSO_BUILDS:
+            raise FormatError(f"{display(self.root)}: file {file_hash[:12]}… has {MAX_ALSO_BUILDS} build labels already")
+        new = entry(file_hash, doc["status"], doc["partition"], doc["order_key"], doc["parts"], also)
+        body = (json.dumps(new, sort_keys=True) + "\n").encode()
+        with self.open() as r:
+            self._put(r, f"{TMP}/{file_hash}.entry.tmp", f"{MANIFEST}/{file_hash}.json", body)
+        return labels_of(new)
+
     def claim(self, file_hash: str) -> bool:
         """Take the file for this collect (False: another worker has the same content in hand).
         Claims live in ``_tmp``, cleared of etscope's names before every collect."""

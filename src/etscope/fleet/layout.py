@@ -22,6 +22,10 @@ the ``ops`` and ``qnn`` rows (aggregates over runs) are one block per phase with
 column. This extends layout 2 (columns are merged by name): parts collected before have no such
 columns, and readers take their runs as one phase (``all``, as they were summarised then).
 
+Entry key ``also_builds`` (optional, issue 37): other build labels of the same file (byte-identical
+content collected again under another build, recorded by ``collect --also-label``; its parts are
+not duplicated). Entries written before have no such key; readers without it ignore it.
+
 A dataset of layout ``etscope.dataset/1`` (no manifest: parts were found by globbing) is refused
 until adopted (``etscope collect --adopt``), which writes the entries from its commit markers.
 """
@@ -48,6 +52,8 @@ LOCK = "_etscope.lock"
 UNKNOWN = "unknown"
 MAX_PARTITION_CHARS = 200       # a longer folder name: a prefix and a hash of the full value
 MAX_ENTRY_BYTES = 1 << 20
+MAX_ALSO_BUILDS = 1000          # extra build labels per entry (``also_builds``)
+MAX_LABEL_CHARS = 1000
 MAX_MARKER_BYTES = 64 << 10
 
 _SAFE = re.compile(r"[^A-Za-z0-9._+\-]")
@@ -90,11 +96,22 @@ def part_path(table: str, file_hash: str, partition: dict) -> str:
     return f"{table}/{partition_dir(partition)}/{file_hash}.parquet"
 
 
-def entry(file_hash: str, status: str, partition: dict, order_key: str, parts: dict) -> dict:
-    """A manifest entry (``parts``: {table: {"path", "rows", "bytes"}})."""
-    return {"layout": LAYOUT, "file_hash": file_hash, "status": status,
-            "partition": {k: str(partition[k]) for k in PARTITION_KEYS if k in partition},
-            "order_key": str(order_key), "parts": parts}
+def entry(file_hash: str, status: str, partition: dict, order_key: str, parts: dict,
+          also_builds: list[str] | None = None) -> dict:
+    """A manifest entry (``parts``: {table: {"path", "rows", "bytes"}}; ``also_builds``: the file's
+    other build labels, when it has any)."""
+    doc = {"layout": LAYOUT, "file_hash": file_hash, "status": status,
+           "partition": {k: str(partition[k]) for k in PARTITION_KEYS if k in partition},
+           "order_key": str(order_key), "parts": parts}
+    if also_builds:
+        doc["also_builds"] = sorted(set(map(str, also_builds)))
+    return doc
+
+
+def labels_of(doc: dict) -> list[str]:
+    """The build labels of a checked entry: its partition's build first, then ``also_builds``."""
+    own = doc.get("partition", {}).get("build", UNKNOWN)
+    return [own] + [b for b in doc.get("also_builds", []) if b != own]
 
 
 def check_entry(doc, file_hash: str) -> str | None:
@@ -114,6 +131,10 @@ def check_entry(doc, file_hash: str) -> str | None:
         return "partition must map model/soc/build/date to strings"
     if not isinstance(doc.get("order_key"), str):
         return "order_key must be a string"
+    also = doc.get("also_builds", [])
+    if not isinstance(also, list) or len(also) > MAX_ALSO_BUILDS \
+            or not all(isinstance(b, str) and 0 < len(b) <= MAX_LABEL_CHARS for b in also):
+        return f"also_builds must be a list of at most {MAX_ALSO_BUILDS} build labels"
     parts = doc.get("parts")
     if not isinstance(parts, dict) or not parts:
         return "parts must be a non-empty object"

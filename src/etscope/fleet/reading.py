@@ -13,6 +13,7 @@ naming it; at most ``MAX_WARNINGS`` lines, then a count.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -170,6 +171,11 @@ def _with_partition(t: pa.Table, doc: dict, table: str) -> pa.Table:
             t = t.drop_columns([k])
         # one value per part: a dictionary column (4 bytes a row, whatever the value's length)
         t = t.append_column(k, pa.DictionaryArray.from_arrays(zeros, pa.array([doc["partition"].get(k, "")], pa.string())))
+    if table == "files":       # other build labels of the same bytes (collect --also-label), JSON text
+        if "also_builds" in t.column_names:
+            t = t.drop_columns(["also_builds"])
+        also = doc.get("also_builds")
+        t = t.append_column("also_builds", pa.array([json.dumps(also) if also else None] * t.num_rows, pa.string()))
     return t
 
 
@@ -280,7 +286,7 @@ def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None
     runs or ops part is bad is left out whole (one warning per part)."""
     import pyarrow.compute as pc
 
-    from etscope.analysis.trend import Session, factorize, phase_values, session_p50
+    from etscope.analysis.trend import Session, factorize, phase_values, session_summary
 
     ds.require()
     w = Warnings(warn)
@@ -311,13 +317,16 @@ def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None
                 w(f"{display(os.path.join(ds.root, doc['parts']['runs']['path']))}: values out of range "
                   f"({type(e).__name__}: {str(e)[:200]}); file skipped")
                 continue
+            facts = file_facts(ds, r, doc, w)
             codes, phases = factorize(phase_values(runs_a, runs_a["execute"].size))
             for k, phase in enumerate(phases or [None]):      # a file without runs: one session, no p50
                 sel = codes == k
-                one = session_p50(runs_a["execute"][sel], runs_a["latency_ms"][sel])
+                one = session_summary(runs_a["execute"][sel], runs_a["latency_ms"][sel])
                 sessions.append(Session(doc["file_hash"], part.get("model", ""), part.get("soc", ""),
                                         part.get("build", ""), doc["order_key"], None if one is None else one[0],
-                                        0 if one is None else one[1], **({"phase": phase} if phase else {})))
+                                        0 if one is None else one[1], **({"phase": phase} if phase else {}),
+                                        **({} if one is None else {"q1_ms": one[2], "q3_ms": one[3]}),
+                                        also_builds=tuple(doc.get("also_builds", ())), facts=facts))
             del runs_a
             if ops is not None:
                 ops_p.append(ops)
@@ -328,6 +337,48 @@ def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None
     ops = _series_columns(op_docs, [p["level"].size for p in ops_p])
     ops.update(_concat(ops_p, {**TREND_OPS_COLUMNS, "phase": "str"}))
     return sessions, ops
+
+
+# Metadata keys that are the partition or the order, not facts about the program or the device.
+NOT_FACTS = {"model", "soc", "device", "build", "commit", "date", "order", "time"}
+MAX_FACTS = 50
+MAX_FACT_CHARS = 200
+MAX_META_JSON = 64 << 10
+
+
+def file_facts(ds, r: Root, doc: dict, warn) -> tuple:
+    """What the dataset stores about a file's program and environment, as sorted (name, value)
+    strings: its metadata (``files.meta_json``: the keys given with ``--meta``, a sidecar or
+    ``--meta-from``, but the partition and order keys) and the HTP clock its QNN rows used (the
+    median over its partitions, with its source). Bounded: at most MAX_FACTS keys, values cut at
+    MAX_FACT_CHARS; a part or a value that cannot be read gives no facts (the part's warning)."""
+    from etscope.render.safe import clean
+
+    out: dict[str, str] = {}
+    if "files" in doc["parts"]:
+        t = read_part(ds, r, doc, "files", warn, {"file_hash": "str"}, optional={"meta_json": "str"})
+        if t is not None and "meta_json" in t.column_names and t.num_rows:
+            text = t.column("meta_json")[0].as_py()
+            try:
+                meta = load_json_bytes(text.encode("utf-8", "surrogatepass"), "meta_json", "metadata") \
+                    if isinstance(text, str) and len(text) <= MAX_META_JSON else None
+            except FormatError:
+                meta = None
+            if isinstance(meta, dict):
+                for k in sorted(meta)[:MAX_FACTS + len(NOT_FACTS)]:
+                    v = meta[k]
+                    if k not in NOT_FACTS and isinstance(v, (str, int, float)) and len(out) < MAX_FACTS:
+                        out[clean(str(k), 80)] = clean(str(v), MAX_FACT_CHARS)
+    if "qnn" in doc["parts"]:
+        t = read_part(ds, r, doc, "qnn", warn, {}, optional={"clock_mhz_used": "float", "clock_source": "str"})
+        if t is not None and "clock_mhz_used" in t.column_names:
+            mhz = t.column("clock_mhz_used").cast(pa.float64()).to_numpy(zero_copy_only=False)
+            mhz = mhz[np.isfinite(mhz)]
+            if mhz.size:
+                src = [x for x in (t.column("clock_source").to_pylist() if "clock_source" in t.column_names else [])
+                       if isinstance(x, str)]
+                out["HTP clock"] = f"{float(np.median(mhz)):.0f} MHz" + (f" ({clean(src[0], 60)})" if src else "")
+    return tuple(sorted(out.items()))
 
 
 def _with_optional(t: pa.Table, spec: dict) -> dict:

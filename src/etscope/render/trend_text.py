@@ -6,6 +6,7 @@ from rich.text import Text
 
 from etscope.analysis.trend import ALL_PHASES, Trend
 from etscope.render.text import Table, console_or_default, safe_text
+from etscope.render.trend_words import counts_change, facts_sentence, step_sentence
 from etscope.units import fmt_ms
 
 VERDICT_STYLE = {"regression": "bold red", "improvement": "bold green", "no change": "", "not tested": "dim"}
@@ -32,9 +33,7 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
                    f"series) and at least {t.min_effect_pct:g}%"))
         if s.changes:
             for ch in s.changes:
-                late = "" if ch["significant_at"] == ch["build"] else f" (significant from {ch['significant_at']})"
-                c.print(safe_text(f"• {ch['verdict']} at {ch['build']} (after {ch['previous_build']}): "
-                           f"{_pct(ch['change_pct'])}, p = {_p(ch['p_value'])}{late}"),
+                c.print(safe_text(f"• at {ch['build']} (after {ch['previous_build']}): {step_sentence(ch)}"),
                         style=VERDICT_STYLE.get(ch["verdict"]))
         else:
             c.print("• no significant change in p50 latency")
@@ -64,9 +63,13 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
                 c.print(f"({len(s.op_changes) - top_ops} more op changes in --json)")
         for pc in s.placement_changes:
             c.print(safe_text(f"Placement changed at {pc.build} (after {pc.previous_build}): ops per backend "
-                       f"{pc.counts_before} → {pc.counts_after}"))
+                       f"{counts_change(pc.counts_before, pc.counts_after)}"))
             for m in pc.moved[:top_ops]:
                 c.print(safe_text(f"  {m['op']}: {m['before'] or '(absent)'} → {m['after'] or '(absent)'}"))
+            if max(pc.moved_total, len(pc.moved)) > top_ops:
+                c.print(f"  … and {max(pc.moved_total, len(pc.moved)) - top_ops} more (all in --json)")
+        for fc in s.fact_changes:
+            c.print(safe_text(f"At {fc.build}: {facts_sentence(fc)}"))
         for n in s.notes:
             c.print(safe_text("note: " + n), style="dim")
         c.print("")
