@@ -52,6 +52,8 @@ def test_chain8_headline_names_fastrpc_transport():
     h = part["headline"]
     assert h.startswith("The NPU computes for 22 µs (46 µs with waits) of a 2.54 ms DELEGATE_CALL")
     assert "2.19 ms (86%) is FastRPC transport" in h
+    # Issue 35: the headline says its statistic (llm's shard table gives per-run means of these levels).
+    assert h.endswith("(p50 of each level over the runs).")
 
 
 def _nest(**levels):

@@ -41,6 +41,10 @@ INNERMOST_WORDS = {
     ACCEL_EXCL_WAIT: "HTP compute: the graph itself, waits excluded",
 }
 
+# Which statistic the headline's figures are: `llm` gives per-run means of the same levels (its
+# shard table adds up), so each view says which it shows.
+P50_SAID = " (p50 of each level over the runs)"
+
 # Past this ratio of the largest to the smallest band, the picture uses a log axis.
 LOG_SCALE_RATIO = 30.0
 
@@ -142,9 +146,9 @@ def headline(bands: list[Band] | tuple[Band, ...]) -> tuple[str, str]:
         if largest is not None and largest.adds_us_p50 > 0:
             part = largest.adds_us_p50 / outer.us_p50
             text += f"; {fmt_us(largest.adds_us_p50)} ({part:.0%}) is {largest.adds}"
-        return text + ".", "overhead_dominates"
+        return text + P50_SAID + ".", "overhead_dominates"
     pct = f"{share:.1%}" if 0.995 <= share < 1 else f"{share:.0%}"   # 99.8 %, not a rounded 100 %
     text = f"The NPU computes for {what} of {call} ({pct})"
     if largest is not None and largest.adds_us_p50 > 0:
         text += f"; the largest overhead is {largest.adds}: {fmt_us(largest.adds_us_p50)}"
-    return text + ".", "compute_dominates"
+    return text + P50_SAID + ".", "compute_dominates"

@@ -33,7 +33,8 @@ def console_or_default(console: Console | Screen | None) -> Screen:
 def breakdown_table(breakdown: list[dict], title: str) -> Table:
     """Method::execute split into delegate calls per backend, CPU kernels and overhead."""
     t = Table(title=title)
-    for col in ("part", "calls/run", "mean", "p50", "share"):
+    # The share is of the mean (every run, a cold one included), so it can disagree with the p50.
+    for col in ("part", "calls/run", "mean", "p50", "share of mean"):
         t.add_column(col, justify="right" if col != "part" else "left")
     for b in breakdown:
         label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
