@@ -28,6 +28,8 @@ It writes into ``tests/fixtures/qnn_pte/`` (``--out``):
   ``QnnBackend``, compile specs ``[("qnn_compile_spec", <the SM8650 detailed spec>)]`` and a small
   placeholder processed blob (NOT a QNN context binary: it cannot run), then written back with
   ``serialize_pte_binary(..., extract_delegate_segments=True)``.
+* ``synthetic_qnn_cnn_sm8750.pte`` -- the same, with the SM8750 optrace spec: a pair of programs
+  that differ only in their QNN compile spec.
 * ``synthetic_manifest.json`` -- for every file: how it was made, what was asked for, and the
   oracle: executorch's own decode (``flatbuffer_to_option``) and ``flatc --json --defaults-json
   --raw-binary`` of the bytes with the schema that wrote them.
@@ -260,7 +262,8 @@ def future_spec() -> tuple[str, bytes, dict]:
     }
 
 
-def make_pte(cnn_pte: Path, spec: bytes) -> tuple[bytes, dict]:
+def make_pte(cnn_pte: Path, spec: bytes, spec_name: str = "synthetic_compile_spec_sm8650_detailed.bin"
+             ) -> tuple[bytes, dict]:
     from executorch.exir._serialize._program import deserialize_pte_binary, serialize_pte_binary
     from executorch.exir.schema import BackendDelegateInlineData, CompileSpec
 
@@ -277,7 +280,7 @@ def make_pte(cnn_pte: Path, spec: bytes) -> tuple[bytes, dict]:
     return data, {
         "made_with": f"deserialize_pte_binary({cnn_pte.relative_to(ROOT)}); delegate 0: id "
                      f"{old_id} -> QnnBackend, compile_specs -> [qnn_compile_spec = "
-                     f"synthetic_compile_spec_sm8650_detailed.bin], processed blob -> placeholder "
+                     f"{spec_name}], processed blob -> placeholder "
                      f"({len(PLACEHOLDER_BLOB)} bytes); serialize_pte_binary(extract_delegate_segments=True)",
         "placeholder_blob": PLACEHOLDER_BLOB.decode(),
     }
@@ -312,6 +315,14 @@ def main(argv=None) -> int:
     entry.update(bytes=len(pte), sha256=hashlib.sha256(pte).hexdigest())
     manifest["files"]["synthetic_qnn_cnn.pte"] = entry
     print(f"synthetic_qnn_cnn.pte: {len(pte)} bytes")
+    # The same program compiled for another SoC and profile level (SM8750, optrace): a pair whose
+    # only difference is the QNN compile spec (etscope diff's program axis, issue 37).
+    name = "synthetic_compile_spec_sm8750_optrace.bin"
+    pte, entry = make_pte(ROOT / "tests" / "fixtures" / "real" / "cnn.pte", dict((f, d) for f, d, _ in specs)[name], name)
+    (out / "synthetic_qnn_cnn_sm8750.pte").write_bytes(pte)
+    entry.update(bytes=len(pte), sha256=hashlib.sha256(pte).hexdigest())
+    manifest["files"]["synthetic_qnn_cnn_sm8750.pte"] = entry
+    print(f"synthetic_qnn_cnn_sm8750.pte: {len(pte)} bytes")
     (out / "synthetic_manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return 0
 
