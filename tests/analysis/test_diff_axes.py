@@ -233,3 +233,23 @@ def test_qnn_nesting_splits_a_delegate_call_by_level_and_clock():
     assert parts["QnnGraph_execute outside the accelerator"] == pytest.approx(0.1)
     assert parts["delegate call outside QnnGraph_execute"] == pytest.approx(0.1)
     assert sum(parts.values()) == pytest.approx(0.7)
+
+
+def test_etdump_settings_are_part_of_the_environment():
+    """Issue 37: what the ETDumps recorded is an environment fact. llama.etdump logged intermediate
+    outputs (debug events); llama_nodebug.etdump is a run of the same program without them: the
+    environment axis changes and says which recording was turned off (counted from the events)."""
+    from etscope import profile as P
+    from etscope.analysis.diff import compare
+
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    a, b = P.load(str(real / "llama.etdump")), P.load(str(real / "llama_nodebug.etdump"))
+    d = compare(a, b)
+    env = (d.get("phases") or [d])[0]["axes"]["environment"]
+    assert env["verdict"] == "changed" and "debug events off in new" in env["summary"]
+    fact = next(f for f in env["facts"] if f["what"].startswith("debug events per run"))
+    debug = (a.events["role"] == P.ROLE_DEBUG) & (a.events["execute"] >= 0)
+    assert fact["base"] == round(int(debug.sum()) / a.n_runs, 2) > 0 and fact["new"] == 0
+    same = compare(a, a)
+    env_same = (same.get("phases") or [same])[0]["axes"]["environment"]
+    assert not any(f["what"].startswith("debug") and f["base"] != f["new"] for f in env_same["facts"])

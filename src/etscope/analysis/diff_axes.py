@@ -37,7 +37,7 @@ def axes(d: dict, base: P.Profile, new: P.Profile, clocks: dict | None = None) -
     the first session of each side). ``clocks``: the HTP clock measured per side (runtrace)."""
     return {"latency": _latency_axis(d), "placement": placement_axis(d["placement_changes"]),
             "program": program_axis(base, new, d.get("program") or {}),
-            "environment": environment_axis(d, clocks)}
+            "environment": environment_axis(d, clocks, etdump_settings(base, new))}
 
 
 def _latency_axis(d: dict) -> dict:
@@ -127,13 +127,29 @@ def program_axis(base: P.Profile, new: P.Profile, identity: dict) -> dict:
     return {"verdict": verdict, "summary": summary, "facts": facts, "basis": basis}
 
 
-def environment_axis(d: dict, measured: dict | None = None) -> dict:
+def etdump_settings(base: P.Profile, new: P.Profile) -> list[dict]:
+    """What each side's ETDump was set to record, per run: intermediate outputs (debug events: the
+    debug-buffer logging, which costs time) and the backends' per-op events (their profiling
+    level). A setting turned on or off is a change of the runs' conditions."""
+    def per_run(p: P.Profile, role: int) -> float:
+        ev = p.events
+        n = int(((ev["role"] == role) & (ev["execute"] >= 0)).sum()) if ev else 0
+        return round(n / p.n_runs, 2) if p.n_runs else 0.0
+
+    return [{"what": what, "base": per_run(base, role), "new": per_run(new, role), "setting": True}
+            for what, role in (("debug events per run (intermediate outputs logged)", P.ROLE_DEBUG),
+                               ("backend per-op events per run (delegate profiling)", P.ROLE_DELEGATE_INTERNAL))]
+
+
+def environment_axis(d: dict, measured: dict | None = None, settings: list[dict] | None = None) -> dict:
     """The runs' conditions per side: the HTP clock (measured, from a runtrace per side, else the
-    estimate of the QNN partitions: cycles / time), warm-up (cold) runs left out, steady runs and
-    sessions. Only a clock that moved is a change; the counts are stated, since they set how sure
-    the latency verdict can be."""
+    estimate of the QNN partitions: cycles / time), what the ETDumps recorded (``etdump_settings``),
+    warm-up (cold) runs left out, steady runs and sessions. A clock that moved and a recording
+    turned on or off are changes; the counts are stated, since they set how sure the latency
+    verdict can be."""
     lat = d["latency"]
     facts = []
+    toggled = [f for f in settings or [] if (f["base"] > 0) != (f["new"] > 0)]
     clocks = []
     m = measured or {}
     if isinstance(m.get("base"), (int, float)) or isinstance(m.get("new"), (int, float)):
@@ -156,6 +172,11 @@ def environment_axis(d: dict, measured: dict | None = None) -> dict:
                   "new": sum(dropped.get("new") or [])})
     facts.append({"what": "steady runs", "base": lat.get("base_runs"), "new": lat.get("new_runs")})
     facts.append({"what": "sessions", "base": lat.get("base_sessions"), "new": lat.get("new_sessions")})
+    facts += [{k: v for k, v in f.items() if k != "setting"} for f in settings or []]
+    if toggled:
+        return {"verdict": CHANGED, "facts": facts,
+                "summary": "the ETDump recorded differently: " + "; ".join(
+                    f"{f['what'].split(' per run')[0]} {'on' if f['new'] > 0 else 'off'} in new" for f in toggled)}
     if any(c > CLOCK_CHANGE_PCT for c in clocks):
         worst = max(clocks)
         return {"verdict": CHANGED, "facts": facts,
@@ -165,7 +186,8 @@ def environment_axis(d: dict, measured: dict | None = None) -> dict:
         return {"verdict": NO_CHANGE, "facts": facts,
                 "summary": f"the same HTP clock {'measured' if measured_only else 'estimate'} on both sides"}
     return {"verdict": UNKNOWN, "facts": facts,
-            "summary": "clock not known (no QNN cycle counts); " + _fact_text(facts[-2]) + ", " + _fact_text(facts[-3])}
+            "summary": "clock not known (no QNN cycle counts); " + ", ".join(
+                _fact_text(next(f for f in facts if f["what"] == w)) for w in ("steady runs", "warm-up runs left out"))}
 
 
 def comparability(base: P.Profile, new: P.Profile) -> dict:
