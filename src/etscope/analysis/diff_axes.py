@@ -105,6 +105,9 @@ def program_axis(base: P.Profile, new: P.Profile, identity: dict) -> dict:
             for f in QNN_FIELDS:
                 fact(f"QNN {f.replace('_', ' ')}", (qa or {}).get(f), (qb or {}).get(f))
         fact("program bytes", ra.program_bytes, rb.program_bytes)
+        sdk_a, sdk_b = _qnn_sdk(base), _qnn_sdk(new)
+        if sdk_a or sdk_b:         # the QNN SDK build the context binaries record, where they do
+            fact("QNN SDK build (context binary)", sdk_a, sdk_b)
         basis = ".pte files"
     else:
         basis = "ETDump instructions" + (" and ETRecords" if _has_graph(base) and _has_graph(new) else "")
@@ -125,6 +128,14 @@ def program_axis(base: P.Profile, new: P.Profile, identity: dict) -> dict:
         summary = (f"no difference in the {basis}" + ("" if verdict == NO_CHANGE else
                    "; the delegate blobs are not in an ETDump (--pte-base/--pte-new compare them)"))
     return {"verdict": verdict, "summary": summary, "facts": facts, "basis": basis}
+
+
+def _qnn_sdk(p: P.Profile) -> list[str]:
+    """The QNN SDK build ids the program's QNN context binaries record (``formats.qnn_context``)."""
+    from etscope.formats.qnn_context import qnn_sdk_versions
+
+    path = p.sources.get("pte")
+    return qnn_sdk_versions(path, p.pte) if path else []
 
 
 def etdump_settings(base: P.Profile, new: P.Profile) -> list[dict]:
