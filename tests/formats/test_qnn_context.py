@@ -40,3 +40,13 @@ def test_diff_names_a_qnn_sdk_change(tmp_path):
     assert fact == {"what": "QNN SDK build (context binary)", "base": ["2.37.0.250724175447_124859"],
                     "new": ["2.38.0.250901120000_130000"]}
     assert program["verdict"] == "changed"
+
+
+def test_program_shows_each_context_binarys_sdk_build():
+    res = CliRunner().invoke(main, ["program", str(REAL), "--json"])
+    assert res.exit_code == 0, res.output
+    builds = [(m["name"], d["qnn_sdk_build"]) for m in json.loads(res.output)["methods"] for d in m["delegates"]]
+    assert sorted(builds) == [("kv_forward", "2.37.0.250724175447_124859"),
+                              ("prefill_forward", "2.37.0.250724175447_124859")]
+    text = CliRunner().invoke(main, ["program", str(REAL)], env={"COLUMNS": "100"}).output
+    assert text.count("QNN SDK build 2.37.0.250724175447_124859 (recorded in its context binary)") == 2

@@ -112,6 +112,7 @@ class DelegateView:
     qnn: QnnSpecView | None
     qnn_spec_error: str | None      # a QNN compile spec that does not decode
     shared_count: int = -1          # other delegates using the same blob (-1: len(shared_with))
+    qnn_sdk_build: str | None = None    # the QNN SDK build its context binary records (formats.qnn_context)
 
     @property
     def shared_by_others(self) -> int:
@@ -200,7 +201,8 @@ def _delegate_json(d: DelegateView) -> dict:
            "location": d.location, "data_index": d.data_index, "blob_bytes": d.blob_bytes,
            "blob_offset": d.blob_offset, "shared": bool(d.shared_with), "shared_with": list(d.shared_with),
            "shared_count": d.shared_by_others,
-           "compile_spec_keys": list(d.compile_spec_keys), "qnn": None, "qnn_spec_error": d.qnn_spec_error}
+           "compile_spec_keys": list(d.compile_spec_keys), "qnn": None, "qnn_spec_error": d.qnn_spec_error,
+           "qnn_sdk_build": d.qnn_sdk_build}
     if d.qnn is not None:
         q = d.qnn
         out["qnn"] = {
@@ -218,9 +220,11 @@ def _delegate_json(d: DelegateView) -> dict:
 
 
 def program_report(program: PteProgram, file: str | None = None,
-                   constants: dict[str, list] | None = None) -> ProgramReport:
+                   constants: dict[str, list] | None = None,
+                   qnn_sdk: dict[tuple[str, int], str | None] | None = None) -> ProgramReport:
     """Everything ``etscope program`` shows, from the program alone. ``constants``: the values of
-    the constant methods (``formats.pte_constants.constant_method_values``), when read."""
+    the constant methods (``formats.pte_constants.constant_method_values``), when read; ``qnn_sdk``:
+    the QNN SDK build per QNN delegate (``formats.qnn_context.qnn_sdk_builds``), when read."""
     users: dict[tuple[str, int], list[str]] = {}
     for m in program.methods:
         for d in m.delegates:
@@ -245,7 +249,8 @@ def program_report(program: PteProgram, file: str | None = None,
                 backend=d.backend_id, location=d.location, data_index=d.data_index,
                 blob_bytes=d.blob_size, blob_offset=d.blob_offset,
                 shared_with=_others(same_blob, label), shared_count=len(same_blob) - 1,
-                compile_spec_keys=tuple(d.compile_specs), qnn=spec, qnn_spec_error=error))
+                compile_spec_keys=tuple(d.compile_specs), qnn=spec, qnn_spec_error=error,
+                qnn_sdk_build=(qnn_sdk or {}).get((m.name, d.index))))
         mix = Counter(i.kind for i in m.instructions)
         ops = Counter(i.operator for i in m.kernel_calls if i.operator)
         methods.append(MethodView(

@@ -189,7 +189,11 @@ def program(pte, as_json):
     from etscope.formats.pte_constants import constant_method_values
 
     check_inputs((pte,))
-    r = program_report(read_pte(pte), file=display(pte), constants=constant_method_values(pte))
+    from etscope.formats.qnn_context import qnn_sdk_builds
+
+    program = read_pte(pte)
+    r = program_report(program, file=display(pte), constants=constant_method_values(pte),
+                       qnn_sdk=qnn_sdk_builds(pte, program))
     if as_json:
         emit_json(r.to_json())
     else:

@@ -139,6 +139,8 @@ def program_lines(r: ProgramReport, width: int | None = WIDTH, complete: bool = 
             out += _delegate_line(d, L)
             if d.qnn_spec_error:
                 out += L.wrap(f"QNN compile spec does not decode: {d.qnn_spec_error}", "      ")
+            if d.qnn_sdk_build:
+                out += L.wrap(f"QNN SDK build {d.qnn_sdk_build} (recorded in its context binary)", "      ")
         if len(m.delegates) > len(listed):
             out += L.wrap(f"… {len(m.delegates) - len(listed)} more delegates (--json lists all)", "    ")
         for d in m.delegates:
