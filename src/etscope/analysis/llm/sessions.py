@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
-from pathlib import PurePath
 
 import numpy as np
 
@@ -102,7 +102,7 @@ def short_names(profiles) -> list[str]:
     """Each input's name for people: its file name, or its path when two different paths share a
     file name."""
     paths = [p.sources.get("etdump") or f"ETDump #{i + 1}" for i, p in enumerate(profiles)]
-    base = [PurePath(x).name or x for x in paths]
+    base = [os.path.basename(os.fspath(x).rstrip('/\\')) or x for x in paths]   # pathlib would cost every command its import
     paths_of: dict[str, set] = {}
     for b, x in zip(base, paths):
         paths_of.setdefault(b, set()).add(x)
