@@ -22,10 +22,10 @@ from etscope import units
 from etscope.analysis import diff_axes, diff_attribution, diff_noise, diff_placement
 from etscope.analysis import ops as ops_analysis
 from etscope.analysis import placement
+from etscope.analysis.diff_phases import SCHEMA, compare_sides   # the schema: one definition, there
 from etscope.analysis.stats import leading_warmup
 from etscope.formats.qnn_names import parse_qnn_event_name
 
-SCHEMA = "etscope.diff/2"
 BOOTSTRAP_RESAMPLES = 2000
 OP_ALPHA = 0.01
 
@@ -250,8 +250,6 @@ def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: floa
     analysis that finds the phases (one dict, or a (base, new) pair). ``clocks``: the HTP clock
     measured per side ({"base": MHz, "new": MHz, "source": "runtrace"}, from ``--runtrace-base/
     --runtrace-new``) for the environment axis; else the estimates of the QNN levels."""
-    from etscope.analysis.diff_phases import compare_sides
-
     return compare_sides(base, new, compare_runs, phase=phase, llm_options=llm_options,
                          min_effect_pct=min_effect_pct, fail_on_regression_pct=fail_on_regression_pct,
                          fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance_pct,

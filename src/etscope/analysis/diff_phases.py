@@ -24,6 +24,8 @@ from etscope import profile as P
 from etscope.arrays import median
 from etscope.analysis.run_phases import ALL, PhaseChoiceError
 
+SCHEMA = "etscope.diff/2"        # of every diff result (analysis.diff takes it from here: one way)
+
 # Which phase verdict leads the headline: the worst / most significant one.
 VERDICT_RANK = {"not_comparable": 4, "regression": 3, "improvement": 2, "inconclusive": 1, "no_change": 0}
 NOT_COMPARED = "not_compared"      # a phase found on one side only (said as "not compared")
@@ -218,8 +220,6 @@ def _llm_figures(name: str, base: list, new: list) -> dict:
 def _headline(entries: list[dict], rb: list, rn: list, options: dict, chosen: str | None) -> dict:
     """The top level of a phase-split comparison: the leading phase's comparison (latency,
     breakdown, ops, placement of that phase) under a verdict from every phase, and ``phases``."""
-    from etscope.analysis.diff import SCHEMA
-
     compared = [e for e in entries if e["verdict"] != NOT_COMPARED]
     # Most significant: the worst verdict; among equals a tested change (with an interval) before
     # an untested one, then the larger change.
