@@ -111,11 +111,10 @@ def _group_stats(group: np.ndarray, dur: np.ndarray, n_groups: int, n_steady: in
     count = np.bincount(g, minlength=n_groups)
     calls = np.bincount(group, minlength=n_groups)
     start = np.concatenate([[0], np.cumsum(count)[:-1]])
-    lo = start + np.maximum(count - 1, 0) // 2
-    hi = start + count // 2
-    safe = np.clip
-    p50 = np.where(count > 0, (d[safe(lo, 0, max(len(d) - 1, 0))] + d[safe(hi, 0, max(len(d) - 1, 0))]) / 2
-                   if len(d) else 0.0, np.nan)
+    last = max(len(d) - 1, 0)
+    lo = np.clip(start + np.maximum(count - 1, 0) // 2, 0, last)     # the middle one or two of each group
+    hi = np.clip(start + count // 2, 0, last)
+    p50 = np.where(count > 0, (d[lo] + d[hi]) / 2 if len(d) else 0.0, np.nan)
     sums = np.bincount(g, weights=d, minlength=n_groups)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(count > 0, sums / np.maximum(count, 1), np.nan)

@@ -14,6 +14,12 @@ def select_runs(profile: Profile, keep, method: str | None = None, phase=None) -
     ``method`` (default: the profile's), .pte and ETRecord; events outside the runs (load, init)
     stay. ``phase``: the ``PhaseSelection`` these runs are."""
     data, events, runs = run_subset(profile, np.asarray(keep, dtype=bool))
+    return _sub_profile(profile, data, events, runs, method, phase)
+
+
+def _sub_profile(profile: Profile, data, events: dict, runs: dict, method: str | None, phase) -> Profile:
+    """The Profile of a subset of ``profile``'s runs (``data``, ``events``, ``runs``), joined to
+    ``method`` (default: the profile's)."""
     sub = Profile(etdump=data, strings=profile.strings, events=events, runs=runs, instructions={},
                   method=None, etrecord=profile.etrecord, pte=profile.pte, sources=dict(profile.sources),
                   warnings=[], method_split=profile.method_split, phase=phase)
@@ -32,8 +38,7 @@ def compact_runs(profile: Profile, keep, method: str | None = None, phase=None) 
     moved data. For the largest phase of a big LLM file, whose copy would double the memory."""
     keep = np.asarray(keep, dtype=bool)
     ev = profile.events
-    execute = ev["execute"]
-    keep_event = np.append(keep, True)[execute]           # execute -1 (outside runs) -> True
+    keep_event = _kept_events(keep, ev["execute"])
     movable = {k: v for k, v in ev.items() if v.ndim == 1 and v.strides[0] != 0 and v.flags.writeable}
     cols = list(movable.values())
     if len(movable) != sum(1 for v in ev.values() if v.ndim != 1 or v.strides[0] != 0) or any(
@@ -52,22 +57,10 @@ def compact_runs(profile: Profile, keep, method: str | None = None, phase=None) 
     events = {key: (movable[key][:w] if key in movable else _select(v, keep_event)) for key, v in ev.items()}
     if new_file_event is not None:
         events["file_event"] = new_file_event
-    renumber = np.append(np.where(keep, np.cumsum(keep) - 1, -1), -1)
-    events["execute"][:] = renumber[events["execute"]]
-    data = profile.etdump
-    counts = _kept_per_run(profile, events, keep_event)
-    firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    run_data = [dataclasses.replace(r, first_event=int(f), event_count=int(c))
-                for r, f, c in zip(data.runs, firsts, counts)]
-    tensors = data.tensors.subset(keep_event) if data.tensors is not None else None
-    data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events}, tensors=tensors,
-                               repeats_of=None)
-    runs = {k: np.asarray(v)[keep] for k, v in profile.runs.items()}
-    sub = Profile(etdump=data, strings=profile.strings, events=events, runs=runs, instructions={},
-                  method=None, etrecord=profile.etrecord, pte=profile.pte, sources=dict(profile.sources),
-                  warnings=[], method_split=profile.method_split, phase=phase)
-    join_method(sub, profile.etrecord, profile.pte, method or profile.method)
-    sub.accumulation = profile.accumulation
+    events["execute"][:] = _renumbered_runs(keep)[events["execute"]]
+    data = _data_of(profile, events, keep_event)
+    sub = _sub_profile(profile, data, events, {k: np.asarray(v)[keep] for k, v in profile.runs.items()},
+                       method, phase)
     profile.events = {}                                    # used up: see the docstring
     profile.etdump = dataclasses.replace(profile.etdump, events={}, tensors=None)
     return sub
@@ -77,12 +70,9 @@ def run_subset(profile: Profile, keep: np.ndarray):
     """The profile's ETDump data, events and runs restricted to the Execute runs where ``keep``
     is true (events outside the runs, such as load and init, stay): boolean selection, so only
     the kept events are copied. RunData of dropped runs stay listed, with no events."""
-    ev = profile.events
-    execute = ev["execute"]
-    keep_event = np.append(keep, True)[execute]           # execute -1 (outside runs) -> True
-    renumber = np.append(np.where(keep, np.cumsum(keep) - 1, -1), -1)
-    data, events = event_subset(profile, keep_event)
-    events["execute"] = renumber[events["execute"]].astype(execute.dtype)
+    execute = profile.events["execute"]
+    data, events = event_subset(profile, _kept_events(keep, execute))
+    events["execute"] = _renumbered_runs(keep)[events["execute"]].astype(execute.dtype)
     runs = {k: np.asarray(v)[keep] for k, v in profile.runs.items()}
     return data, events, runs
 
@@ -95,15 +85,30 @@ def event_subset(profile: Profile, keep_event: np.ndarray):
     events = {k: _select(v, keep_event) for k, v in ev.items()}
     if "file_event" not in events:
         events["file_event"] = _positions(keep_event)
+    return _data_of(profile, events, keep_event), events
+
+
+def _kept_events(keep: np.ndarray, execute: np.ndarray) -> np.ndarray:
+    """Per event, whether its run is kept (events outside runs, execute -1, always are)."""
+    return np.append(keep, True)[execute]
+
+
+def _renumbered_runs(keep: np.ndarray) -> np.ndarray:
+    """Old run index -> new one (-1: dropped), with a last entry for execute -1."""
+    return np.append(np.where(keep, np.cumsum(keep) - 1, -1), -1)
+
+
+def _data_of(profile: Profile, events: dict, keep_event: np.ndarray):
+    """The profile's ETDump data for the kept ``events``: each RunData's first event and count
+    follow, the debug tensors are cut alike."""
     data = profile.etdump
     counts = _kept_per_run(profile, events, keep_event)
     firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     run_data = [dataclasses.replace(r, first_event=int(f), event_count=int(c))
                 for r, f, c in zip(data.runs, firsts, counts)]
     tensors = data.tensors.subset(keep_event) if data.tensors is not None else None
-    data = dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events}, tensors=tensors,
+    return dataclasses.replace(data, runs=run_data, events={k: events[k] for k in data.events}, tensors=tensors,
                                repeats_of=None)
-    return data, events
 
 
 def _positions(keep_event: np.ndarray) -> np.ndarray:
