@@ -75,7 +75,7 @@ def main(argv=None) -> int:
 
     from etscope.fleet.collect import collect, counts
     from etscope.fleet.dataset import Dataset, query_dataset, trend_inputs
-    from etscope.analysis.trend import trend_of_sessions
+    from etscope.analysis.diff.trend import trend_of_sessions
 
     res = {"cpu_count": os.cpu_count(), "load_average_start": load(), "files": a.files, "workers": a.workers}
     tmp = Path(tempfile.mkdtemp(prefix="etscope-collect-bench-"))

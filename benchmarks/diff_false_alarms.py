@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How often `etscope diff` calls a re-run of the same program a change, and the between-session
-allowances it uses (etscope.analysis.diff_noise), measured on real sessions.
+allowances it uses (etscope.analysis.diff.noise), measured on real sessions.
 
 Input: sessions of ONE unchanged program, each a separate process (tools/make_diff_sessions.py
 sessions --pte tests/fixtures/diff/diff_same.pte --n 60 --out DIR). The sessions are split in time
@@ -33,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from etscope.analysis import diff, diff_noise
+from etscope.analysis.diff import compare as diff
+from etscope.analysis.diff import noise as diff_noise
 from etscope.profile import load
 
 FIX = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "diff"

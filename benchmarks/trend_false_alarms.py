@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "analysis
 from results import emit  # noqa: E402
 from trend_series import series  # noqa: E402
 
-from etscope.analysis.trend import trend  # noqa: E402
+from etscope.analysis.diff.trend import trend
 
 
 def main(argv=None) -> int:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from etscope.analysis import stats
-from etscope.analysis.diff import _gate
-from etscope.analysis.htp_timeline import lanes
+from etscope.analysis.diff.compare import _gate
+from etscope.analysis.qnn.htp_timeline import lanes
 from etscope.analysis.llm import phases
 from etscope.analysis.qnn.clock import clock_estimate
 from etscope.analysis.qnn.model import ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, QnnSeries
@@ -87,13 +87,13 @@ def test_touching_ranges_are_not_separated():
     assert not _separated([np.array([1.0, 2.0]), np.array([2.0, 4.0])])
 
 
-# ---- analysis/htp_timeline.py: a slice ending with its parent nests in it -------------------------
+# ---- analysis/qnn/htp_timeline.py: a slice ending with its parent nests in it -------------------------
 def test_slice_ending_with_its_parent_nests():
     assert lanes(np.array([0.0, 5.0]), np.array([10.0, 10.0])).tolist() == [0, 0]
     assert lanes(np.array([0.0, 5.0]), np.array([10.0, 11.0])).tolist() == [0, 1]
 
 
-# ---- analysis/diff.py: the regression gate reads the interval's low end --------------------------
+# ---- analysis/diff/compare.py: the regression gate reads the interval's low end --------------------------
 def test_regression_gate_reads_the_low_end():
     assert not _gate("regression", 20.0, 3.0, 40.0, 5.0, False, [], [])["fail"]
     assert _gate("regression", 20.0, 6.0, 40.0, 5.0, False, [], [])["fail"]

@@ -1,8 +1,8 @@
 """Containers never overflow (issue 34, item 4): a module's, an op type's or a graph node's time is
 never more than the time of what contains it, in every view, on every ETDump fixture.
 
-- modules (``analysis.modules``): each module's total ≤ its parent's ≤ Method::execute;
-- graph nodes (``analysis.nodes.node_table``): the nodes of an instruction add up to at most the
+- modules (``analysis.ops.modules``): each module's total ≤ its parent's ≤ Method::execute;
+- graph nodes (``analysis.ops.nodes.node_table``): the nodes of an instruction add up to at most the
   instruction's own time (its DELEGATE_CALL / OPERATOR_CALL), all of them to at most Method::execute;
 - op types (the report's ``placement``): the op types of a category add up to at most that
   category's part of Method::execute (a delegate backend's calls, the CPU kernels);
@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from etscope import api
-from etscope.analysis.nodes import instruction_us
+from etscope.analysis.ops.nodes import instruction_us
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ALL = sorted(FIXTURES.rglob("*.etdump"))

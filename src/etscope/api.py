@@ -3,7 +3,7 @@
     >>> import etscope
     >>> p = etscope.load("run.etdump", etrecord="m.etrecord", pte="m.pte")
     >>> p                      # in Jupyter: the reading guide and the time split as HTML
-    >>> p.ops()                # pandas DataFrames (Arrow-backed), true units (see analysis.tables.COLUMNS)
+    >>> p.ops()                # pandas DataFrames (Arrow-backed), true units (see analysis.views.tables.COLUMNS)
     >>> p.runs(); p.events()
     >>> p.qnn(); p.llm(); p.diff(new)   # typed results with DataFrame accessors (etscope.frames)
     >>> p.modules()            # inclusive time per source module (needs the ETRecord)
@@ -31,8 +31,8 @@ from functools import cached_property
 
 from etscope import profile as P
 from etscope.analysis import qnn as qnn_analysis
-from etscope.analysis.diff_view import DiffView, diff_view
-from etscope.analysis.qnn_shards import QnnFiles, assign, ops_by_partition, partition_op_names
+from etscope.analysis.diff.view import DiffView, diff_view
+from etscope.analysis.qnn.partition_files import QnnFiles, assign, ops_by_partition, partition_op_names
 from etscope.analysis.results import Results
 
 
@@ -141,7 +141,7 @@ class NotebookProfile:
         """This profile (the base) compared with ``new`` (a loaded profile or an ETDump path), as
         ``etscope diff THIS NEW``: :class:`etscope.frames.DiffResult` (``.verdict``, ``.ops()``,
         ``.breakdown()``, ``.html(path)``)."""
-        from etscope.analysis.diff import compare
+        from etscope.analysis.diff.compare import compare
         from etscope.frames import DiffResult
 
         other = profile_of(new) if isinstance(new, (NotebookProfile, P.Profile)) else P.load(new)
@@ -382,11 +382,11 @@ def narrowed(r: Results, phase: str | None = None, method: str | None = None, co
     """The Results of the runs ``--phase`` names, or of a look-alike ``--method``'s runs (an LLM
     whose prefill and decode methods execute the same instructions); ``r`` itself when neither
     selects (one phase, ``--phase all``, or a method the loader already told apart).
-    ``analysis.run_phases.PhaseChoiceError`` when the choice names no phase of these runs.
+    ``analysis.llm.run_phases.PhaseChoiceError`` when the choice names no phase of these runs.
     ``consume``: the phase takes ``r``'s own event buffers (``Results.for_phase``): ``r`` is then
     used up (the CLI, which reads only the phase)."""
-    from etscope.analysis.lookalike import lookalike_methods
-    from etscope.analysis.run_phases import choose
+    from etscope.analysis.llm.lookalike import lookalike_methods
+    from etscope.analysis.llm.run_phases import choose
 
     p = r.profile
     if p is None or (phase is None and method is None):
@@ -474,8 +474,8 @@ def llm(p, notes: list[str] | None = None) -> dict | None:
 
 
 def compare_view(base, new, min_effect_pct: float = 2.0) -> DiffView:
-    """``analysis.diff.compare(base, new)`` with both sides' runs (for ``report --compare``)."""
-    from etscope.analysis.diff import compare
+    """``analysis.diff.compare.compare(base, new)`` with both sides' runs (for ``report --compare``)."""
+    from etscope.analysis.diff.compare import compare
 
     opts = tuple(p.llm_options if isinstance(p, NotebookProfile) else llm_options_of(profile_of(p)) for p in (base, new))
     base, new = profile_of(base), profile_of(new)
@@ -533,7 +533,7 @@ def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) 
 
 
 def trace(p, path: str | os.PathLike = "trace.json", qhas=None, optrace=None) -> str:
-    from etscope.analysis.trace_view import trace_view
+    from etscope.analysis.views.trace import trace_view
     from etscope.render.trace import build_trace, write_trace
 
     out = _output(profile_of(p), path, qhas, optrace)

@@ -70,7 +70,7 @@ class QnnResult:
         """One row per HTP op of each QNN op (QHAS/optrace given): unit and category from its flags,
         cycles, bytes, graph node, and its QNN op's achieved DRAM GB/s and bound (the ``htp_ops``
         table of export/sql)."""
-        from etscope.analysis.qnn_tables import QNN_COLUMNS, htp_op_rows
+        from etscope.analysis.qnn.tables import QNN_COLUMNS, htp_op_rows
 
         return frame(htp_op_rows(self.report), list(QNN_COLUMNS["htp_ops"]))
 
@@ -153,7 +153,7 @@ class LlmResult:
 
 @dataclass(frozen=True, repr=False)
 class DiffResult:
-    """``analysis.diff.compare(base, new)`` (``result``: the object ``etscope diff --json`` prints).
+    """``analysis.diff.compare.compare(base, new)`` (``result``: the object ``etscope diff --json`` prints).
     ``view`` is what the diff page draws (``html(path)`` writes it)."""
     result: dict
     view: object = field(default=None, compare=False)
@@ -236,7 +236,7 @@ class DiffResult:
 
 @dataclass(frozen=True, repr=False)
 class ModulesResult:
-    """Inclusive time per source module (``analysis.modules``; ``report``: the object
+    """Inclusive time per source module (``analysis.ops.modules``; ``report``: the object
     ``etscope ops --by module --json`` prints, less its schema and inputs). Times are µs, mean per run.
 
     Summing without double counting: ``total_us`` is inclusive (a module's total holds its

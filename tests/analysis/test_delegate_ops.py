@@ -1,12 +1,12 @@
-"""XNNPACK per-op events matched to the partition's graph nodes by kind and order (analysis.delegate_ops)."""
+"""XNNPACK per-op events matched to the partition's graph nodes by kind and order (analysis.ops.delegate_ops)."""
 import csv
 
 import pytest
 
-from etscope.analysis.delegate_ops import MATCHED_HOW, match_call, match_delegate_ops
-from etscope.analysis.nodes import graph_for_views, node_table
-from etscope.analysis.op_kinds import kind_of_delegate_event, kind_of_op_type
-from etscope.analysis.ops import op_table
+from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_call, match_delegate_ops
+from etscope.analysis.ops.nodes import graph_for_views, node_table
+from etscope.analysis.ops.kinds import kind_of_delegate_event, kind_of_op_type
+from etscope.analysis.ops.per_op import op_table
 from etscope.formats.etrecord import GraphNode
 from etscope.profile import load
 
@@ -122,7 +122,7 @@ def test_icicle_node_labels_are_the_matches_and_keep_every_event(real, name, at_
     """Every relabelled box is one the matcher paired (same kind, a node that keeps its time), on
     models with many calls; the boxes and their times are the events', relabelled only."""
     from etscope.analysis.results import Results
-    from etscope.analysis.report_view import hierarchy
+    from etscope.analysis.views.report import hierarchy
 
     p = load(real / f"{name}.etdump", real / f"{name}.etrecord", real / f"{name}.pte")
     r = Results(p)

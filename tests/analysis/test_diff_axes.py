@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from etscope.analysis import diff
+from etscope.analysis.diff import compare as diff
 from etscope.cli import main
 from etscope.profile import load
 
@@ -68,7 +68,7 @@ def test_the_moved_convolutions_explain_at_least_80_percent_of_the_delta(conv_pa
 
 
 def test_headline_never_says_no_change_while_an_axis_changed():
-    from etscope.analysis import diff_axes
+    from etscope.analysis.diff import axes as diff_axes
 
     ax = {"latency": {"verdict": "no_change", "summary": ""},
           "placement": {"verdict": "changed", "summary": "2 op(s) moved XnnpackBackend → cpu"},
@@ -103,7 +103,7 @@ def _with_spec(profile, spec: bytes):
 
 
 def test_qnn_pair_built_for_two_socs_shows_the_program_axis():
-    from etscope.analysis import diff_axes
+    from etscope.analysis.diff import axes as diff_axes
 
     manifest = json.loads((F / "qnn_pte" / "synthetic_manifest.json").read_text())
     assert "SM8750" in json.dumps(manifest)
@@ -197,7 +197,7 @@ RUNTRACE = F / "shared" / "qnn-device" / "chain8_sm8650.runtrace.json"
 
 @pytest.mark.skipif(not RUNTRACE.exists(), reason="shared runtrace not in tests/fixtures/shared")
 def test_runtrace_per_side_gives_the_environment_axis_a_measured_clock():
-    from etscope.analysis.diff_axes import runtrace_clock_mhz
+    from etscope.analysis.diff.axes import runtrace_clock_mhz
     from etscope.formats.runtrace import read_runtrace
 
     q = F / "qnn_etdump"
@@ -212,7 +212,7 @@ def test_runtrace_per_side_gives_the_environment_axis_a_measured_clock():
 
 
 def test_a_clock_that_moved_is_an_environment_change():
-    from etscope.analysis.diff_axes import environment_axis
+    from etscope.analysis.diff.axes import environment_axis
 
     d = {"latency": {"warmup_runs_dropped": {"base": [0], "new": [0]}, "base_runs": 5, "new_runs": 5,
                      "base_sessions": 1, "new_sessions": 1}, "qnn": None}
@@ -222,7 +222,7 @@ def test_a_clock_that_moved_is_an_environment_change():
 
 
 def test_qnn_nesting_splits_a_delegate_call_by_level_and_clock():
-    from etscope.analysis.diff_attribution import _qnn_nesting
+    from etscope.analysis.diff.attribution import _qnn_nesting
 
     qnn = [{"partition": 0, "accel_us": {"base": 1000.0, "new": 1500.0}, "qnn_execute_us": {"base": 1200.0, "new": 1800.0},
             "clock_mhz_est": {"base": 1000.0, "new": 500.0}}]
@@ -240,7 +240,7 @@ def test_etdump_settings_are_part_of_the_environment():
     outputs (debug events); llama_nodebug.etdump is a run of the same program without them: the
     environment axis changes and says which recording was turned off (counted from the events)."""
     from etscope import profile as P
-    from etscope.analysis.diff import compare
+    from etscope.analysis.diff.compare import compare
 
     real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
     a, b = P.load(str(real / "llama.etdump")), P.load(str(real / "llama_nodebug.etdump"))

@@ -16,9 +16,9 @@ import pytest
 
 from etscope import api
 from etscope import profile as P
-from etscope.analysis import diff
-from etscope.analysis.diff_view import diff_view
-from etscope.analysis.run_phases import PhaseChoiceError
+from etscope.analysis.diff import compare as diff
+from etscope.analysis.diff.view import diff_view
+from etscope.analysis.llm.run_phases import PhaseChoiceError
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 HYB = FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories.etdump"

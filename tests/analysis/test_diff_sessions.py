@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from etscope.analysis import diff, diff_noise
+from etscope.analysis.diff import compare as diff
+from etscope.analysis.diff import noise as diff_noise
 from etscope.cli import main
 from etscope.profile import load
 from etscope.render.diff_text import render_diff

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis import ops
+from etscope.analysis.ops import per_op as ops
 from etscope.profile import load
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"

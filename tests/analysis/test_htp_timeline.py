@@ -1,4 +1,4 @@
-"""HMX/HVX/DMA timeline from an optrace (analysis.htp_timeline) and its Perfetto tracks.
+"""HMX/HVX/DMA timeline from an optrace (analysis.qnn.htp_timeline) and its Perfetto tracks.
 
 Real SM8650 chain8 files: the optrace's 45 executed ops (= QHAS htp_nodes) on HMX tid 256 and HVX
 tids 512/514; QHAS htp_resources cycles_used 38,764 / 24,061 / 5,801, timeline 64,829 cycles,
@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis.htp_timeline import htp_timeline, lanes
+from etscope.analysis.qnn.htp_timeline import htp_timeline, lanes
 from etscope.formats.optrace import parse_optrace, read_optrace
 from etscope.formats.qhas import read_qhas
 from etscope.formats.runtrace import read_runtrace
 from etscope.render.trace import validate
-from etscope.analysis.htp_units import htp_units
+from etscope.analysis.qnn.htp_units import htp_units
 from etscope.render.trace import _unit_events
 
 Q = Path(__file__).parents[1] / "fixtures" / "qnn"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from etscope.analysis.llm import llm_report
-from etscope.analysis.lookalike import lookalike_methods, name_phases
+from etscope.analysis.llm.lookalike import lookalike_methods, name_phases
 from etscope.formats.pte import read_pte
 from etscope.profile import load
 

@@ -4,7 +4,7 @@ from collections import defaultdict
 
 import pytest
 
-from etscope.analysis import ops
+from etscope.analysis.ops import per_op as ops
 from etscope.profile import load
 
 STATS = (("p10_ms", "p10 (ms)"), ("p50_ms", "p50 (ms)"), ("p90_ms", "p90 (ms)"),

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import pytest
 
-from etscope.analysis import ops
+from etscope.analysis.ops import per_op as ops
 from etscope.profile import load
 
 FIXTURES = ["gen_cnn", "gen_cnn_b", "gen_multipart", "gen_llama", "gen_loop", "gen_llama_multimethod",

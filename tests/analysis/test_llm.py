@@ -511,7 +511,7 @@ def test_runs_differing_in_one_event_are_not_taken_as_identical():
 def test_time_table_of_identical_runs_is_the_bincount_one(monkeypatch):
     """The (runs x instructions) time table read from identical runs equals, to the bit, the one
     the bincount over every call gives, on every fixture whose runs are identical."""
-    from etscope.analysis import placement
+    from etscope.analysis.ops import placement
     from etscope.analysis.llm import runs as llm_runs
     from etscope.profile import load
     from etscope.profile.repeats import identical_runs

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis import ops, placement
+from etscope.analysis.ops import per_op as ops
+from etscope.analysis.ops import placement
 from etscope.analysis.memo import per_profile
 from etscope.profile import load
 

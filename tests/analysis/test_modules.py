@@ -1,11 +1,11 @@
-"""Inclusive time per source module (analysis.modules): the tree adds up to Method::execute minus
+"""Inclusive time per source module (analysis.ops.modules): the tree adds up to Method::execute minus
 framework overhead, every child within its parent, and the CNN's modules hold their XNNPACK ops."""
 import csv
 
 import pytest
 
-from etscope.analysis.modules import MATCHED, NO_NODE, PARTITION, module_times
-from etscope.analysis.ops import op_table
+from etscope.analysis.ops.modules import MATCHED, NO_NODE, PARTITION, module_times
+from etscope.analysis.ops.per_op import op_table
 from etscope.analysis.results import Results
 from etscope.profile import load
 

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from etscope.analysis.modules import NO_NODE, module_times
-from etscope.analysis.ops import op_table
+from etscope.analysis.ops.modules import NO_NODE, module_times
+from etscope.analysis.ops.per_op import op_table
 from etscope.profile import load
 
 

@@ -1,4 +1,4 @@
-"""The nesting picture of a QNN partition and its headline rules (analysis.nesting).
+"""The nesting picture of a QNN partition and its headline rules (analysis.qnn.nesting).
 
 Real SM8650 values: ``synthetic_qnn_chain8_device.etdump`` holds the device's chain8 profile
 (DELEGATE_CALL ⊇ QNN execute 2,467 µs ⊇ RPC 2,348 µs ⊇ QNN accelerator 157 µs ⊇ Accelerator 46 µs ⊇
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import etscope
-from etscope.analysis import nesting as N
+from etscope.analysis.qnn import nesting as N
 from etscope.analysis import qnn
 from etscope.formats.runtrace import read_runtrace
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis.numerics import numerics, tensor_ids
-from etscope.analysis.numerics_compare import compare
+from etscope.analysis.numerics.tensors import numerics, tensor_ids
+from etscope.analysis.numerics.compare import compare
 from etscope.formats.debug_buffer import DebugBuffer
 from tests.analysis.numerics_oracle import oracle_of
 from etscope.profile import load
@@ -143,7 +143,7 @@ def test_quantized_first_divergence_is_the_brute_force_one(thresholds):
 
 # ---- QNN-shaped (tools/synth_qnn_numerics.py: uint8 tensors and parameters from the real num_q8 run)
 def test_qnn_tensor_names_to_fx_nodes():
-    from etscope.analysis.numerics import qnn_tensor_node
+    from etscope.analysis.numerics.tensors import qnn_tensor_node
 
     assert qnn_tensor_node("aten_relu_default@0") == "aten_relu_default"
     assert qnn_tensor_node("output_aten_addmm_default_2@0") == "aten_addmm_default_2"
@@ -159,7 +159,7 @@ def test_qnn_uint8_dequantized_equals_the_real_dequantize_kernel():
     truth = json.loads((NUM / "synthetic_qnn_q8.truth.json").read_text())
     p = load(NUM / "synthetic_qnn_q8.etdump", NUM / "synthetic_qnn_q8.etrecord")
     ids, _ = tensor_ids(p)
-    from etscope.analysis.numerics import Quantization
+    from etscope.analysis.numerics.tensors import Quantization
     quant = Quantization(p.etrecord.graph("forward"))
     q8 = _load("num_q8")
     ids8, _ = tensor_ids(q8)
@@ -195,7 +195,7 @@ def test_qnn_vs_cpu_metrics_on_dequantized_values():
                 if t.role != "delegate_intermediate":
                     continue
                 assert t.metrics is not None and "dequantized" in t.note
-                from etscope.analysis.numerics import Quantization
+                from etscope.analysis.numerics.tensors import Quantization
                 qp = Quantization(pc.etrecord.graph("forward")).of(t.cand.node)
                 a = (np.array(bc.array(pc.etdump.tensors, t.cand.index)).astype(np.float64) - qp.zero_point) * qp.scale
                 a = a.ravel()
@@ -210,7 +210,7 @@ def test_qnn_vs_cpu_metrics_on_dequantized_values():
 
 
 def test_per_channel_parameters_are_reported_unavailable():
-    from etscope.analysis.numerics import Quantization
+    from etscope.analysis.numerics.tensors import Quantization
     from etscope.formats.etrecord import Graph, GraphNode
 
     g = Graph("g", "forward", [

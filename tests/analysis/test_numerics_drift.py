@@ -1,4 +1,4 @@
-"""LLM numerics over decode steps (issue 32 item 3; analysis.numerics_drift, numerics_runs):
+"""LLM numerics over decode steps (issue 32 item 3; analysis.numerics.drift, numerics_runs):
 real two-session KV-cache runs, checked against numpy on the Inspector's decoded tensors.
 
 ``drift_llm_q8`` (2-layer transformer, linears PT2E-quantized with 4-bit-range weights and dynamic
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis.numerics_compare import compare
-from etscope.analysis import numerics_runs as runs_mod
+from etscope.analysis.numerics.compare import compare
+from etscope.analysis.numerics import runs as runs_mod
 from etscope.formats.debug_buffer import DebugBuffer
 from etscope.profile import load
 
@@ -217,7 +217,7 @@ def test_sparse_runs_make_no_quadratic_table():
     the tensors: no table past the budget, said by the comparison."""
     from types import SimpleNamespace
 
-    from etscope.analysis.numerics_drift import layer_drift, max_cells
+    from etscope.analysis.numerics.drift import layer_drift, max_cells
 
     n = 400                           # 400 runs x 400 one-tensor layers = 160,000 cells > 8 x 400 + 100,000
     m = SimpleNamespace(nonfinite=0, snr_db=40.0, max_abs=0.1)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis.numerics_compare import compare
+from etscope.analysis.numerics.compare import compare
 from etscope.formats.debug_buffer import DebugBuffer
 from tests.analysis.numerics_oracle import oracle_of
 from etscope.profile import load, select_runs
@@ -112,7 +112,7 @@ def test_no_false_divergence_from_edge_names_across_programs():
 
 
 def test_permutations_other_than_a_layout_are_refused():
-    from etscope.analysis.numerics_compare import _permutation
+    from etscope.analysis.numerics.compare import _permutation
 
     assert _permutation((1, 4, 6, 16), (1, 6, 4, 16)) is None          # not a layout: a different tensor
     assert _permutation((1, 5, 7, 3), (1, 3, 5, 7)) == (0, 3, 1, 2)     # NHWC -> NCHW

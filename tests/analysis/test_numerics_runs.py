@@ -1,5 +1,5 @@
 """Where the QNN debugger stops: LLM runs compared with their counterpart of the same phase, and
-several methods of one ETDump compared method by method (analysis.numerics_runs)."""
+several methods of one ETDump compared method by method (analysis.numerics.runs)."""
 from __future__ import annotations
 
 import json
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from etscope.analysis.numerics_compare import compare, compare_methods
-from etscope.analysis.numerics_runs import method_pairs, pair_runs, run_phase_labels
+from etscope.analysis.numerics.compare import compare, compare_methods
+from etscope.analysis.numerics.runs import method_pairs, pair_runs, run_phase_labels
 from etscope.cli import main
 from etscope.formats.debug_buffer import DebugBuffer
 from etscope.profile import load

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis.numerics import numerics, tensor_ids
-from etscope.analysis.numerics_compare import compare
+from etscope.analysis.numerics.tensors import numerics, tensor_ids
+from etscope.analysis.numerics.compare import compare
 from etscope.errors import FormatError
 from etscope.formats.debug_buffer import DebugBuffer
 from etscope.formats.taps import read_taps
@@ -111,7 +111,7 @@ def test_bad_sidecars_are_one_line(tmp_path, text, what):
 def test_stats_taps_face_the_reference_tensors_statistics():
     """A STATS tap against the CPU run's full conv output: the reference's fields computed by
     etscope equal the tap module's own eager STATS (same model and input, float32 rounding apart)."""
-    from etscope.analysis.numerics_tapstats import STATS_FIELDS, reference_stats
+    from etscope.analysis.numerics.tapstats import STATS_FIELDS, reference_stats
 
     pc, taps = _tapped()
     pr = load(NUM / "pair_cnn_cpu.etdump", NUM / "pair_cnn_cpu.etrecord", NUM / "pair_cnn_cpu.pte")
@@ -135,7 +135,7 @@ def test_stats_taps_face_the_reference_tensors_statistics():
 def test_reference_stats_of_hostile_values_warn_nothing():
     import warnings
 
-    from etscope.analysis.numerics_tapstats import compare_fields, reference_stats
+    from etscope.analysis.numerics.tapstats import compare_fields, reference_stats
 
     x = np.array([1e300, -1e300, np.inf, np.nan, 0.0, 1e-310])
     with warnings.catch_warnings():

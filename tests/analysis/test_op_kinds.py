@@ -1,7 +1,7 @@
 """Op kinds shared by ATen op types and delegate per-op event names (diff's fallback matching)."""
 import pytest
 
-from etscope.analysis.op_kinds import kind_of_delegate_event, kind_of_op_type
+from etscope.analysis.ops.kinds import kind_of_delegate_event, kind_of_op_type
 
 
 @pytest.mark.parametrize("name, kind", [
@@ -35,7 +35,7 @@ def test_op_type_kinds(op, kind):
 def test_a_backend_uses_its_own_naming_rule():
     """Issue 33: `backend` is not ignored: each backend's per-op names follow its own rule (the seam
     a new delegate's events plug into); without a backend every known rule is tried."""
-    from etscope.analysis import op_kinds
+    from etscope.analysis.ops import kinds as op_kinds
 
     qnn, xnn = "aten_convolution_default_3", "Convolution (NHWC, F32) IGEMM #3"
     assert kind_of_delegate_event(qnn) == kind_of_delegate_event(xnn) == "conv"

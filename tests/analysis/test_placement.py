@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from etscope.analysis import placement
-from etscope.analysis.ops import event_stats
+from etscope.analysis.ops import placement
+from etscope.analysis.ops.per_op import event_stats
 from etscope.profile import load
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from etscope.analysis.program import (DelegateView, MethodView, QnnSpecView, program_checks,
-                                      program_report)
+from etscope.analysis.ops.program import DelegateView, MethodView, QnnSpecView, program_checks, program_report
 from etscope.formats.pte import read_pte
 from etscope.formats.qnn_compile_spec import decode_qnn_compile_spec
 from etscope.render.json import dumps
@@ -183,7 +182,7 @@ def _shared_blob_report(delegates: int = 300, blobs: int = 3):
 
 
 def test_shared_blob_users_named_first_and_counted():
-    from etscope.analysis.program import SHARED_NAMED
+    from etscope.analysis.ops.program import SHARED_NAMED
 
     r = _shared_blob_report()
     d = r.methods[0].delegates[0]

@@ -159,7 +159,7 @@ def test_a_run_without_its_delegate_call_gets_no_op_times():
 
 
 def test_logged_events_longer_than_their_box_become_shares_with_a_check():
-    from etscope.analysis.report_view import _fit_children, _overfull
+    from etscope.analysis.views.report import _fit_children, _overfull
 
     tree = {"name": "Method::execute", "ms": 10.0, "children": [
         {"name": "op (#1)", "ms": 4.0, "children": [{"name": "kernel", "ms": 6.0, "children": [{"name": "x", "ms": 3.0}]}]}]}

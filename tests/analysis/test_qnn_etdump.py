@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from etscope.analysis import placement, qnn
-from etscope.analysis.ops import op_table
+from etscope.analysis import qnn
+from etscope.analysis.ops import placement
+from etscope.analysis.ops.per_op import op_table
 from etscope.cli import main
 from etscope.profile import load
 

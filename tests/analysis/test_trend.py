@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from etscope.analysis.trend import ALPHA, build_order, detect, trend
+from etscope.analysis.diff.trend import ALPHA, build_order, detect, trend
 from trend_series import series
 
 NULL_SEEDS = 300

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import etscope
-from etscope.analysis.diff import compare
+from etscope.analysis.diff.compare import compare
 from etscope.errors import FormatError
 from etscope.frames import DiffResult, LlmResult, QnnResult
 

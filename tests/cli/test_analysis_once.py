@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import etscope.analysis.diff
+import etscope.analysis.diff.compare
 import etscope.analysis.llm
-import etscope.analysis.nodes
-import etscope.analysis.ops
+import etscope.analysis.ops.nodes
+import etscope.analysis.ops.per_op
 import etscope.analysis.qnn
-import etscope.analysis.report_view
+import etscope.analysis.views.report
 import etscope.analysis.results
-import etscope.analysis.summary
+import etscope.analysis.views.summary
 import etscope.formats.qnn_compile_spec
 from etscope.cli import main
 
@@ -25,11 +25,11 @@ QNN = FIXTURES / "qnn_etdump" / "synthetic_qnn_cnn"
 LLM = FIXTURES / "real" / "gen_llama"
 
 COUNTED = [
-    (etscope.analysis.ops, "op_table"), (etscope.analysis.qnn, "qnn_report"), (etscope.analysis.llm, "llm_report"),
-    (etscope.analysis.summary, "summary_of"), (etscope.formats.qnn_compile_spec, "soc_from_pte"),
-    (etscope.analysis.nodes, "node_table"), (etscope.analysis.report_view, "hierarchy"),
-    (etscope.analysis.report_view, "placement_by_op_type"), (etscope.analysis.report_view, "checks"),
-    (etscope.analysis.diff, "compare"),
+    (etscope.analysis.ops.per_op, "op_table"), (etscope.analysis.qnn, "qnn_report"), (etscope.analysis.llm, "llm_report"),
+    (etscope.analysis.views.summary, "summary_of"), (etscope.formats.qnn_compile_spec, "soc_from_pte"),
+    (etscope.analysis.ops.nodes, "node_table"), (etscope.analysis.views.report, "hierarchy"),
+    (etscope.analysis.views.report, "placement_by_op_type"), (etscope.analysis.views.report, "checks"),
+    (etscope.analysis.diff.compare, "compare"),
 ]
 
 

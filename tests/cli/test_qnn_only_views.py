@@ -109,7 +109,7 @@ def test_optrace_trace_uses_the_measured_clock(tmp_path):
     b = json.loads((tmp_path / "b.json").read_text())
     assert b["otherData"]["time_unit"] == "us"
     ops_a = [e for e in a["traceEvents"] if e.get("cat") == "htp_op"]
-    # With a clock, the unit tracks are the same as with an ETDump (analysis.htp_units): one clock
+    # With a clock, the unit tracks are the same as with an ETDump (analysis.qnn.htp_units): one clock
     # rule, the inference the optrace records (the runtrace's first Graph Execute, 806 MHz).
     ops_b = [e for e in b["traceEvents"] if e.get("ph") == "X" and e.get("cat", "").startswith("htp_")]
     assert len(ops_a) == len(ops_b) == 45

@@ -209,7 +209,7 @@ def test_same_series_without_change_reports_none(tmp_path):
 
 
 def test_html_escapes_dataset_strings(tmp_path):
-    from etscope.analysis.trend import trend
+    from etscope.analysis.diff.trend import trend
     from etscope.render.trend_html import trend_page
 
     sys.path.insert(0, str(ROOT / "tests" / "analysis"))

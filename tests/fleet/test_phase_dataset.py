@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from etscope.analysis.trend import session_p50
+from etscope.analysis.diff.trend import session_p50
 from etscope.cli import main
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"

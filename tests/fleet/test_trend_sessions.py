@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis import trend as T
+from etscope.analysis.diff import trend as T
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
 from trend_series import series  # noqa: E402

@@ -152,7 +152,7 @@ def test_mutated_inputs_give_a_result_or_one_format_error(tmp_path):
     statistics either come out or the error is a FormatError, never another exception."""
     import random
 
-    from etscope.analysis.numerics import numerics
+    from etscope.analysis.numerics.tensors import numerics
     from etscope.profile import load
 
     rng = random.Random(17)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from etscope.analysis.ort_view import ort_view
+from etscope.analysis.qnn.ort_view import ort_view
 from etscope.cli import main
 from etscope.errors import FormatError
 from etscope.formats.ort_profile import parse_ort_profile, read_ort_profile

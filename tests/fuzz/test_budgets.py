@@ -47,7 +47,7 @@ def test_export_places_huge_ids_right(tmp_path):
     f = tmp_path / "x.etdump"
     f.write_bytes(G.build_etdump_shared([dict(name="Execute", events=events)]))
     from etscope.profile import load
-    from etscope.analysis.tables import events_table
+    from etscope.analysis.views.tables import events_table
 
     profile = load(str(f))
     table = events_table(profile).to_pylist()
@@ -74,7 +74,7 @@ def test_repeated_calls_of_one_instruction_are_linear(tmp_path, argv):
 
 def test_report_pairs_each_call_with_its_own_kernel():
     """The k-th OPERATOR_CALL of an instruction holds the k-th kernel event (not all of them)."""
-    from etscope.analysis.report_view import inner_rows_by_call
+    from etscope.analysis.views.report import inner_rows_by_call
 
     ops = [{"instruction_id": 0, "level": 0, "occurrence": k} for k in range(3)]
     ops += [{"instruction_id": 0, "level": 1, "occurrence": k, "name": f"kernel{k}"} for k in range(4)]
@@ -263,7 +263,7 @@ def test_program_delegates_sharing_blobs(tmp_path, argv):
 
 def test_program_json_is_linear_in_delegates():
     """The same file as JSON was 65 MB (shared_with lists of 749 labels each, per delegate)."""
-    from etscope.analysis.program import program_report
+    from etscope.analysis.ops.program import program_report
     from etscope.formats.pte import parse_pte
     from etscope.render.json import dumps
 
@@ -272,7 +272,7 @@ def test_program_json_is_linear_in_delegates():
     # each delegate's decoded spec (~0.8 kB) is repeated, a constant per delegate: ~20x the file
     # (before: 65 MB, 320x the file)
     assert len(dumps(r.to_json())) < 30 * len(data)
-    from etscope.analysis.program import SHARED_NAMED
+    from etscope.analysis.ops.program import SHARED_NAMED
 
     d = r.methods[0].delegates[0]
     assert len(d.shared_with) == SHARED_NAMED and d.shared_by_others == 749

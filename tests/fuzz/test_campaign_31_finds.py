@@ -1,7 +1,7 @@
 """What the issue-31 long campaign found on the merged code (seeds 2000-2179 of campaign.py), each
 a child-process run of the generated file that failed before its fix:
 - ``export ETDUMP --qhas`` on a QHAS whose thread id or bytes pass int64: OverflowError traceback
-  building the ``htp_ops`` table (analysis/qnn_tables.py now writes such a value as null);
+  building the ``htp_ops`` table (analysis/qnn/tables.py now writes such a value as null);
 - ``diff F F`` on an ETDump whose runs have no latency: numpy's "All-NaN slice" RuntimeWarning on
   stderr (arrays.nanmedian now returns NaN without it)."""
 import random

@@ -1,5 +1,5 @@
 """The whole pipeline on hostile input: etscope.profile.load (ETDump + optional .pte / ETRecord),
-analysis.summary.summarize, analysis.ops.op_table and the text and JSON renderers must succeed or
+analysis.views.summary.summarize, analysis.ops.per_op.op_table and the text and JSON renderers must succeed or
 raise FormatError (MismatchError is one), within the reader budgets.
 """
 from __future__ import annotations
@@ -21,8 +21,8 @@ MODELS = [m for m in ("gen_cnn", "gen_multipart", "gen_loop", "cnn")
 def run_pipeline(etdump, etrecord=None, pte=None):
     from rich.console import Console
 
-    from etscope.analysis.ops import op_table
-    from etscope.analysis.summary import summarize
+    from etscope.analysis.ops.per_op import op_table
+    from etscope.analysis.views.summary import summarize
     from etscope.profile import load
     from etscope.render.json import dumps
     from etscope.render.text import render_ops, render_summary

@@ -111,7 +111,7 @@ def test_every_shape_is_generated(tmp_path):
 # ---- values: the scaled sums against exact arithmetic ----------------------------------------------
 
 def _metrics(tmp_path, cand, ref):
-    from etscope.analysis.numerics_compare import compare
+    from etscope.analysis.numerics.compare import compare
     from etscope.formats.debug_buffer import DebugBuffer
     from etscope.profile import load
     from gen_numerics import write_pair
@@ -141,7 +141,7 @@ def test_huge_and_tiny_values_give_the_exact_metrics(tmp_path):
 
 
 def test_huge_values_statistics(tmp_path):
-    from etscope.analysis.numerics import numerics
+    from etscope.analysis.numerics.tensors import numerics
     from etscope.formats.debug_buffer import DebugBuffer
     from etscope.profile import load
     from gen_numerics import write_pair

@@ -12,12 +12,12 @@ from click.testing import CliRunner
 
 from etscope import api
 from etscope.analysis import qnn
-from etscope.analysis.diff import compare
-from etscope.analysis.ops import op_table
+from etscope.analysis.diff.compare import compare
+from etscope.analysis.ops.per_op import op_table
 from etscope.cli import main
 from etscope.formats.etdump import read_etdump
 from etscope.profile import build, load
-from etscope.analysis import tables as export
+from etscope.analysis.views import tables as export
 
 D = Path(__file__).parents[1] / "fixtures" / "qnn_etdump"
 MANIFEST = json.loads((D / "manifest.json").read_text())["fixtures"]

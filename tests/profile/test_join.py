@@ -3,7 +3,7 @@ agree with what the tables show (issue 19, defect 8: '… no op type or source' 
 the op type the .pte gives)."""
 import re
 
-from etscope.analysis.ops import op_table
+from etscope.analysis.ops.per_op import op_table
 from etscope.profile import load
 from pathlib import Path
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis import ops
-from etscope.analysis.summary import summarize
+from etscope.analysis.ops import per_op as ops
+from etscope.analysis.views.summary import summarize
 from etscope.errors import MismatchError
 from etscope.formats.pte import read_pte
 from etscope.profile import event_runs, load, select_runs

@@ -35,7 +35,7 @@ def test_compact_runs_equals_select_runs_and_uses_the_profile_up():
     """compact_runs moves the kept events to the front of the profile's own buffers (no copy of a
     big phase): the result equals select_runs' column for column, and the given profile is emptied
     so that a later use fails instead of reading moved data."""
-    from etscope.analysis.summary import summarize
+    from etscope.analysis.views.summary import summarize
     from etscope.profile import compact_runs
 
     for name in ("llama", "gen_llama"):

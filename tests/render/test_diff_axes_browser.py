@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import etscope
-from etscope.analysis.diff import compare
-from etscope.analysis.diff_view import diff_view
+from etscope.analysis.diff.compare import compare
+from etscope.analysis.diff.view import diff_view
 from etscope.render.html import write_diff_page
 from views_helpers import open_report
 

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 import etscope
-from etscope.analysis.diff import compare
+from etscope.analysis.diff.compare import compare
 from etscope.cli import main
-from etscope.analysis.diff_view import diff_view
+from etscope.analysis.diff.view import diff_view
 from etscope.api import compare_view, results
 from etscope.render.html import diff_page_data, render_diff_page, render_report, report_data, write_diff_page
 from views_helpers import DIFF_FIXTURES, REAL, XSS, diff_pairs, xss_etdump

@@ -7,7 +7,7 @@ import pytest
 
 import etscope
 from etscope import api
-from etscope.analysis import tables as T
+from etscope.analysis.views import tables as T
 from etscope.render import export
 from etscope.render.sql import SqlError, query
 from views_helpers import REAL, qnn_fixture

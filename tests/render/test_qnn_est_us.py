@@ -6,7 +6,7 @@ import pytest
 import etscope
 from etscope import api
 from etscope.analysis.stats import describe
-from etscope.analysis import tables as export
+from etscope.analysis.views import tables as export
 from views_helpers import QNN_ETDUMP, qnn_fixture
 
 NAMES = ["synthetic_qnn_cnn", "synthetic_qnn_vit_2part", "synthetic_qnn_llm", "synthetic_qnn_resnet50_device"]

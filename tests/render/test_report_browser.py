@@ -5,8 +5,8 @@ import copy
 import pytest
 
 import etscope
-from etscope.analysis.diff import compare
-from etscope.analysis.diff_view import diff_view
+from etscope.analysis.diff.compare import compare
+from etscope.analysis.diff.view import diff_view
 from etscope.api import compare_view
 from etscope.render.html import write_diff_page
 from views_helpers import QNN_FILES, REAL, XSS, diff_pairs, open_report, qnn_fixture, xss_etdump

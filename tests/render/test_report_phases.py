@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import etscope
 from etscope import api
-from etscope.analysis.run_phases import PhaseRow
+from etscope.analysis.llm.run_phases import PhaseRow
 from etscope.cli import main
 from etscope.render.html import render_report, report_data
 from views_helpers import REAL, XSS, open_report

@@ -1,12 +1,12 @@
 """render.screen: names shortened in the middle keeping the unique tail, folded without splitting
-it, tables fitted to a width; analysis.ordering: --sort keeps an instruction's rows together."""
+it, tables fitted to a width; analysis.ops.ordering: --sort keeps an instruction's rows together."""
 import io
 
 import pytest
 from rich.console import Console
 
 import etscope
-from etscope.analysis.ordering import SORT_KEYS, order_ops, order_qnn_ops
+from etscope.analysis.ops.ordering import SORT_KEYS, order_ops, order_qnn_ops
 from etscope.render.screen import MIN_HEAD, Screen, Table, cell_len, compact_tail, fold_name, shorten, tail_of
 from etscope.render.text import render_ops
 from views_helpers import QNN_ETDUMP, REAL, qnn_fixture
@@ -127,7 +127,7 @@ def test_ops_sort_cycles_without_cycles_rows_falls_back_to_total_and_says_so():
     assert "no rows in cycles" in title and "largest total first" in title and "most cycles" not in title
     assert by_cycles.output.split("\n", 1)[1] == by_total.output.split("\n", 1)[1]
     # The QNN profile has rows in cycles: its sort and title stay.
-    from etscope.analysis.ordering import OPS_SORT_TITLE, ops_sort_used
+    from etscope.analysis.ops.ordering import OPS_SORT_TITLE, ops_sort_used
 
     q = etscope.load(qnn_fixture("synthetic_qnn_llm"), etrecord=QNN_ETDUMP / "synthetic_qnn_llm.etrecord")
     assert ops_sort_used(q.results.ops, "cycles") == ("cycles", OPS_SORT_TITLE["cycles"])

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from etscope.analysis.ops import op_table
-from etscope.analysis.summary import summarize
+from etscope.analysis.ops.per_op import op_table
+from etscope.analysis.views.summary import summarize
 from etscope.profile import load
 from etscope.render.text import render_ops, render_summary
 

@@ -5,7 +5,7 @@ import pytest
 
 import etscope
 from etscope import api
-from etscope.analysis.trace_view import trace_view
+from etscope.analysis.views.trace import trace_view
 from etscope.render.trace import build_trace, validate, write_trace
 from views_helpers import REAL, qnn_fixture
 

@@ -70,7 +70,7 @@ def test_trend_page_in_chromium(browser, page_file, artifact_dir):
 
 
 def test_log_axis_page_in_chromium(browser, tmp_path, artifact_dir):
-    from etscope.analysis import trend as T
+    from etscope.analysis.diff import trend as T
     from etscope.render.trend_html import trend_page
 
     xs = [T.Session("f1", "llama", "x86", "b1", "1", 1.45, 2, q1_ms=1.26, q3_ms=1.63),

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis import trend as T
+from etscope.analysis.diff import trend as T
 from etscope.render.trend_html import labelled_builds, nice_ticks, trend_page, trend_page_data, unit_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))

@@ -16,12 +16,12 @@ import numpy as np
 
 from etscope import profile as P
 from etscope.analysis import llm as llm_analysis
-from etscope.analysis import ops as ops_analysis
+from etscope.analysis.ops import per_op as ops_analysis
 from etscope.analysis import qnn as qnn_analysis
-from etscope.analysis import summary as summary_analysis
-from etscope.analysis.modules import module_times
-from etscope.analysis.report_view import ReportView, report_view
-from etscope.analysis.run_phases import RunPhases, one_phase, phase_rows, run_phases
+from etscope.analysis.views import summary as summary_analysis
+from etscope.analysis.ops.modules import module_times
+from etscope.analysis.views.report import ReportView, report_view
+from etscope.analysis.llm.run_phases import RunPhases, one_phase, phase_rows, run_phases
 from etscope.errors import FormatError
 from etscope.formats.qnn_compile_spec import soc_from_pte
 
@@ -70,7 +70,7 @@ class Results:
     # ---- phases: every view shows one phase, or each on its own, never pooled ------------------------
     @cached_property
     def phases(self) -> RunPhases:
-        """The phase of every run (``analysis.run_phases``), from the LLM analysis of these runs."""
+        """The phase of every run (``analysis.llm.run_phases``), from the LLM analysis of these runs."""
         p = self.profile
         if p is None:
             return RunPhases(names=(), methods=(), of_run=np.zeros(0, dtype=np.int64),
@@ -129,11 +129,11 @@ class Results:
 
     @cached_property
     def ort_view(self):
-        """ONNX Runtime's view of the session (``analysis.ort_view``), joined to the QNN profile's
+        """ONNX Runtime's view of the session (``analysis.qnn.ort_view``), joined to the QNN profile's
         partitions; None without ``--ort-profile``."""
         if self.ort is None:
             return None
-        from etscope.analysis.ort_view import ort_view
+        from etscope.analysis.qnn.ort_view import ort_view
 
         return ort_view(self.ort, self.qnn)
 
@@ -170,7 +170,7 @@ class Results:
             return None
 
     def _sharded_qnn(self, soc) -> dict:
-        from etscope.analysis.qnn_shards import shard_view
+        from etscope.analysis.qnn.partition_files import shard_view
 
         report = qnn_analysis.qnn_report(self.profile, qhas=self.loose_qhas, optrace=self.loose_optrace,
                                          qnn_profile=self.qnn_profile, soc=soc, runtrace=self.runtrace,
@@ -198,10 +198,10 @@ class Results:
 
     @cached_property
     def heap_view(self) -> dict | None:
-        """The DSP heap before/after the QNN contexts (``analysis.heap``), with ``--qnn-heap``."""
+        """The DSP heap before/after the QNN contexts (``analysis.qnn.heap``), with ``--qnn-heap``."""
         if self.qnn_heap is None:
             return None
-        from etscope.analysis.heap import heap_view
+        from etscope.analysis.qnn.heap import heap_view
 
         view = heap_view(self.qnn_heap, self.program, self.profile.method if self.profile is not None else None)
         self.notes += ["DSP heap: " + n for n in view["notes"]]
@@ -214,7 +214,7 @@ class Results:
 
     def _summary(self) -> dict:
         if self.profile is None:
-            from etscope.analysis.qnn_only import qnn_only_summary
+            from etscope.analysis.qnn.files_alone import qnn_only_summary
 
             return qnn_only_summary(self.qnn or {}, self.inputs, self.soc, summary_analysis.qnn_brief(self.qnn))
         # The summary's QNN brief is the report without QHAS/optrace: reused when that is ours.
@@ -271,17 +271,17 @@ class Results:
 
     @cached_property
     def modules(self) -> dict | None:
-        """Inclusive time per source module (``analysis.modules``), None without an ETRecord graph."""
+        """Inclusive time per source module (``analysis.ops.modules``), None without an ETRecord graph."""
         if self.profile is None:
             return None
         return module_times(self.profile, self.ops, self.qnn)
 
     @cached_property
     def tables(self) -> dict:
-        """The events, ops and runs tables (pyarrow, ``analysis.tables``) that export, sql and the
+        """The events, ops and runs tables (pyarrow, ``analysis.views.tables``) that export, sql and the
         notebook DataFrames show."""
-        from etscope.analysis.qnn_tables import qnn_tables
-        from etscope.analysis.tables import tables, whole_phase
+        from etscope.analysis.qnn.tables import qnn_tables
+        from etscope.analysis.views.tables import tables, whole_phase
 
         if self.profile is None:
             return qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace)
@@ -302,19 +302,19 @@ class Results:
         return "/".join(k for k, f in (("qhas", self.qhas), ("optrace", self.optrace)) if f is not None)
 
     def trace(self, runs: list[int] | None = None):
-        """The timeline (``analysis.trace_view.TraceView``) of the given Execute runs (default: all)."""
-        from etscope.analysis.trace_view import trace_view
+        """The timeline (``analysis.views.trace.TraceView``) of the given Execute runs (default: all)."""
+        from etscope.analysis.views.trace import trace_view
 
         if self.profile is None:
-            from etscope.analysis.qnn_trace_view import qnn_trace_view
+            from etscope.analysis.views.qnn_trace import qnn_trace_view
 
             return qnn_trace_view(self.qnn or {}, self.optrace, self.runtrace, self.inputs, runs, qhas=self.qhas)
         return trace_view(self.profile, qnn=self.qnn, runs=runs, phases=self.phases)
 
     @cached_property
     def nodes(self) -> dict | None:
-        """Graph nodes with placement and time (``analysis.nodes.node_table``); None without a graph."""
-        from etscope.analysis.nodes import node_table
+        """Graph nodes with placement and time (``analysis.ops.nodes.node_table``); None without a graph."""
+        from etscope.analysis.ops.nodes import node_table
 
         if self.profile is None:
             return None
@@ -323,13 +323,13 @@ class Results:
     @cached_property
     def qnn_files(self) -> dict | None:
         """QNN files given without an ETDump partition (or QNN profile) to join them to: what they
-        hold per op (``analysis.qnn_only.files_view``); None otherwise."""
+        hold per op (``analysis.qnn.files_alone.files_view``); None otherwise."""
         if self.profile is not None or self.qnn_profile is not None or self.shards is not None or self.qnn is None:
             return None
         have = {k for k, v in (("qhas", self.qhas), ("optrace", self.optrace), ("runtrace", self.runtrace)) if v is not None}
         if not have:
             return None
-        from etscope.analysis.qnn_only import files_view
+        from etscope.analysis.qnn.files_alone import files_view
 
         return files_view(self.qnn, self.file_ops, self.file_ops_source, have)
 

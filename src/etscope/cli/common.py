@@ -56,7 +56,7 @@ def read_heap_file(path):
 
 
 def heap_view_of(heap, program=None, method=None):
-    from etscope.analysis.heap import heap_view
+    from etscope.analysis.qnn.heap import heap_view
 
     return heap_view(heap, program, method)
 
@@ -71,8 +71,8 @@ def echo_heap(view):
 
 
 def sort_option(default: str, help: str):
-    """``--sort`` of the per-op tables (analysis.ordering.SORT_KEYS)."""
-    from etscope.analysis.ordering import SORT_KEYS
+    """``--sort`` of the per-op tables (analysis.ops.ordering.SORT_KEYS)."""
+    from etscope.analysis.ops.ordering import SORT_KEYS
 
     return click.option("--sort", type=click.Choice(SORT_KEYS), default=default, show_default=True, help=help)
 
@@ -189,7 +189,7 @@ def load_results(etdump, etrecord, pte, method, qhas=(), optrace=(), qnn_csv=Non
 def narrowed(r, phase, method):
     """``api.narrowed``: a wrong ``--phase`` / look-alike ``--method`` is a usage error (exit 2)."""
     from etscope import api
-    from etscope.analysis.run_phases import PhaseChoiceError
+    from etscope.analysis.llm.run_phases import PhaseChoiceError
 
     try:
         return api.narrowed(r, phase, method, consume=True)      # the command reads only the phase

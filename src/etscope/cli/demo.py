@@ -35,8 +35,8 @@ def demo(as_json, report_path, no_report):
             {"name": "qnn", "description": QNN_SAMPLE_DESCRIPTION, "summary": q.summary},
             {"name": "cpu", "description": SAMPLE_DESCRIPTION, "summary": c.summary}]})
     elif out is None or out.kind != "stdout":   # with --report - standard output is the page only
-        from etscope.analysis.qnn_only import op_findings, unit_findings
-        from etscope.analysis.qnn_tables import partition_op_rows, unit_rows
+        from etscope.analysis.qnn.files_alone import op_findings, unit_findings
+        from etscope.analysis.qnn.tables import partition_op_rows, unit_rows
         from etscope.render.text import render_summary
 
         render_summary(q.summary, title=qnn_title)

@@ -59,7 +59,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_bas
          fail_on_fallback,
          min_effect, session_allowance, phase, as_json, html_path, no_html, base_also, new_also):
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
-    from etscope.analysis.diff import compare
+    from etscope.analysis.diff.compare import compare
     from etscope.paths import check_inputs, display
 
     inputs = (base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_base, runtrace_new, *base_also,
@@ -70,7 +70,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_bas
         raise click.UsageError("--html - and --json both write to standard output; give --html a file")
 
     from etscope import api
-    from etscope.analysis.run_phases import PhaseChoiceError
+    from etscope.analysis.llm.run_phases import PhaseChoiceError
 
     a = with_runs(load_profile(base, etrecord_base, pte_base, None), base)
     b = with_runs(load_profile(new, etrecord_new, pte_new, None), new)
@@ -94,7 +94,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_bas
         import os
 
         from etscope.paths import display
-        from etscope.analysis.diff_view import diff_view
+        from etscope.analysis.diff.view import diff_view
         from etscope.render.html import write_diff_page
 
         w = write_diff_page(out, diff_view(d, [a] + more_a, [b] + more_b, options={"min_effect_pct": min_effect,
@@ -112,7 +112,7 @@ def _measured_clocks(runtrace_base, runtrace_new) -> dict | None:
     """The HTP clock per side from its runtrace (median MHz of its events), or None."""
     if runtrace_base is None and runtrace_new is None:
         return None
-    from etscope.analysis.diff_axes import runtrace_clock_mhz
+    from etscope.analysis.diff.axes import runtrace_clock_mhz
     from etscope.cli.common import read_runtrace_file
 
     return {"base": runtrace_clock_mhz(read_runtrace_file(runtrace_base)),

@@ -89,7 +89,7 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
             s["phases"] = [dict(row.to_dict(), ops=pr.ops) for row, (_, pr) in zip(r.phase_rows, parts)]
         emit_json(s)
         return
-    from etscope.analysis.ordering import ops_sort_used, order_ops
+    from etscope.analysis.ops.ordering import ops_sort_used, order_ops
     from etscope.render.text import render_ops
 
     if not parts:
@@ -118,7 +118,7 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
 def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, ort_profile, qnn_heap, dram_gbps,
         as_json, top, sort):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
-    from etscope.analysis.run_phases import PhaseChoiceError
+    from etscope.analysis.llm.run_phases import PhaseChoiceError
     from etscope.api import qnn_from_files
 
     if not any((etdump, qhas, optrace, qnn_csv, qnn_heap, runtrace, ort_profile)):
@@ -182,7 +182,7 @@ def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, 
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema etscope.program/1).")
 def program(pte, as_json):
     """What a .pte holds (no ETDump needed): methods, delegates, segments, QNN compile spec, checks."""
-    from etscope.analysis.program import program_report
+    from etscope.analysis.ops.program import program_report
     from etscope.formats.pte import read_pte
     from etscope.paths import check_inputs, display
 

@@ -10,7 +10,7 @@ def _thresholds(ctx, param, values):
     """Defaults changed per metric; ``off`` drops a metric from the divergence test."""
     if not values:
         return None
-    from etscope.analysis.numerics_compare import DEFAULT_THRESHOLDS
+    from etscope.analysis.numerics.compare import DEFAULT_THRESHOLDS
 
     out = dict(DEFAULT_THRESHOLDS)
     for v in values:
@@ -75,7 +75,7 @@ def numerics(etdump, etrecord, pte, method, phase, debug_buffer, reference, refe
     profile = phase_profile(load_profile(etdump, etrecord, pte, method), pte, method, phase)
     with DebugBuffer(debug_buffer) as buf:
         if reference is None:
-            from etscope.analysis.numerics import numerics as stats, numerics_dict
+            from etscope.analysis.numerics.tensors import numerics as stats, numerics_dict
 
             d = with_phase(numerics_dict(stats(profile, buf, taps=taps_c)), profile)
             _export(d, export)
@@ -86,7 +86,7 @@ def numerics(etdump, etrecord, pte, method, phase, debug_buffer, reference, refe
 
                 render_stats(d, limit=limit, run=run)
             return
-        from etscope.analysis.numerics_compare import compare_methods, comparisons_dict
+        from etscope.analysis.numerics.compare import compare_methods, comparisons_dict
 
         ref = phase_profile(load_profile(reference, reference_etrecord, reference_pte, method), reference_pte,
                             method, phase)
@@ -115,7 +115,7 @@ def phase_profile(profile, pte, method, phase):
 
 def with_phase(d: dict, profile) -> dict:
     """The result with the phase its runs are (``--phase`` / a look-alike ``--method``), if one."""
-    from etscope.analysis.summary import phase_facts
+    from etscope.analysis.views.summary import phase_facts
 
     ph = phase_facts(profile)
     return d if ph is None else dict(d, phase=ph)
@@ -176,7 +176,7 @@ def report_numerics(profile, method, debug_buffer, reference, reference_buffer, 
     if reference is None and (reference_etrecord or thresholds):
         raise click.UsageError("--reference-etrecord and --numerics-threshold need --reference")
     require_files(debug_buffer, reference, reference_buffer, reference_etrecord)
-    from etscope.analysis.numerics_view import numerics_view
+    from etscope.analysis.numerics.view import numerics_view
     from etscope.formats.debug_buffer import DebugBuffer
 
     with DebugBuffer(debug_buffer) as buf:

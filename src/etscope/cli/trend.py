@@ -17,7 +17,7 @@ def trend(dataset, model, soc, as_json, html_path):
     """Trend over builds: p50 latency per commit with its interval, the first commit where a change
     became significant (spread measured from the series; Bonferroni over it), op and placement changes.
     The dataset is read through its manifest; a bad part is skipped with one warning line."""
-    from etscope.analysis.trend import trend_of_sessions
+    from etscope.analysis.diff.trend import trend_of_sessions
     from etscope.fleet.dataset import Dataset, trend_inputs
 
     ds = Dataset(dataset)

@@ -227,7 +227,7 @@ def file_tables(job: Job, file_hash: str | None = None) -> tuple[dict, dict[str,
     """The pure per-file function: (partition metadata, {table: Arrow table}) of one ETDump with
     its companions. Raises FormatError (or any error of a reader) on a bad file."""
     from etscope import api
-    from etscope.analysis.tables import whole_phase
+    from etscope.analysis.views.tables import whole_phase
     from etscope.paths import display
 
     file_hash = file_hash or content_hash(job.etdump)
@@ -241,7 +241,7 @@ def file_tables(job: Job, file_hash: str | None = None) -> tuple[dict, dict[str,
     except FormatError:
         soc = None
     meta = resolved_meta(job, soc)
-    tables = dict(api.tables_of(r))     # runs/events/ops: phase and method columns (analysis.tables)
+    tables = dict(api.tables_of(r))     # runs/events/ops: phase and method columns (analysis.views.tables)
     q = qnn_table(r.qnn, [(n, x.qnn) for n, x in r.by_phase()] or [(whole_phase(r.phases), r.qnn)])
     if q is not None:
         tables["qnn"] = q

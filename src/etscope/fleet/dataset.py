@@ -304,7 +304,7 @@ class Dataset:
 
 
 def trend_inputs(ds: Dataset, model: str | None = None, soc: str | None = None, warn=None):
-    """(sessions, level-0 ops columns) for ``analysis.trend.trend_of_sessions`` (see ``fleet.reading``)."""
+    """(sessions, level-0 ops columns) for ``analysis.diff.trend.trend_of_sessions`` (see ``fleet.reading``)."""
     from etscope.fleet.reading import trend_inputs as read
 
     return read(ds, model, soc, warn)

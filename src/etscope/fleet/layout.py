@@ -15,7 +15,7 @@ part's footer against its entry (rows, bytes) before reading it, and skip a bad 
 warning. Later layouts extend an entry with more keys (``program``, ``environment``: facts stored
 per file); readers ignore keys they do not know and refuse a layout newer than theirs.
 
-Columns: a part holds the file's tables as ``etscope export`` writes them (``analysis.tables``),
+Columns: a part holds the file's tables as ``etscope export`` writes them (``analysis.views.tables``),
 plus ``file_hash`` and ``order_key``. Since issue 34 the ``runs`` and ``events`` rows carry each
 run's ``phase`` and ``method`` (an LLM's prefill / decode, else ``all``) and
 the ``ops`` and ``qnn`` rows (aggregates over runs) are one block per phase with a ``phase``

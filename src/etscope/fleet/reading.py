@@ -277,8 +277,8 @@ def _concat(parts: list[dict], spec: dict) -> dict[str, np.ndarray]:
 
 
 def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None):
-    """What ``analysis.trend.trend_of_sessions`` reads, for one model and/or SoC (selected from
-    the manifest: other series' parts are not opened): a :class:`~etscope.analysis.trend.Session`
+    """What ``analysis.diff.trend.trend_of_sessions`` reads, for one model and/or SoC (selected from
+    the manifest: other series' parts are not opened): a :class:`~etscope.analysis.diff.trend.Session`
     per file, its runs summarised as soon as its part is read (one part's rows in memory at a
     time), and the level-0 ops rows as numpy columns (None without any). A file whose runs are
     several phases (its rows' ``phase``: an LLM's prefill and decode) is a session per phase, never
@@ -286,7 +286,7 @@ def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None
     runs or ops part is bad is left out whole (one warning per part)."""
     import pyarrow.compute as pc
 
-    from etscope.analysis.trend import Session, factorize, phase_values, session_summary
+    from etscope.analysis.diff.trend import Session, factorize, phase_values, session_summary
 
     ds.require()
     w = Warnings(warn)

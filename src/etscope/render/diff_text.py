@@ -209,7 +209,7 @@ def signed_ms(ms) -> str:
 
 
 def _render_axes(d: dict, c: Console) -> None:
-    """Each axis of change with its own verdict (analysis.diff_axes)."""
+    """Each axis of change with its own verdict (analysis.diff.axes)."""
     ax = d.get("axes")
     if not ax:
         return

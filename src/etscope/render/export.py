@@ -1,4 +1,4 @@
-"""Write the profile's tables (events, ops, runs; built by ``analysis.tables``) as CSV / Parquet /
+"""Write the profile's tables (events, ops, runs; built by ``analysis.views.tables``) as CSV / Parquet /
 JSON files, or the Model Explorer overlay. Only formatting happens here.
 
 ``model-explorer`` writes Google Model Explorer node data (``render.model_explorer``).
@@ -10,7 +10,7 @@ import os
 
 import pyarrow as pa
 
-from etscope.analysis.qnn_tables import QNN_COLUMNS
+from etscope.analysis.qnn.tables import QNN_COLUMNS
 from etscope.analysis.results import Results
 from etscope.paths import atomic_paths, check_output_dir
 from etscope.render.model_explorer import MODEL_EXPLORER_FILES, node_data, placement_color  # noqa: F401

@@ -7,7 +7,7 @@ from etscope.units import fmt_ms, us_to_ms
 def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 - one sentence per fact
     """``qnn``: the QNN report when the view has one (the report): the guide then says which QNN
     files were given instead of asking for them."""
-    if s.get("qnn_only"):       # QNN files without an ETDump (analysis.qnn_only)
+    if s.get("qnn_only"):       # QNN files without an ETDump (analysis.qnn.files_alone)
         return _qnn_only_guide(s["qnn_only"])
     lines: list[str] = []
     runs = s["runs"]

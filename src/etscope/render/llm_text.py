@@ -56,7 +56,7 @@ def render_llm(r: dict, console: Console | None = None) -> None:
                f"no phases told apart: {split.get('evidence') or 'none'}.")
     c.print(safe_text(f"{llm['runs']} Execute run(s); {how}"))
     named = [ph for ph in llm["phases"] if ph.get("method_from")]
-    if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.lookalike
+    if named:   # look-alike methods (QNN hybrid prefill/kv) named by analysis.llm.lookalike
         c.print(safe_text("Methods: " + ", ".join(f"{ph['name']} runs = {ph['method']}" for ph in named)
                    + f" ({named[0]['method_from']})."))
     if per_file:
@@ -141,7 +141,7 @@ def _files_table(per_file: list[dict]) -> Table:
 
 
 def _qnn_shards_table(ph: dict) -> Table:
-    """The phase's QNN shards (analysis.llm.qnn_shards): means per steady run, and their total."""
+    """The phase's QNN shards (analysis.llm.partitions): means per steady run, and their total."""
     q = ph["qnn"]
     t = Table(title=f"{shown(ph['name'])}: QNN shards (mean per run; overhead = DELEGATE_CALL minus "
                     f"{shown(q['accel_basis'] or 'accelerator time')})")

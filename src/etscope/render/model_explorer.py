@@ -1,5 +1,5 @@
 """Google Model Explorer node data (``GraphNodeData`` JSON) from the graph's node table
-(``analysis.nodes.node_table``): ``results`` keyed by the FX node names of the ETRecord's edge
+(``analysis.ops.nodes.node_table``): ``results`` keyed by the FX node names of the ETRecord's edge
 graph, so time and placement can be overlaid on the graph in Model Explorer.
 
 Files: ``node_time_us.json`` (mean µs per run of every timed node: CPU kernels measured, XNNPACK
@@ -62,10 +62,10 @@ def node_data(nodes: dict | None) -> dict[str, dict]:
 def model_explorer(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None = None) -> dict[str, dict]:
     """Model Explorer node data files of a profile: {file name: GraphNodeData dict}. Empty without
     an ETRecord graph."""
-    from etscope.analysis.nodes import node_table
+    from etscope.analysis.ops.nodes import node_table
 
     if ops is None:
-        from etscope.analysis.ops import op_table
+        from etscope.analysis.ops.per_op import op_table
 
         ops = op_table(profile)
     return node_data(node_table(profile, ops, qnn))

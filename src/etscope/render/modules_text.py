@@ -1,4 +1,4 @@
-"""`etscope ops --by module`: the module tree with inclusive time (``analysis.modules``), for people."""
+"""`etscope ops --by module`: the module tree with inclusive time (``analysis.ops.modules``), for people."""
 from __future__ import annotations
 
 from rich.console import Console

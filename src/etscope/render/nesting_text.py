@@ -1,4 +1,4 @@
-"""The nesting of a QNN partition (analysis.nesting, as a dict) as lines of text: one line per
+"""The nesting of a QNN partition (analysis.qnn.nesting, as a dict) as lines of text: one line per
 level, indented as it nests, a bar to scale (log when the levels span more than LOG_SCALE_RATIO),
 the p50 and what the level adds over the next one inside it."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``etscope numerics --export FILE.csv|FILE.parquet``: one row per tensor per run (the statistics,
 or with --reference the comparison), from the command's plain-data result. An LLM comparison's rows
-carry their decode ``step``, token ``position`` and ``layer`` (``analysis.numerics_drift``): the drift
+carry their decode ``step``, token ``position`` and ``layer`` (``analysis.numerics.drift``): the drift
 table is the lowest ``snr_db`` and largest ``max_abs_error`` per (layer, run)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ONNX Runtime's view of a QNN session (``analysis.ort_view.OrtView`` as a dict), as text."""
+"""ONNX Runtime's view of a QNN session (``analysis.qnn.ort_view.OrtView`` as a dict), as text."""
 from __future__ import annotations
 
 from rich.text import Text

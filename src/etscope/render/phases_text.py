@@ -1,4 +1,4 @@
-"""The phases of an LLM's runs side by side (``analysis.run_phases.PhaseRow``), and the heading of
+"""The phases of an LLM's runs side by side (``analysis.llm.run_phases.PhaseRow``), and the heading of
 each phase's own section: what ``summary``, ``ops`` and ``qnn`` print before each phase."""
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from etscope import units
 
-from etscope.analysis.program import DelegateView, MethodView, ProgramReport, QnnSpecView
+from etscope.analysis.ops.program import DelegateView, MethodView, ProgramReport, QnnSpecView
 from etscope.render.safe import without_controls
 from etscope.render.screen import wrap
 

@@ -14,7 +14,7 @@ def _yn(v) -> str:
 
 
 def render_qnn_files(files: dict, console=None, top: int | None = None) -> None:
-    """``files``: the ``files`` object of the qnn report (analysis.qnn_only.files_view); ``top``:
+    """``files``: the ``files`` object of the qnn report (analysis.qnn.files_alone.files_view); ``top``:
     per-op rows (0: all; None: all when piped, TOP on a terminal)."""
     c = console_or_default(console)
     if top is None:

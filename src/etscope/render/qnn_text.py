@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from etscope.analysis.ordering import QNN_SORT_TITLE, order_qnn_ops
+from etscope.analysis.ops.ordering import QNN_SORT_TITLE, order_qnn_ops
 from etscope.render.nesting_text import nesting_table
 from etscope.render.text import Table, console_or_default, safe_text, shown
 from etscope.units import fmt_ms, fmt_bytes
@@ -23,7 +23,7 @@ TOP = 25
 def render_qnn(report: dict, console: Console | None = None, top: int | None = None, sort: str = "cycles",
                findings: list[dict] | None = None) -> None:
     """``top``: per-op rows per partition (0: all; None: all when piped, TOP on a terminal);
-    ``sort``: the per-op order (analysis.ordering.QNN_SORT_KEYS); ``findings``: the ranked findings
+    ``sort``: the per-op order (analysis.ops.ordering.QNN_SORT_KEYS); ``findings``: the ranked findings
     (analysis.findings), printed first."""
     c = console_or_default(console)
     if top is None:

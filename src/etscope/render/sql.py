@@ -1,5 +1,5 @@
 """SQL over the profile's tables with DuckDB: ``events``, ``ops`` and ``runs`` (built by
-``analysis.tables``; columns in its COLUMNS)."""
+``analysis.views.tables``; columns in its COLUMNS)."""
 from __future__ import annotations
 
 import pyarrow as pa

@@ -1,11 +1,11 @@
-"""Chrome / Perfetto trace (Trace Event Format, JSON) of a timeline (``analysis.trace_view``).
+"""Chrome / Perfetto trace (Trace Event Format, JSON) of a timeline (``analysis.views.trace``).
 
 Open the file in https://ui.perfetto.dev or chrome://tracing. Timestamps are µs; what the tracks
-hold is described in ``analysis.trace_view``. Only formatting happens here.
+hold is described in ``analysis.views.trace``. Only formatting happens here.
 """
 from __future__ import annotations
 
-from etscope.analysis.trace_view import MAIN_TID, TraceView
+from etscope.analysis.views.trace import MAIN_TID, TraceView
 
 PID = 1
 UNITS_PID = 2         # the optrace's HTP units: a process of their own (their own time axis)
@@ -31,7 +31,7 @@ def build_trace(view: TraceView) -> dict:
 
 
 def _unit_events(units) -> list[dict]:
-    """The HTP unit tracks (``analysis.htp_units``) as a process of their own."""
+    """The HTP unit tracks (``analysis.qnn.htp_units``) as a process of their own."""
     if units is None:
         return []
     out = [{"name": "process_name", "ph": "M", "pid": UNITS_PID, "tid": 0, "args": {"name": units.process}},

@@ -1,6 +1,6 @@
 """`etscope trend --html`: one self-contained page per dataset, designed like the report.
 
-:func:`trend_page_data` turns an ``analysis.trend.Trend`` into one plain dict: per model x SoC x
+:func:`trend_page_data` turns an ``analysis.diff.trend.Trend`` into one plain dict: per model x SoC x
 phase series its builds (p50, quartiles of the runs, 95% interval of the p50, change vs the
 previous build, the test against the baseline), the chart's axes decided here (a unit per series,
 µs / ms / s; y ticks at round values; which builds carry an x label, by a stated rule) and the
@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 
-from etscope.analysis.trend import ALL_PHASES, Series, Trend
+from etscope.analysis.diff.trend import ALL_PHASES, Series, Trend
 from etscope.render.safe import without_controls
 from etscope.render.trend_words import backend_counts, explanations, facts_sentence, p_words, pct
 from etscope.version import __version__

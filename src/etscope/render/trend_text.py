@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from etscope.analysis.trend import ALL_PHASES, Trend
+from etscope.analysis.diff.trend import ALL_PHASES, Trend
 from etscope.render.text import Table, console_or_default, safe_text
 from etscope.render.trend_words import counts_change, facts_sentence, step_sentence
 from etscope.units import fmt_ms

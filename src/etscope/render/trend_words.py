@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from etscope.analysis.trend import FactChange, OpChange, PlacementChange, Series
+from etscope.analysis.diff.trend import FactChange, OpChange, PlacementChange, Series
 
 MAX_MOVED_SHOWN = 5       # ops named in one sentence about a placement change (the count is whole)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from etscope import units
 from etscope.analysis.llm.drift import DRIFT_MIN_POSITIONS, FIRST_DECODE_HINT_RATIO, FIRST_DECODE_MIN_INSTANCES
-from etscope.analysis.llm.qnn_shards import overhead_finding
+from etscope.analysis.llm.partitions import overhead_finding
 from etscope.analysis.stats import WARMUP_FACTOR
 
 

@@ -12,7 +12,7 @@ from etscope import units
 from etscope.analysis.llm.drift import decode_drift, positions, warmup_runs
 from etscope.analysis.llm.findings import plain_findings
 from etscope.analysis.llm.phases import find_phases, user_phases
-from etscope.analysis.llm.qnn_shards import phase_shards, qnn_series_by_part
+from etscope.analysis.llm.partitions import phase_shards, qnn_series_by_part
 from etscope.analysis.llm.runs import MAX_TABLE_CELLS_BASE, MAX_TABLE_CELLS_PER_EVENT, FileRuns, stack
 from etscope.analysis.llm.sessions import Session, duplicate_inputs, join_phases, short_names
 from etscope.analysis.llm.tables import phase_row
@@ -282,11 +282,11 @@ def _series(profiles, files, s: _Stacked, stacks, phase_of_run, warm, steps, pos
 def _name_lookalike_phases(profiles, splits, phase_rows, series, warnings) -> list[str] | None:
     """ETDumps of one program (one ETDump, or several loaded with the same program) whose methods
     execute the same instructions (QNN hybrid prefill/kv): name the prefill and decode phases after
-    them (``analysis.lookalike``); the methods named, in phase order, or None."""
+    them (``analysis.llm.lookalike``); the methods named, in phase order, or None."""
     if any(sp is not None for sp in splits) or len(
             {(p.sources.get("pte"), p.sources.get("etrecord"), p.method) for p in profiles}) != 1:
         return None
-    from etscope.analysis.lookalike import name_phases
+    from etscope.analysis.llm.lookalike import name_phases
 
     p = profiles[0]
     done = name_phases(phase_rows, p.pte, p.method, p.etrecord)

@@ -7,7 +7,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
-from etscope.analysis import placement
+from etscope.analysis.ops import placement
 from etscope.analysis.llm.tokens import tokens_from_debug
 from etscope.arrays import unique, unique_inverse
 from etscope.formats import etdump as etdump_format

@@ -26,7 +26,7 @@ def tokens_from_debug(profile: P.Profile) -> tuple[np.ndarray, str | None]:
         return none, None
     shape = ev["tensor_shape"][idx].astype(np.int64)
     run = ev["execute"][idx].astype(np.int64)
-    from etscope.analysis.ops import occurrences
+    from etscope.analysis.ops.per_op import occurrences
 
     instr = ev["instruction_id"][idx].astype(np.int64)
     occ = occurrences(run, instr, np.zeros_like(run))

@@ -2,7 +2,7 @@
 optrace-level run): HMX/HVX/DMA use, DRAM/VTCM bytes, busy cycles."""
 from __future__ import annotations
 
-from etscope.analysis.htp_timeline import unit_totals
+from etscope.analysis.qnn.htp_timeline import unit_totals
 
 
 def qhas_op_table(qhas) -> dict[str, dict]:

@@ -8,8 +8,8 @@ from etscope.arrays import nanmedian
 from etscope.analysis.stats import finite_mean, quiet_nansum, ratio_of_sums
 
 from etscope import units
-from etscope.analysis.nesting import METHOD as METHOD_EXECUTE
-from etscope.analysis.nesting import nesting as nesting_of
+from etscope.analysis.qnn.nesting import METHOD as METHOD_EXECUTE
+from etscope.analysis.qnn.nesting import nesting as nesting_of
 from etscope.analysis.qnn.clock import clock_estimate, clock_fields
 from etscope.analysis.qnn.container import op_mean_us, op_shares, per_run_fields, summary_fields
 from etscope.analysis.qnn.model import (ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, LEVELS, POWER_ON,
@@ -130,7 +130,7 @@ def _delegate_call_us(s: QnnSeries) -> np.ndarray | None:
 
 
 def _nesting(s: QnnSeries, method_us, accel, fields: dict):
-    """The partition's nesting picture (analysis.nesting) from its per-run levels."""
+    """The partition's nesting picture (analysis.qnn.nesting) from its per-run levels."""
     levels = [(METHOD_EXECUTE, None if method_us is None else np.asarray(method_us, dtype=np.float64)[s.runs])]
     for key, _, _ in LEVELS:
         if key == "DELEGATE_CALL":

@@ -5,14 +5,14 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
-from etscope.analysis.htp_timeline import htp_timeline
+from etscope.analysis.qnn.htp_timeline import htp_timeline
 from etscope.analysis.qnn.clock import clock_warnings, measured_clock
 from etscope.analysis.qnn.etdump import MAX_QNN_PARTITIONS, qnn_instructions, series_from_profile
 from etscope.analysis.qnn.model import SCHEMA, QnnSeries
 from etscope.analysis.qnn.op_tables import (merge_op_tables, optrace_op_table, optrace_summary,
                                             qhas_op_table, qhas_summary)
 from etscope.analysis.qnn.partition import analyse_series
-from etscope.analysis.qnn.qnn_files import series_from_qnn_profile
+from etscope.analysis.qnn.profile_series import series_from_qnn_profile
 
 
 def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
@@ -20,7 +20,7 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
                htp_sources: list[tuple] | None = None, dram_gbps: float | None = None) -> dict:
     """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``).
     ``qhas_ops_by_key``: per partition key, the QHAS/optrace op table of that partition's own files
-    (several context binaries, ``analysis.qnn_shards``), used instead of ``qhas``/``optrace``'s.
+    (several context binaries, ``analysis.qnn.partition_files``), used instead of ``qhas``/``optrace``'s.
     ``htp_sources``: ``(partition key or None, qhas, optrace)`` per file pair of those shards, for the
     HTP-op breakdown (default: ``qhas``/``optrace`` joined by op names). ``dram_gbps``: the DRAM
     bandwidth to compare with (``--dram-gbps``; default: the SoC's sourced figure, if any)."""
@@ -108,7 +108,7 @@ def htp_view(sources: list[tuple], partitions: list[dict], runtrace, soc: dict |
     """Per QHAS/optrace file pair: the HTP-op breakdown (``analysis.qnn.htp_ops``) joined to its
     partition's graph nodes, and its limits (``analysis.qnn.limits``) at the clock of the optrace
     run's first inference (``htp_timeline.timeline_clock``, one rule for every view)."""
-    from etscope.analysis.htp_timeline import timeline_clock
+    from etscope.analysis.qnn.htp_timeline import timeline_clock
     from etscope.analysis.qnn.htp_ops import breakdown, joined
     from etscope.analysis.qnn.limits import dram_bandwidth, limits
 

@@ -1,6 +1,6 @@
 """The self-contained HTML report: one file, works offline, opens in any browser.
 
-:func:`report_data` formats what analysis computed (``analysis.report_view.ReportView``: summary,
+:func:`report_data` formats what analysis computed (``analysis.views.report.ReportView``: summary,
 op table, QNN and LLM results, hierarchy, placement, per-run columns, graph nodes, checks) into one
 plain dict, numbers rounded for the page; :func:`render_report`
 puts it into the page as one JSON blob (``<script type="application/json">``, every ``<``, ``>``,
@@ -9,7 +9,7 @@ writing data only through ``textContent`` and attributes, never as markup. The t
 with autoescape on; a Content-Security-Policy forbids any network access.
 
 :func:`diff_page_data` / :func:`write_diff_page` do the same for ``etscope diff --html`` from an
-``analysis.diff_view.DiffView`` (the diff plus the per-run latency of both runs), drawn by
+``analysis.diff.view.DiffView`` (the diff plus the per-run latency of both runs), drawn by
 assets/diff.js; the report's "Compared with base" section (``etscope report --compare``) uses the
 same data (:func:`diff_view_data`) and the same script. Scripts: common.js (helpers), diff.js and the page's own (report.js or
 diff_page.js) are inlined into one function scope; the report's module tree (modules.js) and
@@ -31,9 +31,9 @@ from importlib import resources
 
 import numpy as np
 
-from etscope.analysis.diff_view import DiffView
-from etscope.analysis.numerics_view import NumericsView
-from etscope.analysis.report_view import ReportView
+from etscope.analysis.diff.view import DiffView
+from etscope.analysis.numerics.view import NumericsView
+from etscope.analysis.views.report import ReportView
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
 from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null
@@ -132,7 +132,7 @@ def ops_data(ops: list[dict]) -> dict:
 
 
 def graph_data(nodes: dict | None) -> dict | None:
-    """The graph's nodes (``analysis.nodes.node_table``) as columns and rows."""
+    """The graph's nodes (``analysis.ops.nodes.node_table``) as columns and rows."""
     if nodes is None:
         return None
     cols = ["name", "op", "target", "module", "inputs", "placement", "time_us", "estimated", "source",
@@ -143,7 +143,7 @@ def graph_data(nodes: dict | None) -> dict | None:
 
 
 def modules_data(modules: dict | None) -> dict | None:
-    """The module tree (``analysis.modules.module_times``), µs rounded."""
+    """The module tree (``analysis.ops.modules.module_times``), µs rounded."""
     if modules is None:
         return None
     rows = [dict(m, total_us=_r(m["total_us"]), self_us=_r(m["self_us"]),

@@ -1,12 +1,12 @@
-"""The report's numerics section data: ``analysis.numerics_view.NumericsView`` formatted for the
+"""The report's numerics section data: ``analysis.numerics.view.NumericsView`` formatted for the
 page (numbers rounded, tensors cut to ``MAX_TENSORS`` per run); drawn by assets/numerics.js."""
 from __future__ import annotations
 
 import math
 
-from etscope.analysis.numerics import numerics_dict
-from etscope.analysis.numerics_compare import comparison_dict
-from etscope.analysis.numerics_view import NumericsView
+from etscope.analysis.numerics.tensors import numerics_dict
+from etscope.analysis.numerics.compare import comparison_dict
+from etscope.analysis.numerics.view import NumericsView
 
 MAX_TENSORS = 5000
 
@@ -51,7 +51,7 @@ def numerics_data(v: NumericsView | None) -> dict | None:
 
 
 def _drift(dr: dict | None) -> dict | None:
-    """The drift heatmap's data (layers x steps, ``analysis.numerics_drift``), numbers rounded."""
+    """The drift heatmap's data (layers x steps, ``analysis.numerics.drift``), numbers rounded."""
     if dr is None:
         return None
 

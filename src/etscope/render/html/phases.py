@@ -1,5 +1,5 @@
 """The report of runs that form several phases (an LLM's prefill and decode): each phase's own view,
-formatted as the page formats one view, with the phases side by side (``analysis.run_phases.PhaseRow``).
+formatted as the page formats one view, with the phases side by side (``analysis.llm.run_phases.PhaseRow``).
 
 The page (assets/phases.js) draws every section but the LLM one from the selected phase's view, so
 no section shows the phases pooled (issue 34). The whole file's data stays at the top level of the
@@ -20,9 +20,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from etscope.analysis.diff_view import DiffView
-from etscope.analysis.report_view import ReportView
-from etscope.analysis.run_phases import PhaseRow
+from etscope.analysis.diff.view import DiffView
+from etscope.analysis.views.report import ReportView
+from etscope.analysis.llm.run_phases import PhaseRow
 
 # What the page takes from a phase's view instead of the whole file's (the rest: title, inputs,
 # the LLM section, the comparison, the numerics, are the file's).

@@ -1,4 +1,4 @@
-/* etscope diff view: draws one comparison of two runs (the dict of analysis.diff.compare plus the
+/* etscope diff view: draws one comparison of two runs (the dict of analysis.diff.compare.compare plus the
  * per-run latency of both runs). Used by the diff page (diff_page.js, whole page) and by the report's
  * "Compared with base" section (report.js). Inlined after common.js inside one function scope.
  * Data from input files is only ever written with textContent or setAttribute (never innerHTML). */
@@ -367,7 +367,7 @@
     box.appendChild(t);
   }
 
-  // ---- axes of change: each with its own verdict (analysis.diff_axes) --------------------------------
+  // ---- axes of change: each with its own verdict (analysis.diff.axes) --------------------------------
   function factValue(v) {
     if (v === null || v === undefined) return '—';
     if (Array.isArray(v)) return '[' + v.join(', ') + ']';

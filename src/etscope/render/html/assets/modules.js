@@ -1,5 +1,5 @@
   /* etscope report: time per source module (inlined after common.js; draws DATA.modules, the
-   * analysis.modules tree). A tree table: click a row's triangle to open or close it. */
+   * analysis.ops.modules tree). A tree table: click a row's triangle to open or close it. */
   // Not the placement colours (the "where" column uses those).
   var HOW_COLORS = { 'measured': '#37474f', 'matched by kind and order': '#00897b', 'partition': '#b0bec5', 'estimated': '#f9a825' };
   var HOW_SHORT = { 'measured': 'measured', 'matched by kind and order': 'matched by kind and order',

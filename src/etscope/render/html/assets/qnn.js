@@ -1,7 +1,7 @@
 /* etscope report: the QNN / HTP section (inlined after common.js, before report.js, in the same
  * function scope). Draws what analysis computed (DATA.qnn): per partition the nesting picture
- * (analysis/nesting.py), the clock and its bounds, labelled QNN values, checks and per-op cycles;
- * QHAS gauges; the HMX/HVX/DMA timeline of the optrace (analysis/htp_timeline.py). Every value is
+ * (analysis/qnn/nesting.py), the clock and its bounds, labelled QNN values, checks and per-op cycles;
+ * QHAS gauges; the HMX/HVX/DMA timeline of the optrace (analysis/qnn/htp_timeline.py). Every value is
  * shown with a label, a unit and what it means: no raw keys. */
 
   var UNIT_COLORS = { hmx: '#1b5e20', hvx: '#66bb6a', dma: '#1565c0', sync: '#9e9e9e', other: '#8e24aa' };
@@ -207,7 +207,7 @@
     return el('label', { 'class': 'toolbar' }, cb, ' show them (' + label + ')');
   }
 
-  // QNN files given without an ETDump partition to join them to (analysis.qnn_only.files_view):
+  // QNN files given without an ETDump partition to join them to (analysis.qnn.files_alone.files_view):
   // their findings and one table of per-op cycles with the HTP units each op used.
   function filesPart(box, f) {
     var sec = el('div', { 'class': 'qnn-part' });
@@ -232,7 +232,7 @@
   }
 
   // ONNX Runtime's own profile of the session (--ort-profile): ORT's call into each QNN partition
-  // around QNN's levels, and the CPU-fallback nodes between them (analysis/ort_view.py).
+  // around QNN's levels, and the CPU-fallback nodes between them (analysis/qnn/ort_view.py).
   function ortPart(box, o) {
     var sec = el('div', { 'class': 'qnn-part' });
     box.appendChild(sec);

@@ -7,7 +7,7 @@ interval (over sessions and runs when a side has several sessions); per-op chang
 (Mann-Whitney U, normal approximation with tie correction) on the per-run values. A change is
 significant only when the interval excludes zero (whole run) or p < 0.01 (ops) *and* it is larger
 than ``min_effect``. With one session per side the interval cannot hold the session-to-session
-spread, so :mod:`etscope.analysis.diff_noise` decides between a verdict and ``inconclusive``.
+spread, so :mod:`etscope.analysis.diff.noise` decides between a verdict and ``inconclusive``.
 """
 from __future__ import annotations
 
@@ -19,10 +19,13 @@ import numpy as np
 from etscope.arrays import median, nanmedian
 from etscope import profile as P
 from etscope import units
-from etscope.analysis import diff_axes, diff_attribution, diff_noise, diff_placement
-from etscope.analysis import ops as ops_analysis
-from etscope.analysis import placement
-from etscope.analysis.diff_phases import SCHEMA, compare_sides   # the schema: one definition, there
+from etscope.analysis.diff import axes as diff_axes
+from etscope.analysis.diff import attribution as diff_attribution
+from etscope.analysis.diff import noise as diff_noise
+from etscope.analysis.diff import placement as diff_placement
+from etscope.analysis.ops import per_op as ops_analysis
+from etscope.analysis.ops import placement
+from etscope.analysis.diff.phases import SCHEMA, compare_sides
 from etscope.analysis.stats import leading_warmup
 from etscope.formats.qnn_names import parse_qnn_event_name
 
@@ -244,7 +247,7 @@ def compare(base, new, min_effect_pct: float = 2.0, fail_on_regression_pct: floa
     """Compare two runs like with like. ``base`` and ``new``: Profiles or ``Results``, or lists of
     them (repeated sessions of one program). When either side's runs form several phases (an
     LLM's prefill and decode), each phase is compared with its namesake on the other side and the
-    verdict comes from the phases, never from pooled runs (:mod:`etscope.analysis.diff_phases`:
+    verdict comes from the phases, never from pooled runs (:mod:`etscope.analysis.diff.phases`:
     ``phases``, ``verdict_phase``); else :func:`compare_runs`. ``phase``: that phase only
     (``--phase``; ``all``: every run pooled). ``llm_options``: ``api.llm_options`` for the LLM
     analysis that finds the phases (one dict, or a (base, new) pair). ``clocks``: the HTP clock

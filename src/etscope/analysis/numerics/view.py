@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from etscope.analysis.numerics import NumericsResult, numerics
-from etscope.analysis.numerics_compare import SNR_CAP_DB, Comparison, compare
-from etscope.analysis.numerics_runs import reference_of
+from etscope.analysis.numerics.tensors import NumericsResult, numerics
+from etscope.analysis.numerics.compare import SNR_CAP_DB, Comparison, compare
+from etscope.analysis.numerics.runs import reference_of
 from etscope.formats.debug_buffer import DebugBuffer
 from etscope.profile import Profile
 

@@ -60,7 +60,7 @@ def run_schedule(p: Profile) -> RunSchedule | None:
     if p.n_runs < 2:
         return None
     from etscope.analysis.llm import llm_report
-    from etscope.analysis.report_view import run_phases
+    from etscope.analysis.views.report import run_phases
     from etscope.analysis.results import is_llm
 
     try:

@@ -9,7 +9,7 @@ Time per node (mean per run, µs):
 - QNN per-op rows: each op's share of the partition's measured container (cycles share × the
   measured accelerator time, per run, within DELEGATE_CALL: ``analysis.qnn.container``), ``estimated``.
 - Other delegates (XNNPACK ...): the backend's per-op events matched to the partition's nodes by
-  op kind and order (``analysis.delegate_ops``); nodes where that is ambiguous stay untimed (with
+  op kind and order (``analysis.ops.delegate_ops``); nodes where that is ambiguous stay untimed (with
   the reason) and their time stays with the partition as a whole.
 
 ``time_how`` says which of these a node's time is: "measured" (CPU kernel), "estimate: share of
@@ -18,7 +18,7 @@ measured <container>" (QNN), "matched by kind and order" (XNNPACK and other dele
 from __future__ import annotations
 
 from etscope import profile as P
-from etscope.analysis.delegate_ops import MATCHED_HOW, match_delegate_ops
+from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_delegate_ops
 
 MEASURED = "measured"
 ESTIMATED_FROM_CYCLES = "estimate: share of measured accelerator time"    # when a partition does not say

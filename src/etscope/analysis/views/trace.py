@@ -7,7 +7,7 @@ Tracks:
 - the main track (``MAIN_TID``) — load events, ``Method::execute``, ``OPERATOR_CALL`` + kernel
   events (CPU fallback) and each ``DELEGATE_CALL``, at their recorded times. Each run's
   ``Method::execute`` slice carries its phase and that phase's method in ``args``
-  (``analysis.run_phases``); when the runs are an LLM's phases (or one phase chosen by
+  (``analysis.llm.run_phases``); when the runs are an LLM's phases (or one phase chosen by
   ``--phase``) its name says which: ``Execute 3 · decode`` (3: the run's index among the file's
   Execute runs, as ``etscope llm`` counts them).
 - one track per delegate instruction (partition): its ``DELEGATE_CALL`` again, with what the backend
@@ -25,10 +25,10 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
-from etscope.analysis.htp_units import CLOCK_RULE, HtpUnits, htp_units
-from etscope.analysis.qnn_lookup import clock_mhz, qnn_op_lookup, qnn_partitions
-from etscope.analysis.run_phases import ALL, RunPhases, one_phase
-from etscope.analysis.timeline import first_timed_ns, since_origin
+from etscope.analysis.qnn.htp_units import CLOCK_RULE, HtpUnits, htp_units
+from etscope.analysis.qnn.lookup import clock_mhz, qnn_op_lookup, qnn_partitions
+from etscope.analysis.llm.run_phases import ALL, RunPhases, one_phase
+from etscope.analysis.views.timeline import first_timed_ns, since_origin
 from etscope.arrays import unique
 from etscope.formats import etdump as etdump_format
 
@@ -56,7 +56,7 @@ class TraceView:
     time_origin: str = "first timed event of the ETDump"
     time_unit: str = "us"          # "cycles" when nothing could turn cycles into time (QNN files alone)
     extra: dict = field(default_factory=dict)
-    units: HtpUnits | None = None  # the optrace's HMX/HVX/DMA tracks (analysis.htp_units), own time axis
+    units: HtpUnits | None = None  # the optrace's HMX/HVX/DMA tracks (analysis.qnn.htp_units), own time axis
 
 
 def _us(ns: int) -> float:
@@ -68,7 +68,7 @@ class _Events:
     exact also for raw timestamps past 2**63."""
 
     def __init__(self, profile: P.Profile, runs: list[int] | None):
-        from etscope.analysis.ops import effective_names
+        from etscope.analysis.ops.per_op import effective_names
 
         ev = profile.events
         n = profile.n_events

@@ -3,7 +3,7 @@ and ``analysis`` hold (pyarrow Tables). ``render.export`` writes them as CSV / P
 ``render.sql`` queries them with DuckDB and the notebook API turns them into pandas DataFrames.
 Column meanings are in :data:`COLUMNS` (also in the README).
 
-Phases (``analysis.run_phases``): every run row and every event of a run carries its phase and
+Phases (``analysis.llm.run_phases``): every run row and every event of a run carries its phase and
 that phase's method. The ops table aggregates over runs, so it never pools the phases of an LLM:
 it is one block of rows per phase (each phase's own op table, ``Results.for_phase(name).ops``),
 told apart by its ``phase`` column; one phase (or ``--phase all``, pooled on purpose) is one block.
@@ -15,9 +15,9 @@ import pyarrow as pa
 
 from etscope import profile as P
 from etscope import units
-from etscope.analysis.qnn_lookup import clock_mhz, qnn_name_keys, qnn_op_lookup, qnn_partitions
-from etscope.analysis.run_phases import ALL, RunPhases, one_phase
-from etscope.analysis.timeline import first_timed_ns, since_origin, timed_mask
+from etscope.analysis.qnn.lookup import clock_mhz, qnn_name_keys, qnn_op_lookup, qnn_partitions
+from etscope.analysis.llm.run_phases import ALL, RunPhases, one_phase
+from etscope.analysis.views.timeline import first_timed_ns, since_origin, timed_mask
 
 KIND_NAMES = ("profile", "allocation", "debug")
 
@@ -175,7 +175,7 @@ def _qnn_est_us(profile: P.Profile, qnn: dict | None, cycles: np.ndarray) -> np.
 def events_table(profile: P.Profile, qnn: dict | None = None, phases: RunPhases | None = None) -> pa.Table:
     """One row per event of the ETDump, in file order (see COLUMNS["events"]); ``phases``: the
     phase of each run (default: the runs are one phase)."""
-    from etscope.analysis.ops import effective_names
+    from etscope.analysis.ops.per_op import effective_names
 
     ev = profile.events
     n = profile.n_events
@@ -228,7 +228,7 @@ def events_table(profile: P.Profile, qnn: dict | None = None, phases: RunPhases 
 
 
 def ops_table(profile: P.Profile, ops: list[dict] | None = None) -> pa.Table:
-    """The per-op table of ``analysis.ops.op_table`` (see COLUMNS["ops"])."""
+    """The per-op table of ``analysis.ops.per_op.op_table`` (see COLUMNS["ops"])."""
     if ops is None:
         ops = _op_table(profile)
     schema = pa.schema([
@@ -250,7 +250,7 @@ def _nan_none(v):
 
 def runs_table(profile: P.Profile, phases: RunPhases | None = None) -> pa.Table:
     """One row per Execute run: latency and its split, its phase and method (see COLUMNS["runs"])."""
-    from etscope.analysis.placement import per_run_parts
+    from etscope.analysis.ops.placement import per_run_parts
 
     parts = per_run_parts(profile)
     n = profile.n_runs
@@ -322,6 +322,6 @@ def whole_phase(phases: RunPhases) -> str:
 
 
 def _op_table(profile: P.Profile) -> list[dict]:
-    from etscope.analysis.ops import op_table
+    from etscope.analysis.ops.per_op import op_table
 
     return op_table(profile)

@@ -46,7 +46,7 @@ _XNNPACK_KIND = {
 
 # Kinds that are ambiguous across a whole program (XNNPACK inserts its own transposes and reshapes;
 # Clamp serves relu, hardtanh and clamp; Square is a mul of a tensor by itself) but safe inside one
-# delegate partition, where the matcher (analysis.delegate_ops) also requires equal counts per kind.
+# delegate partition, where the matcher (analysis.ops.delegate_ops) also requires equal counts per kind.
 _PARTITION_ATEN_KIND = {
     "relu": "clamp", "hardtanh": "clamp", "clamp": "clamp",
     "view_copy": "reshape", "unsqueeze_copy": "reshape", "squeeze_copy": "reshape",

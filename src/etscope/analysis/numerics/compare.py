@@ -25,14 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from etscope.analysis.numerics import (
-    CHUNK_ELEMS, Quantization, QuantParams, TensorId, as_float, check_buffer, tensor_ids,
-)
-from etscope.analysis.numerics_pairing import (BY_TAP_PROVENANCE, COVERAGE_FINDING, LOOKED_THROUGH, Keyed, Identities, handles_agree, hidden_keys, keyed,
-                                               same_program)
-from etscope.analysis.numerics_sums import PairSums
-from etscope.analysis.numerics_drift import Drift, drift_dict, layer_drift, layer_of
-from etscope.analysis.numerics_runs import RunPairing, method_pairs, pair_schedules, run_schedule
+from etscope.analysis.numerics.tensors import CHUNK_ELEMS, Quantization, QuantParams, TensorId, as_float, check_buffer, tensor_ids
+from etscope.analysis.numerics.pairing import BY_TAP_PROVENANCE, COVERAGE_FINDING, LOOKED_THROUGH, Keyed, Identities, handles_agree, hidden_keys, keyed, same_program
+from etscope.analysis.numerics.sums import PairSums
+from etscope.analysis.numerics.drift import Drift, drift_dict, layer_drift, layer_of
+from etscope.analysis.numerics.runs import RunPairing, method_pairs, pair_schedules, run_schedule
 from etscope.errors import FormatError
 from etscope.formats.debug_buffer import DebugBuffer, chunks, decodable, region_key
 from etscope.profile import Profile
@@ -205,7 +202,7 @@ def match(pc: Profile, ids_c: list[TensorId], pr: Profile, ids_r: list[TensorId]
 def _reduced_tap_note(tap, c: TensorId, buf_c, pc, r: TensorId, buf_r, pr, chunk: int) -> str:
     """A reduced tap facing a full tensor: STATS fields side by side (``numerics_tapstats``),
     other reducers only named."""
-    from etscope.analysis.numerics_tapstats import STATS_FIELDS, compare_fields, reference_stats
+    from etscope.analysis.numerics.tapstats import STATS_FIELDS, compare_fields, reference_stats
 
     tapped, full, b_t, b_f, p_t, p_f = (c, r, buf_c, buf_r, pc, pr) if c.tap is tap else (r, c, buf_r, buf_c, pr, pc)
     st_t = int(p_t.etdump.tensors.columns["scalar_type"][tapped.index])
@@ -453,7 +450,7 @@ SCHEMA = "etscope.numerics.compare/1"
 def comparison_dict(c: Comparison) -> dict:
     """The comparison as plain data (schema ``etscope.numerics.compare/1``). An infinite SNR (the
     tensors are equal) is written as null with ``equal: true``."""
-    from etscope.analysis.numerics import tensor_id_dict
+    from etscope.analysis.numerics.tensors import tensor_id_dict
 
     def tensor(t: ComparedTensor) -> dict:
         m = t.metrics

@@ -6,7 +6,7 @@ One series per model x SoC x phase; its builds are ordered by their smallest ord
 when every key is a number, else as text: commit hashes do not sort, dates and counters do).
 
 Phases: an LLM's prefill and decode runs are never pooled. The dataset's runs and ops rows carry
-the run's ``phase`` (``analysis.run_phases``, as ``etscope llm`` finds it; ``all`` when a file's
+the run's ``phase`` (``analysis.llm.run_phases``, as ``etscope llm`` finds it; ``all`` when a file's
 runs are one phase); each phase of a file is a session of its own and each phase its own series.
 Rows without the column (a dataset collected before it existed) are phase ``all``: their runs
 together, as they were summarised then.
@@ -39,8 +39,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from etscope.arrays import median
-from etscope.analysis.diff import t975
-from etscope.analysis.diff_noise import SUBSTANTIAL_SHARE
+from etscope.analysis.diff.compare import t975
+from etscope.analysis.diff.noise import SUBSTANTIAL_SHARE
 from etscope.analysis.stats import leading_warmup, t_two_sided_p
 
 SCHEMA = "etscope.trend/1"

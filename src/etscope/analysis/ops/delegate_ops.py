@@ -6,7 +6,7 @@ XNNPACK logs one event per runtime operator, named by the operator only
 the order its runtime runs them, which is the order of the partition's nodes in the graph. The
 partition's nodes come from the ETRecord (the instruction's debug handles). So, per delegate call:
 
-- each event and each node gets a coarse kind (``analysis.op_kinds``, partition kinds included);
+- each event and each node gets a coarse kind (``analysis.ops.kinds``, partition kinds included);
 - for each kind with as many nodes as events, the k-th node of that kind (graph order) gets the
   k-th event of that kind: "matched by kind and order";
 - a kind whose counts differ is ambiguous (fused ops such as a relu folded into the convolution's
@@ -27,8 +27,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from etscope import profile as P
-from etscope.analysis.op_kinds import kind_of_delegate_event, kind_of_op_type
-from etscope.analysis.ops import inner_rows_by_call
+from etscope.analysis.ops.kinds import kind_of_delegate_event, kind_of_op_type
+from etscope.analysis.ops.per_op import inner_rows_by_call
 
 MATCHED_HOW = "matched by kind and order"
 SKIP_TARGETS = ("operator.getitem", "executorch_call_delegate")

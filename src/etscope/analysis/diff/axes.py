@@ -27,7 +27,7 @@ CLOCK_CHANGE_PCT = 5.0
 # gen_llama 1%); a re-export, a fallback or a wider layer shares 80-100% (tests/fixtures/diff).
 SAME_GRAPH_MIN_SHARE = 0.5   # HTP clock estimates further apart than this are a changed clock
 
-# QNN compile spec fields compared between the sides (analysis.program.QnnSpecView), in order.
+# QNN compile spec fields compared between the sides (analysis.ops.program.QnnSpecView), in order.
 QNN_FIELDS = ("soc_model", "htp_arch", "precision", "performance_mode", "profile_level", "vtcm_mb",
               "shared_buffer", "backend_type", "weight_sharing", "multi_contexts", "online_prepare")
 
@@ -86,7 +86,7 @@ def program_axis(base: P.Profile, new: P.Profile, identity: dict) -> dict:
             facts.append({"what": what, "base": a, "new": b})
 
     if base.pte is not None and new.pte is not None:
-        from etscope.analysis.program import program_report
+        from etscope.analysis.ops.program import program_report
 
         ra, rb = program_report(base.pte), program_report(new.pte)
         fact("methods", sorted(m.name for m in ra.methods), sorted(m.name for m in rb.methods))
@@ -215,7 +215,7 @@ def comparability(base: P.Profile, new: P.Profile) -> dict:
             return {"comparable": False, "share": share, "basis": basis}
         return {"comparable": True, "share": share, "basis": basis}
     if base.pte is not None and new.pte is not None:
-        from etscope.analysis.program import program_report
+        from etscope.analysis.ops.program import program_report
 
         ma, mb = _executed(program_report(base.pte), base), _executed(program_report(new.pte), new)
         if ma is not None and mb is not None and _jsonable(ma.inputs) != _jsonable(mb.inputs):

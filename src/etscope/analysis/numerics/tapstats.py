@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from etscope.analysis.numerics import as_float
+from etscope.analysis.numerics.tensors import as_float
 from etscope.formats.debug_buffer import chunks
 
 STATS_FIELDS = ("min", "max", "mean", "abs_max", "abs_mean", "std", "rms", "l1_norm", "l2_norm", "nan_count",

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from etscope import profile as P
-from etscope.analysis import ops as ops_analysis
-from etscope.analysis import placement
+from etscope.analysis.ops import per_op as ops_analysis
+from etscope.analysis.ops import placement
 
 SCHEMA = "etscope.summary/1"
 

@@ -3,7 +3,7 @@
 An LLM's prefill runs (a prompt of many tokens) and decode runs (one token) differ by 10x or more
 in latency; pooled, their p50 is whichever phase has more runs and the interval spans both, so a
 pooled verdict can say "no change" while one phase doubled. Here each side's phases are found on
-its own runs (``analysis.run_phases``, the rules of ``etscope llm``: ``Results.phases``), every
+its own runs (``analysis.llm.run_phases``, the rules of ``etscope llm``: ``Results.phases``), every
 session of a side on its own; phases are paired by name (prefill with prefill, decode with
 decode); each pair is compared by ``diff.compare_runs`` on that phase's runs only (a Profile of
 its own, ``Results.for_phase``), so its verdict, interval, warm-up, breakdown and per-op changes
@@ -22,9 +22,9 @@ import numpy as np
 
 from etscope import profile as P
 from etscope.arrays import median
-from etscope.analysis.run_phases import ALL, PhaseChoiceError
+from etscope.analysis.llm.run_phases import ALL, PhaseChoiceError
 
-SCHEMA = "etscope.diff/2"        # of every diff result (analysis.diff takes it from here: one way)
+SCHEMA = "etscope.diff/2"        # of every diff result (analysis.diff.compare takes it from here: one way)
 
 # Which phase verdict leads the headline: the worst / most significant one.
 VERDICT_RANK = {"not_comparable": 4, "regression": 3, "improvement": 2, "inconclusive": 1, "no_change": 0}
@@ -62,7 +62,7 @@ def compare_sides(base, new, compare_runs, phase: str | None = None, llm_options
     rb = [_as_results(x, opt_b) for x in _sessions(base)]
     rn = [_as_results(x, opt_n) for x in _sessions(new)]
     split = any(r.phases.split for r in rb + rn)
-    from etscope.analysis.diff_axes import comparability
+    from etscope.analysis.diff.axes import comparability
 
     if comparability(rb[0].profile, rn[0].profile)["comparable"] is False:
         # Different programs: their phases are not namesakes either; every run compared as a
@@ -272,7 +272,7 @@ def _with_axes(text: str, verdict: str, compared: list[dict]) -> str:
     """The phase headline and every non-latency axis that changed in any compared phase (the
     placement and program axes are the program's, the same in each phase; a clock may move in
     one phase only): never "no change" alone while an axis changed."""
-    from etscope.analysis import diff_axes
+    from etscope.analysis.diff import axes as diff_axes
 
     merged: dict = {}
     for e in compared:

@@ -34,7 +34,7 @@ def _op_value(row: dict, by: str) -> float:
 
 
 def order_ops(rows: list[dict], by: str = OPS_DEFAULT) -> list[dict]:
-    """``analysis.ops.op_table`` rows, instructions from the largest ``by`` down (see the module doc)."""
+    """``analysis.ops.per_op.op_table`` rows, instructions from the largest ``by`` down (see the module doc)."""
     if by not in SORT_KEYS:
         raise ValueError(f"sort key {by!r}: use one of {', '.join(SORT_KEYS)}")
     groups: list[list[dict]] = []

@@ -1,5 +1,5 @@
 """What a diff page (``etscope diff --html``) and the report's "Compared with base" section show:
-the result of ``analysis.diff.compare`` with the per-run ``Method::execute`` latency of both sides
+the result of ``analysis.diff.compare.compare`` with the per-run ``Method::execute`` latency of both sides
 (the diff result has only their p50), the options used and the input paths."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from etscope import units
 
 @dataclass
 class DiffView:
-    diff: dict                 # analysis.diff.compare
+    diff: dict                 # analysis.diff.compare.compare
     series: dict | None        # base / new: ms per run; sessions: runs per session; warmup: indices;
                                # a phase-split diff: {"phases": {name: that, of the phase's runs}}
     inputs: dict[str, str]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from etscope.analysis.numerics_sums import Scale
+from etscope.analysis.numerics.sums import Scale
 from etscope.formats.debug_buffer import BFLOAT16, DebugBuffer, chunks, decodable, dtype_name, region_key
 from etscope.profile import Profile, event_runs
 

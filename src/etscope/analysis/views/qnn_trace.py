@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from etscope.analysis.htp_timeline import timeline_clock
-from etscope.analysis.htp_units import CLOCK_RULE, htp_units
-from etscope.analysis.trace_view import MAIN_TID, Track, TraceView
+from etscope.analysis.qnn.htp_timeline import timeline_clock
+from etscope.analysis.qnn.htp_units import CLOCK_RULE, htp_units
+from etscope.analysis.views.trace import MAIN_TID, Track, TraceView
 
 GAP_US = 10.0          # between executes laid back to back (their real gap is not in the files)
 
@@ -41,7 +41,7 @@ def qnn_trace_view(qnn: dict, optrace, runtrace, inputs: dict, runs: list[int] |
     if runtrace is not None:
         tracks.append(Track(300, "runtrace: QNN DSP Execute (measured µs)", 300))
         slices += _runtrace_spans(runtrace, 300, runs, notes)
-    # One clock rule in every trace (analysis.htp_units): the inference the optrace/QHAS records.
+    # One clock rule in every trace (analysis.qnn.htp_units): the inference the optrace/QHAS records.
     clock, clock_from, _, _ = timeline_clock(qhas, runtrace, _etdump_clock(qnn))
     unit = "us"
     units = htp_units(qnn.get("htp_timeline"), notes) if optrace is not None else None

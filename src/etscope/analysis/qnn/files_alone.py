@@ -1,5 +1,5 @@
 """QNN files without an ETDump (issue 15 item 4): what they tell, what they cannot, and a summary
-shaped like ``analysis.summary``'s so every view (report, trace, export, sql) works from them.
+shaped like ``analysis.views.summary``'s so every view (report, trace, export, sql) works from them.
 
 Each QNN file answers part of the user's questions:
 - QNN profile (``--qnn-csv``: qnn-profile-viewer CSV/text/JSON): per execute, the nested QNN times
@@ -33,7 +33,7 @@ QNN_GRAPH_IO_TYPES = ("Input", "Output")     # QNN's op types of a graph's input
 
 
 def op_findings(rows: list[dict]) -> list[str]:
-    """Per-op findings from per-op rows (``analysis.qnn_tables`` qnn_ops rows): where the cycles go
+    """Per-op findings from per-op rows (``analysis.qnn.tables`` qnn_ops rows): where the cycles go
     and which ops ran without HMX (the matrix unit)."""
     timed = [r for r in rows if isinstance(r.get("cycles"), (int, float)) and r["cycles"] > 0]
     if not timed:
@@ -64,7 +64,7 @@ def unit_findings(rows: list[dict], optrace_shown: bool = False) -> list[str]:
     """Per-unit findings from ``qnn_units`` rows: the busy units (idle tracks are not listed). QHAS
     and optrace describe the same inference: with both, QHAS's rows (with utilisation) are used.
     ``optrace_shown``: the view already lists the optrace's units (the HTP units table, from
-    ``analysis.htp_timeline``), so its rows are not repeated here as sentences."""
+    ``analysis.qnn.htp_timeline``), so its rows are not repeated here as sentences."""
     if optrace_shown or any(r.get("file") == "qhas" for r in rows):
         rows = [r for r in rows if r.get("file") == "qhas"]
     out = []
@@ -85,7 +85,7 @@ def unit_findings(rows: list[dict], optrace_shown: bool = False) -> list[str]:
 
 
 def qnn_only_summary(qnn: dict, inputs: dict[str, str], soc: dict | None, brief: list[dict] | None) -> dict:
-    """A summary (``analysis.summary`` shape, schema etscope.summary/1) of QNN files alone: no runs,
+    """A summary (``analysis.views.summary`` shape, schema etscope.summary/1) of QNN files alone: no runs,
     no ETDump facts; ``qnn_only`` says which files were given and what they cannot show."""
     have = {k for k in KINDS if k in inputs}
     gaps = missing(have)
@@ -118,7 +118,7 @@ def facts(qnn: dict, have: set[str]) -> dict:
 def files_view(qnn: dict, file_ops: dict | None, source: str, have: set[str]) -> dict:
     """What ``etscope qnn`` shows of QNN files that have no partition to join to (no ETDump and no
     QNN profile): per-op rows and findings from QHAS/optrace, per-unit findings, what is missing."""
-    from etscope.analysis.qnn_tables import file_op_rows, unit_rows
+    from etscope.analysis.qnn.tables import file_op_rows, unit_rows
 
     ops = file_op_rows(file_ops, source)
     findings = op_findings(ops) + unit_findings(unit_rows(qnn), optrace_shown=True)

@@ -5,8 +5,8 @@
   instructions -> the events inside them, ms per run (mean);
 - ``placement``: mean ms per run per (category, op type);
 - ``runs``: per-run columns (latency and its split, start) and the LLM phase of each run;
-- ``nodes``: the ETRecord graph's nodes with placement and time (``analysis.nodes``);
-- ``modules``: inclusive time per source module (``analysis.modules``);
+- ``nodes``: the ETRecord graph's nodes with placement and time (``analysis.ops.nodes``);
+- ``modules``: inclusive time per source module (``analysis.ops.modules``);
 - ``checks``: warnings about units and failed invariants, in plain words;
 - ``findings``: what the report says first, ranked (``analysis.findings``).
 
@@ -22,12 +22,12 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.findings import Finding, findings
-from etscope.analysis.delegate_ops import MATCHED_HOW, PartitionOps, match_delegate_ops
-from etscope.analysis.modules import module_times
-from etscope.analysis.nodes import graph_for_views, node_table
-from etscope.analysis.ops import inner_rows_by_call
-from etscope.analysis.placement import per_run_parts
-from etscope.analysis.timeline import first_timed_ns, since_origin
+from etscope.analysis.ops.delegate_ops import MATCHED_HOW, PartitionOps, match_delegate_ops
+from etscope.analysis.ops.modules import module_times
+from etscope.analysis.ops.nodes import graph_for_views, node_table
+from etscope.analysis.ops.per_op import inner_rows_by_call
+from etscope.analysis.ops.placement import per_run_parts
+from etscope.analysis.views.timeline import first_timed_ns, since_origin
 
 _XNN_REPEAT = re.compile(r"#\d+$")   # then rstrip(): "\s*#\d+$" is quadratic on runs of spaces
 
@@ -83,7 +83,7 @@ def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int,
     """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
     events inside them, in ms per run (mean). Inside a QNN call: the QNN time levels it logs, outside
     in (QNN execute ⊇ RPC ⊇ … ⊇ Accelerator), then the ops in the innermost, estimated as their
-    share of it (``analysis.qnn.container``). Children never add up to more than their box. ``matched`` (``analysis.delegate_ops``): a delegate event matched
+    share of it (``analysis.qnn.container``). Children never add up to more than their box. ``matched`` (``analysis.ops.delegate_ops``): a delegate event matched
     to a graph node is named by the node (``event`` keeps the backend's name for it)."""
     lat = (summary.get("runs") or {}).get("latency_ms")
     if not lat:

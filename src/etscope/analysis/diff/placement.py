@@ -3,7 +3,7 @@ CPU, and partitions that split, merged, appeared or went.
 
 With ETRecords the graph says which op types and source lines each delegate held. Without them,
 a CPU op that appeared is matched to per-op delegate events of the same op kind that disappeared
-(:mod:`etscope.analysis.op_kinds`); when nothing tells, the entry is ``undecided`` and says the
+(:mod:`etscope.analysis.ops.kinds`); when nothing tells, the entry is ``undecided`` and says the
 ETRecords are needed.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from etscope import profile as P
-from etscope.analysis import op_kinds
+from etscope.analysis.ops import kinds as op_kinds
 
 
 def _delegated_op_types(profile: P.Profile) -> Counter:

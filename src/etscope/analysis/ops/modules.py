@@ -8,7 +8,7 @@ overhead, nothing counted twice or lost:
 - a CPU kernel goes to its graph node's module ("measured"); a kernel covering several nodes is
   split evenly over them ("estimated");
 - a delegate call's per-op times go to their nodes' modules: XNNPACK events "matched by kind and
-  order" (``analysis.delegate_ops``; scaled down to fit the call, and then "estimated", when they
+  order" (``analysis.ops.delegate_ops``; scaled down to fit the call, and then "estimated", when they
   add up to more than the call measured), QNN ops "estimated": each op's share of the measured
   accelerator time by cycles, per run, within the DELEGATE_CALL (``analysis.qnn.container``; what
   it is a share of is in ``estimates``);
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from etscope import profile as P
-from etscope.analysis.delegate_ops import MATCHED_HOW, match_delegate_ops
-from etscope.analysis.nodes import graph_for_views, qnn_ops_by_node
-from etscope.analysis.placement import instruction_times, per_run_parts
+from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_delegate_ops
+from etscope.analysis.ops.nodes import graph_for_views, qnn_ops_by_node
+from etscope.analysis.ops.placement import instruction_times, per_run_parts
 from etscope.arrays import unique_inverse
 
 MEASURED, MATCHED, PARTITION, ESTIMATED = "measured", MATCHED_HOW, "partition", "estimated"
