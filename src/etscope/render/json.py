@@ -1,6 +1,7 @@
 """JSON output: one object on stdout, NaN written as null."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -12,9 +13,12 @@ from etscope.render import json_indent
 
 def to_jsonable(x):
     """A copy JSON can write: dict keys as str, tuples as lists, numpy scalars and arrays as Python
-    values, NaN and infinities as None."""
+    values, NaN and infinities as None, and a typed result (a dataclass instance) as an object of
+    its fields in declared order (see :func:`json_fields`)."""
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return {key: to_jsonable(getattr(x, name)) for name, key in json_fields(type(x))}
     if isinstance(x, (list, tuple)):
         if _plain_scalars(x):       # per-run series (100k values): no call per value
             return non_finite_as_null(x)
@@ -26,6 +30,22 @@ def to_jsonable(x):
     if isinstance(x, np.ndarray):
         return to_jsonable(x.tolist())
     return x
+
+
+_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def json_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """``(attribute, JSON key)`` of a typed result's fields, in declared order: the schema is the
+    class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a handle the
+    views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it under another
+    key (a JSON key that is not an identifier, or a renamed attribute whose schema stays)."""
+    got = _FIELDS.get(cls)
+    if got is None:
+        got = tuple((f.name, f.metadata.get("json") if isinstance(f.metadata.get("json"), str) else f.name)
+                    for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False)
+        _FIELDS[cls] = got
+    return got
 
 
 _INFINITIES = (math.inf, -math.inf)

@@ -1,0 +1,34 @@
+"""Typed results are written by the JSON renderer field by field (issue 33 item 1): declared order,
+nested results, NaN as null, fields marked out of the JSON left out, renamed keys."""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from etscope.render.json import dumps, to_jsonable
+
+
+@dataclass(frozen=True)
+class Inner:
+    ms: float
+    runs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Outer:
+    name: str
+    inner: Inner
+    rows: tuple[Inner, ...]
+    table: object = field(default=None, metadata={"json": False})
+    per_run_us: np.ndarray = field(default_factory=lambda: np.array([1.5, np.nan]), metadata={"json": "per run (µs)"})
+
+
+def test_fields_in_declared_order_nested_and_non_finite_as_null():
+    r = Outer("a", Inner(float("nan"), (1, 2)), (Inner(2.0, ()),), table=object())
+    assert to_jsonable(r) == {"name": "a", "inner": {"ms": None, "runs": [1, 2]},
+                              "rows": [{"ms": 2.0, "runs": []}], "per run (µs)": [1.5, None]}
+    assert list(to_jsonable(r)) == ["name", "inner", "rows", "per run (µs)"]
+
+
+def test_dumps_of_a_typed_result_equals_dumps_of_its_dict():
+    r = Outer("a", Inner(1.0, (3,)), ())
+    assert dumps(r) == dumps(to_jsonable(r))
