@@ -114,17 +114,18 @@ def _check_nodes(r) -> None:
             i = group[i]
         return i
 
-    timed = [n for n in t["nodes"] if n["time_us"] is not None]
+    timed = [n for n in t.nodes if n.time_us is not None]
+    first: dict = {}
     for n in timed:
-        ids = sorted(covers.get(n["name"], set()) | ({n["instruction_id"]} if n["instruction_id"] is not None else set()))
-        assert ids, f"node {n['name']} has a time but no instruction"
+        ids = sorted(covers.get(n.name, set()) | ({n.instruction_id} if n.instruction_id is not None else set()))
+        assert ids, f"node {n.name} has a time but no instruction"
         for i in ids[1:]:
             group[root(i)] = root(ids[0])
-        n["_group"] = ids[0]
+        first[n.name] = ids[0]
     nodes_us: dict = {}
     for n in timed:
-        g = root(n["_group"])
-        nodes_us[g] = nodes_us.get(g, 0.0) + n["time_us"]
+        g = root(first[n.name])
+        nodes_us[g] = nodes_us.get(g, 0.0) + n.time_us
     instr_us: dict = {}
     for i in list(group):
         instr_us[root(i)] = instr_us.get(root(i), 0.0) + instr.get(i, 0.0)

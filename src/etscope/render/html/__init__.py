@@ -34,6 +34,7 @@ import numpy as np
 
 from etscope.analysis.diff.view import DiffView
 from etscope.analysis.ops.modules import ModuleTimes
+from etscope.analysis.ops.nodes import NodeTable
 from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
 from etscope.render.files import write_text
@@ -133,15 +134,15 @@ def ops_data(ops: list[dict]) -> dict:
     return {"columns": cols, "rows": rows, "total_rows": len(ops)}
 
 
-def graph_data(nodes: dict | None) -> dict | None:
+def graph_data(nodes: NodeTable | None) -> dict | None:
     """The graph's nodes (``analysis.ops.nodes.node_table``) as columns and rows."""
     if nodes is None:
         return None
     cols = ["name", "op", "target", "module", "inputs", "placement", "time_us", "estimated", "source",
             "input_kind", "instruction_id", "hmx", "hvx", "module_instance", "time_how", "untimed_why"]
-    rows = [[_r(n[c]) if isinstance(n[c], float) else n[c] for c in cols] for n in nodes["nodes"]]
-    return {"graph": nodes["graph"], "method": nodes["method"], "columns": cols, "nodes": rows,
-            "module_types": nodes.get("module_types") or {}}
+    rows = [[_r(v) if isinstance(v, float) else v for v in map(n.__getattribute__, cols)] for n in nodes.nodes]
+    return {"graph": nodes.graph, "method": nodes.method, "columns": cols, "nodes": rows,
+            "module_types": nodes.module_types}
 
 
 def modules_data(modules: ModuleTimes | None) -> dict | None:
