@@ -152,7 +152,7 @@ def modules_data(modules: ModuleTimes | None) -> dict | None:
     rows = [dict(as_fields(m), total_us=_r(m.total_us), self_us=_r(m.self_us),
                  how_us={k: _r(v) for k, v in m.how_us.items()},
                  placement_us={k: _r(v) for k, v in m.placement_us.items()}) for m in modules.modules]
-    return dict(as_fields(modules), modules=rows, attributed_us=_r(modules.attributed_us),
+    return dict(to_jsonable(modules), modules=rows, attributed_us=_r(modules.attributed_us),
                 method_execute_us=_r(modules.method_execute_us),
                 framework_overhead_us=_r(modules.framework_overhead_us))
 
