@@ -33,12 +33,12 @@ from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.diff.view import DiffView, diff_view
 from etscope.analysis.qnn.partition_files import QnnFiles
 from etscope.analysis.results import Results
-# The input files, read through the registry of input kinds (formats.kinds): here for the callers
-# of the api that always offered them.
 from etscope.formats.kinds import KINDS
+# The input files, read through the registry of input kinds (etscope.inputs); read_view_qnn_files,
+# split_pin, sharded_results and view_results stay importable from here, as they always were.
 from etscope.inputs import (  # noqa: F401 - re-exported
-    _paths, _read_kind, given_paths, given_values, read_inputs, read_qnn_inputs, read_view_qnn_files, shown_inputs,
-    sharded_results, split_pin, view_results,
+    _is_path_or_paths, _paths, given_paths, given_values, read_inputs, read_qnn_inputs, read_view_qnn_files,
+    shown_inputs, sharded_results, split_pin, view_results,
 )
 
 
@@ -289,11 +289,6 @@ def _qnn_view_report(r: Results, files: QnnFiles) -> dict:
     return report
 
 
-def _is_path_or_paths(v) -> bool:
-    return isinstance(v, (str, os.PathLike)) or (isinstance(v, (list, tuple))
-                                                   and all(isinstance(x, (str, os.PathLike)) for x in v))
-
-
 # ---- phases: a view shows one phase, or each on its own --------------------------------------------
 def narrowed(r: Results, phase: str | None = None, method: str | None = None, consume: bool = False) -> Results:
     """The Results of the runs ``--phase`` names, or of a look-alike ``--method``'s runs (an LLM
@@ -413,7 +408,7 @@ def sql(p, query: str):
 def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) -> str:
     from etscope.render.html import write_report
 
-    out = _output(profile_of(p), path, qhas, optrace)
+    out = _output(profile_of(p), path, qhas, optrace, *given_paths(getattr(p, "given", None)))
     from etscope.render.html.phases import phase_pages
 
     r = results(p, qhas, optrace)      # an LLM's phases each on its own page view, as etscope report
@@ -425,7 +420,7 @@ def trace(p, path: str | os.PathLike = "trace.json", qhas=None, optrace=None) ->
     from etscope.analysis.views.trace import trace_view
     from etscope.render.trace import build_trace, write_trace
 
-    out = _output(profile_of(p), path, qhas, optrace)
+    out = _output(profile_of(p), path, qhas, optrace, *given_paths(getattr(p, "given", None)))
     write_trace(out, build_trace(trace_view(profile_of(p), qnn=results(p, qhas, optrace).qnn)))
     return os.fspath(path)
 

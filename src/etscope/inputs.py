@@ -64,14 +64,6 @@ def _kind(name: str) -> InputKind:
     return next(k for k in KINDS if k.name == name)
 
 
-def _read_kind(reader, path, kind: str):
-    """``reader(path)`` with the wrong-kind hint of the kind named ``kind`` (kept for callers of
-    the former ``api._read_kind``)."""
-    from dataclasses import replace
-
-    return read_kind(replace(_kind(kind), reader=reader), path)
-
-
 def _paths(v) -> tuple:
     return () if v is None else (v,) if isinstance(v, (str, os.PathLike)) else tuple(v)
 
@@ -216,3 +208,8 @@ def read_qnn_inputs(qhas=None, optrace=None, runtrace=None) -> tuple:
     """QHAS, optrace and runtrace read from their paths (already-read objects and None pass through)."""
     return tuple(read_kind(_kind(name), v) if isinstance(v, (str, os.PathLike)) else v
                  for name, v in (("qhas", qhas), ("optrace", optrace), ("runtrace", runtrace)))
+
+
+def _is_path_or_paths(v) -> bool:
+    return isinstance(v, (str, os.PathLike)) or (isinstance(v, (list, tuple))
+                                                   and all(isinstance(x, (str, os.PathLike)) for x in v))

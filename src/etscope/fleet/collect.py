@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from etscope.formats.kinds import companions
 from etscope.errors import FormatError
 from etscope.fleet.dataset import Dataset
 from etscope.fleet.folder import UnsafeEntry
-from etscope.formats.kinds import companions
 
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
 # Companion files found next to an ETDump by name: <stem><suffix>: the program's, then the input
