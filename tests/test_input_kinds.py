@@ -70,6 +70,22 @@ def test_collect_reads_the_registry_companions_in_the_former_order():
                                         ("optrace", ".optrace.json"), ("runtrace", ".runtrace.json")]
 
 
+def test_the_notebook_takes_the_kinds_by_the_cli_names():
+    """``etscope.load(etdump, runtrace=...)`` gives the summary ``etscope summary --runtrace`` prints."""
+    from click.testing import CliRunner
+
+    import etscope
+    from etscope.render.json import dumps
+
+    etd = ROOT / "tests" / "fixtures" / "qnn_etdump" / "synthetic_qnn_chain8_device.etdump"
+    rt = ROOT / "tests" / "fixtures" / "shared" / "qnn-device" / "chain8_sm8650.runtrace.json"
+    cli = CliRunner().invoke(main, ["summary", str(etd), "--runtrace", str(rt), "--json"])
+    assert cli.exit_code == 0, cli.output
+    p = etscope.load(etd, runtrace=str(rt))
+    assert json.loads(dumps(etscope.api.summary(p))) == json.loads(cli.output)
+    assert json.loads(cli.output)["qnn"] != json.loads(dumps(etscope.api.summary(etscope.load(etd))))["qnn"]
+
+
 # ---- a new kind, added the way a contributor would -------------------------------------------------
 # 1. its entry in the registry (formats/kinds.py)
 ENTRY = '''    InputKind("npu_counters", (Form("a synthetic NPU counters text", "etscope.formats.npu_counters:sniff"),),
