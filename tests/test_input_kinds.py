@@ -254,6 +254,15 @@ def test_the_new_kind_reaches_collect(tree, tmp_path):
     (row,) = json.loads(proc.stdout)
     assert row["npu_counters"].endswith("cnn.npu.txt")
     assert json.loads(row["npu_counters_view_json"]) == WANT
+    # A bad companion is a reject with its reader's reason, not the end of the batch.
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "real" / "gen_cnn.etdump", bad / "gen_cnn.etdump")
+    (bad / "gen_cnn.npu.txt").write_bytes(b"# npu-counters v1\nnot,a,row\n")
+    proc = run(tree, "collect", bad, "--to", tmp_path / "ds", "--workers", "1", "--json")
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0 and doc["rejected"] == 1, proc.stderr
+    assert doc["rejects"][0]["reason"].endswith("gen_cnn.npu.txt: line 2: expected 'run,counter,value' (whole numbers)")
 
 
 def test_the_new_kind_keeps_the_hostile_input_guarantees(tree, tmp_path):
