@@ -66,6 +66,22 @@ class Results:
         self.qnn_heap = None   # QNN's DSP heap profile (``--qnn-heap``), read; set before ``summary``
         # ``--phase all``: the user asked for every run together (the views then pool the phases).
         self.pool_phases = False
+        # Inputs of registry kinds without a dedicated analysis here (formats.kinds: ``view``), read,
+        # by the name they feed; set through ``feed`` before ``summary`` is first read.
+        self.extra: dict = {}
+
+    # The inputs with an analysis of their own here, by the name a kind of the registry feeds.
+    FED = ("qhas", "optrace", "runtrace", "qnn_profile", "ort", "qnn_heap")
+
+    def feed(self, read: dict) -> "Results":
+        """Take read inputs by the name their kind feeds (``formats.kinds.InputKind.input_name``):
+        the analyses' own inputs (``FED``), else ``extra`` (shown by the kind's ``view``)."""
+        for name, data in read.items():
+            if name in self.FED:
+                setattr(self, name, data)
+            else:
+                self.extra[name] = data
+        return self
 
     # ---- phases: every view shows one phase, or each on its own, never pooled ------------------------
     @cached_property
@@ -101,6 +117,7 @@ class Results:
                             program=self.program, inputs=self.inputs, llm_options=self.llm_options)
             r.dram_gbps = self.dram_gbps
             r.qnn_heap = self.qnn_heap
+            r.extra = dict(self.extra)
             try:      # the program is the same: its compile spec is read once
                 r.__dict__["soc"] = self.soc
             except FormatError:
@@ -210,7 +227,28 @@ class Results:
     @cached_property
     def summary(self) -> dict:
         s = self._summary()
-        return s if self.heap_view is None else dict(s, qnn_heap=self.heap_view)
+        s = s if self.heap_view is None else dict(s, qnn_heap=self.heap_view)
+        return dict(s, **self.kind_views) if self.kind_views else s
+
+    @cached_property
+    def kind_views(self) -> dict:
+        """The views of the registry's input kinds given here that have no analysis of their own
+        (``formats.kinds.InputKind.view``: (these results, the data) -> a typed view), by the name
+        they feed; ``summary`` carries them. A view that fails on an odd input is one line in
+        ``notes``, as the QNN and LLM analyses."""
+        from etscope.formats.kinds import KINDS, resolve
+
+        out = {}
+        for k in KINDS:
+            if k.view is None or k.input_name not in self.extra:
+                continue
+            try:
+                out[k.input_name] = resolve(k.view)(self, self.extra[k.input_name])
+            except FormatError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
+                self.notes.append(f"the {k.name} view failed ({type(e).__name__}: {e}); it is left out")
+        return out
 
     def _summary(self) -> dict:
         if self.profile is None:
