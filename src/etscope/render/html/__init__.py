@@ -21,6 +21,7 @@ histogram, a layered graph) are small.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import math
@@ -36,7 +37,7 @@ from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
-from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null
+from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null, to_jsonable
 from etscope.render.html.numerics import numerics_data
 from etscope.render.html.phases import PhasePage, phases_data
 from etscope.render.safe import without_controls
@@ -154,6 +155,19 @@ def modules_data(modules: dict | None) -> dict | None:
                 framework_overhead_us=_r(modules["framework_overhead_us"]))
 
 
+def llm_data(report) -> dict | None:
+    """The LLM section's data (``Results.llm``, an ``analysis.llm.result.LlmReport``): the ``llm``
+    object of ``etscope llm --json``, then its findings and warnings (when there are any) and the
+    decode's memory wall, under the keys the page reads."""
+    if report is None:
+        return None
+    llm = report.llm
+    return {**to_jsonable(dataclasses.replace(llm, memory_wall=None)),
+            **({"findings": list(report.findings)} if report.findings else {}),
+            **({"warnings": list(report.warnings)} if report.warnings else {}),
+            **({"memory_wall": to_jsonable(llm.memory_wall)} if llm.memory_wall is not None else {})}
+
+
 def _view_data(view: ReportView) -> dict:
     """What the page draws of one view (the whole file's, or one phase's), in the page's key order."""
     summary = view.summary
@@ -167,7 +181,7 @@ def _view_data(view: ReportView) -> dict:
         "ops": ops_data(view.ops),
         "runs": runs_data(view.runs),
         "qnn": view.qnn,
-        "llm": view.llm,
+        "llm": llm_data(view.llm),
         "graph": graph_data(view.nodes),
         "modules": modules_data(view.modules),
         "warnings": list(summary.get("warnings") or []) + view.checks + view.notes,
