@@ -32,6 +32,7 @@ from importlib import resources
 
 import numpy as np
 
+from etscope.analysis import glossary
 from etscope.analysis.diff.view import DiffView
 from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
@@ -275,6 +276,9 @@ def _script(*pages: str) -> str:
     parsed from the JSON blob (our own files, shipped with the package)."""
     text = "\n".join(["(function () {", "  'use strict';",
                       "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
+                      # the glossary's labels of levels and statistics (analysis.glossary), when the page has them
+                      "  var WORDS = (function (e) { return e ? JSON.parse(e.textContent) : {}; })"
+                      "(document.getElementById('etscope-words'));",
                       _asset("common.js"), _asset("diff.js"),
                       *(_asset(part) for p in pages for part in PAGE_PARTS.get(p, ())),
                       *(_asset(p) for p in pages), "})();"])
@@ -315,6 +319,12 @@ def prepare_in_background(name: str = "report.html.j2") -> None:
     threading.Thread(target=prepare, name="etscope-template", daemon=True).start()
 
 
+def glossary_words() -> dict[str, str]:
+    """What the page calls each level and statistic (``analysis.glossary``: one definition, the
+    text views' too), by key."""
+    return {x.key: x.label for x in (*glossary.NESTING, glossary.ACCELERATOR_CYCLES, *glossary.STATISTICS)}
+
+
 def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
     from markupsafe import Markup
 
@@ -322,6 +332,7 @@ def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
     return template.render(
         data=data,
         data_json=Markup(json_for_script(data)),   # escaped above; JSON, not markup
+        words_json=Markup(json_for_script(glossary_words())),
         css=Markup(_asset("report.css")),           # our own files, shipped with the package
         js=Markup(_script(*page_js)),
     )
