@@ -67,3 +67,19 @@ def test_sometimes_keys_stay_out_when_absent_and_the_memory_wall_is_a_new_object
     assert with_memory_wall(r, None) is r
     walled = with_memory_wall(r, "wall")
     assert walled is not r and r.llm.memory_wall is None and walled.llm.memory_wall == "wall"
+
+
+def test_a_series_of_no_runs_keeps_its_keys(tmp_path):
+    """Two ETDumps without runs: the per-run lists of several inputs are there, empty (``omit_none``:
+    an empty series is a value, not an absent key)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+    import fuzz_harness as H
+
+    paths = []
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.etdump").write_bytes(H.build_etdump([]))
+        paths.append(load(str(tmp_path / f"{name}.etdump")))
+    series = to_jsonable(llm_report(paths))["llm"]["series"]
+    assert series["file"] == [] and series["file_run"] == [] and series["method"] == []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from etscope.analysis.llm.partitions import PhasePartitions
 
-SOMETIMES = {"omit_none": True}     # a key of the schema only when it has a value
+SOMETIMES = {"omit_none": True}     # a key of the schema only when it has a value, [] included (render.json)
 
 
 @dataclass(frozen=True)
