@@ -12,12 +12,10 @@ from rich.console import Console
 
 import etscope
 
-from etscope import api
 from etscope.analysis import glossary
 from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.llm import llm_report
 from etscope.profile import load
-from etscope.render.html import render_report, report_data
 from etscope.render.llm_text import render_llm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,10 +61,18 @@ def test_llm_renderers_keep_no_copy_of_the_labels():
     assert not re.search(r"'[^']*(latency p50|mean per run|\(mean\))[^']*'", llm_js)
 
 
-def test_report_page_carries_the_glossary_words():
-    p = api.load(REAL / "gen_llama.etdump")
-    html = render_report(report_data(api.results(p.profile).view))
+def test_report_page_carries_the_glossary_words(tmp_path):
+    from click.testing import CliRunner
+
+    from etscope.cli import main
+
+    out = CliRunner().invoke(main, ["report", str(REAL / "gen_llama.etdump"), "-o", str(tmp_path / "r.html")])
+    assert out.exit_code == 0, out.output
+    html = (tmp_path / "r.html").read_text()
     blob = re.search(r'<script type="application/json" id="etscope-words">(.*?)</script>', html, re.S).group(1)
     words = json.loads(blob)
     assert words["p50_steady"] == glossary.P50_STEADY.label and words["accelerator"] == glossary.ACCELERATOR.label
     assert words["delegate_call"] == glossary.DELEGATE_CALL.label and words["mean_per_run"] == glossary.MEAN_PER_RUN.label
+    # the phases side by side (every run of each phase): p50 and mean per run, as the text view says them
+    head = re.search(r'<table class="data phase-table".*?</tr>', html, re.S).group(0)
+    assert f"<th>{glossary.P50.label}</th><th>{glossary.MEAN_PER_RUN.label}</th>" in head

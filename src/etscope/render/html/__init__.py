@@ -341,6 +341,7 @@ def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
     return template.render(
         data=data,
         data_json=Markup(json_for_script(data)),   # escaped above; JSON, not markup
+        words=glossary_words(),
         words_json=Markup(json_for_script(glossary_words())),
         css=Markup(_asset("report.css")),           # our own files, shipped with the package
         js=Markup(_script(*page_js)),
