@@ -348,8 +348,8 @@ def qnn(p, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=Non
     return out
 
 
-def llm(p, notes: list[str] | None = None) -> dict | None:
-    """The LLM phases dict from ``analysis.llm`` when it finds LLM phases."""
+def llm(p, notes: list[str] | None = None):
+    """The LLM analysis (``analysis.llm.result.LlmReport``) when it finds LLM phases, else None."""
     r = results(p)
     out = r.llm
     if notes is not None:

@@ -102,49 +102,58 @@ class QnnResult:
 @dataclass(frozen=True, repr=False)
 class LlmResult:
     """The LLM analysis (``analysis.llm``): phases, warm-up, TTFT, decode tokens/s, drift, findings.
-    ``report`` is the ``llm`` object of ``etscope llm --json`` with its findings and warnings."""
-    report: dict
+    ``report`` is the typed result (``analysis.llm.result.LlmReport``, what ``etscope llm --json``
+    prints): ``report.llm.phases``, ``report.llm.series``, ``report.findings``, ..."""
+    report: object
 
     @property
     def findings(self) -> list[str]:
-        return list(self.report.get("findings") or [])
+        return list(self.report.findings)
 
     @property
     def ttft_ms(self) -> float | None:
-        return self.report.get("ttft_ms")
+        return self.report.llm.ttft_ms
 
     @property
     def decode_tokens_per_s(self) -> float | None:
-        return self.report.get("decode_tokens_per_s")
+        return self.report.llm.decode_tokens_per_s
 
     def phases(self):
         """One row per phase: runs (steady), warm-up runs, tokens per run, latency p50/p90/p99/max/
         min/mean (ms, steady runs), ms per token."""
         rows = []
-        for ph in self.report["phases"]:
-            lat = ph.get("latency_ms") or {}
-            rows.append({"phase": ph["name"], "method": ph.get("method"), "runs": len(ph["runs"]),
-                         "warmup_runs": len(ph["warmup_runs"]), "tokens_per_run": ph.get("tokens_per_run"),
-                         **{f"{k}_ms": lat.get(k) for k in ("p50", "p90", "p99", "max", "min", "mean")},
-                         "ms_per_token": ph.get("ms_per_token")})
+        for ph in self.report.llm.phases:
+            lat = ph.latency_ms
+            rows.append({"phase": ph.name, "method": list(ph.method) if isinstance(ph.method, tuple) else ph.method,
+                         "runs": len(ph.runs),
+                         "warmup_runs": len(ph.warmup_runs), "tokens_per_run": ph.tokens_per_run,
+                         **{f"{k}_ms": getattr(lat, k) if lat else None
+                            for k in ("p50", "p90", "p99", "max", "min", "mean")},
+                         "ms_per_token": ph.ms_per_token})
         return frame(rows, ["phase"])
 
     def runs(self):
         """One row per Execute run in order: latency (ms), phase, warm-up, tokens, position."""
+        import dataclasses
+
         import pandas as pd
 
-        s = self.report["series"]
-        return pd.DataFrame({k: v for k, v in s.items() if isinstance(v, list) and len(v) == len(s["latency_ms"])})
+        s = self.report.llm.series
+        cols = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
+        return pd.DataFrame({k: list(v) for k, v in cols.items() if v is not None and len(v) == len(s.latency_ms)})
 
     def top_ops(self):
         """The top instructions of each phase (``phase`` column first)."""
+        import dataclasses
+
         import pandas as pd
 
-        parts = [frame(ph.get("top_ops") or [], ["instruction_id"], phase=ph["name"]) for ph in self.report["phases"]]
+        parts = [frame([dataclasses.asdict(o) for o in ph.top_ops], ["instruction_id"], phase=ph.name)
+                 for ph in self.report.llm.phases]
         return pd.concat(parts, ignore_index=True) if parts else frame([], ["phase", "instruction_id"])
 
     def __repr__(self) -> str:
-        bits = [f"{ph['name']} ×{len(ph['runs'])}" for ph in self.report["phases"]]
+        bits = [f"{ph.name} ×{len(ph.runs)}" for ph in self.report.llm.phases]
         if self.ttft_ms is not None:
             bits.append(f"TTFT {fmt_ms(self.ttft_ms)}")
         if self.decode_tokens_per_s is not None:

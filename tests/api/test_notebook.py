@@ -85,11 +85,11 @@ def test_llm_result_frames_match_the_report():
     lr = p.llm()
     assert isinstance(lr, LlmResult) and "prefill ×1" in repr(lr) and "decode ×23" in repr(lr)
     ph = lr.phases()
-    assert list(ph.phase) == [x["name"] for x in lr.report["phases"]]
-    assert ph.p50_ms.tolist() == [x["latency_ms"]["p50"] for x in lr.report["phases"]]
+    assert list(ph.phase) == [x.name for x in lr.report.llm.phases]
+    assert ph.p50_ms.tolist() == [x.latency_ms.p50 for x in lr.report.llm.phases]
     runs = lr.runs()
-    assert len(runs) == p.n_runs and runs.latency_ms.tolist() == lr.report["series"]["latency_ms"]
-    assert lr.ttft_ms == lr.report["ttft_ms"] and lr.findings
+    assert len(runs) == p.n_runs and runs.latency_ms.tolist() == list(lr.report.llm.series.latency_ms)
+    assert lr.ttft_ms == lr.report.llm.ttft_ms and lr.findings
     assert set(lr.top_ops().phase) == {"prefill", "decode"}
 
 

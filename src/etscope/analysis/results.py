@@ -21,17 +21,16 @@ from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.views import summary as summary_analysis
 from etscope.analysis.ops.modules import module_times
 from etscope.analysis.views.report import ReportView, report_view
+from etscope.analysis.llm.result import with_memory_wall
 from etscope.analysis.llm.run_phases import RunPhases, one_phase, phase_rows, run_phases
 from etscope.errors import FormatError
 from etscope.formats.qnn_compile_spec import soc_from_pte
 
 
-def is_llm(llm: dict) -> bool:
-    """Whether the LLM analysis found LLM phases (prefill / decode, or several phases); a CNN's
-    single group of identical runs is not shown as an LLM."""
-    phases = [p for p in llm.get("phases") or [] if isinstance(p, dict)]
-    names = {str(p.get("name")) for p in phases}
-    return len(phases) > 1 or bool(names & {"prefill", "decode"})
+def is_llm(report) -> bool:
+    """Whether the LLM analysis (``analysis.llm.result.LlmReport``) found LLM phases (prefill /
+    decode, or several phases); a CNN's single group of identical runs is not shown as an LLM."""
+    return report.is_llm
 
 
 class Results:
@@ -265,33 +264,26 @@ class Results:
         return summary_analysis.summary_of(self.profile, self.ops, brief, self.soc)
 
     @cached_property
-    def llm(self) -> dict | None:
-        """The LLM phases (the ``llm`` object of ``analysis.llm.llm_report``, with its findings and
-        warnings), or None when the runs show no LLM phases. The same token sources as ``etscope
+    def llm(self):
+        """The LLM analysis (``analysis.llm.llm_report``'s ``LlmReport``, with the decode's memory
+        wall when the program has a QNN delegate), or None when the runs show no LLM phases. The same token sources as ``etscope
         llm`` (``llm_options``), so both show the same numbers; the runs are the profile's (of an
         ETDump holding several methods, the loaded method's, as ``llm --method``), as the report's
         other sections and its per-run columns are."""
         if self.profile is None:
             return None
         try:
-            outer = llm_analysis.llm_report(self.profile, **self.llm_options)
+            report = llm_analysis.llm_report(self.profile, **self.llm_options)
         except FormatError:
             raise
         except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
             self.notes.append(f"the LLM analysis failed ({type(e).__name__}: {e}); the LLM section is left out")
             return None
-        result = dict(outer["llm"])
-        for k in ("findings", "warnings"):
-            if outer.get(k) and k not in result:
-                result[k] = outer[k]
-        if not is_llm(result):
+        if not report.is_llm:
             return None
-        wall = self._memory_wall(result)
-        if wall is not None:
-            result["memory_wall"] = wall.to_dict()
-        return result
+        return with_memory_wall(report, self._memory_wall(report.llm))
 
-    def _memory_wall(self, llm: dict):
+    def _memory_wall(self, llm):
         """The decode's distance from the memory wall (``analysis.qnn.limits``); the prefill's HMX
         busy share from a QHAS pinned to the prefill method, when one is."""
         from etscope.analysis.qnn.limits import llm_memory_wall
@@ -300,7 +292,7 @@ class Results:
             soc = self.soc
         except FormatError:
             soc = None
-        prefill = next((p.get("method") for p in llm.get("phases") or [] if p.get("name") == "prefill"), None)
+        prefill = llm.phase("prefill").method if llm.phase("prefill") is not None else None
         pinned = next((r for r in self.shards or [] if r["kind"] == "qhas" and prefill
                        and r["how"].startswith(f"pinned {prefill}:")), None)
         return llm_memory_wall(self.program, llm, soc, self.dram_gbps, self.profile.sources.values(),

@@ -32,31 +32,32 @@ def to_jsonable(x):
     return x
 
 
-_FIELDS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+_FIELDS: dict[type, tuple[tuple[str, str, str | None], ...]] = {}
 
 
 def as_fields(result) -> dict:
     """A typed result's JSON fields, one level deep (values as they are): ``{**as_fields(r)}``
     puts them after a command's own keys (schema, inputs)."""
-    return {key: v for name, key, omit_empty in json_fields(type(result))
-            for v in (getattr(result, name),) if not (omit_empty and _empty(v))}
+    return {key: v for name, key, omit in json_fields(type(result))
+            for v in (getattr(result, name),) if not (omit and (v is None or omit == "empty" and _empty(v)))}
 
 
 def _empty(v) -> bool:
     return v is None or (isinstance(v, (tuple, list, dict, str)) and len(v) == 0)
 
 
-def json_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
-    """``(attribute, JSON key, omit when empty)`` of a typed result's fields, in declared order: the
+def json_fields(cls: type) -> tuple[tuple[str, str, str | None], ...]:
+    """``(attribute, JSON key, when to omit it)`` of a typed result's fields, in declared order: the
     schema is the class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a
     handle the views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it
     under another key (a JSON key that is not an identifier, or a renamed attribute whose schema
     stays); ``metadata={"omit_empty": True}``: a key the schema has only when there is something
-    (None or empty leaves it out)."""
+    (None or empty leaves it out: "empty"); ``metadata={"omit_none": True}``: only None leaves it out
+    ("none"; an empty list is a value, e.g. a per-run series of no runs)."""
     got = _FIELDS.get(cls)
     if got is None:
         got = tuple((f.name, f.metadata.get("json") if isinstance(f.metadata.get("json"), str) else f.name,
-                     bool(f.metadata.get("omit_empty")))
+                     "empty" if f.metadata.get("omit_empty") else "none" if "omit_none" in f.metadata else None)
                     for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False)
         _FIELDS[cls] = got
     return got

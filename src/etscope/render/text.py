@@ -4,6 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from etscope.analysis.glossary import SHARE_OF_MEAN
 from etscope.render.guide import reading_guide
 from etscope.render.nesting_text import nesting_table
 from etscope.render.safe import without_controls
@@ -34,7 +35,7 @@ def breakdown_table(breakdown: list[dict], title: str) -> Table:
     """Method::execute split into delegate calls per backend, CPU kernels and overhead."""
     t = Table(title=title)
     # The share is of the mean (every run, a cold one included), so it can disagree with the p50.
-    for col in ("part", "calls/run", "mean", "p50", "share of mean"):
+    for col in ("part", "calls/run", "mean", "p50", SHARE_OF_MEAN.label):
         t.add_column(col, justify="right" if col != "part" else "left")
     for b in breakdown:
         label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",

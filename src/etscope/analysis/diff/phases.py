@@ -190,16 +190,16 @@ def _llm_figures(name: str, base: list, new: list) -> dict:
     def figures(results: list) -> dict:
         vals: dict[str, list[float]] = {}
         for r in results:
-            llm = r.llm or {}
-            row = next((p for p in llm.get("phases") or [] if isinstance(p, dict) and p.get("name") == name), None)
+            llm = r.llm.llm if r.llm is not None else None
+            row = llm.phase(name) if llm is not None else None
             if row is None:
                 continue
-            got = {"tokens_per_run": row.get("tokens_per_run"), "ms_per_token": row.get("ms_per_token"),
-                   "runs_per_s": row.get("runs_per_s")}
+            got = {"tokens_per_run": row.tokens_per_run, "ms_per_token": row.ms_per_token,
+                   "runs_per_s": row.runs_per_s}
             if name == "prefill":
-                got["ttft_ms"] = llm.get("ttft_ms")
+                got["ttft_ms"] = llm.ttft_ms
             if name == "decode":
-                got["tokens_per_s"] = llm.get("decode_tokens_per_s")
+                got["tokens_per_s"] = llm.decode_tokens_per_s
             for k, v in got.items():
                 if isinstance(v, (int, float)) and math.isfinite(v):
                     vals.setdefault(k, []).append(float(v))

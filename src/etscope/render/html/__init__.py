@@ -32,6 +32,7 @@ from importlib import resources
 
 import numpy as np
 
+from etscope.analysis import glossary
 from etscope.analysis.diff.view import DiffView
 from etscope.analysis.ops.modules import ModuleTimes
 from etscope.analysis.ops.nodes import NodeTable
@@ -157,6 +158,19 @@ def modules_data(modules: ModuleTimes | None) -> dict | None:
                 framework_overhead_us=_r(modules.framework_overhead_us))
 
 
+def llm_data(report) -> dict | None:
+    """The LLM section's data (``Results.llm``, an ``analysis.llm.result.LlmReport``): the ``llm``
+    object of ``etscope llm --json``, then its findings and warnings (when there are any) and the
+    decode's memory wall, under the keys the page reads."""
+    if report is None:
+        return None
+    llm = report.llm
+    return {**to_jsonable(dataclasses.replace(llm, memory_wall=None)),
+            **({"findings": list(report.findings)} if report.findings else {}),
+            **({"warnings": list(report.warnings)} if report.warnings else {}),
+            **({"memory_wall": to_jsonable(llm.memory_wall)} if llm.memory_wall is not None else {})}
+
+
 def _view_data(view: ReportView) -> dict:
     """What the page draws of one view (the whole file's, or one phase's), in the page's key order."""
     summary = view.summary
@@ -170,7 +184,7 @@ def _view_data(view: ReportView) -> dict:
         "ops": ops_data(view.ops),
         "runs": runs_data(view.runs),
         "qnn": view.qnn,
-        "llm": view.llm,
+        "llm": llm_data(view.llm),
         "graph": graph_data(view.nodes),
         "modules": modules_data(view.modules),
         "warnings": list(summary.get("warnings") or []) + view.checks + view.notes,
@@ -271,6 +285,9 @@ def _script(*pages: str) -> str:
     parsed from the JSON blob (our own files, shipped with the package)."""
     text = "\n".join(["(function () {", "  'use strict';",
                       "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
+                      # the glossary's labels of levels and statistics (analysis.glossary), when the page has them
+                      "  var WORDS = (function (e) { return e ? JSON.parse(e.textContent) : {}; })"
+                      "(document.getElementById('etscope-words'));",
                       _asset("common.js"), _asset("diff.js"),
                       *(_asset(part) for p in pages for part in PAGE_PARTS.get(p, ())),
                       *(_asset(p) for p in pages), "})();"])
@@ -311,6 +328,12 @@ def prepare_in_background(name: str = "report.html.j2") -> None:
     threading.Thread(target=prepare, name="etscope-template", daemon=True).start()
 
 
+def glossary_words() -> dict[str, str]:
+    """What the page calls each level and statistic (``analysis.glossary``: one definition, the
+    text views' too), by key."""
+    return {x.key: x.label for x in (*glossary.NESTING, glossary.ACCELERATOR_CYCLES, *glossary.STATISTICS)}
+
+
 def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
     from markupsafe import Markup
 
@@ -318,6 +341,8 @@ def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
     return template.render(
         data=data,
         data_json=Markup(json_for_script(data)),   # escaped above; JSON, not markup
+        words=glossary_words(),
+        words_json=Markup(json_for_script(glossary_words())),
         css=Markup(_asset("report.css")),           # our own files, shipped with the package
         js=Markup(_script(*page_js)),
     )
