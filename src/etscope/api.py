@@ -457,10 +457,10 @@ def summary_document(r: Results, consume: bool = False) -> dict:
     phases take ``r``'s event buffers (``Results.by_phase``; the CLI, which needs nothing after)."""
     s = dict(r.summary)      # the whole runs first: with ``consume`` the phases then take the events
     parts = r.by_phase(consume=consume)
-    if parts:
-        s["phases_pooled"] = "the top-level figures pool every run of every phase; phases[] gives each phase's own"
-        s["phases"] = [dict(row.to_dict(), summary=pr.summary) for row, (_, pr) in zip(r.phase_rows, parts)]
-    return s
+    if not parts:
+        return s
+    return dict(s, phases_pooled="the top-level figures pool every run of every phase; phases[] gives each phase's own",
+                phases=[dict(row.to_dict(), summary=pr.summary) for row, (_, pr) in zip(r.phase_rows, parts)])
 
 
 def ops(p) -> list[dict]:

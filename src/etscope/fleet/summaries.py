@@ -15,12 +15,13 @@ summaries were stored has no such part: that is said, not an error.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import pyarrow as pa
 
 from etscope.analysis.views.stored_summary import BuildSummary, digest, shape_problem
 from etscope.errors import FormatError
-from etscope.fleet.layout import load_json_bytes
+from etscope.fleet.layout import load_json_bytes, part_path
 from etscope.paths import display
 
 TABLE = "summary"
@@ -54,17 +55,42 @@ def summary_table(r) -> pa.Table:
 
 
 # ---- reading ---------------------------------------------------------------------------------------
-def stored_summary(ds, r, doc: dict, warn=None) -> dict | None:
-    """The checked summary document of a manifest entry ``doc``; None (with ``NOT_STORED`` being the
-    reason) when the file was collected before summaries were stored. Raises SummaryProblem."""
+@dataclass(frozen=True)
+class Collected:
+    """A checked manifest entry (``fleet.layout.check_entry``) as the fields this module reads."""
+    file_hash: str
+    status: str
+    order_key: str
+    model: str
+    soc: str
+    build: str
+    labels: tuple[str, ...]          # its build first, then its other labels (``also_builds``)
+    tables: tuple[str, ...]
+    entry: dict                      # the entry itself, for ``fleet.reading.read_part``
+
+    @classmethod
+    def of(cls, entry: dict) -> "Collected":
+        from etscope.fleet.layout import labels_of
+
+        partition = entry.get(PARTITION)
+        return cls(*(str(entry.get(k)) for k in ("file_hash", "status", "order_key")),
+                   *(str(partition.get(k, "")) for k in ("model", "soc", "build")),
+                   tuple(labels_of(entry)), tuple(entry.get(PARTS)), entry)
+
+
+PARTITION, PARTS = "partition", "parts"
+
+
+def stored_summary(ds, r, c: Collected) -> dict | None:
+    """The checked summary document of a collected file; None when the file was collected before
+    summaries were stored (``NOT_STORED`` says so). Raises SummaryProblem."""
     from etscope.fleet.reading import read_part
 
-    if TABLE not in doc["parts"]:
+    if TABLE not in c.tables:
         return None
-    part = doc["parts"][TABLE]
-    shown = display(os.path.join(ds.root, part["path"]))
+    shown = display(os.path.join(ds.root, part_path(TABLE, c.file_hash, c.entry.get(PARTITION))))
     said: list[str] = []
-    t = read_part(ds, r, doc, TABLE, said.append, {"summary_json": "str"}, optional={"summary_note": "str"})
+    t = read_part(ds, r, c.entry, TABLE, said.append, {"summary_json": "str"}, optional={"summary_note": "str"})
     if t is None:
         raise SummaryProblem(said[0] if said else f"{shown}: stored summary not readable")
     if t.num_rows != 1:
@@ -87,6 +113,13 @@ def stored_summary(ds, r, doc: dict, warn=None) -> dict | None:
     return data
 
 
+def collected(ds, r, warn) -> list[Collected]:
+    """The dataset's good manifest entries (``fleet.reading.entries``), typed."""
+    from etscope.fleet.reading import entries
+
+    return [Collected.of(d) for d in entries(ds, r, warn)]
+
+
 def series_files(sessions) -> dict[tuple[str, str, str], dict[str, list]]:
     """{(model, soc, phase): {build: its sessions, first by order key then file}} of a trend's
     sessions (``fleet.reading.trend_inputs``): the build's first file is the one its summary is of
@@ -101,7 +134,8 @@ def build_summaries(ds, sessions, trend, per_series: int = PER_SERIES, warn=None
     """{(model, soc, phase, build): BuildSummary} for the latest ``per_series`` builds of each series
     of ``trend`` (the others get none: the page says how many and how to see one). A summary that
     cannot be read is one warning and a note on its build, never the end of the page."""
-    from etscope.fleet.reading import Warnings, entries
+    from etscope.analysis.diff.trend import ALL_PHASES
+    from etscope.fleet.reading import Warnings
 
     ds.require()
     w = Warnings(warn)
@@ -116,45 +150,44 @@ def build_summaries(ds, sessions, trend, per_series: int = PER_SERIES, warn=None
     out: dict = {}
     docs: dict[str, object] = {}
     with ds.open() as r:
-        by_hash = {d["file_hash"]: d for d in entries(ds, r, w)} if wanted else {}
+        by_hash = {c.file_hash: c for c in collected(ds, r, w)} if wanted else {}
         for key, (file_hash, n) in wanted.items():
             if file_hash not in docs:
-                entry = by_hash.get(file_hash)
+                c = by_hash.get(file_hash)
                 try:
-                    docs[file_hash] = (NOT_STORED if entry is None else stored_summary(ds, r, entry) or NOT_STORED)
+                    docs[file_hash] = (NOT_STORED if c is None else stored_summary(ds, r, c) or NOT_STORED)
                 except SummaryProblem as e:
                     w(f"{e}; its build links to no summary")
                     docs[file_hash] = f"stored summary not shown: {e.what}"
             got = docs[file_hash]
-            phase = key[2] if key[2] != "all" else None
+            phase = None if key[2] == ALL_PHASES else key[2]
             out[key] = BuildSummary(file_hash, n, note=got) if isinstance(got, str) else \
                 BuildSummary(file_hash, n, digest(got, phase))
     w.close()
     return out
 
 
-def summaries_of_build(ds, build: str, model: str | None = None, soc: str | None = None) -> list[tuple[dict, dict | None]]:
-    """[(manifest entry, checked summary document or None: collected before summaries were stored)]
-    of the collected files labelled ``build`` (their own build or an ``also_builds`` label), or whose
-    content hash starts with ``build`` (at least 8 hex digits), in order key order. Raises
-    FormatError when none matches, SummaryProblem when one cannot be read."""
-    from etscope.fleet.layout import labels_of
-    from etscope.fleet.reading import Warnings, entries
+def summaries_of_build(ds, build: str, model: str | None = None,
+                       soc: str | None = None) -> list[tuple[Collected, dict | None]]:
+    """[(collected file, checked summary document or None: collected before summaries were stored)]
+    of the files labelled ``build`` (their own build or an ``also_builds`` label), or whose content
+    hash starts with ``build`` (at least 8 hex digits), in order key order. Raises FormatError when
+    none matches, SummaryProblem when one cannot be read."""
+    from etscope.fleet.reading import Warnings
 
     ds.require()
     w = Warnings()
     with ds.open() as r:
-        docs = [d for d in entries(ds, r, w) if d["status"] == "added"
-                and (model is None or d["partition"].get("model") == model)
-                and (soc is None or d["partition"].get("soc") == soc)]
-        by_hash = len(build) >= 8 and all(c in "0123456789abcdef" for c in build)
-        hits = [d for d in docs if build in labels_of(d) or (by_hash and d["file_hash"].startswith(build))]
+        cs = [c for c in collected(ds, r, w) if c.status == "added"
+              and (model is None or c.model == model) and (soc is None or c.soc == soc)]
+        by_hash = len(build) >= 8 and all(ch in "0123456789abcdef" for ch in build)
+        hits = [c for c in cs if build in c.labels or (by_hash and c.file_hash.startswith(build))]
         if not hits:
-            builds = sorted({b for d in docs for b in labels_of(d)})
+            builds = sorted({b for c in cs for b in c.labels})
             listed = ", ".join(builds[:10]) + (f" and {len(builds) - 10} more" if len(builds) > 10 else "")
             raise FormatError(f"no collected file of build {display(build)[:200]!r}"
                               + (f" here (builds: {listed})" if listed else ""), display(ds.root))
-        hits.sort(key=lambda d: (d["order_key"], d["file_hash"]))
-        out = [(d, stored_summary(ds, r, d)) for d in hits]
+        hits.sort(key=lambda c: (c.order_key, c.file_hash))
+        out = [(c, stored_summary(ds, r, c)) for c in hits]
     w.close()
     return out

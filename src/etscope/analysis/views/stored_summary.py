@@ -153,7 +153,7 @@ class SummaryOp:
     kernel (its ``fallback_ops``), by share of the mean latency."""
     instruction_id: int
     kind: str                        # delegate call / CPU kernel
-    name: str                        # the backend of a delegate call; the kernel (op type) of a CPU kernel
+    name: str                        # DELEGATE_CALL; the kernel (else op type) of a CPU kernel
     where: str                       # the backend, or "CPU"
     mean_ms: float | None
     share: float | None
@@ -211,7 +211,7 @@ def digest(doc: dict, phase: str | None = None) -> SummaryDigest:
     lat = s["runs"].get("latency_ms") or {}
     parts = tuple(SummaryPart(b["kind"], b.get("backend"), b.get("calls_per_run"), b["mean_ms"], b["p50_ms"],
                               b["share"]) for b in s["breakdown"])
-    ops = [SummaryOp(d["instruction_id"], "delegate call", _clip(d.get("backend") or "delegate"),
+    ops = [SummaryOp(d["instruction_id"], "delegate call", "DELEGATE_CALL",
                      _clip(d.get("backend") or "?"), d.get("mean_ms"), d.get("share")) for d in s["delegate_calls"]]
     ops += [SummaryOp(f["instruction_id"], "CPU kernel", _clip(f.get("kernel") or f.get("op_type") or "?"), "CPU",
                       f["mean_ms"], f["share"]) for f in s["fallback_ops"]]
@@ -227,3 +227,18 @@ def digest(doc: dict, phase: str | None = None) -> SummaryDigest:
         soc=None if qc.get("soc_model") is None else _clip(qc["soc_model"]),
         events=(s.get("etdump") or {}).get("events"),
         warnings=tuple(_clip(w) for w in warnings[:MAX_WARNINGS_SHOWN]), warnings_total=len(warnings))
+
+
+def stored_phases(doc: dict) -> tuple[str, list]:
+    """(how the runs were told apart, [(``PhaseRow``, that phase's summary)]) of a checked document
+    whose runs are several phases (``summary --json``'s ``phases``); ("", []) when they are one."""
+    from etscope.analysis.llm.run_phases import PhaseRow
+
+    out = []
+    for p in doc.get("phases") or []:
+        lat = p["latency_ms"]
+        out.append((PhaseRow(name=p["name"], method=p.get("method"), runs=tuple(p["runs"]),
+                             warmup_runs=tuple(p["warmup_runs"]), p50_ms=lat.get("p50"), mean_ms=lat.get("mean"),
+                             min_ms=lat.get("min"), max_ms=lat.get("max")), p["summary"]))
+    how = next(((s.get("phase") or {}).get("how") for _, s in out if (s.get("phase") or {}).get("how")), None)
+    return (how or "their phases" if out else ""), out
