@@ -235,3 +235,16 @@ def test_only_the_latest_builds_are_embedded(series_ds, monkeypatch):
     assert [b["anchor"] is not None for b in s["builds"]] == [False, False, False, True, True]
     assert "the latest 2 builds' summaries are on this page, the 3 before them are left out" in s["summaries_hint"]
     assert "etscope trend --dataset ds --summary BUILD" in s["summaries_hint"]
+
+
+def test_stored_strings_stay_text_on_the_page(series_ds, tmp_path):
+    """A stored kernel name is shown as text: escaped in the page's data, never markup."""
+    xss = "<img src=x onerror=alert(1)></script><script>alert(2)</script>"
+    doc = _valid(series_ds)
+    _rewrite_summary(series_ds, _with(doc, "fallback_ops.0.kernel", xss))
+    r = cli("trend", "--dataset", series_ds, "--html", tmp_path / "t.html")
+    assert r.returncode == 0 and not said(r), r.stderr
+    page = (tmp_path / "t.html").read_text(encoding="utf-8")
+    assert "<img" not in page and "<script>alert" not in page
+    names = [o["name"] for b in page_blob(tmp_path / "t.html")["series"][0]["builds"] for o in b["summary"]["ops"]]
+    assert xss in names

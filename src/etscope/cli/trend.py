@@ -45,10 +45,8 @@ def trend(dataset, model, soc, as_json, html_path, summary_of):
     elif out is None or out.kind != "stdout":
         from etscope.render.trend_text import render_trend
 
-        render_trend(t)
-        if t.series:
-            click.echo(f"A build's stored summary: etscope trend --dataset {shell_word(dataset)} --summary BUILD "
-                       "(or click the build on the --html page).")
+        render_trend(t, footer=f"A build's stored summary: etscope trend --dataset {shell_word(dataset)} --summary "
+                               "BUILD (or click the build on the --html page).")
     if out is not None:
         from etscope.fleet.summaries import build_summaries
         from etscope.render.trend_html import write_trend_page
@@ -84,13 +82,15 @@ def print_stored_summaries(ds, build: str, model, soc, as_json: bool) -> None:
             {"file_hash": c.file_hash, "model": c.model, "soc": c.soc, "build": c.build, "order_key": c.order_key,
              "summary": doc, "note": None if doc is not None else NOT_STORED} for c, doc in found]})
         return
+    from etscope.render.screen import screen
     from etscope.render.stored_summary_text import stored_summary_text
 
+    texts = []
     for c, doc in found:
         title = (f"build {c.build} · {c.model} on {c.soc} · file {c.file_hash[:12]} · order {c.order_key} "
                  "(stored when it was collected)")
         if doc is None:
-            click.echo(f"{title}: {NOT_STORED}")
+            texts.append(None)
             continue
         try:
             text = stored_summary_text(doc, title)
@@ -98,4 +98,12 @@ def print_stored_summaries(ds, build: str, model, soc, as_json: bool) -> None:
             # the shape check passed, yet a value the renderers need is not usable: the stored bytes' fault
             raise FormatError(f"stored summary of file {c.file_hash[:12]} cannot be shown "
                               f"({type(e).__name__}: {str(e)[:120]})", ds.root) from None
-        click.echo(text, nl=False)
+        texts.append(text)
+    out = screen()      # every file's text made before any is printed: a bad one prints nothing
+    for i, ((c, _), text) in enumerate(zip(found, texts)):
+        if i:
+            out.print("")
+        if text is None:
+            out.print(f"build {c.build} · {c.model} on {c.soc} · file {c.file_hash[:12]}: {NOT_STORED}")
+        else:
+            click.echo(text, nl=False)

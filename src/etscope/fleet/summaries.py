@@ -150,7 +150,8 @@ def build_summaries(ds, sessions, trend, per_series: int = PER_SERIES, warn=None
     out: dict = {}
     docs: dict[str, object] = {}
     with ds.open() as r:
-        by_hash = {c.file_hash: c for c in collected(ds, r, w)} if wanted else {}
+        # a bad entry was said when the trend read the dataset (``trend_inputs``): not again
+        by_hash = {c.file_hash: c for c in collected(ds, r, lambda line: None)} if wanted else {}
         for key, (file_hash, n) in wanted.items():
             if file_hash not in docs:
                 c = by_hash.get(file_hash)
