@@ -248,3 +248,47 @@ def test_stored_strings_stay_text_on_the_page(series_ds, tmp_path):
     assert "<img" not in page and "<script>alert" not in page
     names = [o["name"] for b in page_blob(tmp_path / "t.html")["series"][0]["builds"] for o in b["summary"]["ops"]]
     assert xss in names
+
+
+def test_a_collect_killed_at_any_rename_leaves_no_summary_behind(tmp_path, monkeypatch):
+    """The summary part is committed with the file's other parts: a collect killed at any rename
+    (before or after the summary part moved in) leaves nothing the next collect keeps, and that
+    collect adds the file whole, its summary readable."""
+    import os
+
+    from etscope.fleet import dataset as D
+    from etscope.fleet.collect import collect, counts
+    from etscope.fleet.summaries import summaries_of_build
+
+    src = tmp_path / "gen_cnn.etdump"
+    shutil.copy(REAL / "gen_cnn.etdump", src)
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def counting(*a, **k):
+        calls["n"] += 1
+        real_replace(*a, **k)
+
+    monkeypatch.setattr(D.os, "replace", counting)
+    collect([src], tmp_path / "whole", meta={"build": "b"}, workers=1)
+    renames = calls["n"]          # the marker, the journal, each part, the entry
+    assert renames >= 7
+    for kill in range(3, renames + 1):
+        ds = tmp_path / f"ds{kill}"
+        calls["n"] = 0
+
+        def dying(*a, _kill=kill, **k):
+            calls["n"] += 1
+            if calls["n"] == _kill:
+                raise KeyboardInterrupt
+            real_replace(*a, **k)
+
+        monkeypatch.setattr(D.os, "replace", dying)
+        with pytest.raises(KeyboardInterrupt):
+            collect([src], ds, meta={"build": "b"}, workers=1)
+        monkeypatch.setattr(D.os, "replace", real_replace)
+        assert D.Dataset(ds).collected() == set()
+        assert counts(collect([src], ds, meta={"build": "b"}, workers=1))["added"] == 1
+        assert len(list((ds / "summary").rglob("*.parquet"))) == 1, kill
+        ((c, doc),) = summaries_of_build(D.Dataset(ds), "b")
+        assert doc["inputs"]["etdump"] == str(src)
