@@ -76,7 +76,9 @@ def print_stored_summaries(ds, build: str, model, soc, as_json: bool) -> None:
 
     found = summaries_of_build(ds, build, model, soc)
     if all(doc is None for _, doc in found):
-        raise FormatError(f"build {build}: {len(found)} collected file(s), {NOT_STORED}")
+        from etscope.paths import display
+
+        raise FormatError(f"build {display(build)[:200]}: {len(found)} collected file(s), {NOT_STORED}")
     if as_json:
         emit_json({"schema": "etscope.stored-summaries/1", "build": build, "files": [
             {"file_hash": c.file_hash, "model": c.model, "soc": c.soc, "build": c.build, "order_key": c.order_key,

@@ -34,7 +34,7 @@ __all__ = ["Dataset", "LAYOUT", "MARKER", "PARTITION_KEYS", "TABLES", "REJECTS",
 
 
 # Parquet options per table: a summary part is one long JSON string, which a dictionary page and
-# min/max statistics would each store again (2 KB of JSON took 11 KB on disk; 4 KB without them).
+# min/max statistics would each store again (2 KB of JSON took 11 KB on disk, 2 KB without them).
 PART_OPTIONS = {"summary": {"use_dictionary": False, "write_statistics": False}}
 
 
