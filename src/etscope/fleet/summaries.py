@@ -147,23 +147,25 @@ def build_summaries(ds, sessions, trend, per_series: int = PER_SERIES, warn=None
             xs = by_build.get(p.build)
             if xs:
                 wanted[(s.model, s.soc, s.phase, p.build)] = (xs[0].file, len(xs))
+    by_file: dict[str, list] = {}
+    for key, (file_hash, _) in wanted.items():
+        by_file.setdefault(file_hash, []).append(key)
     out: dict = {}
-    docs: dict[str, object] = {}
     with ds.open() as r:
         # a bad entry was said when the trend read the dataset (``trend_inputs``): not again
         by_hash = {c.file_hash: c for c in collected(ds, r, lambda line: None)} if wanted else {}
-        for key, (file_hash, n) in wanted.items():
-            if file_hash not in docs:
-                c = by_hash.get(file_hash)
-                try:
-                    docs[file_hash] = (NOT_STORED if c is None else stored_summary(ds, r, c) or NOT_STORED)
-                except SummaryProblem as e:
-                    w(f"{e}; its build links to no summary")
-                    docs[file_hash] = f"stored summary not shown: {e.what}"
-            got = docs[file_hash]
-            phase = None if key[2] == ALL_PHASES else key[2]
-            out[key] = BuildSummary(file_hash, n, note=got) if isinstance(got, str) else \
-                BuildSummary(file_hash, n, digest(got, phase))
+        for file_hash, keys in by_file.items():      # one stored document in memory at a time
+            c = by_hash.get(file_hash)
+            try:
+                got = NOT_STORED if c is None else stored_summary(ds, r, c) or NOT_STORED
+            except SummaryProblem as e:
+                w(f"{e}; its build links to no summary")
+                got = f"stored summary not shown: {e.what}"
+            for key in keys:
+                n = wanted[key][1]
+                out[key] = BuildSummary(file_hash, n, note=got) if isinstance(got, str) else \
+                    BuildSummary(file_hash, n, digest(got, None if key[2] == ALL_PHASES else key[2]))
+            del got
     w.close()
     return out
 
