@@ -106,7 +106,7 @@ def test_page_links_each_build_to_its_stored_summary(real_ds, tmp_path):
         if s["model"] == "llama":
             lat = by_phase[s["phase"]]["runs"]["latency_ms"]
             assert card["phase"] == f"{s['phase']} phase"
-            assert f"{fmt_ms(lat['p50'])} p50 over {by_phase[s['phase']]['runs']['count']} run(s)" in card["headline"]
+            assert f"{fmt_ms(lat['p50'])} p50 over {by_phase[s['phase']]['runs']['count']:,} run(s)" in card["headline"]
 
 
 def strip_summaries(ds: Path) -> None:

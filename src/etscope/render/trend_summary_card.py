@@ -41,11 +41,11 @@ def _calls(v) -> str:
 
 
 def headline(d: SummaryDigest) -> str:
-    """ "Method::execute (forward): 32.5 µs p50 over 10 runs (mean 46.1 µs, min 30.2 µs, max 145.4 µs)"."""
+    """ "Method::execute (forward): 32.5 µs p50 over 10 run(s) (mean 46.1 µs, min 30.2 µs, max 145.4 µs)"."""
     method = f" ({d.method})" if d.method else ""
     if d.p50_ms is None:
-        return f"Method::execute{method}: no timed run ({d.runs} run(s))"
-    return (f"Method::execute{method}: {_ms(d.p50_ms)} p50 over {d.runs} run(s) (mean {_ms(d.mean_ms)}, "
+        return f"Method::execute{method}: no timed run ({d.runs:,} run(s))"
+    return (f"Method::execute{method}: {_ms(d.p50_ms)} p50 over {d.runs:,} run(s) (mean {_ms(d.mean_ms)}, "
             f"min {_ms(d.min_ms)}, max {_ms(d.max_ms)})")
 
 
