@@ -334,6 +334,19 @@ def summary(p, runtrace=None) -> dict:
     return results(p, runtrace=runtrace).summary
 
 
+def summary_document(r: Results, consume: bool = False) -> dict:
+    """What ``etscope summary --json`` prints for ``r``: its summary, and when the runs are several
+    phases each phase's runs with its own summary (the top level then pools them: said in
+    ``phases_pooled``). ``etscope collect`` stores the same document per file. ``consume``: the
+    phases take ``r``'s event buffers (``Results.by_phase``; the CLI, which needs nothing after)."""
+    s = dict(r.summary)      # the whole runs first: with ``consume`` the phases then take the events
+    parts = r.by_phase(consume=consume)
+    if not parts:
+        return s
+    return dict(s, phases_pooled="the top-level figures pool every run of every phase; phases[] gives each phase's own",
+                phases=[dict(row.to_dict(), summary=pr.summary) for row, (_, pr) in zip(r.phase_rows, parts)])
+
+
 def ops(p) -> list[dict]:
     return results(p).ops
 

@@ -25,12 +25,10 @@ def summary(etdump, etrecord, pte, method, phase, qnn_heap, given, as_json):
     whole.qnn_heap = heap
     r = narrowed(whole, phase, method)
     heap_view = r.heap_view
-    s = dict(r.summary) if as_json else None    # the whole runs first: the phases then take the events
-    parts = r.by_phase(consume=True)
     if as_json:
-        s.update(phase_json(r))
-        emit_json(s)
+        emit_json(api.summary_document(r, consume=True))
         return
+    parts = r.by_phase(consume=True)
     from etscope.render.text import render_summary
 
     if not parts:
@@ -44,17 +42,6 @@ def summary(etdump, etrecord, pte, method, phase, qnn_heap, given, as_json):
             render_summary(pr.summary)
     if heap_view is not None:
         echo_heap(heap_view)
-
-
-def phase_json(r) -> dict:
-    """What ``--json`` adds about phases when the runs are several phases: each phase's runs with its
-    own summary (the top level then pools them: said in ``phases_pooled``). The phase one
-    ``--phase`` chose is the summary's own ``phase``."""
-    parts = r.by_phase()
-    if not parts:
-        return {}
-    return {"phases_pooled": "the top-level figures pool every run of every phase; phases[] gives each phase's own",
-            "phases": [dict(row.to_dict(), summary=pr.summary) for row, (_, pr) in zip(r.phase_rows, parts)]}
 
 
 @click.command()

@@ -25,6 +25,7 @@ from etscope.formats.kinds import companions
 from etscope.errors import FormatError
 from etscope.fleet.dataset import Dataset
 from etscope.fleet.folder import UnsafeEntry
+from etscope.fleet.summaries import TABLE as SUMMARY, summary_table
 
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
 # Companion files found next to an ETDump by name: <stem><suffix>: the program's, then the input
@@ -249,6 +250,7 @@ def file_tables(job: Job, file_hash: str | None = None) -> tuple[dict, dict[str,
     q = qnn_table(r.qnn, [(n, x.qnn) for n, x in r.by_phase()] or [(whole_phase(r.phases), r.qnn)])
     if q is not None:
         tables["qnn"] = q
+    tables[SUMMARY] = summary_table(r)      # what ``etscope summary --json`` prints for the file (fleet.summaries)
     tables = {k: _with_file_columns(t, file_hash, meta["order_key"]) for k, t in tables.items()}
     views = r.kind_views       # before the warnings: a view that fails says so there
     tables["files"] = pa.table({
