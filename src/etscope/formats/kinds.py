@@ -35,11 +35,15 @@ QNN_PIN_HELP = ("Repeatable, one per QNN partition (context binary); joined to i
 
 
 def resolve(ref: str | Callable) -> Callable:
-    """A ``"module:function"`` reference (or a function) -> the function."""
+    """A ``"module:function"`` reference of this registry (or a function) -> the function. The
+    references are constants of the package, never text from an input; even so only etscope's own
+    modules can be named (tests/fuzz/test_attacks.py checks that this is the one dynamic import)."""
     if callable(ref):
         return ref
-    module, _, name = ref.partition(":")
-    return getattr(importlib.import_module(module), name)
+    module, _, attr = ref.partition(":")
+    if not module.startswith("etscope.") or not attr.isidentifier():
+        raise ValueError(f"not a function of etscope: {ref!r}")
+    return getattr(importlib.import_module(module), attr)
 
 
 @dataclass(frozen=True)
