@@ -18,7 +18,7 @@ def to_jsonable(x):
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {key: to_jsonable(getattr(x, name)) for name, key in json_fields(type(x))}
+        return _result_object(x)
     if isinstance(x, (list, tuple)):
         if _plain_scalars(x):       # per-run series (100k values): no call per value
             return non_finite_as_null(x)
@@ -42,10 +42,32 @@ def json_fields(cls: type) -> tuple[tuple[str, str], ...]:
     key (a JSON key that is not an identifier, or a renamed attribute whose schema stays)."""
     got = _FIELDS.get(cls)
     if got is None:
+        kept = [f for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False]
         got = tuple((f.name, f.metadata.get("json") if isinstance(f.metadata.get("json"), str) else f.name)
-                    for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False)
+                    for f in kept)
+        _META[cls] = {f.name: f.metadata for f in kept}
         _FIELDS[cls] = got
     return got
+
+
+def _result_object(x) -> dict:
+    """A typed result's JSON object (``json_fields``), with two layouts a schema may need:
+    ``metadata={"omit_none": True}`` leaves the key out when the value is None (a key only some
+    results have); ``metadata={"inline": Cls}`` writes the nested ``Cls`` result's keys at this
+    level (a flat row made of parts), each null when the value is None."""
+    out = {}
+    for name, key in json_fields(type(x)):
+        v = getattr(x, name)
+        meta = _META[type(x)][name]
+        inline = meta.get("inline")
+        if inline is not None:
+            out.update(_result_object(v) if v is not None else dict.fromkeys(k for _, k in json_fields(inline)))
+        elif v is not None or not meta.get("omit_none"):
+            out[key] = to_jsonable(v)
+    return out
+
+
+_META: dict[type, dict] = {}
 
 
 _INFINITIES = (math.inf, -math.inf)
