@@ -33,6 +33,10 @@ def to_jsonable(x):
 
 
 _FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+# A typed result's field metadata (``dataclasses.field(metadata=...)``): the JSON key, False to
+# leave the field out; and two layouts a schema may need (see ``_result_object``).
+JSON, INLINE, OMIT_NONE = "json", "inline", "omit_none"
+_LAYOUT: dict[type, tuple[tuple[str, str, type | None, bool], ...]] = {}
 
 
 def json_fields(cls: type) -> tuple[tuple[str, str], ...]:
@@ -42,10 +46,10 @@ def json_fields(cls: type) -> tuple[tuple[str, str], ...]:
     key (a JSON key that is not an identifier, or a renamed attribute whose schema stays)."""
     got = _FIELDS.get(cls)
     if got is None:
-        kept = [f for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False]
-        got = tuple((f.name, f.metadata.get("json") if isinstance(f.metadata.get("json"), str) else f.name)
-                    for f in kept)
-        _META[cls] = {f.name: f.metadata for f in kept}
+        kept = [f for f in dataclasses.fields(cls) if f.metadata.get(JSON, True) is not False]
+        got = tuple((f.name, f.metadata.get(JSON) if isinstance(f.metadata.get(JSON), str) else f.name) for f in kept)
+        _LAYOUT[cls] = tuple((name, key, f.metadata.get(INLINE), bool(f.metadata.get(OMIT_NONE)))
+                             for (name, key), f in zip(got, kept))
         _FIELDS[cls] = got
     return got
 
@@ -55,19 +59,16 @@ def _result_object(x) -> dict:
     ``metadata={"omit_none": True}`` leaves the key out when the value is None (a key only some
     results have); ``metadata={"inline": Cls}`` writes the nested ``Cls`` result's keys at this
     level (a flat row made of parts), each null when the value is None."""
+    cls = type(x)
+    json_fields(cls)
     out = {}
-    for name, key in json_fields(type(x)):
+    for name, key, inline, omit_none in _LAYOUT[cls]:
         v = getattr(x, name)
-        meta = _META[type(x)][name]
-        inline = meta.get("inline")
         if inline is not None:
             out.update(_result_object(v) if v is not None else dict.fromkeys(k for _, k in json_fields(inline)))
-        elif v is not None or not meta.get("omit_none"):
+        elif v is not None or not omit_none:
             out[key] = to_jsonable(v)
     return out
-
-
-_META: dict[type, dict] = {}
 
 
 _INFINITIES = (math.inf, -math.inf)

@@ -40,12 +40,13 @@ class TensorTap:
     reducer: str                # the reducer's name (FULL_TENSOR, STATS...)
     fields: tuple[str, ...]     # what the reducer's values are, in order
     module_path: str | None
-    full_tensor: bool = field(default=True, metadata={"json": False})   # the tensor itself, not reduced
+    output_index: int = field(metadata={"json": False})           # the program output it is
+    full_tensor: bool = field(metadata={"json": False})           # the tensor itself, not reduced
 
     @classmethod
     def of(cls, tap) -> "TensorTap":
         return cls(tap.node_name, tap.op_target, tap.reducer_name, tuple(tap.fields), tap.module_path,
-                   tap.full_tensor)
+                   tap.output_index, tap.full_tensor)
 
 
 @dataclass(frozen=True)
