@@ -1,5 +1,7 @@
 """The report's numerics section data: ``analysis.numerics.view.NumericsView`` formatted for the
-page (numbers rounded, tensors cut to ``MAX_TENSORS`` per run); drawn by assets/numerics.js."""
+page (numbers rounded, tensors cut to ``MAX_TENSORS`` per run); drawn by assets/numerics.js, which
+formats it: the first divergence and the largest drop come as tensor indices, coverage with its
+loggable node count, so the page locates and divides nothing itself."""
 from __future__ import annotations
 
 import math
@@ -30,7 +32,7 @@ def numerics_data(v: NumericsView | None) -> dict | None:
             "candidate_runs": c.cand_runs, "reference_runs": c.ref_runs,
             "first_divergence": to_jsonable(c.first_divergence), "runs": [_run(r) for r in c.runs],
             "unmatched_candidate": list(c.unmatched_cand), "unmatched_reference": list(c.unmatched_ref),
-            "notes": list(c.notes), "coverage": to_jsonable(c.coverage), "drift": _drift(c.drift),
+            "notes": list(c.notes), "coverage": dict(to_jsonable(c.coverage), loggable=c.coverage.loggable), "drift": _drift(c.drift),
             # graph view colouring: -inf dB (non-finite values) written as null, with diverged true
             "node_snr": {n.node: _r(n.snr_db, 4) for n in v.nodes},
             "node_diverged": {n.node: n.diverged for n in v.nodes}}
@@ -53,9 +55,9 @@ def _run(r: RunComparison) -> dict:
     drop = r.largest_drop
     return {"run": r.run, "phase": r.phase, "reference_run": r.ref_run,
             "tensors": [_tensor(t) for t in r.tensors[:MAX_TENSORS]], "total_tensors": len(r.tensors),
-            "first_divergence": r.first_divergence_name,
-            "largest_drop": ({"from": drop.from_name, "to": drop.to_name, "snr_drop_db": _r(drop.snr_drop_db)}
-                             if drop else None)}
+            "first_divergence": r.first_divergence_name, "first_divergence_index": r.first_divergence,
+            "largest_drop": ({"from": drop.from_name, "to": drop.to_name, "snr_drop_db": _r(drop.snr_drop_db),
+                              "from_index": drop.before, "to_index": drop.after} if drop else None)}
 
 
 def _tensor(t: ComparedTensor) -> dict:
