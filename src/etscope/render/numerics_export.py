@@ -31,8 +31,8 @@ def stats_table(r: NumericsResult) -> pa.Table:
 
 _COMPARE = ["method", "run", "phase", "step", "position", "layer", "reference_run", "name", "role",
             "candidate_instruction", "candidate_node", "candidate_dtype", "candidate_shape", "reference_instruction",
-            "reference_node", "reference_dtype", "reference_shape", "graph_pos", "compared", "equal", "cosine", "snr_db",
-            "mse", "max_abs_error", "relative_error", "diverged", "first_divergence", "note", "matched_by"]
+            "reference_node", "reference_dtype", "reference_shape", "graph_pos", "compared", "equal", "cosine",
+            "snr_db", "mse", "max_abs_error", "relative_error", "diverged", "first_divergence", "note", "matched_by"]
 
 
 def compare_table(c: Comparison | MethodComparisons) -> pa.Table:

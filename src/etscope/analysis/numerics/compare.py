@@ -1,6 +1,6 @@
 """Compare the intermediate outputs of two runs of a model (candidate vs reference).
 
-Matching (by identity, never by position alone; ``numerics_pairing``): within one program (both
+Matching (by identity, never by position alone; ``numerics.match``): within one program (both
 ETRecords hold the same graph) by edge-node name; across programs by the source node each tensor
 stands for (``from_node`` provenance, module path + op + order, debug handle), q/dq looked
 through, a delegate output as the value leaving its partition; never by edge-node names alone.
@@ -10,9 +10,10 @@ notes). Two tensors of different shapes are never compared, unless one is the ot
 (undone, said in the note). Coverage: the share of the reference's logged nodes paired.
 
 Runs are paired by LLM phase and token position, or in order (``numerics.runs``); an LLM's
-comparison carries its drift table: per layer, the error at every step (``numerics.drift``). Metrics per matched tensor (``numerics.metrics``), in float64,
-chunk by chunk (bounded memory): cosine similarity, SNR in dB (10 log10 of reference power over
-error power), MSE, max abs error, relative error (L2 norm of the error over the reference's).
+comparison carries its drift table: per layer, the error at every step (``numerics.drift``).
+Metrics per matched tensor (``numerics.metrics``), in float64, chunk by chunk (bounded memory):
+cosine similarity, SNR in dB (10 log10 of reference power over error power), MSE, max abs error,
+relative error (L2 norm of the error over the reference's).
 The curve is each run's compared tensors in graph order; the first divergence is the first tensor
 crossing a threshold (default cosine < 0.999 or SNR < 30 dB); the largest single-step drop is the
 biggest SNR fall between consecutive compared tensors (SNR above ``SNR_CAP_DB`` counted as the cap,
@@ -95,7 +96,8 @@ class Coverage:
     paired: int                 # of the others, paired
     share: float | None         # paired / loggable (None: nothing loggable)
     low: bool                   # share below pairing.COVERAGE_FINDING
-    refused: int = field(metadata={"json": "pairs_refused"})    # pairs refused (shapes no layout change explains), all runs
+    # pairs refused (shapes no layout change explains), over all runs
+    refused: int = field(metadata={"json": "pairs_refused"})
 
     @classmethod
     def of(cls, ref_nodes: int, hidden: int, paired: int, refused: int) -> "Coverage":

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from etscope.analysis.numerics.identity import TensorId
-from etscope.analysis.numerics.pairing import BY_TAP_PROVENANCE, LOOKED_THROUGH, Identities, Keyed, handles_agree, hidden_keys, keyed, same_program
+from etscope.analysis.numerics.pairing import (BY_TAP_PROVENANCE, LOOKED_THROUGH, Identities, Keyed, handles_agree,
+                                               hidden_keys, keyed, same_program)
 from etscope.profile import Profile
 
 MODE_NAMES = {"instruction": "instruction", "name": "node", "source": "source node"}

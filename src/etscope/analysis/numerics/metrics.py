@@ -120,7 +120,7 @@ def pair_metrics(buf_c: DebugBuffer, pc: Profile, c: TensorId, buf_r: DebugBuffe
         notes.append(f"candidate permuted {list(perm)} to the reference's layout")
     note = "; ".join(notes) or None
     n = int(vc.size)
-    sums = PairSums()       # overflow-free (numerics_sums)
+    sums = PairSums()       # overflow-free (numerics.sums)
     bad = agreeing = 0
     equal = True
     for xc, xr in zip(chunks(vc, chunk), chunks(vr, chunk)):

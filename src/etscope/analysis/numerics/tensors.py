@@ -36,7 +36,8 @@ class TensorStats:
     max: float | None
     mean: float | None
     std: float | None           # population std of the finite values
-    at_limits: float | None = field(metadata={"json": "at_limits_share"})   # share at the int dtype's min or max (None: float)
+    # share of values at the integer dtype's min or max (None: a float dtype)
+    at_limits: float | None = field(metadata={"json": "at_limits_share"})
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def tensor_stats(buf: DebugBuffer, p: Profile, tid: TensorId, chunk: int = CHUNK
     is_int = view.dtype.kind in "iub" and st != BFLOAT16
     lim = (np.iinfo(view.dtype).min, np.iinfo(view.dtype).max) if view.dtype.kind in "iu" and st != BFLOAT16 else None
     n = nan = inf = limits = 0
-    unit = Scale()          # values summed in a power-of-two unit: overflow-free (numerics_sums)
+    unit = Scale()          # values summed in a power-of-two unit: overflow-free (numerics.sums)
     mean = m2 = 0.0
     lo, hi = np.inf, -np.inf
     for c in chunks(view, chunk):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from etscope.analysis.numerics.compare import ComparedTensor, Comparison, RunComparison
+from etscope.analysis.numerics.compare import ComparedTensor, RunComparison
 from etscope.analysis.numerics.drift import Drift, DriftCell
 from etscope.analysis.numerics.tensors import NumericsResult, TensorRow
 from etscope.analysis.numerics.view import NumericsView
@@ -32,15 +32,16 @@ def numerics_data(v: NumericsView | None) -> dict | None:
             "candidate_runs": c.cand_runs, "reference_runs": c.ref_runs,
             "first_divergence": to_jsonable(c.first_divergence), "runs": [_run(r) for r in c.runs],
             "unmatched_candidate": list(c.unmatched_cand), "unmatched_reference": list(c.unmatched_ref),
-            "notes": list(c.notes), "coverage": dict(to_jsonable(c.coverage), loggable=c.coverage.loggable), "drift": _drift(c.drift),
+            "notes": list(c.notes), "coverage": dict(to_jsonable(c.coverage), loggable=c.coverage.loggable),
+            "drift": _drift(c.drift),
             # graph view colouring: -inf dB (non-finite values) written as null, with diverged true
             "node_snr": {n.node: _r(n.snr_db, 4) for n in v.nodes},
             "node_diverged": {n.node: n.diverged for n in v.nodes}}
 
 
 def _stats(r: NumericsResult) -> dict:
-    return {"kind": "stats", "method": r.method, "runs": r.runs, "tensors": [_stats_row(t) for t in r.rows[:MAX_TENSORS]],
-            "total_tensors": len(r.rows), "flagged": r.flagged,
+    return {"kind": "stats", "method": r.method, "runs": r.runs,
+            "tensors": [_stats_row(t) for t in r.rows[:MAX_TENSORS]], "total_tensors": len(r.rows), "flagged": r.flagged,
             "saturation_share_flagged_above": r.saturation_share_flagged_above, "notes": list(r.notes)}
 
 
