@@ -44,7 +44,7 @@ class Part:
 class Row:
     name: str
     part: Part | None = field(default=None, metadata={"inline": Part})
-    extra: str | None = field(default=None, metadata={"omit_none": True})
+    extra: str | None = field(default=None, metadata={"omit_empty": True})
     last: int = 0
 
 
@@ -53,3 +53,14 @@ def test_inline_part_and_a_key_left_out_when_none():
     assert to_jsonable(Row("x", Part(1, float("inf")), extra="e")) == {"name": "x", "a": 1, "b_ms": None,
                                                                        "extra": "e", "last": 0}
     assert to_jsonable(Row("y")) == {"name": "y", "a": None, "b_ms": None, "last": 0}
+
+
+@dataclass(frozen=True)
+class Optional_:
+    a: int
+    extra: tuple = field(default=(), metadata={"omit_empty": True})
+
+
+def test_a_key_the_schema_has_only_when_there_is_something():
+    assert to_jsonable(Optional_(1)) == {"a": 1}
+    assert to_jsonable(Optional_(1, (2,))) == {"a": 1, "extra": [2]}

@@ -18,7 +18,7 @@ def to_jsonable(x):
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return _result_object(x)
+        return {k: to_jsonable(v) for k, v in as_fields(x).items()}
     if isinstance(x, (list, tuple)):
         if _plain_scalars(x):       # per-run series (100k values): no call per value
             return non_finite_as_null(x)
@@ -32,43 +32,51 @@ def to_jsonable(x):
     return x
 
 
-_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
-# A typed result's field metadata (``dataclasses.field(metadata=...)``): the JSON key, False to
-# leave the field out; and two layouts a schema may need (see ``_result_object``).
-JSON, INLINE, OMIT_NONE = "json", "inline", "omit_none"
-_LAYOUT: dict[type, tuple[tuple[str, str, type | None, bool], ...]] = {}
+_FIELDS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+_INLINE: dict[type, dict[str, type]] = {}          # attribute -> the result class written at its level
+# A typed result's field metadata (``dataclasses.field(metadata=...)``), see ``json_fields``.
+JSON, OMIT_EMPTY, INLINE = "json", "omit_empty", "inline"
 
 
-def json_fields(cls: type) -> tuple[tuple[str, str], ...]:
-    """``(attribute, JSON key)`` of a typed result's fields, in declared order: the schema is the
-    class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a handle the
-    views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it under another
-    key (a JSON key that is not an identifier, or a renamed attribute whose schema stays)."""
+def as_fields(result) -> dict:
+    """A typed result's JSON fields, one level deep (values as they are): ``{**as_fields(r)}``
+    puts them after a command's own keys (schema, inputs). An inline field's result contributes
+    its own fields here (each None when the field is None)."""
+    cls = type(result)
+    fields = json_fields(cls)
+    inline = _INLINE[cls] if cls in _INLINE else {}
+    out = {}
+    for name, key, omit_empty in fields:
+        v = getattr(result, name)
+        if name in inline:
+            out.update(as_fields(v) if v is not None else dict.fromkeys(k for _, k, _ in json_fields(inline[name])))
+        elif not (omit_empty and _empty(v)):
+            out[key] = v
+    return out
+
+
+def _empty(v) -> bool:
+    return v is None or (isinstance(v, (tuple, list, dict, str)) and len(v) == 0)
+
+
+def json_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    """``(attribute, JSON key, omit when empty)`` of a typed result's fields, in declared order: the
+    schema is the class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a
+    handle the views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it
+    under another key (a JSON key that is not an identifier, or a renamed attribute whose schema
+    stays); ``metadata={"omit_empty": True}``: a key the schema has only when there is something
+    (None or empty leaves it out); ``metadata={"inline": Cls}``: the field's ``Cls`` result writes
+    its keys at this level (a flat row made of parts; each null when the field is None)."""
     got = _FIELDS.get(cls)
     if got is None:
         kept = [f for f in dataclasses.fields(cls) if f.metadata.get(JSON, True) is not False]
-        got = tuple((f.name, f.metadata.get(JSON) if isinstance(f.metadata.get(JSON), str) else f.name) for f in kept)
-        _LAYOUT[cls] = tuple((name, key, f.metadata.get(INLINE), bool(f.metadata.get(OMIT_NONE)))
-                             for (name, key), f in zip(got, kept))
+        got = tuple((f.name, f.metadata.get(JSON) if isinstance(f.metadata.get(JSON), str) else f.name,
+                     bool(f.metadata.get(OMIT_EMPTY))) for f in kept)
+        inline = {f.name: f.metadata[INLINE] for f in kept if INLINE in f.metadata}
+        if inline:
+            _INLINE[cls] = inline
         _FIELDS[cls] = got
     return got
-
-
-def _result_object(x) -> dict:
-    """A typed result's JSON object (``json_fields``), with two layouts a schema may need:
-    ``metadata={"omit_none": True}`` leaves the key out when the value is None (a key only some
-    results have); ``metadata={"inline": Cls}`` writes the nested ``Cls`` result's keys at this
-    level (a flat row made of parts), each null when the value is None."""
-    cls = type(x)
-    json_fields(cls)
-    out = {}
-    for name, key, inline, omit_none in _LAYOUT[cls]:
-        v = getattr(x, name)
-        if inline is not None:
-            out.update(_result_object(v) if v is not None else dict.fromkeys(k for _, k in json_fields(inline)))
-        elif v is not None or not omit_none:
-            out[key] = to_jsonable(v)
-    return out
 
 
 _INFINITIES = (math.inf, -math.inf)

@@ -137,7 +137,7 @@ class Comparison:
     coverage: Coverage
     drift: Drift | None = None             # LLM: per layer, the error at every step (numerics.drift)
     notes: tuple[str, ...]
-    phase: PhaseSelection | None = field(default=None, metadata={"omit_none": True})   # --phase: whose runs
+    phase: PhaseSelection | None = field(default=None, metadata={"omit_empty": True})   # --phase: whose runs
 
     @property
     def runs_by_phase(self) -> bool:
@@ -150,7 +150,7 @@ class MethodComparisons:
 
     schema: str = SCHEMA
     methods: tuple[Comparison, ...]
-    phase: PhaseSelection | None = field(default=None, metadata={"omit_none": True})
+    phase: PhaseSelection | None = field(default=None, metadata={"omit_empty": True})
 
 
 def compare(pc: Profile, buf_c: DebugBuffer, pr: Profile, buf_r: DebugBuffer,

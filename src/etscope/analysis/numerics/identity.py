@@ -64,7 +64,7 @@ class TensorId:
     dtype: str
     shape: tuple[int, ...]
     strides: tuple[int, ...]
-    tap: TensorTap | None = field(default=None, metadata={"omit_none": True})   # a program output that is a tap
+    tap: TensorTap | None = field(default=None, metadata={"omit_empty": True})   # a program output that is a tap
 
     @property
     def order(self) -> tuple:

@@ -61,7 +61,7 @@ class NumericsResult:
     rows: tuple[TensorRow, ...] = field(metadata={"json": "tensors"})    # run, then graph order
     flagged: int                # rows with a flag
     notes: tuple[str, ...]
-    phase: PhaseSelection | None = field(default=None, metadata={"omit_none": True})   # --phase: whose runs
+    phase: PhaseSelection | None = field(default=None, metadata={"omit_empty": True})   # --phase: whose runs
 
 
 def as_float(x: np.ndarray, scalar_type: int) -> np.ndarray:
