@@ -33,13 +33,26 @@ def to_jsonable(x):
 
 
 _FIELDS: dict[type, tuple[tuple[str, str, str | None], ...]] = {}
+_INLINE: dict[type, dict[str, type]] = {}          # attribute -> the result class written at its level
+# A typed result's field metadata (``dataclasses.field(metadata=...)``), see ``json_fields``.
+JSON, OMIT_EMPTY, OMIT_NONE, INLINE = "json", "omit_empty", "omit_none", "inline"
 
 
 def as_fields(result) -> dict:
     """A typed result's JSON fields, one level deep (values as they are): ``{**as_fields(r)}``
-    puts them after a command's own keys (schema, inputs)."""
-    return {key: v for name, key, omit in json_fields(type(result))
-            for v in (getattr(result, name),) if not (omit and (v is None or omit == "empty" and _empty(v)))}
+    puts them after a command's own keys (schema, inputs). An inline field's result contributes
+    its own fields here (each None when the field is None)."""
+    cls = type(result)
+    fields = json_fields(cls)           # first: it fills _INLINE for the class
+    inline = _INLINE[cls] if cls in _INLINE else {}
+    out = {}
+    for name, key, omit in fields:
+        v = getattr(result, name)
+        if name in inline:
+            out.update(as_fields(v) if v is not None else dict.fromkeys(k for _, k, _ in json_fields(inline[name])))
+        elif not (omit and (v is None or omit == "empty" and _empty(v))):
+            out[key] = v
+    return out
 
 
 def _empty(v) -> bool:
@@ -53,12 +66,18 @@ def json_fields(cls: type) -> tuple[tuple[str, str, str | None], ...]:
     under another key (a JSON key that is not an identifier, or a renamed attribute whose schema
     stays); ``metadata={"omit_empty": True}``: a key the schema has only when there is something
     (None or empty leaves it out: "empty"); ``metadata={"omit_none": True}``: only None leaves it out
-    ("none"; an empty list is a value, e.g. a per-run series of no runs)."""
+    ("none"; an empty list is a value, e.g. a per-run series of no runs); ``metadata={"inline": Cls}``:
+    the field's ``Cls`` result writes its keys at this level (a flat row made of parts; each null when
+    the field is None)."""
     got = _FIELDS.get(cls)
     if got is None:
-        got = tuple((f.name, f.metadata.get("json") if isinstance(f.metadata.get("json"), str) else f.name,
-                     "empty" if f.metadata.get("omit_empty") else "none" if "omit_none" in f.metadata else None)
-                    for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False)
+        kept = [f for f in dataclasses.fields(cls) if f.metadata.get(JSON, True) is not False]
+        got = tuple((f.name, f.metadata.get(JSON) if isinstance(f.metadata.get(JSON), str) else f.name,
+                     "empty" if f.metadata.get(OMIT_EMPTY) else "none" if OMIT_NONE in f.metadata else None)
+                    for f in kept)
+        inline = {f.name: f.metadata[INLINE] for f in kept if INLINE in f.metadata}
+        if inline:
+            _INLINE[cls] = inline
         _FIELDS[cls] = got
     return got
 
