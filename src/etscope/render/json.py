@@ -18,7 +18,9 @@ def to_jsonable(x):
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {key: to_jsonable(getattr(x, name)) for name, key in json_fields(type(x))}
+        omit = _omit_none(type(x))
+        return {key: to_jsonable(v) for name, key in json_fields(type(x))
+                if not ((v := getattr(x, name)) is None and name in omit)}
     if isinstance(x, (list, tuple)):
         if _plain_scalars(x):       # per-run series (100k values): no call per value
             return non_finite_as_null(x)
@@ -45,6 +47,18 @@ def json_fields(cls: type) -> tuple[tuple[str, str], ...]:
         got = tuple((f.name, f.metadata.get("json") if isinstance(f.metadata.get("json"), str) else f.name)
                     for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False)
         _FIELDS[cls] = got
+    return got
+
+
+_OMIT: dict[type, frozenset[str]] = {}
+
+
+def _omit_none(cls: type) -> frozenset[str]:
+    """Fields declared with ``metadata={"omit_none": True}``: left out of the JSON when None (a
+    key that a schema has only sometimes, such as ``--phase all``'s note)."""
+    got = _OMIT.get(cls)
+    if got is None:
+        got = _OMIT[cls] = frozenset(f.name for f in dataclasses.fields(cls) if f.metadata.get("omit_none"))
     return got
 
 
