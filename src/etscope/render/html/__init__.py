@@ -21,6 +21,7 @@ histogram, a layered graph) are small.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import math
@@ -31,12 +32,12 @@ from importlib import resources
 
 import numpy as np
 
-from etscope.analysis.diff.view import DiffView
+from etscope.analysis.diff.view import DiffView, RunSeries
 from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
-from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null
+from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null, to_jsonable
 from etscope.render.html.numerics import numerics_data
 from etscope.render.html.phases import PhasePage, phases_data
 from etscope.render.safe import without_controls
@@ -49,6 +50,8 @@ MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
 MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
 # Scripts of the report's sections that live in their own files, inlined before the page's script.
 PAGE_PARTS = {"report.js": ("modules.js", "numerics.js", "graph.js", "phases.js")}
+# The diff view (the diff page, the report's "Compared with base"): its core, then its parts.
+DIFF_SCRIPTS = ("diff.js", "diff_runs.js", "diff_parts.js", "diff_ops.js")
 
 
 def _asset(name: str) -> str:
@@ -201,24 +204,35 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
 
 
 # ---- diff: etscope diff --html, and the report's "Compared with base" section -----------------------
+MAX_SERIES = MAX_LIST       # runs drawn per side in the runs chart (the statistics are over every run)
+
+
 def diff_view_data(view: DiffView) -> dict:
-    """What the diff script draws: the diff (op rows cut to ``MAX_LIST``, changed ones come first),
-    the per-run latency of both sides (ms), the options used and the input paths."""
-    ops = list(view.diff.get("ops") or [])
-    d = {k: v for k, v in view.diff.items() if k != "ops"}
-    d["ops"] = ops[:MAX_LIST]
-    if d.get("phases"):      # a phase-split diff: each phase's op rows cut alike
-        anchors: set[str] = set()
-        d["phases"] = [dict(e, ops=list(e.get("ops") or [])[:MAX_LIST], ops_total=len(e.get("ops") or []),
-                            anchor=_phase_anchor(e.get("name"), anchors) if e.get("latency") else None)
-                       for e in d["phases"]]
-    series = view.series
-    if series is not None and "phases" in series:
-        series = {"phases": {k: _rounded_series(v) for k, v in series["phases"].items()}}
-    elif series is not None:
-        series = _rounded_series(series)
-    return _clean({"diff": d, "ops_total": len(ops), "series": series, "options": dict(view.options),
-                   "inputs": view.inputs})
+    """What the diff script draws: the diff as ``diff --json`` writes it (op rows cut to
+    ``MAX_LIST``, changed ones come first), the per-run latency of both sides (ms; the first
+    ``MAX_SERIES`` runs of a side drawn) with the statistics and histogram the analysis made of
+    every steady run, the axes shown at the top, the options used and the input paths."""
+    d = view.diff
+    anchors: set[str] = set()
+    phases = tuple(dataclasses.replace(e, ops=e.ops[:MAX_LIST]) if e.latency is not None else e for e in d.phases)
+    shown = dataclasses.replace(d, ops=d.ops[:MAX_LIST], **({"phases": phases} if d.phases else {}))
+    return _clean({"diff": to_jsonable(shown), "ops_total": len(d.ops),
+                   # per phase (in the order of ``diff.phases``): its section ids' suffix, its op rows
+                   "phases": [{"anchor": _phase_anchor(e.name, anchors) if e.latency is not None else None,
+                               "ops_total": len(e.ops) if e.latency is not None else 0} for e in d.phases],
+                   "series": _series_data(view.series),
+                   "phase_series": {name: _series_data(s) for name, s in view.phase_series},
+                   "axes": {name: to_jsonable(a) for name, a in view.axes},
+                   "options": dict(view.options), "inputs": dict(view.inputs)})
+
+
+def _series_data(series: RunSeries | None) -> dict | None:
+    """A comparison's runs for the page: values rounded, each side cut to ``MAX_SERIES`` runs."""
+    if series is None:
+        return None
+    return {"base": [_r(x) for x in series.base[:MAX_SERIES]], "new": [_r(x) for x in series.new[:MAX_SERIES]],
+            "runs": {"base": len(series.base), "new": len(series.new)},
+            **{k: to_jsonable(getattr(series, k)) for k in ("sessions", "warmup", "stats", "histogram")}}
 
 
 def _phase_anchor(name, taken: set[str]) -> str:
@@ -233,16 +247,12 @@ def _phase_anchor(name, taken: set[str]) -> str:
     return out
 
 
-def _rounded_series(series: dict) -> dict:
-    return dict(series, base=[_r(x) for x in series["base"]], new=[_r(x) for x in series["new"]])
-
-
 def diff_page_data(view: DiffView, title: str | None = None) -> dict:
     """Everything the diff page shows, as one plain dict."""
     data = diff_view_data(view)
     return {
         "schema": DIFF_SCHEMA,
-        "title": title or f"etscope diff: {view.labels.get('base', 'base')} → {view.labels.get('new', 'new')}",
+        "title": title or f"etscope diff: {view.labels.base} → {view.labels.new}",
         "generator": f"etscope {__version__}",
         "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         **data,
@@ -257,11 +267,11 @@ def json_for_script(data: dict) -> str:
 
 
 def _script(*pages: str) -> str:
-    """The page's script: common.js, diff.js and ``pages`` in one function scope, after ``DATA`` is
+    """The page's script: common.js, the diff view's scripts and ``pages`` in one function scope, after ``DATA`` is
     parsed from the JSON blob (our own files, shipped with the package)."""
     text = "\n".join(["(function () {", "  'use strict';",
                       "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
-                      _asset("common.js"), _asset("diff.js"),
+                      _asset("common.js"), *map(_asset, DIFF_SCRIPTS),
                       *(_asset(part) for p in pages for part in PAGE_PARTS.get(p, ())),
                       *(_asset(p) for p in pages), "})();"])
     if "</" in text:    # cannot end the <script> element early
