@@ -54,11 +54,11 @@ _OMIT: dict[type, frozenset[str]] = {}
 
 
 def _omit_none(cls: type) -> frozenset[str]:
-    """Fields declared with ``metadata={"omit_none": True}``: left out of the JSON when None (a
-    key that a schema has only sometimes, such as ``--phase all``'s note)."""
+    """Fields declared with ``metadata={"omit_none": True}`` (the key present): left out of the JSON
+    when None (a key that a schema has only sometimes, such as ``--phase all``'s note)."""
     got = _OMIT.get(cls)
     if got is None:
-        got = _OMIT[cls] = frozenset(f.name for f in dataclasses.fields(cls) if f.metadata.get("omit_none"))
+        got = _OMIT[cls] = frozenset(f.name for f in dataclasses.fields(cls) if "omit_none" in f.metadata)
     return got
 
 
