@@ -25,7 +25,7 @@ from etscope.arrays import median
 from dataclasses import replace
 
 from etscope.analysis.diff.result import (
-    Change, Gate, LlmFigures, NoPhaseOnBoth, PhaseComparison, PhaseNotCompared, PhasedComparison, Sides,
+    Change, Gate, LlmFigures, NoPhaseOnBoth, PhaseComparison, PhaseNotCompared, PhasedComparison, Sides, judged,
 )
 from etscope.analysis.llm.run_phases import ALL, PhaseChoiceError
 
@@ -127,7 +127,7 @@ def _phase_entry(name: str, rb: list, rn: list, compare_runs, options: dict) -> 
     mb, mn = _method(name, rb), _method(name, rn)
     head = dict(name=name, method=mb or mn, methods=Sides(mb, mn),
                 on="both" if sb and sn else ("base" if sb else "new"),
-                runs=Sides(tuple(map(tuple, _runs_per_session(name, rb))), tuple(map(tuple, _runs_per_session(name, rn)))))
+                runs=Sides(*(tuple(map(tuple, _runs_per_session(name, side))) for side in (rb, rn))))
     if not (sb and sn):
         missing = "new" if sb else "base"
         return PhaseNotCompared(**head, verdict=NOT_COMPARED,
@@ -143,11 +143,7 @@ def _phase_entry(name: str, rb: list, rn: list, compare_runs, options: dict) -> 
     if tokens is not None and tokens.base and tokens.new and tokens.base != tokens.new:
         reasons.append(f"{name}: {tokens.base:g} tokens per run in base, {tokens.new:g} in new: the "
                        "latency per run is not like for like (compare ms per token)")
-    return PhaseComparison(**head, verdict=verdict, reasons=tuple(reasons), latency=d.latency, program=d.program,
-                           op_shifts=d.op_shifts, session_noise=d.session_noise, breakdown=d.breakdown,
-                           placement_changes=d.placement_changes, ops=d.ops, qnn=d.qnn, gate=gate,
-                           warnings=d.warnings, axes=d.axes, changed_axes=d.changed_axes, headline=d.headline,
-                           attribution=d.attribution, comparable=d.comparable, llm=llm)
+    return PhaseComparison(**head, **(judged(d) | dict(verdict=verdict, reasons=tuple(reasons), gate=gate)), llm=llm)
 
 
 def _untested(d, min_effect_pct: float, fail_on_regression_pct: float | None) -> tuple[str, tuple, Gate]:
@@ -248,12 +244,9 @@ def _headline(entries: list, rb: list, rn: list, options: dict, chosen: str | No
                  "phases' verdicts (regression, then improvement, inconclusive, no change); the top "
                  f"level's latency, breakdown, placement and ops are the {lead.name} phase's")
     return PhasedComparison(
-        schema=SCHEMA, verdict=lead.verdict, reasons=tuple(_phase_line(e) for e in entries), latency=lead.latency,
-        program=lead.program, op_shifts=lead.op_shifts, session_noise=lead.session_noise, breakdown=lead.breakdown,
-        placement_changes=lead.placement_changes, ops=lead.ops, qnn=lead.qnn, gate=_gate(compared),
-        warnings=_warnings(rb, rn), axes=lead.axes, changed_axes=lead.changed_axes,
-        headline=_with_axes(headline(lead.verdict, lead.name, entries), lead.verdict, compared),
-        attribution=lead.attribution, comparable=lead.comparable,
+        schema=SCHEMA, **(judged(lead) | dict(
+            reasons=tuple(_phase_line(e) for e in entries), gate=_gate(compared), warnings=_warnings(rb, rn),
+            headline=_with_axes(headline(lead.verdict, lead.name, entries), lead.verdict, compared))),
         statistic=("per phase: p50 over the phase's steady runs (its warm-up runs dropped), pooled over each "
                    "side's sessions; phases are never pooled"),
         verdict_phase=lead.name, verdict_basis=basis, phases=tuple(entries))

@@ -7,7 +7,7 @@ None) or the shapes are separate classes (a key that may be present with the val
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 OMIT = {"omit_none": True}
@@ -301,12 +301,28 @@ class Comparability:
 
 
 # ---- one comparison, and an LLM's phases ---------------------------------------------------------------
+# A dataclass lists its bases' fields first, the base named last first: ``class C(ComparedPart,
+# VerdictPart, Schema)`` declares ``schema``, verdict and reasons, what was compared, then its own
+# fields: the schema's key order.
 @dataclass(frozen=True)
-class Judged:
-    """What one comparison of two sets of runs says (``compare.compare_runs``), in schema order;
-    the common part of a whole-run diff, a phase's and a phase-split headline."""
+class Schema:
+    schema: str               # etscope.diff/2
+
+
+@dataclass(frozen=True)
+class Statistic:
+    statistic: str            # the statistic every figure is (p50 over the steady runs, ...)
+
+
+@dataclass(frozen=True)
+class VerdictPart:
     verdict: str
     reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ComparedPart:
+    """What one comparison of two sets of runs found (``compare.compare_runs``), in schema order."""
     latency: Latency
     program: ProgramIdentity
     op_shifts: tuple[OpShift, ...]
@@ -324,29 +340,15 @@ class Judged:
     comparable: Comparability
 
 
+def judged(d: VerdictPart | ComparedPart) -> dict:
+    """The verdict and what a comparison found, by field name (to build a phase's or a headline's)."""
+    return {f.name: getattr(d, f.name) for part in (VerdictPart, ComparedPart) for f in fields(part)}
+
+
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(ComparedPart, Statistic, VerdictPart, Schema):
     """A diff of two sets of runs as one phase (``diff --json`` of runs that are not an LLM's
     phases, or ``--phase all``). ``inputs``: the files given, per side (set by the command)."""
-    schema: str
-    verdict: str
-    reasons: tuple[str, ...]
-    statistic: str
-    latency: Latency
-    program: ProgramIdentity
-    op_shifts: tuple[OpShift, ...]
-    session_noise: SessionNoise | None
-    breakdown: tuple[BreakdownPart, ...]
-    placement_changes: tuple[PlacementChange, ...]
-    ops: tuple[OpChange, ...]
-    qnn: tuple[QnnPartitionChange, ...] | None
-    gate: Gate
-    warnings: tuple[str, ...]
-    axes: Axes
-    changed_axes: tuple[str, ...]
-    headline: str
-    attribution: Attribution | None
-    comparable: Comparability
     phases_pooled: str | None = _omit()
     inputs: Sides | None = _omit()
 
@@ -366,13 +368,19 @@ class LlmFigures:
 
 
 @dataclass(frozen=True)
-class PhaseNotCompared:
-    """A phase found on one side only (``on``): listed, not compared."""
+class PhaseHead:
+    """Which phase, its method on each side, on which side(s) it was found, and per side, per
+    session, its run indices."""
     name: str
     method: str | None
     methods: Sides
     on: str
-    runs: Sides               # per side, per session, the phase's run indices
+    runs: Sides
+
+
+@dataclass(frozen=True)
+class PhaseNotCompared(PhaseHead):
+    """A phase found on one side only (``on``): listed, not compared."""
     verdict: str
     reasons: tuple[str, ...]
 
@@ -381,30 +389,8 @@ class PhaseNotCompared:
 
 
 @dataclass(frozen=True)
-class PhaseComparison:
-    """One phase compared with its namesake on the other side."""
-    name: str
-    method: str | None
-    methods: Sides
-    on: str
-    runs: Sides
-    verdict: str
-    reasons: tuple[str, ...]
-    latency: Latency
-    program: ProgramIdentity
-    op_shifts: tuple[OpShift, ...]
-    session_noise: SessionNoise | None
-    breakdown: tuple[BreakdownPart, ...]
-    placement_changes: tuple[PlacementChange, ...]
-    ops: tuple[OpChange, ...]
-    qnn: tuple[QnnPartitionChange, ...] | None
-    gate: Gate
-    warnings: tuple[str, ...]
-    axes: Axes
-    changed_axes: tuple[str, ...]
-    headline: str
-    attribution: Attribution | None
-    comparable: Comparability
+class PhaseComparison(ComparedPart, VerdictPart, PhaseHead):
+    """One phase compared with its namesake on the other side, and ``etscope llm``'s figures of it."""
     llm: LlmFigures
 
 
@@ -412,27 +398,9 @@ Phase = PhaseComparison | PhaseNotCompared
 
 
 @dataclass(frozen=True)
-class PhasedComparison:
+class PhasedComparison(ComparedPart, VerdictPart, Schema):
     """A diff of an LLM's runs, phase by phase: the leading phase's comparison at the top level
     under a verdict from every phase (``verdict_phase``), and ``phases``."""
-    schema: str
-    verdict: str
-    reasons: tuple[str, ...]
-    latency: Latency
-    program: ProgramIdentity
-    op_shifts: tuple[OpShift, ...]
-    session_noise: SessionNoise | None
-    breakdown: tuple[BreakdownPart, ...]
-    placement_changes: tuple[PlacementChange, ...]
-    ops: tuple[OpChange, ...]
-    qnn: tuple[QnnPartitionChange, ...] | None
-    gate: Gate
-    warnings: tuple[str, ...]
-    axes: Axes
-    changed_axes: tuple[str, ...]
-    headline: str
-    attribution: Attribution | None
-    comparable: Comparability
     statistic: str
     verdict_phase: str
     verdict_basis: str
