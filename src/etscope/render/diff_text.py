@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from etscope.analysis.diff.result import CpuOpChanged, Diff, LlmFigures, OpMovedByEvents, PartitionsChanged
+from etscope.analysis.diff.view import figures
 from etscope.render.text import Table, console_or_default, safe_text, shown
 from etscope.units import fmt_ms, ns_to_ms
 
@@ -225,13 +226,13 @@ def _render_attribution(d, c: Console) -> None:
     t.add_column("part", kind="text")
     t.add_column("change", justify="right")
     t.add_column("share", justify="right")
-    for p in at.parts[:12]:
+    f = figures(d)
+    for p in at.parts[:len(at.parts) - f.smaller_parts]:
         t.add_row(safe_text(p.name), signed_ms(p.change_ms), "" if p.share_pct is None else f"{p.share_pct:.0f}%")
         for q in getattr(p, "of_which", None) or ():
             t.add_row(safe_text("  of which " + q.name), signed_ms(q.change_ms), "")
-    if len(at.parts) > 12:
-        rest = sum(p.change_ms for p in at.parts[12:])
-        t.add_row(f"{len(at.parts) - 12} smaller parts", signed_ms(rest), "")
+    if f.smaller_parts:
+        t.add_row(f"{f.smaller_parts} smaller parts", signed_ms(f.smaller_parts_ms), "")
     t.add_row("unexplained (p50s do not add)", signed_ms(at.unexplained_ms),
               "" if at.unexplained_pct is None else f"{at.unexplained_pct:.0f}%")
     c.print(t)

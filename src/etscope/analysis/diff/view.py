@@ -55,6 +55,39 @@ class RunSeries:
     histogram: Histogram | None
 
 
+ATTRIBUTION_SHOWN = 12      # attribution parts a view lists one by one; the rest as one line
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What a view of one comparison shows beside the diff result's own figures, derived here once:
+    the p50 change in ms, the between-session allowance as a ratio band, the ops moved to the CPU,
+    each breakdown part's change in %, and the attribution parts after the first ATTRIBUTION_SHOWN
+    together."""
+    p50_change_ms: float | None
+    allowance_ratio: tuple[float, float] | None
+    moved_to_cpu: int
+    breakdown_change_pct: tuple[float | None, ...]     # per ``breakdown`` part, in its order
+    smaller_parts: int
+    smaller_parts_ms: float
+
+
+def figures(d) -> Figures:
+    """The :class:`Figures` of one comparison (a ``Comparison``, ``PhaseComparison`` or the top level
+    of a phase-split diff)."""
+    lat = d.latency
+    change = (lat.new_p50_ms - lat.base_p50_ms if lat is not None and lat.base_p50_ms is not None
+              and lat.new_p50_ms is not None else None)
+    band = 1 + lat.session_allowance_pct / 100 if lat is not None and lat.session_allowance_pct is not None else None
+    rest = d.attribution.parts[ATTRIBUTION_SHOWN:] if d.attribution is not None else ()
+    return Figures(p50_change_ms=change, allowance_ratio=(1 / band, band) if band else None,
+                   moved_to_cpu=sum(c.count or 1 for c in d.placement_changes if c.kind == "moved_to_cpu"),
+                   breakdown_change_pct=tuple((b.new_p50_ms / b.base_p50_ms - 1) * 100
+                                              if b.base_p50_ms and b.new_p50_ms is not None else None
+                                              for b in d.breakdown),
+                   smaller_parts=len(rest), smaller_parts_ms=sum(p.change_ms for p in rest))
+
+
 @dataclass(frozen=True)
 class DiffView:
     diff: Diff                                  # analysis.diff.compare.compare
@@ -64,6 +97,8 @@ class DiffView:
     options: tuple[tuple[str, object], ...] = ()    # min_effect_pct, fail_on_regression_pct, fail_on_fallback
     labels: Sides = field(default_factory=lambda: Sides("base", "new"))   # file name(s) of each side, for titles
     axes: tuple[tuple[str, AnyAxis], ...] = ()  # the axes the page shows at the top (of the phases: merged)
+    figures: Figures | None = None              # of the comparison (a phase-split diff: its leading phase's)
+    phase_figures: tuple[tuple[str, Figures], ...] = ()     # of each compared phase, by name
 
     def series_of(self, phase: str) -> RunSeries | None:
         return dict(self.phase_series).get(phase)
@@ -175,4 +210,6 @@ def diff_view(diff: Diff, base=None, new=None, options: dict | None = None) -> D
     else:
         axes = diff.axes.named() if diff.axes is not None else ()
     return DiffView(diff=diff, series=series, phase_series=phase_series, inputs=tuple(inputs.items()),
-                    options=tuple((options or {}).items()), labels=Sides(labels["base"], labels["new"]), axes=axes)
+                    options=tuple((options or {}).items()), labels=Sides(labels["base"], labels["new"]), axes=axes,
+                    figures=figures(diff) if diff.latency is not None else None,
+                    phase_figures=tuple((e.name, figures(e)) for e in diff.phases if e.latency is not None))

@@ -223,6 +223,8 @@ def diff_view_data(view: DiffView) -> dict:
                    "series": _series_data(view.series),
                    "phase_series": {name: _series_data(s) for name, s in view.phase_series},
                    "axes": {name: to_jsonable(a) for name, a in view.axes},
+                   "figures": to_jsonable(view.figures),
+                   "phase_figures": {name: to_jsonable(f) for name, f in view.phase_figures},
                    "options": dict(view.options), "inputs": dict(view.inputs)})
 
 

@@ -65,19 +65,19 @@
     if (D.headline && (moved || D.verdict === 'not_comparable')) box.appendChild(el('p', { 'class': 'verdict-text headline', text: D.headline }));
     if ((D.reasons || []).length) box.appendChild(el('ul', { 'class': 'reasons' }, D.reasons.map(function (r) { return el('li', { text: r }); })));
     var cards = el('div', { 'class': 'cards' });
-    var ST = (V.series || {}).stats || {}, AT = D.attribution;
+    var ST = (V.series || {}).stats || {}, F = V.figures || {};
     function runsNote(side) {
       var n = L[side + '_runs'], ses = L[side + '_sessions'], w = (ST[side] || {}).warmup_runs;
       return n + ' run(s)' + (ses > 1 ? ' in ' + ses + ' sessions' : '') + (w ? '; ' + w + ' warm-up left out' : '');
     }
     cards.appendChild(valueCard(stat('base p50', fmtMs(L.base_p50_ms), runsNote('base')), 'base-p50', L.base_p50_ms));
     cards.appendChild(valueCard(stat('new p50', fmtMs(L.new_p50_ms), runsNote('new')), 'new-p50', L.new_p50_ms));
-    cards.appendChild(stat('change of p50', fmtSigned(L.change_pct), AT && isNum(AT.change_ms) ? fmtSignedMs(AT.change_ms) + ' per run' : ''));
+    cards.appendChild(stat('change of p50', fmtSigned(L.change_pct), isNum(F.p50_change_ms) ? fmtSignedMs(F.p50_change_ms) + ' per run' : ''));
     cards.appendChild(stat('95% confidence interval', fmtSigned(ci[0]) + ' … ' + fmtSigned(ci[1]),
       D.verdict === 'inconclusive' ? (L.significant ? 'excludes 0 within each session, but within what two sessions of one program differ by'
         : (isNum(ci[0]) ? 'includes 0, but also changes larger than two sessions of one program differ by: too uncertain to call' : 'no interval: too few runs'))
         : (L.significant ? 'excludes 0: a real change' : 'a change this small is not distinguishable from noise')));
-    if (isNum(L.session_allowance_pct)) cards.appendChild(stat('between-session allowance', '×' + (1 / (1 + L.session_allowance_pct / 100)).toFixed(2) + ' … ×' + (1 + L.session_allowance_pct / 100).toFixed(2), (L.base_sessions > 1 || L.new_sessions > 1 ? 'prior on the spread of the sessions' : 'one session per side: a change must exceed this or be localised')));
+    if (F.allowance_ratio) cards.appendChild(stat('between-session allowance', '×' + F.allowance_ratio[0].toFixed(2) + ' … ×' + F.allowance_ratio[1].toFixed(2), (L.base_sessions > 1 || L.new_sessions > 1 ? 'prior on the spread of the sessions' : 'one session per side: a change must exceed this or be localised')));
     var G = D.gate || {};
     if ((G.why || []).length) cards.appendChild(stat('CI gate', G.fail ? 'FAILED' : 'passed', 'see Gate and warnings'));
     box.appendChild(cards);
@@ -157,7 +157,7 @@
 
   // ---- the whole comparison ------------------------------------------------------------------------------
   // V: render.html.diff_view_data: {diff, ops_total, series, phases: [{anchor, ops_total}], phase_series: {name: series}, axes,
-  //     options: {min_effect_pct, fail_on_regression_pct, fail_on_fallback}, inputs}.
+  //     figures, phase_figures: {name: figures}, options: {min_effect_pct, fail_on_regression_pct, fail_on_fallback}, inputs}.
   // asSections: one <section class="card"> per part (the diff page); else <div> parts under h3 (the report).
   function renderDiff(box, V, asSections) {
     var D = V.diff || {};
@@ -249,7 +249,8 @@
     renderParts(box, D, V, asSections, [['diff-verdict', 'Verdict, phase by phase', head]], '', '');
     D.phases.forEach(function (e, k) {
       if (!e.latency) return;
-      var PV = { diff: e, series: S[e.name] || null, options: V.options, ops_total: P[k].ops_total, idSuffix: phaseAnchor(P, k) };
+      var PV = { diff: e, series: S[e.name] || null, figures: (V.phase_figures || {})[e.name] || null, options: V.options,
+                 ops_total: P[k].ops_total, idSuffix: phaseAnchor(P, k) };
       var m = phaseMethods(e), llm = phaseLlmFigure(e);
       renderParts(box, e, PV, asSections, diffParts(e), phaseAnchor(P, k), e.name + (m ? ' (' + m + ')' : '') + ' · ');
       var cards = llm && box.querySelector('#diff-verdict' + phaseAnchor(P, k) + ' .cards');

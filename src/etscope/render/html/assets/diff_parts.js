@@ -6,17 +6,14 @@
   var PLACEMENT_KIND = { moved_to_cpu: 'moved to the CPU (fallback)', moved_to_delegate: 'moved to a delegate',
                          new_cpu_op: 'new CPU op', removed_cpu_op: 'CPU op removed', partitions_changed: 'partitions changed' };
   function diffPlacement(box, D, V) {
-    var list = (D.placement_changes || []).slice();
-    var rank = { moved_to_cpu: 0, partitions_changed: 1, moved_to_delegate: 2, new_cpu_op: 3, removed_cpu_op: 4 };
-    list.sort(function (x, y) { return (rank[x.kind] === undefined ? 9 : rank[x.kind]) - (rank[y.kind] === undefined ? 9 : rank[y.kind]); });
+    var list = D.placement_changes || [];       // moved to the CPU first (analysis.diff.placement orders them)
     if (!list.length) {
       box.appendChild(el('p', { 'class': 'ok-text', text: 'No placement changes: the same ops ran on the CPU and every backend has the same number of partitions.' }));
       return;
     }
     var moved = list.filter(function (c) { return c.kind === 'moved_to_cpu'; });
     if (moved.length) {
-      var n = moved.reduce(function (s, c) { return s + (isNum(c.count) ? c.count : 1); }, 0);
-      box.appendChild(el('p', { 'class': 'warn moved-callout', text: n + ' op(s) moved from a delegate to the CPU (fallback): ' +
+      box.appendChild(el('p', { 'class': 'warn moved-callout', text: (V.figures || {}).moved_to_cpu + ' op(s) moved from a delegate to the CPU (fallback): ' +
         moved.map(function (c) { return c.op_type + (c.from ? ' (was on ' + c.from + ')' : ''); }).join(', ') + '. They now run as portable CPU kernels.' }));
     }
     box.appendChild(el('p', { 'class': 'hint', text: 'Ops are matched by op type and source line (from the ETRecords) or, without them, by per-op delegate events of the same op kind that disappeared (or appeared); partitions by backend. Ops that moved off a delegate to the CPU come first.' }));
@@ -44,14 +41,14 @@
   }
 
   // ---- breakdown per part: base vs new bars ---------------------------------------------------------
-  function diffBreakdown(box, D) {
+  function diffBreakdown(box, D, V) {
     var parts = (D.breakdown || []).slice();
     if (!parts.length) { box.appendChild(el('p', { 'class': 'muted', text: 'No breakdown (no timed runs).' })); return; }
     // One statistic for the whole diff view: p50 per run over the steady runs (the verdict's runs).
-    var L = D.latency || {};
+    var L = D.latency || {}, F = V.figures || {}, pct = F.breakdown_change_pct || [];
     var groups = [{ kind: 'method', label: 'Method::execute (p50)', base_p50_ms: L.base_p50_ms, new_p50_ms: L.new_p50_ms,
-                    change_ms: isNum(L.base_p50_ms) && isNum(L.new_p50_ms) ? L.new_p50_ms - L.base_p50_ms : NaN }]
-      .concat(parts.map(function (b) { return Object.assign({ label: partLabel(b) }, b); }));
+                    change_ms: F.p50_change_ms, change_pct: L.change_pct }]
+      .concat(parts.map(function (b, k) { return Object.assign({ label: partLabel(b), change_pct: pct[k] }, b); }));
     var max = Math.max.apply(null, groups.map(function (g) { return Math.max(isNum(g.base_p50_ms) ? g.base_p50_ms : 0, isNum(g.new_p50_ms) ? g.new_p50_ms : 0); })) || 1;
     box.appendChild(el('p', { 'class': 'hint', text: 'Method::execute split into delegate calls per backend, CPU kernels (fallback) and framework overhead: p50 per run over the steady runs (warm-up runs left out, as for the verdict), so the parts need not add up to the p50 latency; pale bar = base, solid bar = new.' }));
     var chart = chartDiv(box);
@@ -67,7 +64,7 @@
         var yy = y + k * barH, v = s[1];
         if (isNum(v)) g.appendChild(sv('rect', { 'class': 'box bar-' + s[0], x: labelW, y: yy + 1, width: Math.max(1, sc(v) - labelW), height: barH - 2, fill: color, opacity: s[2] }));
         var txt = s[0] + ' ' + (isNum(v) ? fmtMs(v) : 'absent');
-        if (k === 1 && isNum(gr.change_ms)) txt += '  (' + fmtSignedMs(gr.change_ms) + (isNum(gr.base_p50_ms) && gr.base_p50_ms > 0 && isNum(v) ? ', ' + fmtSigned((v / gr.base_p50_ms - 1) * 100) : '') + ')';
+        if (k === 1 && isNum(gr.change_ms)) txt += '  (' + fmtSignedMs(gr.change_ms) + (isNum(gr.change_pct) ? ', ' + fmtSigned(gr.change_pct) : '') + ')';
         g.appendChild(sv('text', { x: (isNum(v) ? sc(v) : labelW) + 4, y: yy + barH - 3, style: k === 1 && isNum(gr.change_ms) && gr.change_ms > 0 && gr.kind !== 'framework_overhead' ? 'fill:' + DIFF_COLORS.worse : '', text: txt }));
       });
       withTip(g, function () {
@@ -123,16 +120,15 @@
   // ---- attribution: a waterfall from the base p50 through the named parts to the new p50 ------------
   // Long part names keep their start (what moved) and their end (the source line).
   function midTrunc(s, n) { s = String(s); if (s.length <= n) return s; var h = Math.floor((n - 1) / 2); return s.slice(0, h) + '…' + s.slice(s.length - (n - 1 - h)); }
-  function diffAttribution(box, D) {
-    var at = D.attribution;
+  function diffAttribution(box, D, V) {
+    var at = D.attribution, F = V.figures || {};
     box.appendChild(el('p', { 'class': 'hint', text: 'The change of the Method::execute p50 split into named parts, largest first: each part is the change of its own p50 per steady run (ops that moved between a delegate and the CPU, each DELEGATE_CALL, the other CPU ops together, framework overhead). p50s do not add, so what the parts leave is shown as unexplained. Red: slower, green: faster.' +
       (at.significant === false ? ' The whole change is not significant: the parts show where time moved between runs, not a cause, and no shares are given.' : '') }));
     var rows = [{ label: 'base p50', from: 0, to: at.base_ms, total: true }];
     var cum = at.base_ms;
-    var parts = at.parts.slice(0, 12);
-    var small = at.parts.slice(12).reduce(function (s, p) { return s + p.change_ms; }, 0);
+    var parts = at.parts.slice(0, at.parts.length - (F.smaller_parts || 0));
     parts.forEach(function (p) { rows.push({ label: p.name, from: cum, to: cum + p.change_ms, share: p.share_pct, p: p }); cum += p.change_ms; });
-    if (at.parts.length > 12) { rows.push({ label: (at.parts.length - 12) + ' smaller parts', from: cum, to: cum + small }); cum += small; }
+    if (F.smaller_parts) { rows.push({ label: F.smaller_parts + ' smaller parts', from: cum, to: cum + F.smaller_parts_ms }); cum += F.smaller_parts_ms; }
     rows.push({ label: 'unexplained (p50s do not add)', from: cum, to: cum + at.unexplained_ms, share: at.unexplained_pct, rest: true });
     rows.push({ label: 'new p50', from: 0, to: at.new_ms, total: true });
     var hi = Math.max.apply(null, rows.map(function (r) { return Math.max(r.from, r.to); })) || 1;
