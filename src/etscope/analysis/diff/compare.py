@@ -21,7 +21,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from etscope import profile as P
 from etscope import units
 from etscope.arrays import nanmedian
 from etscope.analysis.diff import attribution as diff_attribution
@@ -34,8 +33,7 @@ from etscope.analysis.diff.intervals import (  # noqa: F401 (the statistics, whe
 )
 from etscope.analysis.diff.phases import SCHEMA, compare_sides
 from etscope.analysis.diff.result import (
-    Axis, Comparability, Comparison, Diff, Gate, Latency, OpChange, OpShift, PlacementChange, ProgramIdentity,
-    SessionNoise, Sides,
+    Axis, Comparison, Diff, Gate, Latency, OpShift, PlacementChange, ProgramIdentity, SessionNoise, Sides,
 )
 from etscope.analysis.diff.samples import op_samples, steady_latency_ms, steady_samples  # noqa: F401
 

@@ -17,13 +17,12 @@ get exactly ``compare_runs`` (no ``phases`` key).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from etscope import profile as P
 from etscope.arrays import median
-from dataclasses import replace
-
 from etscope.analysis.diff.result import (
     Change, Gate, LlmFigures, NoPhaseOnBoth, PhaseComparison, PhaseNotCompared, PhasedComparison, Sides, judged,
 )
