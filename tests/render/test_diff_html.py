@@ -149,13 +149,17 @@ def test_series_without_profiles_is_absent_not_wrong():
 def test_series_of_several_sessions_are_concatenated():
     s1, s2 = etscope.load(REAL / "gen_cnn.etdump"), etscope.load(REAL / "gen_cnn_b.etdump")
     d = compare([s1, s2], s2)
-    d = dataclasses.replace(d, latency=dataclasses.replace(d.latency, warmup_runs_dropped=Sides((1, 2), (0,))))
+    d = dataclasses.replace(d, latency=dataclasses.replace(d.latency, warmup_runs_dropped=Sides((1, 2), (0,)),
+                                                           base_runs=s1.n_runs + s2.n_runs - 3, new_runs=s2.n_runs))
     view = diff_view(d, [s1, s2], s2)
     assert view.series.sessions == Sides((s1.n_runs, s2.n_runs), (s2.n_runs,))
     assert len(view.series.base) == s1.n_runs + s2.n_runs
     assert view.series.warmup == Sides((0, s1.n_runs, s1.n_runs + 1), ())
     assert view.series.stats.base.steady_runs == s1.n_runs + s2.n_runs - 3
     assert dict(view.inputs)["base sessions"] == "2"
+    # the page's runs are the comparison's, or no page: one session of the two would show other statistics
+    with pytest.raises(ValueError, match="pass every session"):
+        diff_view(d, s1, s2)
 
 
 def test_write_diff_page_is_atomic(tmp_path):

@@ -176,6 +176,11 @@ def _series(lat: Latency, base, new, runs: Sides | None = None) -> RunSeries:
             steady.append(ms[w:])
             lens.append(len(ms))
         steady_all = np.concatenate(steady) if steady else np.zeros(0)
+        if steady_all.size != getattr(lat, f"{side}_runs"):
+            # Not the comparison's runs (one session of several, another file): its statistics would
+            # not be the verdict's. The page once showed two base p50s this way.
+            raise ValueError(f"diff_view: {steady_all.size} steady {side} runs given, the comparison used "
+                             f"{getattr(lat, f'{side}_runs')}: pass every session it compared")
         out[side] = (tuple(vals), tuple(warm), tuple(lens), steady_all, run_stats(steady_all, len(warm), p50))
     b, n = out["base"], out["new"]
     return RunSeries(base=b[0], new=n[0], sessions=Sides(b[2], n[2]), warmup=Sides(b[1], n[1]),
