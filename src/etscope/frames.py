@@ -15,8 +15,12 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from etscope.units import fmt_ms
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.modules import ModuleTimes
 
 
 def frame(rows: list[dict], columns: list[str] | None = None, **constant):
@@ -248,40 +252,41 @@ def _row(x) -> dict:
 
 @dataclass(frozen=True, repr=False)
 class ModulesResult:
-    """Inclusive time per source module (``analysis.ops.modules``; ``report``: the object
+    """Inclusive time per source module (``analysis.ops.modules``; ``report``: the typed result
     ``etscope ops --by module --json`` prints, less its schema and inputs). Times are µs, mean per run.
 
     Summing without double counting: ``total_us`` is inclusive (a module's total holds its
     children's), so sum ``self_us`` over all rows, or read the root's ``total_us``; both equal
     ``Method::execute`` minus framework overhead (``total_us``)."""
-    report: dict
+    report: ModuleTimes
 
     @property
     def method_execute_us(self) -> float | None:
-        return self.report.get("method_execute_us")
+        return self.report.method_execute_us
 
     @property
     def framework_overhead_us(self) -> float | None:
-        return self.report.get("framework_overhead_us")
+        return self.report.framework_overhead_us
 
     @property
     def total_us(self) -> float:
         """The root's inclusive time: Method::execute minus framework overhead."""
-        return self.report["attributed_us"]
+        return self.report.attributed_us
 
     def modules(self):
         """One row per module in tree order (depth-first): path, name, type, depth, parent,
         total_us (inclusive), self_us, nodes."""
-        return frame(self.report["modules"], ["path", "name", "type", "depth", "parent", "total_us", "self_us"])
+        cols = ["path", "name", "type", "depth", "parent", "total_us", "self_us", "nodes"]
+        return frame([{c: getattr(m, c) for c in cols} for m in self.report.modules], cols[:-1])
 
     def _long(self, field_name: str, column: str):
-        rows = [{"path": m["path"], column: k, "us": us} for m in self.report["modules"]
-                for k, us in m[field_name].items()]
+        rows = [{"path": m.path, column: k, "us": us} for m in self.report.modules
+                for k, us in getattr(m, field_name).items()]
         return frame(rows, ["path", column, "us"])
 
     def how(self):
         """Where each module's inclusive time comes from: one row per (path, how) with its µs
-        (``how`` values explained in ``report["how"]``)."""
+        (``how`` values explained in ``report.how``)."""
         return self._long("how_us", "how")
 
     def placement(self):
@@ -292,10 +297,10 @@ class ModulesResult:
     def __repr__(self) -> str:
         over = self.framework_overhead_us or 0.0
         execute = self.method_execute_us or 0.0
-        return (f"<ModulesResult: {len(self.report['modules'])} module(s); Method::execute "
+        return (f"<ModulesResult: {len(self.report.modules)} module(s); Method::execute "
                 f"{fmt_ms(execute / 1e3)} = modules {fmt_ms(self.total_us / 1e3)} + framework overhead "
                 f"{fmt_ms(over / 1e3)}; .modules() .how() .placement() .report>")
 
     def _repr_html_(self) -> str:
-        rows = [("  " * m["depth"] + m["name"], fmt_ms(m["total_us"] / 1e3)) for m in self.report["modules"][:20]]
+        rows = [("  " * m.depth + m.name, fmt_ms(m.total_us / 1e3)) for m in self.report.modules[:20]]
         return _html_table(repr(self), rows)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import etscope
+from etscope.render.json import to_jsonable
 from etscope.analysis.diff.compare import compare
 from etscope.errors import FormatError
 from etscope.frames import DiffResult, LlmResult, QnnResult
@@ -141,7 +142,7 @@ def test_modules_result_adds_up_and_equals_the_cli_json(name):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     cli = json.loads(r.output)
-    assert cli["modules"] == m.report["modules"] and cli["attributed_us"] == m.total_us
+    assert cli["modules"] == to_jsonable(m.report)["modules"] and cli["attributed_us"] == m.total_us
     assert list(df.path) == [x["path"] for x in cli["modules"]]
     assert "\n" not in repr(m) and len(repr(m)) < 400 and len(m._repr_html_()) < 8000
 

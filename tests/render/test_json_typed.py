@@ -32,3 +32,14 @@ def test_fields_in_declared_order_nested_and_non_finite_as_null():
 def test_dumps_of_a_typed_result_equals_dumps_of_its_dict():
     r = Outer("a", Inner(1.0, (3,)), ())
     assert dumps(r) == dumps(to_jsonable(r))
+
+
+@dataclass(frozen=True)
+class Optional_:
+    a: int
+    extra: tuple = field(default=(), metadata={"omit_empty": True})
+
+
+def test_a_key_the_schema_has_only_when_there_is_something():
+    assert to_jsonable(Optional_(1)) == {"a": 1}
+    assert to_jsonable(Optional_(1, (2,))) == {"a": 1, "extra": [2]}

@@ -18,9 +18,7 @@ def to_jsonable(x):
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        omit = _omit_none(type(x))
-        return {key: to_jsonable(v) for name, key in json_fields(type(x))
-                if not ((v := getattr(x, name)) is None and name in omit)}
+        return {k: to_jsonable(v) for k, v in as_fields(x).items()}
     if isinstance(x, (list, tuple)):
         if _plain_scalars(x):       # per-run series (100k values): no call per value
             return non_finite_as_null(x)
@@ -34,31 +32,33 @@ def to_jsonable(x):
     return x
 
 
-_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+_FIELDS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
 
 
-def json_fields(cls: type) -> tuple[tuple[str, str], ...]:
-    """``(attribute, JSON key)`` of a typed result's fields, in declared order: the schema is the
-    class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a handle the
-    views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it under another
-    key (a JSON key that is not an identifier, or a renamed attribute whose schema stays)."""
+def as_fields(result) -> dict:
+    """A typed result's JSON fields, one level deep (values as they are): ``{**as_fields(r)}``
+    puts them after a command's own keys (schema, inputs)."""
+    return {key: v for name, key, omit_empty in json_fields(type(result))
+            for v in (getattr(result, name),) if not (omit_empty and _empty(v))}
+
+
+def _empty(v) -> bool:
+    return v is None or (isinstance(v, (tuple, list, dict, str)) and len(v) == 0)
+
+
+def json_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    """``(attribute, JSON key, omit when empty)`` of a typed result's fields, in declared order: the
+    schema is the class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a
+    handle the views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it
+    under another key (a JSON key that is not an identifier, or a renamed attribute whose schema
+    stays); ``metadata={"omit_empty": True}``: a key the schema has only when there is something
+    (None or empty leaves it out)."""
     got = _FIELDS.get(cls)
     if got is None:
-        got = tuple((f.name, f.metadata.get("json") if isinstance(f.metadata.get("json"), str) else f.name)
+        got = tuple((f.name, f.metadata.get("json") if isinstance(f.metadata.get("json"), str) else f.name,
+                     bool(f.metadata.get("omit_empty")))
                     for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False)
         _FIELDS[cls] = got
-    return got
-
-
-_OMIT: dict[type, frozenset[str]] = {}
-
-
-def _omit_none(cls: type) -> frozenset[str]:
-    """Fields declared with ``metadata={"omit_none": True}`` (the key present): left out of the JSON
-    when None (a key that a schema has only sometimes, such as ``--phase all``'s note)."""
-    got = _OMIT.get(cls)
-    if got is None:
-        got = _OMIT[cls] = frozenset(f.name for f in dataclasses.fields(cls) if "omit_none" in f.metadata)
     return got
 
 

@@ -2,15 +2,16 @@
 (``compare``, ``phases``, ``axes``, ``attribution``, ``placement``, ``noise``) and read by every
 view (text, JSON, the diff page) by attribute. ``render.json`` writes a dataclass field by field
 in declared order, so each class's field order *is* the ``etscope.diff/2`` schema: do not reorder.
-Where the schema has a key only sometimes, the field is declared ``omit_none`` (left out when
-None) or the shapes are separate classes (a key that may be present with the value null).
+Where the schema has a key only sometimes, the field is declared ``omit_empty`` (left out when
+None; such a field is never an empty value) or the shapes are separate classes (a key that may be
+present with the value null).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-OMIT = {"omit_none": True}
+OMIT = {"omit_empty": True}
 
 
 def _omit(default=None):

@@ -33,13 +33,14 @@ import numpy as np
 from etscope import units
 from etscope.analysis.qnn.model import (ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, QNN_ACCEL, QNN_EXECUTE,
                                         RPC_EXECUTE, QnnSeries, as_list, p50)
+from etscope.analysis import glossary
 from etscope.analysis.stats import quiet_nansum
 
 # Innermost first: the first level the partition logs holds the ops' shares.
-CONTAINER_LEVELS = (ACCEL_EXCL_WAIT_US, ACCEL_US, QNN_ACCEL, RPC_EXECUTE, QNN_EXECUTE)
+CONTAINER_LEVELS = tuple((lv.event, lv.unit) for lv in reversed(glossary.QNN_TIME_LEVELS))
 # What the raw estimates must fit in: the accelerator time with its waits (the clock's lower bound).
-BOUND_LEVELS = (ACCEL_US, QNN_ACCEL, RPC_EXECUTE, QNN_EXECUTE)
-DELEGATE_CALL = "DELEGATE_CALL"
+BOUND_LEVELS = CONTAINER_LEVELS[CONTAINER_LEVELS.index(ACCEL_US):]
+DELEGATE_CALL = glossary.DELEGATE_CALL.event
 # Raw estimates above the container by more than this (QNN's µs values are whole µs) are a finding.
 OVER_REL, OVER_US = 0.01, 1.0
 

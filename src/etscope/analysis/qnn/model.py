@@ -6,38 +6,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from etscope.analysis import glossary
 from etscope.arrays import median
 from etscope.formats.qnn_names import parse_qnn_event_name
 
 SCHEMA = "etscope.qnn/1"
 
-# QNN's top-level execute events, by (identifier without ExecuTorch's unit suffix, unit).
-QNN_EXECUTE = ("QNN (execute) time", "us")
-RPC_EXECUTE = ("RPC (execute) time", "us")
-QNN_ACCEL = ("QNN accelerator (execute) time", "us")
-ACCEL_US = ("Accelerator (execute) time", "us")
-ACCEL_EXCL_WAIT_US = ("Accelerator (execute excluding wait) time", "us")
-ACCEL_CYCLES = ("Accelerator (execute) time (cycles)", "cycles")
+# QNN's top-level execute events, by (identifier without ExecuTorch's unit suffix, unit): the
+# time levels are the glossary's (one definition per level), the others QNN's counters.
+QNN_EXECUTE = (glossary.QNN_EXECUTE.event, glossary.QNN_EXECUTE.unit)
+RPC_EXECUTE = (glossary.RPC_EXECUTE.event, glossary.RPC_EXECUTE.unit)
+QNN_ACCEL = (glossary.QNN_ACCELERATOR.event, glossary.QNN_ACCELERATOR.unit)
+ACCEL_US = (glossary.ACCELERATOR.event, glossary.ACCELERATOR.unit)
+ACCEL_EXCL_WAIT_US = (glossary.ACCELERATOR_EXCL_WAIT.event, glossary.ACCELERATOR_EXCL_WAIT.unit)
+ACCEL_CYCLES = (glossary.ACCELERATOR_CYCLES.event, glossary.ACCELERATOR_CYCLES.unit)
 HVX_THREADS = ("Number of HVX threads used", "count")
 YIELDS = ("Num times yield occured", "count")
 VTCM_ACQUIRE = ("Time for initial VTCM acquire", "us")
 POWER_ON = ("Time for HVX + HMX power on and acquire", "us")
 
-# The nesting from outside in, with what each level adds over the next one, in plain words.
-LEVELS = (
-    ("DELEGATE_CALL", "ExecuTorch's wall time around the call into the QNN backend (ns, measured "
-     "by ExecuTorch)", "ExecuTorch QNN backend work around QNN's graph execute: input/output tensor "
-     "setup, shared-buffer mapping, profiling readout"),
-    (QNN_EXECUTE, "QNN's graphExecute call on the CPU side", "QNN host-side work before and after "
-     "the remote call (argument marshalling, cache maintenance)"),
-    (RPC_EXECUTE, "the FastRPC call from the CPU to the HTP (DSP)", "FastRPC transport and driver "
-     "time between CPU and DSP"),
-    (QNN_ACCEL, "QNN's handling of the execute on the DSP", "DSP-side QNN work around the graph "
-     "(scheduling, VTCM acquire, power-up)"),
-    (ACCEL_US, "the HTP executing the graph, waits included", "waiting (for VTCM, DMA, other "
-     "clients) while the graph runs"),
-    (ACCEL_EXCL_WAIT_US, "the HTP executing the graph, waits excluded", None),
-)
+# The nesting from outside in (key, what the level measures, what it adds over the next one), as
+# the glossary defines it: DELEGATE_CALL by its event name, QNN's levels by (identifier, unit).
+LEVELS = tuple(((lv.event if lv is glossary.DELEGATE_CALL else (lv.event, lv.unit)), lv.meaning, lv.adds)
+               for lv in (glossary.DELEGATE_CALL, *glossary.QNN_TIME_LEVELS))
 
 WELL_KNOWN = {QNN_EXECUTE, RPC_EXECUTE, QNN_ACCEL, ACCEL_US, ACCEL_EXCL_WAIT_US, ACCEL_CYCLES,
                HVX_THREADS, YIELDS, VTCM_ACQUIRE, POWER_ON}

@@ -25,6 +25,7 @@ import numpy as np
 
 from etscope import profile as P
 from etscope import units
+from etscope.analysis import glossary
 from etscope.analysis.qnn.htp_units import CLOCK_RULE, HtpUnits, htp_units
 from etscope.analysis.qnn.lookup import clock_mhz, qnn_op_lookup, qnn_partitions
 from etscope.analysis.llm.run_phases import ALL, RunPhases, one_phase
@@ -277,9 +278,8 @@ def _backend_values(e: _Events, idx: list[int], args: dict, levels: dict[str, fl
     return qnn_ops
 
 
-# QNN's nested levels inside a DELEGATE_CALL, outside in (analysis.qnn.model.LEVELS).
-QNN_LEVELS = ("QNN (execute) time", "RPC (execute) time", "QNN accelerator (execute) time",
-              "Accelerator (execute) time", "Accelerator (execute excluding wait) time")
+# QNN's nested levels inside a DELEGATE_CALL, outside in (the glossary's).
+QNN_LEVELS = tuple(lv.event for lv in glossary.QNN_TIME_LEVELS)
 
 
 def _level_slices(levels: dict[str, float], ex: int, tid: int, s: int, t_end: int) -> tuple[list[dict], int, int]:

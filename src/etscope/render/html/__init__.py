@@ -33,11 +33,13 @@ from importlib import resources
 import numpy as np
 
 from etscope.analysis.diff.view import DiffView, RunSeries
+from etscope.analysis.ops.modules import ModuleTimes
+from etscope.analysis.ops.nodes import NodeTable
 from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
-from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null, to_jsonable
+from etscope.render.json import PLAIN_NUMBERS, as_fields, non_finite_as_null, to_jsonable
 from etscope.render.html.numerics import numerics_data
 from etscope.render.html.phases import PhasePage, phases_data
 from etscope.render.safe import without_controls
@@ -134,27 +136,27 @@ def ops_data(ops: list[dict]) -> dict:
     return {"columns": cols, "rows": rows, "total_rows": len(ops)}
 
 
-def graph_data(nodes: dict | None) -> dict | None:
+def graph_data(nodes: NodeTable | None) -> dict | None:
     """The graph's nodes (``analysis.ops.nodes.node_table``) as columns and rows."""
     if nodes is None:
         return None
     cols = ["name", "op", "target", "module", "inputs", "placement", "time_us", "estimated", "source",
             "input_kind", "instruction_id", "hmx", "hvx", "module_instance", "time_how", "untimed_why"]
-    rows = [[_r(n[c]) if isinstance(n[c], float) else n[c] for c in cols] for n in nodes["nodes"]]
-    return {"graph": nodes["graph"], "method": nodes["method"], "columns": cols, "nodes": rows,
-            "module_types": nodes.get("module_types") or {}}
+    rows = [[_r(v) if isinstance(v, float) else v for v in map(n.__getattribute__, cols)] for n in nodes.nodes]
+    return {"graph": nodes.graph, "method": nodes.method, "columns": cols, "nodes": rows,
+            "module_types": nodes.module_types}
 
 
-def modules_data(modules: dict | None) -> dict | None:
+def modules_data(modules: ModuleTimes | None) -> dict | None:
     """The module tree (``analysis.ops.modules.module_times``), µs rounded."""
     if modules is None:
         return None
-    rows = [dict(m, total_us=_r(m["total_us"]), self_us=_r(m["self_us"]),
-                 how_us={k: _r(v) for k, v in m["how_us"].items()},
-                 placement_us={k: _r(v) for k, v in m["placement_us"].items()}) for m in modules["modules"]]
-    return dict(modules, modules=rows, attributed_us=_r(modules["attributed_us"]),
-                method_execute_us=_r(modules["method_execute_us"]),
-                framework_overhead_us=_r(modules["framework_overhead_us"]))
+    rows = [dict(as_fields(m), total_us=_r(m.total_us), self_us=_r(m.self_us),
+                 how_us={k: _r(v) for k, v in m.how_us.items()},
+                 placement_us={k: _r(v) for k, v in m.placement_us.items()}) for m in modules.modules]
+    return dict(as_fields(modules), modules=rows, attributed_us=_r(modules.attributed_us),
+                method_execute_us=_r(modules.method_execute_us),
+                framework_overhead_us=_r(modules.framework_overhead_us))
 
 
 def _view_data(view: ReportView) -> dict:
@@ -264,8 +266,15 @@ def diff_page_data(view: DiffView, title: str | None = None) -> dict:
 def json_for_script(data: dict) -> str:
     """JSON safe inside ``<script type="application/json">``: ASCII only, and ``<``, ``>``, ``&``
     as ``\\u003c`` etc., so no ``</script>`` or ``<!--`` can appear."""
-    text = json.dumps(data, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    text = json.dumps(data, ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=_typed)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _typed(obj):
+    """A typed result inside the page's data: its JSON (render.json), as the CLI writes it."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return to_jsonable(obj)
+    raise TypeError(f"not JSON: {type(obj).__name__}")
 
 
 def _script(*pages: str) -> str:
