@@ -95,8 +95,9 @@ def test_page_numbers_are_the_json_numbers_for_several_sessions(browser, tmp_pat
             assert stats["mean"] == pytest.approx(steady.mean(), rel=1e-12)
             assert (stats["min"], stats["max"]) == pytest.approx((steady.min(), steady.max()), rel=1e-12)
             assert sum(blob["series"]["histogram"][side]) == steady.size
-        assert len(blob["series"]["base"]) == 5000                       # drawn: the first 5,000 runs, said so
-        assert "the first 5000 of 9000 runs drawn" in page.locator("#diff-runs .runs-cut").inner_text()
+        # drawn: every 2nd of the 9,000 base runs (both sessions), said so
+        assert len(blob["series"]["base"]) == 4500 and blob["series"]["step"] == {"base": 2, "new": 1}
+        assert "base: 4500 of its 9000 runs drawn (one in 2, every session)" in page.locator("#diff-runs .runs-cut").inner_text()
     finally:
         page.close()
 

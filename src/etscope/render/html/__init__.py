@@ -206,13 +206,13 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
 
 
 # ---- diff: etscope diff --html, and the report's "Compared with base" section -----------------------
-MAX_SERIES = MAX_LIST       # runs drawn per side in the runs chart (the statistics are over every run)
+MAX_SERIES = MAX_LIST       # runs drawn per side in the runs chart, at most (the statistics are over every run)
 
 
 def diff_view_data(view: DiffView) -> dict:
     """What the diff script draws: the diff as ``diff --json`` writes it (op rows cut to
-    ``MAX_LIST``, changed ones come first), the per-run latency of both sides (ms; the first
-    ``MAX_SERIES`` runs of a side drawn) with the statistics and histogram the analysis made of
+    ``MAX_LIST``, changed ones come first), the per-run latency of both sides (ms; at most
+    ``MAX_SERIES`` runs of a side drawn, evenly spaced) with the statistics and histogram the analysis made of
     every steady run, the axes shown at the top, the options used and the input paths."""
     d = view.diff
     anchors: set[str] = set()
@@ -231,11 +231,13 @@ def diff_view_data(view: DiffView) -> dict:
 
 
 def _series_data(series: RunSeries | None) -> dict | None:
-    """A comparison's runs for the page: values rounded, each side cut to ``MAX_SERIES`` runs."""
+    """A comparison's runs for the page: values rounded; a side of more than ``MAX_SERIES`` runs
+    drawn every ``step``-th run (its sessions all shown; ``runs``: how many there are)."""
     if series is None:
         return None
-    return {"base": [_r(x) for x in series.base[:MAX_SERIES]], "new": [_r(x) for x in series.new[:MAX_SERIES]],
-            "runs": {"base": len(series.base), "new": len(series.new)},
+    step = {side: max(1, -(-len(getattr(series, side)) // MAX_SERIES)) for side in ("base", "new")}
+    return {**{side: [_r(x) for x in getattr(series, side)[::step[side]]] for side in ("base", "new")},
+            "step": step, "runs": {"base": len(series.base), "new": len(series.new)},
             **{k: to_jsonable(getattr(series, k)) for k in ("sessions", "warmup", "stats", "histogram")}}
 
 

@@ -3,32 +3,32 @@
  * (render.html.DIFF_SCRIPTS); data from input files only through textContent or setAttribute. */
 
   // ---- runs: series overlaid, distributions --------------------------------------------------------
-  // V.series (analysis.diff.view.RunSeries): base / new ms per run (the first runs of a side when it has
-  // more than the page holds: runs.base / runs.new say how many there are), sessions, warm-up indices,
+  // V.series (analysis.diff.view.RunSeries): base / new ms per run (every step.base-th / step.new-th run
+  // when a side has more than the page holds: runs.base / runs.new say how many there are), sessions, warm-up indices,
   // stats (p10 p50 p90 mean min max of the steady runs, every one of them; p50 is the verdict's) and
   // histogram (edges, runs per bin per side).
   function diffRuns(box, D, V) {
-    var S = V.series || {}, WU = S.warmup || {}, SE = S.sessions || {}, ST = S.stats || {}, RN = S.runs || {};
+    var S = V.series || {}, WU = S.warmup || {}, SE = S.sessions || {}, ST = S.stats || {}, RN = S.runs || {}, SP = S.step || {};
     var sides = ['base', 'new'].map(function (name) {
       var vals = S[name] || [], warm = {};
       (WU[name] || []).forEach(function (i) { warm[i] = true; });
       return { name: name, vals: vals, warm: warm, stats: ST[name] || {}, total: isNum(RN[name]) ? RN[name] : vals.length,
-               sessions: SE[name] || [vals.length] };
+               step: SP[name] || 1, sessions: SE[name] || [vals.length] };
     });
     var all = sides[0].vals.concat(sides[1].vals).filter(isNum);
     if (!all.length) { box.appendChild(el('p', { 'class': 'muted', text: 'The per-run latency of the two runs is not in this page.' })); return; }
     var anyWarm = sides.some(function (s) { return s.stats.warmup_runs > 0; });
     var multi = sides.some(function (s) { return s.sessions.length > 1; });
-    var cut = sides.filter(function (s) { return s.total > s.vals.length; });
+    var cut = sides.filter(function (s) { return s.step > 1; });
     box.appendChild(el('div', { 'class': 'chart-title', text: 'Method::execute latency per run, base and new overlaid' }));
     box.appendChild(legend(sides.map(function (s) {
       return [s.name + ' (' + s.total + ' runs' + (s.sessions.length > 1 ? ' in ' + s.sessions.length + ' sessions' : '') + ')', DIFF_COLORS[s.name]];
     }).concat([['dashed line: p50 of that side (steady runs, the verdict\'s)', '#57606a']])
       .concat(anyWarm ? [['orange ring: warm-up run, left out of the statistics', '#ef6c00']] : [])
       .concat(multi ? [['dotted line: a new session starts', '#afb8c1']] : [])));
-    if (cut.length) box.appendChild(el('p', { 'class': 'hint runs-cut', text: cut.map(function (s) { return s.name + ': the first ' + s.vals.length + ' of ' + s.total + ' runs drawn'; }).join('; ') + '; the p50 lines, the distribution and the statistics below are over every steady run.' }));
+    if (cut.length) box.appendChild(el('p', { 'class': 'hint runs-cut', text: cut.map(function (s) { return s.name + ': ' + s.vals.length + ' of its ' + s.total + ' runs drawn (one in ' + s.step + ', every session)'; }).join('; ') + '; the p50 lines, the distribution and the statistics below are over every steady run.' }));
     var chart = chartDiv(box);
-    var N = Math.max(sides[0].vals.length, sides[1].vals.length);
+    var N = Math.max(sides[0].total, sides[1].total);
     var lo = 0, hi = Math.max.apply(null, all) * 1.08;
     var W = chartWidth(chart), H = 260, padL = 64, padR = 130, padT = 10, padB = 46;
     var sx = function (i) { return padL + (W - padL - padR) * (N > 1 ? i / (N - 1) : 0.5); };
@@ -41,13 +41,14 @@
       var at = 0;
       s.sessions.slice(0, -1).forEach(function (n) {
         at += n;
-        if (at < N) svg.appendChild(sv('line', { 'class': 'session-start', x1: sx(at - 0.5), x2: sx(at - 0.5), y1: padT, y2: H - padB, stroke: DIFF_COLORS[s.name], opacity: 0.35, 'stroke-dasharray': '1 3' }));
+        svg.appendChild(sv('line', { 'class': 'session-start', x1: sx(at - 0.5), x2: sx(at - 0.5), y1: padT, y2: H - padB, stroke: DIFF_COLORS[s.name], opacity: 0.35, 'stroke-dasharray': '1 3' }));
       });
     });
     var r = N > 400 ? 1.6 : 2.8;
     sides.forEach(function (s) {
       var color = DIFF_COLORS[s.name], g = sv('g', { 'class': 'runs-' + s.name });
-      s.vals.forEach(function (v, i) {
+      s.vals.forEach(function (v, k) {
+        var i = k * s.step;          // the run's index among all the side's runs
         if (!isNum(v)) return;
         if (s.warm[i]) g.appendChild(sv('circle', { 'class': 'warmup', cx: sx(i), cy: sy(v), r: r + 2, fill: 'none', stroke: '#ef6c00', 'stroke-width': 1.6 }));
         g.appendChild(s.name === 'base' ? sv('circle', { cx: sx(i), cy: sy(v), r: r + 0.6, fill: 'none', stroke: color, 'stroke-width': 1.4 })
@@ -69,7 +70,8 @@
       var i = Math.round((ev.clientX - rect.left - padL) / ((W - padL - padR) || 1) * (N - 1));
       i = Math.max(0, Math.min(N - 1, i));
       showTip(ev, ['run ' + i].concat(sides.map(function (s) {
-        return s.name + ': ' + (i < s.vals.length ? fmtMs(s.vals[i]) + (s.warm[i] ? ' (warm-up, left out)' : '') : 'no such run');
+        var k = Math.round(i / s.step), j = k * s.step;       // the nearest run drawn
+        return s.name + ': ' + (k < s.vals.length ? (j !== i ? 'run ' + j + ': ' : '') + fmtMs(s.vals[k]) + (s.warm[j] ? ' (warm-up, left out)' : '') : 'no such run');
       })));
     });
     hit.addEventListener('mouseleave', hideTip);
