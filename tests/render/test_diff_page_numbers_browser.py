@@ -69,6 +69,11 @@ def test_page_numbers_are_the_json_numbers_for_several_sessions(browser, tmp_pat
     page = open_report(browser, out, messages, dialogs)
     try:
         assert not [m for m in messages if m[0] in ("error", "pageerror", "request")]
+        # One base p50 on the page: the verdict card's and the steady-runs table's (the first card,
+        # the table's first row: read as any version of the page lays them out).
+        card = page.locator("#diff-verdict .cards .stat").first.locator(".v").inner_text()
+        table = page.locator("#diff-runs table.diff-run-stats tr").nth(1).locator("td.p50").inner_text()
+        assert table == card, f"steady-runs table says base p50 {table}, the verdict card {card}"
         # the verdict cards: the analysis' p50s, as the JSON has them
         assert _card_value(page, "base-p50") == lat["base_p50_ms"]
         assert _card_value(page, "new-p50") == lat["new_p50_ms"]
