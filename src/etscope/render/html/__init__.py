@@ -47,7 +47,7 @@ from etscope.units import fmt_ms, fmt_us
 from etscope.version import __version__
 
 SCHEMA = "etscope.report/1"
-DIFF_SCHEMA = "etscope.diff-page/1"
+DIFF_SCHEMA = "etscope.diff-page/2"   # /2: series with stats, histogram and step; phase_series, phases, axes, figures
 MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
 MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
 # Scripts of the report's sections that live in their own files, inlined before the page's script.
