@@ -166,59 +166,64 @@ class LlmResult:
 
 @dataclass(frozen=True, repr=False)
 class DiffResult:
-    """``analysis.diff.compare.compare(base, new)`` (``result``: the object ``etscope diff --json`` prints).
-    ``view`` is what the diff page draws (``html(path)`` writes it)."""
-    result: dict
+    """``analysis.diff.compare.compare(base, new)`` (``result``: the typed result, what ``etscope diff
+    --json`` prints; ``analysis.diff.result``). ``view`` is what the diff page draws (``html(path)``
+    writes it)."""
+    result: object
     view: object = field(default=None, compare=False)
     inputs: tuple = ()          # the compared files: html() never writes over one
 
     @property
     def verdict(self) -> str:
-        return self.result["verdict"]
+        return self.result.verdict
 
     @property
     def reasons(self) -> list[str]:
-        return list(self.result["reasons"])
+        return list(self.result.reasons)
 
     @property
-    def latency(self) -> dict:
-        """p50 of both sides (ms), change and its 95% interval (%), runs, warm-up left out (of an
-        LLM: the phase the verdict is from, ``verdict_phase``; {} when no phase is on both sides)."""
-        return self.result.get("latency") or {}
+    def latency(self):
+        """p50 of both sides (ms), change and its 95% interval (%), runs, warm-up left out
+        (``analysis.diff.result.Latency``; of an LLM: the phase the verdict is from,
+        ``verdict_phase``; None when no phase is on both sides)."""
+        return self.result.latency
 
     @property
     def headline(self) -> str:
         """The verdict in words; of an LLM, with the phase it is from ("regression in decode (prefill:
         no change)")."""
-        return self.result.get("headline") or self.verdict.replace("_", " ")
+        return self.result.headline or self.verdict.replace("_", " ")
 
     def phases(self):
         """An LLM's phases, each compared with the same phase of the other side: name, method,
         verdict, p50 of both sides (ms), change and its 95% interval (%), time to first token
         (prefill) and tokens/s (decode) of both sides; empty when the runs are one phase."""
         rows = []
-        for e in self.result.get("phases") or []:
-            lat, llm = e.get("latency") or {}, e.get("llm") or {}
-            ci = lat.get("ci_pct") or [None, None]
-            rows.append({"name": e["name"], "method": e.get("method"), "verdict": e["verdict"],
-                         "base_p50_ms": lat.get("base_p50_ms"), "new_p50_ms": lat.get("new_p50_ms"),
-                         "change_pct": lat.get("change_pct"), "ci_low_pct": ci[0], "ci_high_pct": ci[1],
-                         **{f"{k}_{side}": (llm.get(k) or {}).get(side) for k in ("ttft_ms", "tokens_per_s")
-                            for side in ("base", "new")}})
+        for e in self.result.phases:
+            lat = e.latency
+            ci = lat.ci_pct if lat is not None else (None, None)
+            figures = {}
+            for k in ("ttft_ms", "tokens_per_s"):
+                v = getattr(e.llm, k, None) if e.llm is not None else None
+                figures.update({f"{k}_base": v.base if v else None, f"{k}_new": v.new if v else None})
+            rows.append(dict(name=e.name, method=e.method, verdict=e.verdict,
+                             base_p50_ms=lat.base_p50_ms if lat else None, new_p50_ms=lat.new_p50_ms if lat else None,
+                             change_pct=lat.change_pct if lat else None, ci_low_pct=ci[0], ci_high_pct=ci[1],
+                             **figures))
         return frame(rows, ["name"])
 
     def ops(self, changed_only: bool = False):
         """Every op compared: status (slower / faster / new / removed / same), p50 of both sides (in
         ``unit``), change %, rank-test p value, placement of both sides."""
-        rows = [o for o in self.result["ops"] if not changed_only or o["status"] != "same"]
+        rows = [_row(o) for o in self.result.ops if not changed_only or o.status != "same"]
         return frame(rows, ["name", "status"])
 
     def breakdown(self):
         """Delegate calls per backend, CPU ops and framework overhead: p50 per run of both sides."""
-        return frame(self.result["breakdown"], ["kind", "backend"])
+        return frame([_row(b) for b in self.result.breakdown], ["kind", "backend"])
 
     def placement_changes(self):
-        return frame(self.result["placement_changes"], ["kind"])
+        return frame([_row(c) for c in self.result.placement_changes], ["kind"])
 
     def html(self, path) -> str:
         """Write the diff page (as ``etscope diff --html``); returns its path."""
@@ -232,19 +237,26 @@ class DiffResult:
 
     def __repr__(self) -> str:
         lat = self.latency
-        ci = lat.get("ci_pct") or [None, None]
+        if lat is None:
+            return f"<DiffResult: {self.headline}; .phases() .reasons .html(path)>"
+        ci = lat.ci_pct
         finite = all(isinstance(x, (int, float)) and math.isfinite(x) for x in ci)
         interval = f" (95% CI {ci[0]:+.1f}% to {ci[1]:+.1f}%)" if finite else ""
-        changed = sum(1 for o in self.result.get("ops") or [] if o["status"] != "same")
-        if not lat:
-            return f"<DiffResult: {self.headline}; .phases() .reasons .html(path)>"
-        return (f"<DiffResult: {self.headline}; p50 {fmt_ms(lat['base_p50_ms'])} → "
-                f"{fmt_ms(lat['new_p50_ms'])}, {lat['change_pct']:+.1f}%{interval}; {changed} op(s) changed; "
-                ".ops() .breakdown() .placement_changes() " + (".phases() " if self.result.get("phases") else "")
+        changed = sum(1 for o in self.result.ops if o.status != "same")
+        return (f"<DiffResult: {self.headline}; p50 {fmt_ms(lat.base_p50_ms)} → "
+                f"{fmt_ms(lat.new_p50_ms)}, {lat.change_pct:+.1f}%{interval}; {changed} op(s) changed; "
+                ".ops() .breakdown() .placement_changes() " + (".phases() " if self.result.phases else "")
                 + ".reasons .html(path)>")
 
     def _repr_html_(self) -> str:
         return _html_table(repr(self), [("reason", r) for r in self.reasons[:10]])
+
+
+def _row(x) -> dict:
+    """A typed result's row as a DataFrame row: its JSON fields (the names ``--json`` gives them)."""
+    from etscope.render.json import to_jsonable
+
+    return to_jsonable(x)
 
 
 @dataclass(frozen=True, repr=False)

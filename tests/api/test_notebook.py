@@ -98,10 +98,10 @@ def test_diff_result(tmp_path):
     d = base.diff(D / "diff_slower.etdump")
     assert isinstance(d, DiffResult)
     ref = compare(base.profile, etscope.load(D / "diff_slower.etdump").profile)
-    assert d.verdict == ref["verdict"] and d.reasons == ref["reasons"]
-    assert d.latency["new_p50_ms"] == pytest.approx(ref["latency"]["new_p50_ms"])
-    assert len(d.ops()) == len(ref["ops"])
-    assert len(d.ops(changed_only=True)) == sum(1 for o in ref["ops"] if o["status"] != "same") > 0
+    assert d.verdict == ref.verdict and d.reasons == list(ref.reasons)
+    assert d.latency.new_p50_ms == pytest.approx(ref.latency.new_p50_ms)
+    assert len(d.ops()) == len(ref.ops)
+    assert len(d.ops(changed_only=True)) == sum(1 for o in ref.ops if o.status != "same") > 0
     assert set(d.breakdown().kind) == {"delegate", "cpu_ops", "framework_overhead"}
     text = repr(d)
     assert "\n" not in text and d.verdict.replace("_", " ") in text and "95% CI" in text

@@ -33,7 +33,7 @@ from importlib import resources
 import numpy as np
 
 from etscope.analysis import glossary
-from etscope.analysis.diff.view import DiffView
+from etscope.analysis.diff.view import DiffView, RunSeries
 from etscope.analysis.ops.modules import ModuleTimes
 from etscope.analysis.ops.nodes import NodeTable
 from etscope.analysis.numerics.view import NumericsView
@@ -48,11 +48,13 @@ from etscope.units import fmt_ms, fmt_us
 from etscope.version import __version__
 
 SCHEMA = "etscope.report/1"
-DIFF_SCHEMA = "etscope.diff-page/1"
+DIFF_SCHEMA = "etscope.diff-page/2"   # /2: series with stats, histogram and step; phase_series, phases, axes, figures
 MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
 MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
 # Scripts of the report's sections that live in their own files, inlined before the page's script.
 PAGE_PARTS = {"report.js": ("modules.js", "numerics.js", "graph.js", "phases.js")}
+# The diff view (the diff page, the report's "Compared with base"): its core, then its parts.
+DIFF_SCRIPTS = ("diff.js", "diff_runs.js", "diff_parts.js", "diff_ops.js")
 
 
 def _asset(name: str) -> str:
@@ -218,24 +220,39 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
 
 
 # ---- diff: etscope diff --html, and the report's "Compared with base" section -----------------------
+MAX_SERIES = MAX_LIST       # runs drawn per side in the runs chart, at most (the statistics are over every run)
+
+
 def diff_view_data(view: DiffView) -> dict:
-    """What the diff script draws: the diff (op rows cut to ``MAX_LIST``, changed ones come first),
-    the per-run latency of both sides (ms), the options used and the input paths."""
-    ops = list(view.diff.get("ops") or [])
-    d = {k: v for k, v in view.diff.items() if k != "ops"}
-    d["ops"] = ops[:MAX_LIST]
-    if d.get("phases"):      # a phase-split diff: each phase's op rows cut alike
-        anchors: set[str] = set()
-        d["phases"] = [dict(e, ops=list(e.get("ops") or [])[:MAX_LIST], ops_total=len(e.get("ops") or []),
-                            anchor=_phase_anchor(e.get("name"), anchors) if e.get("latency") else None)
-                       for e in d["phases"]]
-    series = view.series
-    if series is not None and "phases" in series:
-        series = {"phases": {k: _rounded_series(v) for k, v in series["phases"].items()}}
-    elif series is not None:
-        series = _rounded_series(series)
-    return _clean({"diff": d, "ops_total": len(ops), "series": series, "options": dict(view.options),
-                   "inputs": view.inputs})
+    """What the diff script draws: the diff as ``diff --json`` writes it (op rows cut to
+    ``MAX_LIST``, changed ones come first), the per-run latency of both sides (ms; at most
+    ``MAX_SERIES`` runs of a side drawn, evenly spaced) with the statistics and histogram the analysis made of
+    every steady run, the axes shown at the top, the options used and the input paths."""
+    d = view.diff
+    anchors: set[str] = set()
+    phases = tuple(dataclasses.replace(e, ops=e.ops[:MAX_LIST]) if e.latency is not None else e for e in d.phases)
+    shown = dataclasses.replace(d, ops=d.ops[:MAX_LIST], **({"phases": phases} if d.phases else {}))
+    return _clean({"diff": to_jsonable(shown), "ops_total": len(d.ops),
+                   # per phase (in the order of ``diff.phases``): its section ids' suffix, its op rows
+                   "phases": [{"anchor": _phase_anchor(e.name, anchors) if e.latency is not None else None,
+                               "ops_total": len(e.ops) if e.latency is not None else 0} for e in d.phases],
+                   "series": _series_data(view.series),
+                   "phase_series": {name: _series_data(s) for name, s in view.phase_series},
+                   "axes": {name: to_jsonable(a) for name, a in view.axes},
+                   "figures": to_jsonable(view.figures),
+                   "phase_figures": {name: to_jsonable(f) for name, f in view.phase_figures},
+                   "options": dict(view.options), "inputs": dict(view.inputs)})
+
+
+def _series_data(series: RunSeries | None) -> dict | None:
+    """A comparison's runs for the page: values rounded; a side of more than ``MAX_SERIES`` runs
+    drawn every ``step``-th run (its sessions all shown; ``runs``: how many there are)."""
+    if series is None:
+        return None
+    step = {side: max(1, -(-len(getattr(series, side)) // MAX_SERIES)) for side in ("base", "new")}
+    return {**{side: [_r(x) for x in getattr(series, side)[::step[side]]] for side in ("base", "new")},
+            "step": step, "runs": {"base": len(series.base), "new": len(series.new)},
+            **{k: to_jsonable(getattr(series, k)) for k in ("sessions", "warmup", "stats", "histogram")}}
 
 
 def _phase_anchor(name, taken: set[str]) -> str:
@@ -250,16 +267,12 @@ def _phase_anchor(name, taken: set[str]) -> str:
     return out
 
 
-def _rounded_series(series: dict) -> dict:
-    return dict(series, base=[_r(x) for x in series["base"]], new=[_r(x) for x in series["new"]])
-
-
 def diff_page_data(view: DiffView, title: str | None = None) -> dict:
     """Everything the diff page shows, as one plain dict."""
     data = diff_view_data(view)
     return {
         "schema": DIFF_SCHEMA,
-        "title": title or f"etscope diff: {view.labels.get('base', 'base')} → {view.labels.get('new', 'new')}",
+        "title": title or f"etscope diff: {view.labels.base} → {view.labels.new}",
         "generator": f"etscope {__version__}",
         "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         **data,
@@ -281,14 +294,14 @@ def _typed(obj):
 
 
 def _script(*pages: str) -> str:
-    """The page's script: common.js, diff.js and ``pages`` in one function scope, after ``DATA`` is
+    """The page's script: common.js, the diff view's scripts and ``pages`` in one function scope, after ``DATA`` is
     parsed from the JSON blob (our own files, shipped with the package)."""
     text = "\n".join(["(function () {", "  'use strict';",
                       "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
                       # the glossary's labels of levels and statistics (analysis.glossary), when the page has them
                       "  var WORDS = (function (e) { return e ? JSON.parse(e.textContent) : {}; })"
                       "(document.getElementById('etscope-words'));",
-                      _asset("common.js"), _asset("diff.js"),
+                      _asset("common.js"), *map(_asset, DIFF_SCRIPTS),
                       *(_asset(part) for p in pages for part in PAGE_PARTS.get(p, ())),
                       *(_asset(p) for p in pages), "})();"])
     if "</" in text:    # cannot end the <script> element early
