@@ -413,7 +413,7 @@ def runs_df(p):
 
 def sql(p, query: str):
     """DuckDB over the events / ops / runs tables; returns a pandas DataFrame."""
-    from etscope.render.sql import query as run_query
+    from etscope.sql.engine import query as run_query
 
     return _df(run_query(_tables(p), query))
 

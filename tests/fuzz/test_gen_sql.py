@@ -43,7 +43,8 @@ def test_queries_fit_in_one_argument():
 @pytest.mark.parametrize("shape", SHAPES)
 def test_shape_through_the_library(folder, shape):
     from etscope.cli.common import load_results
-    from etscope.render.sql import SqlError, csv_text, json_text, query, sql_table
+    from etscope.render.sql import csv_text, json_text, sql_table
+    from etscope.sql.engine import SqlError, query
     from etscope.render.sql_cells import UnwritableError
 
     tables = load_results("in.etdump", None, None, None, {}).tables

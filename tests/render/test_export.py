@@ -9,7 +9,7 @@ import etscope
 from etscope import api
 from etscope.analysis.views import tables as T
 from etscope.render import export
-from etscope.render.sql import SqlError, query
+from etscope.sql.engine import SqlError, query
 from views_helpers import REAL, qnn_fixture
 
 

@@ -96,7 +96,7 @@ def test_indented_text_refuses_what_json_refuses():
 def _clean_item_by_item(x, depth=0):
     """render.html._clean written out item by item (the rule before its list fast path)."""
     from etscope.render.html import MAX_LIST
-    from etscope.render.safe import without_controls
+    from etscope.display import without_controls
 
     if depth > 20:
         return None

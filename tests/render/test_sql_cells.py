@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 
 from etscope.render.json import dumps
-from etscope.render.sql import csv_text, json_text, query, sql_table
+from etscope.render.sql import csv_text, json_text, sql_table
+from etscope.sql.engine import query
 from etscope.render.sql_cells import UnwritableError, column_values, json_rows, text_table
 
 I64 = (1 << 63) - 1

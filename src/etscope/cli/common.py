@@ -12,7 +12,7 @@ EXIT_BAD_INPUT = 2
 
 
 def one_line(s: str) -> str:
-    from etscope.render.safe import clean
+    from etscope.display import clean
 
     return clean(" ".join(s.split()), limit=500)
 
@@ -88,7 +88,7 @@ def load_profile(etdump, etrecord, pte, method, announce=True):
     from etscope.paths import check_inputs, display
     from etscope.profile import load
     from etscope.render.progress import reading
-    from etscope.render.safe import clean
+    from etscope.display import clean
 
     check_inputs((etdump, etrecord, pte))
 

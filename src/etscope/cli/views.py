@@ -10,7 +10,7 @@ from etscope.cli.common import (
     output_target, qnn_view_options, read_heap_file, require_files, view_inputs, with_runs,
 )
 from etscope.cli.numerics import report_numerics, report_numerics_options
-from etscope.render.sql_guard import ALLOWED as SQL_ALLOWED
+from etscope.sql.guard import ALLOWED as SQL_ALLOWED
 
 
 @click.command()
@@ -228,8 +228,8 @@ def _etdump_and_query(ctx, param, value):
 @click.option("--limit", type=click.IntRange(min=0),
               help="Rows to print as a table (0: all; default: 100 on a terminal, all when piped).")
 def sql(etdump_and_query, etrecord, pte, method, phase, given, dataset, fmt, limit):
-    from etscope.render.sql import SqlError
-    from etscope.render.sql import query as run_query
+    from etscope.sql.engine import SqlError
+    from etscope.sql.engine import query as run_query
 
     *first, query = etdump_and_query
     etdump = first[0] if first else None

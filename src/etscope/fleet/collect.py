@@ -339,7 +339,7 @@ def label_skipped(ds: Dataset, outcomes: list[Outcome], also_label: bool = False
 
 def _reject(ds: Dataset, job: Job, file_hash: str, reason: str, t0: tuple) -> Outcome:
     from etscope.paths import display
-    from etscope.render.safe import clean
+    from etscope.display import clean
 
     reason = clean(" ".join(reason.split()), 500)
     row = pa.table({"file_hash": [file_hash], "path": [display(job.etdump)], "reason": [reason],

@@ -324,8 +324,8 @@ def dataset_tables(ds: Dataset, warn=None) -> dict[str, pa.Table]:
 
 def query_dataset(ds: Dataset, sql: str, warn=None) -> pa.Table:
     """``etscope sql --dataset``: the query over tables etscope registers from the manifest's
-    good parts (``render.sql.query``: the query reaches no path); an Arrow table."""
-    from etscope.render.sql import query
+    good parts (``sql.engine.query``: the query reaches no path); an Arrow table."""
+    from etscope.sql.engine import query
 
     return query(dataset_tables(ds, warn), sql)
 

@@ -60,7 +60,7 @@ class Warnings:
         self.count = 0
 
     def __call__(self, line: str) -> None:
-        from etscope.render.safe import clean
+        from etscope.display import clean
 
         self.count += 1
         if self.count <= MAX_WARNINGS:
@@ -353,7 +353,7 @@ def file_facts(ds, r: Root, doc: dict, warn) -> tuple:
     ``--meta-from``, but the partition and order keys) and the HTP clock its QNN rows used (the
     median over its partitions, with its source). Bounded: at most MAX_FACTS keys, values cut at
     MAX_FACT_CHARS; a part or a value that cannot be read gives no facts (the part's warning)."""
-    from etscope.render.safe import clean
+    from etscope.display import clean
 
     out: dict[str, str] = {}
     if "files" in doc["parts"]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from etscope import units
 
 from etscope.analysis.ops.program import DelegateView, MethodView, ProgramReport, QnnSpecView
-from etscope.render.safe import without_controls
+from etscope.display import without_controls
 from etscope.render.screen import wrap
 
 WIDTH = 80

@@ -7,7 +7,7 @@
 - Piped: nothing is shortened or left out. Lines wrap at COLUMNS when it is set; when it is not
   set there is no width limit (one table row a line, as wide as it needs).
 
-Cells are already safe text (``render.safe``); widths are terminal cells (wide characters count 2).
+Cells are already safe text (``display``); widths are terminal cells (wide characters count 2).
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from rich.text import Text
 from etscope.analysis.glossary import SHARE_OF_MEAN
 from etscope.render.guide import reading_guide
 from etscope.render.nesting_text import nesting_table
-from etscope.render.safe import without_controls
+from etscope.display import without_controls
 from etscope.render.screen import Screen, Table, screen
 from etscope.units import fmt_ms
 

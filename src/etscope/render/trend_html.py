@@ -16,7 +16,7 @@ import datetime as _dt
 import math
 
 from etscope.analysis.diff.trend import ALL_PHASES, Series, Trend
-from etscope.render.safe import without_controls
+from etscope.display import without_controls
 from etscope.render.trend_words import backend_counts, explanations, facts_sentence, p_words, pct
 from etscope.version import __version__
 

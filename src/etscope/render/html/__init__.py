@@ -43,7 +43,7 @@ from etscope.render.guide import reading_guide
 from etscope.render.json import PLAIN_NUMBERS, as_fields, non_finite_as_null, to_jsonable
 from etscope.render.html.numerics import numerics_data
 from etscope.render.html.phases import PhasePage, phases_data
-from etscope.render.safe import without_controls
+from etscope.display import without_controls
 from etscope.units import fmt_ms, fmt_us
 from etscope.version import __version__
 

@@ -13,8 +13,8 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
 
-from etscope.render import sql as S
-from etscope.render.sql import SqlError, connect, query, run
+from etscope.sql import engine as S
+from etscope.sql.engine import SqlError, connect, query, run
 
 TABLES = {"events": pa.table({"name": ["conv", "relu"], "dur_us": [3.0, 1.5]})}
 
@@ -194,7 +194,7 @@ def test_nesting_past_the_limit_is_refused_before_parsing():
     query byte), and a 500-deep list literal took 2.9 s of planning before Arrow refused its type
     (campaign seed sql-2114): nesting past MAX_NESTING (64) is refused from DuckDB's tokens first.
     Everything up to it still runs."""
-    from etscope.render.sql_guard import MAX_NESTING
+    from etscope.sql.guard import MAX_NESTING
 
     assert MAX_NESTING == 64
     assert query({}, "SELECT " + "(" * 64 + "1" + ")" * 64 + " AS x").to_pylist() == [{"x": 1}]
@@ -212,7 +212,7 @@ def test_a_result_arrow_cannot_carry_is_one_line():
     """A result type Arrow cannot import is a SqlError (one line), not a pyarrow traceback."""
     import pyarrow as pa
 
-    from etscope.render import sql as S
+    from etscope.sql import engine as S
 
     class Rel:
         types = []
@@ -231,7 +231,7 @@ def test_a_result_arrow_cannot_carry_is_one_line():
 def test_memory_limit_ends_a_query_in_one_line_without_spilling(scratch, monkeypatch):
     """DuckDB's buffers stop at memory_limit (a quarter of RAM; 64 MB here) with one line, and
     nothing spills into a temp folder."""
-    from etscope.render import sql_guard
+    from etscope.sql import guard as sql_guard
 
     monkeypatch.setattr(sql_guard, "_memory_limit", lambda: "64MB")
     with pytest.raises(SqlError, match="Out of Memory"):
