@@ -133,7 +133,6 @@ def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, 
                                     dram_gbps=dram_gbps, phase=phase, ort_profile=ort_profile)
         except PhaseChoiceError as e:
             raise click.UsageError(str(e)) from None
-    rows, how = (report.pop("phase_rows", None), report.pop("phases_how", None)) if report is not None else (None, None)
     heap_view = None
     if heap is not None:
         from etscope.formats.pte import read_pte
@@ -142,7 +141,7 @@ def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, 
     if as_json:
         from etscope.paths import display
 
-        inputs = report.pop("inputs") if report is not None else {
+        inputs = dict(report.inputs) if report is not None else {
             k: display(v) for k, v in (("pte", pte), ("qnn_heap", qnn_heap)) if v is not None}
         if report is not None and qnn_heap is not None:
             inputs["qnn_heap"] = display(qnn_heap)
@@ -151,28 +150,27 @@ def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, 
             out["qnn_heap"] = heap_view
         emit_json(out)
     else:
-        files = (report or {}).get("files")
-        if report is not None and report.get("phases"):
+        if report is not None and report.phases:
             from etscope.render.phases_text import render_phase_heading, render_phase_table
             from etscope.render.qnn_text import render_qnn
 
-            render_phase_table(rows, how, "qnn")
-            for row, part in zip(rows, report["phases"]):
+            render_phase_table(report.phase_rows, report.phases_how, "qnn")
+            for row, part in zip(report.phase_rows, report.phases):
                 render_phase_heading(row)
-                render_qnn(part["qnn"], top=top, sort=sort, findings=part["qnn"]["findings"])
-        elif report is not None and (report["partitions"] or report.get("qhas") or report.get("htp_timeline")
-                                     or not (files or report.get("ort"))):
+                render_qnn(part["qnn"], top=top, sort=sort)
+        elif report is not None and (report.partitions or report.qhas or report.htp_timeline
+                                     or not (report.files or report.ort)):
             from etscope.render.qnn_text import render_qnn
 
-            render_qnn(report, top=top, sort=sort, findings=report["findings"])
-        if report is not None and report.get("ort"):
+            render_qnn(report, top=top, sort=sort)
+        if report is not None and report.ort:
             from etscope.render.ort_text import render_ort
 
-            render_ort(report["ort"], top=top)
-        if files:
+            render_ort(report.ort, top=top)
+        if report is not None and report.files:
             from etscope.render.qnn_files_text import render_qnn_files
 
-            render_qnn_files(files, top=top)
+            render_qnn_files(report.files, top=top)
         if heap_view is not None:
             echo_heap(heap_view)
 

@@ -92,7 +92,8 @@ def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 
 def qnn_files_sentence(qnn: dict | None) -> str:
     """Where HMX/HVX use, VTCM and utilisation come from, naming the QNN files given and asking only
     for the missing ones."""
-    given = [k for k in ("qhas", "optrace", "runtrace") if (qnn or {}).get(k)]
+    given = [k for k, v in (("qhas", qnn.qhas), ("optrace", qnn.optrace), ("runtrace", qnn.runtrace)) if v] \
+        if qnn is not None else []
     missing = [k for k in ("qhas", "optrace") if k not in given]
     words = {"qhas": "QHAS", "optrace": "optrace", "runtrace": "runtrace"}
     text = "HMX/HVX use, VTCM and NPU utilisation come from QHAS/optrace"

@@ -18,10 +18,11 @@ def _cat(o: dict, c: str) -> float:
     return next((x["cycles"] for x in o["by_category"] if x["category"] == c), 0.0)
 
 
-def render_htp(c, htp: list[dict], top: int) -> None:
-    """``top``: QNN op rows per breakdown (0: all)."""
+def render_htp(c, htp, top: int) -> None:
+    """``htp``: ``analysis.qnn.result.HtpView`` per QHAS/optrace file pair; ``top``: QNN op rows per
+    breakdown (0: all)."""
     for h in htp:
-        b, lim = h["breakdown"], h["limits"]
+        b, lim = h.breakdown, h.limits
         where = f" — {b['partition']}" if b.get("partition") else ""
         c.print(Text(shown(f"Inside the HTP{where}: what each QNN op ran (HTP cycles, {b['source']} "
                            f"{b['path']}, first inference of the optrace run)"), style="bold"))

@@ -18,7 +18,7 @@ def to_jsonable(x):
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {key: to_jsonable(getattr(x, name)) for name, key in json_fields(type(x))}
+        return {key: to_jsonable(v) for key, v in json_items(x)}
     if isinstance(x, (list, tuple)):
         if _plain_scalars(x):       # per-run series (100k values): no call per value
             return non_finite_as_null(x)
@@ -32,20 +32,37 @@ def to_jsonable(x):
     return x
 
 
-_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+_FIELDS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
+OPTIONAL = {"json": "optional"}      # field metadata: the key is left out when the value is None
 
 
-def json_fields(cls: type) -> tuple[tuple[str, str], ...]:
-    """``(attribute, JSON key)`` of a typed result's fields, in declared order: the schema is the
-    class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a handle the
-    views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it under another
-    key (a JSON key that is not an identifier, or a renamed attribute whose schema stays)."""
+def json_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    """``(attribute, JSON key, optional)`` of a typed result's fields, in declared order: the schema
+    is the class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a handle
+    the views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it under
+    another key (a JSON key that is not an identifier, or a renamed attribute whose schema stays);
+    ``metadata={"json": "optional"}`` (:data:`OPTIONAL`) leaves the key out when the value is None
+    (a key a schema adds only with some inputs)."""
     got = _FIELDS.get(cls)
     if got is None:
-        got = tuple((f.name, f.metadata.get("json") if isinstance(f.metadata.get("json"), str) else f.name)
+        got = tuple((f.name, _key(f), f.metadata.get("json") == "optional")
                     for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False)
         _FIELDS[cls] = got
     return got
+
+
+def json_items(x):
+    """``(JSON key, value)`` of typed result ``x``'s fields that its JSON writes, in declared order
+    (the values as they are: the caller converts them)."""
+    for name, key, optional in json_fields(type(x)):
+        v = getattr(x, name)
+        if v is not None or not optional:
+            yield key, v
+
+
+def _key(f) -> str:
+    key = f.metadata.get("json")
+    return key if isinstance(key, str) and key != "optional" else f.name
 
 
 _INFINITIES = (math.inf, -math.inf)

@@ -77,7 +77,7 @@ def _common_module(paths: list[str]) -> str:
     return ".".join(common)
 
 
-def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> dict | None:
+def module_times(profile: P.Profile, ops: list[dict], qnn=None) -> dict | None:
     """The module tree with inclusive time per module (mean per run, µs), or None without an
     ETRecord graph."""
     g = graph_for_views(profile)
@@ -102,20 +102,20 @@ def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -
     return out
 
 
-def qnn_estimates(qnn: dict | None) -> list[dict]:
+def qnn_estimates(qnn) -> list[dict]:
     """Per QNN partition with per-op times: what they are (``analysis.qnn.container``), in words."""
     out = []
-    for p in (qnn or {}).get("partitions") or []:
-        ot = p.get("op_times") or {}
-        if ot.get("estimate") and ot.get("ops_us_mean"):
-            iid = p.get("instruction_id")
-            where = f"DELEGATE_CALL #{iid}" if iid is not None else str(p.get("key"))
-            out.append({"instruction_id": iid, "container": ot.get("container"),
-                        "text": f"{where}: QNN op times are an {ot['estimate']} ({ot.get('how')})"})
+    for p in (qnn.partitions if qnn is not None else ()):
+        ot = p.op_times
+        if ot.estimate and ot.ops_us_mean:
+            iid = p.instruction_id
+            where = f"DELEGATE_CALL #{iid}" if iid is not None else str(p.key)
+            out.append({"instruction_id": iid, "container": ot.container,
+                        "text": f"{where}: QNN op times are an {ot.estimate} ({ot.how})"})
     return out
 
 
-def _time_pieces(profile: P.Profile, ops: list[dict], qnn: dict | None, g, module_of: dict[str, str]
+def _time_pieces(profile: P.Profile, ops: list[dict], qnn, g, module_of: dict[str, str]
                  ) -> list[tuple[str, float, str, str]]:
     """Each instruction's mean time per run (µs) cut into (module, µs, placement, how) pieces:
     a CPU kernel on its node(s), a delegate call on its matched / estimated nodes, the rest of the

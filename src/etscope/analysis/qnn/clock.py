@@ -135,9 +135,9 @@ def clock_warnings(partitions: list[dict], runtrace, measured) -> list[str]:
         out.append(f"runtrace: {len(measured['graphs'])} graphs; their executes' median clock is used for "
                    "every partition")
     for p in partitions:
-        if p["clock_measured_within_bounds"] is False:
-            lo, hi = p["clock_mhz_bounds"]
-            out.append(f"{p['key']}: the runtrace's {measured['mhz']:,.0f} MHz lies outside this profile's "
+        if p.clock_measured_within_bounds is False:
+            lo, hi = p.clock_mhz_bounds
+            out.append(f"{p.key}: the runtrace's {measured['mhz']:,.0f} MHz lies outside this profile's "
                        f"bounds ({_mhz(lo)}–{_mhz(hi)} MHz): the runtrace may come from another session, "
                        "or the cycles are summed over parallel HVX/HMX threads")
     return out

@@ -20,11 +20,12 @@ MIN_SHARE = 0.01         # below this share of the active cycles, not a finding
 COMPUTE = ("hmx", "hvx", "layout")
 
 
-def htp_findings(htp: list[dict], make, anchor: str = "qnn-htp") -> list:
-    """Findings (``make(**fields)`` builds one, ``analysis.findings.Finding``) of each breakdown."""
+def htp_findings(htp, make, anchor: str = "qnn-htp") -> list:
+    """Findings (``make(**fields)`` builds one, ``analysis.findings.Finding``) of each breakdown
+    (``htp``: ``analysis.qnn.result.HtpView`` per QHAS/optrace file pair)."""
     out = []
-    for i, h in enumerate(htp or []):
-        b, lim = h["breakdown"], h["limits"]
+    for i, h in enumerate(htp or ()):
+        b, lim = h.breakdown, h.limits
         where = _where(b, len(htp))
         mhz = lim.get("clock_mhz")
         out += _layout(b, where, mhz, make, anchor) + _weights(b, where, mhz, make, anchor)

@@ -312,17 +312,17 @@ def _breakdown(path, source, partition, ops: list[HtpOp], types: dict, idle: dic
                         idle_cycles=idle_total, notes=notes)
 
 
-def joined(b: HtpBreakdown, partition: dict) -> HtpBreakdown:
-    """``b`` as the breakdown of ``partition`` (the ``analysis.qnn`` partition dict): its key, and
-    each QNN op joined to the partition's per-op row (ETRecord node and source line) by base name
-    (``MatMul_0`` of ``MatMul_0:OpId_18 (cycles)``)."""
+def joined(b: HtpBreakdown, partition) -> HtpBreakdown:
+    """``b`` as the breakdown of ``partition`` (``analysis.qnn.partition_result.Partition``): its
+    key, and each QNN op joined to the partition's per-op row (ETRecord node and source line) by
+    base name (``MatMul_0`` of ``MatMul_0:OpId_18 (cycles)``)."""
     by_base = {}
-    for r in partition.get("ops") or []:
-        if r.get("base") and r.get("node"):
-            by_base.setdefault(r["base"], r)
-    ops = tuple(replace(o, node=by_base[o.qnn_op]["node"], source=by_base[o.qnn_op].get("source"))
+    for r in partition.ops:
+        if r.base and r.node:
+            by_base.setdefault(r.base, r)
+    ops = tuple(replace(o, node=by_base[o.qnn_op].node, source=by_base[o.qnn_op].source)
                 if o.qnn_op in by_base else o for o in b.ops)
-    return replace(b, partition=partition.get("key"), ops=ops)
+    return replace(b, partition=partition.key, ops=ops)
 
 
 def breakdown(qhas=None, optrace=None, partition: str | None = None) -> HtpBreakdown | None:

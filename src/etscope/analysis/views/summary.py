@@ -6,6 +6,7 @@ import numpy as np
 from etscope import profile as P
 from etscope.analysis.ops import per_op as ops_analysis
 from etscope.analysis.ops import placement
+from etscope.analysis.qnn.result import QnnReport
 
 SCHEMA = "etscope.summary/1"
 
@@ -57,7 +58,7 @@ def phase_facts(profile: P.Profile) -> dict | None:
     return {"name": ph.name, "method": ph.method, "runs": list(ph.runs), "of_runs": ph.of_runs, "how": ph.how}
 
 
-def qnn_brief(report: dict | None) -> list[dict] | None:
+def qnn_brief(report: QnnReport | None) -> list[dict] | None:
     """Per QNN partition, the nested totals (p50): what `etscope qnn` details."""
     if report is None:
         return None
@@ -66,12 +67,12 @@ def qnn_brief(report: dict | None) -> list[dict] | None:
             "clock_basis", "clock_bound", "clock_mhz_bounds", "clock_mhz_est_per_run_range", "clock_source",
             "clock_mhz_measured", "clock_mhz_used")
     out = []
-    for p in report["partitions"]:
-        row = {k: p.get(k) for k in keys}
-        row["checks_failed"] = [c["check"] for c in p["checks"] if not c["ok"]]
-        row["ops"] = len(p["ops"])
-        row["headline"] = p.get("headline")
-        row["nesting"] = p.get("nesting")
+    for p in report.partitions:
+        row = {k: getattr(p, k) for k in keys}
+        row["checks_failed"] = [c.check for c in p.checks if not c.ok]
+        row["ops"] = len(p.ops)
+        row["headline"] = p.headline
+        row["nesting"] = p.nesting
         out.append(row)
     return out
 

@@ -21,6 +21,7 @@ histogram, a layered graph) are small.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import math
@@ -36,7 +37,7 @@ from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
-from etscope.render.json import PLAIN_NUMBERS, non_finite_as_null
+from etscope.render.json import PLAIN_NUMBERS, json_items, non_finite_as_null
 from etscope.render.html.numerics import numerics_data
 from etscope.render.html.phases import PhasePage, phases_data
 from etscope.render.safe import without_controls
@@ -64,6 +65,8 @@ def _clean(x, depth: int = 0):
         return without_controls(x)
     if isinstance(x, dict):
         return {without_controls(str(k)): _clean(v, depth + 1) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):     # a typed result: as its JSON writes it
+        return {without_controls(k): _clean(v, depth + 1) for k, v in json_items(x)}
     if isinstance(x, (list, tuple)):
         items = x[:MAX_LIST]
         if depth < 20:              # per-run series: plain values need no call each

@@ -1,0 +1,75 @@
+"""The typed QNN result (schema ``etscope.qnn/1``): :class:`QnnReport` is what ``qnn_report``
+analyses of the QNN sources given, :class:`QnnView` what ``etscope qnn`` shows of one set of runs
+(the report, the files alone, ONNX Runtime's view, the findings, the phases). ``render.json`` writes
+each field by field in declared order: the declared order is the schema's key order, and a field
+marked ``OPTIONAL`` is a key the schema adds only with some inputs (left out when None)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+# Field metadata read by render.json: the key is left out of the JSON when the value is None.
+OPTIONAL = {"json": "optional"}
+
+
+@dataclass(frozen=True)
+class RuntraceClock:
+    """The runtrace given (``--runtrace``) and the HTP clock measured from it."""
+    path: str
+    graphs: list
+    clock_mhz: float | None
+    clock_mhz_per_execute: list | None
+
+
+@dataclass(frozen=True)
+class HtpView:
+    """One QHAS/optrace file pair: its HTP-op breakdown (``analysis.qnn.htp_ops``) and limits
+    (``analysis.qnn.limits``)."""
+    breakdown: dict
+    limits: dict
+
+
+@dataclass(frozen=True)
+class QnnReport:
+    """Everything QNN of the sources given (``analysis.qnn.report.qnn_report``)."""
+    schema: str
+    partitions: tuple                      # per QNN partition (analysis.qnn.partition)
+    qhas: dict | None                      # QHAS summary, with ``per_call``
+    optrace: dict | None
+    htp_timeline: dict | None
+    soc: dict | None                       # the .pte's QNN compile spec
+    runtrace: RuntraceClock | None
+    warnings: tuple[str, ...]
+    htp_ops: tuple[HtpView, ...] | None = field(default=None, metadata=OPTIONAL)   # with QHAS/optrace
+    shards: dict | None = field(default=None, metadata=OPTIONAL)    # several QNN files, one per partition
+
+
+@dataclass(frozen=True)
+class QnnPhase:
+    """One phase of the runs (``--phase``, or each of several): which runs the QNN view is over."""
+    name: str
+    method: str | None
+    runs: list
+    of_runs: int
+    how: str
+
+
+@dataclass(frozen=True)
+class QnnView(QnnReport):
+    """What ``etscope qnn`` shows of one set of runs: the report (its warnings with the inputs'
+    notes), the QNN files alone, ONNX Runtime's view, the ranked findings of the same inputs
+    (``analysis.findings``, the list ``summary`` and ``report`` show), and the phases."""
+    files: dict | None = field(default=None, metadata=OPTIONAL)     # QNN files without a partition
+    ort: object | None = field(default=None, metadata=OPTIONAL)     # analysis.qnn.ort_view.OrtView
+    findings: tuple | None = field(default=None, metadata=OPTIONAL)  # analysis.findings.Finding
+    phase: QnnPhase | None = field(default=None, metadata=OPTIONAL)
+    phases: tuple | None = field(default=None, metadata=OPTIONAL)   # per phase: its row's keys, qnn: QnnView
+    # Handles, not JSON: the phases side by side (their rows, how they were told apart), the inputs.
+    phase_rows: tuple | None = field(default=None, metadata={"json": False})
+    phases_how: str | None = field(default=None, metadata={"json": False})
+    inputs: dict | None = field(default=None, metadata={"json": False})
+
+
+def report_fields(report: QnnReport) -> dict:
+    """``report``'s fields by name, to build a :class:`QnnView` (or a report with more) from it."""
+    return {f.name: getattr(report, f.name) for f in fields(QnnReport)}
+
