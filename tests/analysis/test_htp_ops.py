@@ -132,7 +132,7 @@ def test_four_shards_each_from_its_own_file():
     r = qnn_from_files(HYB / "synthetic_qnn_4shard.etdump", HYB / "synthetic_qnn_4shard.etrecord",
                        qhas=[str(p) for p in qhas], optrace=[str(p) for p in optrace])
     truth = json.loads((HYB / "synthetic_qnn_4shard.qnn_files.truth.json").read_text())
-    got = {Path(h["breakdown"]["path"]).name: h["breakdown"] for h in r["htp_ops"]}
+    got = {Path(h.breakdown["path"]).name: h.breakdown for h in r.htp_ops}
     assert sorted(got) == sorted(p.name for p in qhas)
     for p in qhas:
         b = got[p.name]

@@ -62,11 +62,6 @@ class OrtView:
     joined: str                        # how the partitions were joined to the QNN profile
     notes: tuple[str, ...]
 
-    def to_dict(self) -> dict:
-        from dataclasses import asdict
-
-        return asdict(self)
-
 
 def ort_view(ort, qnn_report=None) -> OrtView:
     """The session as ORT saw it (``formats.ort_profile.OrtProfile``), joined to the QNN report of

@@ -76,9 +76,9 @@ def _etdump_clock(parts) -> float | None:
 def _partition_runs(p: Partition, tid: int, runs, notes: list[str]) -> list[dict]:
     """Executes back to back; inside each, the QNN levels it has, start-aligned with their parent."""
     pr = p.per_run
-    levels = [("QNN (execute) time", pr.qnn_execute_us), ("Accelerator (execute) time", pr.accel_us),
-              ("Accelerator (execute excluding wait) time", pr.accel_excl_wait_us)]
-    cycles, clock = pr.accel_cycles, pr.clock_mhz_used
+    levels = [("QNN (execute) time", pr.qnn_execute_us or []), ("Accelerator (execute) time", pr.accel_us or []),
+              ("Accelerator (execute excluding wait) time", pr.accel_excl_wait_us or [])]
+    cycles, clock = pr.accel_cycles or [], pr.clock_mhz_used or []
     n = max((len(v) for _, v in levels), default=0)
     out, t = [], 0.0
     for r in range(n):
