@@ -328,6 +328,12 @@ class Results:
         return files_view(self.qnn, self.file_ops, self.file_ops_source, have)
 
     @cached_property
+    def summary_view(self) -> dict:
+        """What ``etscope summary`` shows: the summary and the ranked findings of these inputs
+        (``findings``: the list ``qnn`` and ``report`` show for the same inputs)."""
+        return dict(self.summary, findings=tuple(self.findings))
+
+    @cached_property
     def findings(self) -> list:
         """The ranked findings of these inputs (``analysis.findings``), once: the report, ``qnn``
         (text and JSON) and the notebook show this list, whether an ETDump, QNN files or both were

@@ -26,7 +26,7 @@ def summary(etdump, etrecord, pte, method, phase, runtrace, qnn_heap, as_json):
     whole.qnn_heap = heap
     r = narrowed(whole, phase, method)
     heap_view = r.heap_view
-    s = dict(r.summary) if as_json else None    # the whole runs first: the phases then take the events
+    s = dict(r.summary_view) if as_json else None    # the whole runs first: the phases then take the events
     parts = r.by_phase(consume=True)
     if as_json:
         s.update(phase_json(r))
@@ -35,14 +35,14 @@ def summary(etdump, etrecord, pte, method, phase, runtrace, qnn_heap, as_json):
     from etscope.render.text import render_summary
 
     if not parts:
-        render_summary(r.summary)
+        render_summary(r.summary_view)
     else:
         from etscope.render.phases_text import render_phase_heading, render_phase_table
 
         render_phase_table(r.phase_rows, r.phases.how, "summary")
         for row, (_, pr) in zip(r.phase_rows, parts):
             render_phase_heading(row)
-            render_summary(pr.summary)
+            render_summary(pr.summary_view)
     if heap_view is not None:
         echo_heap(heap_view)
 
@@ -55,7 +55,7 @@ def phase_json(r) -> dict:
     if not parts:
         return {}
     return {"phases_pooled": "the top-level figures pool every run of every phase; phases[] gives each phase's own",
-            "phases": [dict(row.to_dict(), summary=pr.summary) for row, (_, pr) in zip(r.phase_rows, parts)]}
+            "phases": [dict(row.to_dict(), summary=pr.summary_view) for row, (_, pr) in zip(r.phase_rows, parts)]}
 
 
 @click.command()

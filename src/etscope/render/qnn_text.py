@@ -7,6 +7,7 @@ from rich.text import Text
 from etscope.analysis.ops.ordering import QNN_SORT_TITLE, order_qnn_ops
 from etscope.analysis.qnn.partition_result import Partition
 from etscope.analysis.qnn.result import QnnReport, QnnView
+from etscope.render.findings_text import render_findings
 from etscope.render.nesting_text import nesting_table
 from etscope.render.text import Table, console_or_default, safe_text, shown
 from etscope.units import fmt_ms, fmt_bytes
@@ -31,7 +32,7 @@ def render_qnn(report: QnnReport | QnnView, console: Console | None = None, top:
         top = 0 if c.complete else TOP
     parts = report.partitions
     if isinstance(report, QnnView) and report.findings:     # the bare report (analysis) has none
-        _render_findings(c, report.findings)
+        render_findings(c, report.findings)
     if not parts and not report.qhas and not report.htp_timeline:
         c.print("No QNN data found.")
     n_parts = len(parts) if c.complete else MAX_PARTITIONS_SHOWN
@@ -220,18 +221,6 @@ def _render_qhas(c, q: dict) -> None:
                       "—" if r.get("utilization") is None else f"{r['utilization']:.1f}%",
                       _num(r.get("cycles_used")), _num(r.get("timeline_cycles")))
         c.print(t)
-
-
-def _render_findings(c, findings) -> None:
-    """The ranked findings (most important first), each with the numbers it rests on."""
-    t = Table(title="Findings, most important first")
-    t.add_column("severity")
-    t.add_column("finding", kind="text")
-    t.add_column("evidence", kind="text", detail=True)
-    for f in findings:
-        t.add_row(safe_text(f.severity), safe_text(f.text), safe_text(f.evidence))
-    c.print(t)
-    c.print()
 
 
 def _render_units(c, tl: dict) -> None:

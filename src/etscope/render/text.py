@@ -58,6 +58,10 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
     for line in reading_guide(s):
         c.print(safe_text(line))
         c.print()
+    if s.get("findings"):       # the ranked findings of these inputs (qnn and report list the same)
+        from etscope.render.findings_text import render_findings
+
+        render_findings(c, s["findings"])
     for q in s.get("qnn") or []:
         if q.get("nesting"):
             c.print(Text(shown(f"QNN partition at instruction {q['instruction_id']}: {q.get('headline') or ''}"),
