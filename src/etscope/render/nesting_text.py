@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 
+from etscope.analysis.glossary import P50
 from etscope.analysis.qnn.nesting import Nesting
 from etscope.units import fmt_us
 
 BAR = 24
+OVER_RUNS = f"{P50.label} over runs"      # the statistic of every QNN level (analysis.glossary)
 
 
 def bar_fraction(us: float, bands, scale: str) -> float:
@@ -31,8 +33,8 @@ def nesting_table(n: Nesting | None):
     bands = n.bands if n is not None else ()
     if not bands:
         return None, []
-    t = Table(title=f"What contains what, p50 over runs ({'log' if n.scale == 'log' else 'linear'} scale bars)")
-    for col, justify, kind, detail in (("level", "left", "num", 0), ("p50", "right", "num", 0),
+    t = Table(title=f"What contains what, {OVER_RUNS} ({'log' if n.scale == 'log' else 'linear'} scale bars)")
+    for col, justify, kind, detail in (("level", "left", "num", 0), (P50.label, "right", "num", 0),
                                        ("scale", "left", "num", 1), ("adds", "left", "text", 2)):
         t.add_column(col, justify=justify, kind=kind, detail=detail)
     for i, b in enumerate(bands):
@@ -48,7 +50,7 @@ def nesting_lines(n: Nesting | None) -> list[str]:
     if not bands:
         return []
     width = max(len(b.label) for b in bands) + 2 * (len(bands) - 1) + 2
-    out = [f"What contains what, p50 over runs ({'log' if n.scale == 'log' else 'linear'} scale bars):"]
+    out = [f"What contains what, {OVER_RUNS} ({'log' if n.scale == 'log' else 'linear'} scale bars):"]
     for i, b in enumerate(bands):
         name = ("  " * (i - 1) + "└ " if i else "") + b.label
         filled = round(BAR * bar_fraction(b.us_p50, bands, n.scale))

@@ -8,7 +8,8 @@ from etscope.analysis.ops.ordering import QNN_SORT_TITLE, order_qnn_ops
 from etscope.analysis.qnn.partition_result import Partition
 from etscope.analysis.qnn.result import QnnReport, QnnView
 from etscope.render.findings_text import render_findings
-from etscope.render.nesting_text import nesting_table
+from etscope.analysis.glossary import P50
+from etscope.render.nesting_text import OVER_RUNS, nesting_table
 from etscope.render.text import Table, console_or_default, safe_text, shown
 from etscope.units import fmt_ms, fmt_bytes
 
@@ -70,10 +71,10 @@ def _render_partition(c, p: Partition, top: int, sort: str) -> None:
     if table is not None:
         c.print(table)
     c.lines([shown(ln) for ln in after])
-    t = Table(title="The levels in detail (p50 over runs, true units)")
-    for col in ("level", "p50", "adds over the next level", "meaning"):
-        t.add_column(col, justify="right" if col == "p50" else "left", kind="num" if col == "p50" else "text",
-                     detail=col == "meaning")
+    t = Table(title=f"The levels in detail ({OVER_RUNS}, true units)")
+    for col in ("level", P50.label, "adds over the next level", "meaning"):
+        t.add_column(col, justify="right" if col == P50.label else "left",
+                     kind="num" if col == P50.label else "text", detail=col == "meaning")
     for lv in p.levels:
         if lv.unit == "cycles":
             val = f"{_num(lv.p50_cycles)} cycles"
@@ -99,9 +100,9 @@ def _render_partition(c, p: Partition, top: int, sort: str) -> None:
     if ops:
         have_qhas = any(o.hmx is not None or o.hvx is not None for o in ops)
         have_graph = any(o.node for o in ops)
-        t = Table(title=f"Per-op HTP cycles, p50 over runs ({len(ops)} ops, {QNN_SORT_TITLE[sort]}; µs are "
+        t = Table(title=f"Per-op HTP cycles, {OVER_RUNS} ({len(ops)} ops, {QNN_SORT_TITLE[sort]}; µs are "
                         "estimates; share = the op's cycles summed over all runs ÷ the accelerator's)")
-        stats = ["cycles p50"] + (["cycles mean"] if sort == "mean" else []) + ["est. µs", "share"]
+        stats = [f"cycles {P50.label}"] + (["cycles mean"] if sort == "mean" else []) + ["est. µs", "share"]
         cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + stats
         if have_qhas:
             cols += ["HMX", "HVX", "DMA", "DRAM r/w", "VTCM r/w"]
@@ -153,7 +154,7 @@ def clock_sentence(p: Partition) -> str | None:
     if bound == "between":
         what = (f"≈{est:,.0f} MHz p50 = cycles ÷ '{basis}', an upper bound; cycles ÷ 'Accelerator (execute) "
                 f"time' (waits included) is the lower bound, so the clock lies in {_mhz(lo)}–{_mhz(hi)} MHz "
-                f"(p50 over runs, ±0.5 µs rounding included){per_run}")
+                f"({OVER_RUNS}, ±0.5 µs rounding included){per_run}")
     elif bound == "lower":
         what = (f"≥ {_mhz(lo)} MHz p50: cycles ÷ '{basis}' ({est:,.0f} MHz) is a lower bound only, as that "
                 f"time includes waits and the profile has no excluding-wait time (±0.5 µs rounding "

@@ -4,6 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from etscope.analysis.glossary import MEAN_PER_RUN, P50, SHARE_OF_MEAN
 from etscope.render.guide import reading_guide
 from etscope.render.nesting_text import nesting_table
 from etscope.render.safe import without_controls
@@ -34,7 +35,7 @@ def breakdown_table(breakdown: list[dict], title: str) -> Table:
     """Method::execute split into delegate calls per backend, CPU kernels and overhead."""
     t = Table(title=title)
     # The share is of the mean (every run, a cold one included), so it can disagree with the p50.
-    for col in ("part", "calls/run", "mean", "p50", "share of mean"):
+    for col in ("part", "calls/run", "mean", P50.label, SHARE_OF_MEAN.label):
         t.add_column(col, justify="right" if col != "part" else "left")
     for b in breakdown:
         label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
@@ -72,7 +73,7 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
             c.lines([shown(ln) for ln in after])
             c.print()
     if s["runs"].get("latency_ms"):
-        c.print(breakdown_table(s["breakdown"], "Where Method::execute's time goes (mean per run)"))
+        c.print(breakdown_table(s["breakdown"], f"Where Method::execute's time goes ({MEAN_PER_RUN.label})"))
     fb = s["fallback_ops"]
     if fb:
         t = Table(title=f"CPU-fallback kernels ({len(fb)} instructions, slowest first)")
