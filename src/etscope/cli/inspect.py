@@ -35,14 +35,14 @@ def summary(etdump, etrecord, pte, method, phase, runtrace, qnn_heap, as_json):
     from etscope.render.text import render_summary
 
     if not parts:
-        render_summary(r.summary_view)
+        render_summary(r.summary, findings=r.findings)
     else:
         from etscope.render.phases_text import render_phase_heading, render_phase_table
 
         render_phase_table(r.phase_rows, r.phases.how, "summary")
         for row, (_, pr) in zip(r.phase_rows, parts):
             render_phase_heading(row)
-            render_summary(pr.summary_view)
+            render_summary(pr.summary, findings=pr.findings)
     if heap_view is not None:
         echo_heap(heap_view)
 

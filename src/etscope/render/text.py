@@ -49,7 +49,8 @@ def breakdown_table(breakdown: list[dict], title: str) -> Table:
 FALLBACK_SHOWN = 15     # on a terminal; piped output lists every fallback kernel
 
 
-def render_summary(s: dict, console: Console | None = None, title: str | None = None) -> None:
+def render_summary(s: dict, console: Console | None = None, title: str | None = None, findings=()) -> None:
+    """``findings``: the ranked findings of the same inputs (``Results.findings``), after the guide."""
     c = console_or_default(console)
     if title:
         c.print(Text(shown(title), style="bold"))
@@ -59,10 +60,10 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
     for line in reading_guide(s):
         c.print(safe_text(line))
         c.print()
-    if s.get("findings"):       # the ranked findings of these inputs (qnn and report list the same)
+    if findings:       # the ranked findings of these inputs (qnn and report list the same)
         from etscope.render.findings_text import render_findings
 
-        render_findings(c, s["findings"])
+        render_findings(c, findings)
     for q in s.get("qnn") or []:
         if q.get("nesting"):
             c.print(Text(shown(f"QNN partition at instruction {q['instruction_id']}: {q.get('headline') or ''}"),
