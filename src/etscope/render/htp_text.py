@@ -32,7 +32,7 @@ def render_htp(c, htp, top: int) -> None:
                           + (f"; idle share is of {b['timeline_cycles']:,.0f} timeline cycles" if b.get("timeline_cycles")
                              and b.get("idle_cycles") is not None else "")))
         shown_cats = [(k, h_) for k, h_ in _COLUMNS if any(_cat(o, k) for o in b["ops"])]
-        lims = {x["qnn_op"]: x for x in lim["ops"]}
+        lims = {x.qnn_op: x for x in lim.ops}
         t = Table(title="Per QNN op (cycles by category; DRAM GB/s = its DRAM bytes ÷ its cycles at the clock below)")
         t.add_column("QNN op", kind="name")
         t.add_column("cycles", justify="right", kind="num")
@@ -43,21 +43,21 @@ def render_htp(c, htp, top: int) -> None:
         t.add_column("graph node / source", kind="text", detail=True)
         rows = b["ops"] if not top else b["ops"][:top]
         for o in rows:
-            x = lims.get(o["qnn_op"]) or {}
+            x = lims.get(o["qnn_op"])
             node = " ".join(v for v in (o.get("node"), o.get("source") and f"({o['source']})") if v) or "—"
             t.add_row(safe_text(o["qnn_op"]), _cyc(o["cycles"]), *(_cyc(_cat(o, k)) if _cat(o, k) else "·"
                                                                    for k, _ in shown_cats),
-                      "—" if x.get("dram_gbps") is None else f"{x['dram_gbps']:.2f}",
-                      safe_text(x.get("bound") or "—"), safe_text(node))
+                      "—" if x is None or x.dram_gbps is None else f"{x.dram_gbps:.2f}",
+                      safe_text((x.bound if x is not None else None) or "—"), safe_text(node))
         c.print(t)
         if top and len(b["ops"]) > top:
             c.print(safe_text(f"… {len(b['ops']) - top} more QNN ops (--top 0 or --json lists all)"))
         if b["ops"] and b["ops"][0]["htp_ops"]:
             _render_htp_ops(c, b["ops"][0])
-        clock = (f"{lim['clock_mhz']:,.0f} MHz ({lim['clock_note']})" if lim.get("clock_mhz") else
+        clock = (f"{lim.clock_mhz:,.0f} MHz ({lim.clock_note})" if lim.clock_mhz else
                  "no clock: times and bytes/s unknown")
-        c.print(safe_text(f"Clock: {clock}. DRAM: {lim['bandwidth']['text']}. {lim['macs_note']}; "
-                          f"{lim['compute_ceiling_note']}."))
+        c.print(safe_text(f"Clock: {clock}. DRAM: {lim.bandwidth.text}. {lim.macs_note}; "
+                          f"{lim.compute_ceiling_note}."))
         for n in b.get("notes") or []:
             c.print(safe_text("note: " + n))
         c.print()

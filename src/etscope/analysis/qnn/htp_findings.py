@@ -27,7 +27,7 @@ def htp_findings(htp, make, anchor: str = "qnn-htp") -> list:
     for i, h in enumerate(htp or ()):
         b, lim = h.breakdown, h.limits
         where = _where(b, len(htp))
-        mhz = lim.get("clock_mhz")
+        mhz = lim.clock_mhz
         out += _layout(b, where, mhz, make, anchor) + _weights(b, where, mhz, make, anchor)
         out += _mostly_dma(b, where, mhz, make, anchor) + _idle(b, where, mhz, make, anchor)
     return out

@@ -15,7 +15,7 @@ their meaning (which dimension is reduced), so it is not computed.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from etscope.analysis.qnn.htp_ops import HtpBreakdown, QnnOpHtp
 
@@ -42,10 +42,11 @@ class Bandwidth:
     gbps: float | None          # None: unknown
     source: str                 # where the figure comes from, or why there is none
     soc: str | None = None
+    text: str = field(init=False)   # the figure and its source in words (the views print it)
 
-    @property
-    def text(self) -> str:
-        return f"{self.gbps:g} GB/s ({self.source})" if self.gbps else f"bandwidth unknown ({self.source})"
+    def __post_init__(self):
+        object.__setattr__(self, "text", f"{self.gbps:g} GB/s ({self.source})" if self.gbps
+                           else f"bandwidth unknown ({self.source})")
 
 
 def dram_bandwidth(soc_model: str | None, override_gbps: float | None = None) -> Bandwidth:
@@ -117,11 +118,6 @@ class HtpLimits:
                       "(the ETRecord nodes read here carry none)")
     compute_ceiling_note: str = "no HMX/HVX compute ceiling is stated: none is published in a citable source"
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["bandwidth"]["text"] = self.bandwidth.text
-        return d
-
 
 def limits(b: HtpBreakdown, clock: tuple, bw: Bandwidth) -> HtpLimits:
     """``clock``: (MHz, source, is_estimate, note) from ``htp_timeline.timeline_clock``, the one rule
@@ -147,10 +143,8 @@ class MemoryWall:
     prefill_hmx_busy_share: float | None = None
     prefill_hmx_from: str = "needs the prefill graph's QHAS (its HMX cycles used ÷ timeline cycles)"
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["bandwidth"]["text"] = self.bandwidth.text
-        return d
+    def to_dict(self) -> dict:       # the llm result's (a dict today): the fields, bandwidth with its text
+        return asdict(self)
 
 
 def weight_bytes_per_token(program, method: str | None) -> tuple[float | None, str]:

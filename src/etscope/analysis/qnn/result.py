@@ -24,8 +24,8 @@ class RuntraceClock:
 class HtpView:
     """One QHAS/optrace file pair: its HTP-op breakdown (``analysis.qnn.htp_ops``) and limits
     (``analysis.qnn.limits``)."""
-    breakdown: dict
-    limits: dict
+    breakdown: dict            # HtpBreakdown.to_dict() (its computed keys: headline, category shares)
+    limits: object             # analysis.qnn.limits.HtpLimits
 
 
 @dataclass(frozen=True)
