@@ -88,8 +88,9 @@ class QnnResult:
     def htp_split(self):
         """The whole graph's HTP cycles by category (compute on HMX / HVX, layout conversion, data
         movement, synchronisation, dominant-path idle), one row per category and QHAS/optrace file."""
-        rows = [dict(c, partition=h.breakdown["partition"], file=h.breakdown["path"])
-                for h in self.report.htp_ops or () for c in h.breakdown["by_category"]]
+        rows = [{"category": c.category, "label": c.label, "cycles": c.cycles, "share": c.share,
+                 "partition": h.breakdown.partition, "file": h.breakdown.path}
+                for h in self.report.htp_ops or () for c in h.breakdown.by_category]
         return frame(rows, ["partition", "file", "category", "label", "cycles", "share"])
 
     def __repr__(self) -> str:

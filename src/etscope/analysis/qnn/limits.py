@@ -80,7 +80,7 @@ def op_limit(o: QnnOpHtp, clock_mhz: float | None, bw: Bandwidth) -> OpLimit:
     latency waited on: a DMA wait overlapping other work is not on the path), else its cycles."""
     split = o.dominant_by_category if o.dominant_by_category else o.by_category
     of = "dominant-path cycles" if o.dominant_by_category else "cycles"
-    active = [(c, v) for c, v in split if c != "idle"]
+    active = [(x.category, x.cycles) for x in split if x.category != "idle"]
     total = sum(v for _, v in active)
     largest, share = (max(active, key=lambda cv: cv[1]) if active else (None, 0.0))
     share = share / total if total else None

@@ -151,7 +151,7 @@ def htp_view(sources: list[tuple], partitions: list[Partition], runtrace, soc: d
         if part is not None:
             b = joined(b, part)
         clock = timeline_clock(qhas, runtrace, part.clock_mhz_used if part else None)
-        out.append(HtpView(breakdown=b.to_dict(), limits=limits(b, clock, bw)))
+        out.append(HtpView(breakdown=b, limits=limits(b, clock, bw)))
     return out
 
 

@@ -24,7 +24,7 @@ class RuntraceClock:
 class HtpView:
     """One QHAS/optrace file pair: its HTP-op breakdown (``analysis.qnn.htp_ops``) and limits
     (``analysis.qnn.limits``)."""
-    breakdown: dict            # HtpBreakdown.to_dict() (its computed keys: headline, category shares)
+    breakdown: object          # analysis.qnn.htp_ops.HtpBreakdown
     limits: object             # analysis.qnn.limits.HtpLimits
 
 

@@ -244,14 +244,14 @@ def htp_op_rows(qnn: QnnReport) -> list[dict]:
     for h in qnn.htp_ops or ():
         b, lim = h.breakdown, h.limits
         limits = {x.qnn_op: x for x in lim.ops}
-        for o in b["ops"]:
-            x = limits.get(o["qnn_op"])
-            for op in o["htp_ops"]:
-                rows.append({"partition": b["partition"], "file": b["path"], "from": b["source"],
-                             "qnn_op": o["qnn_op"], "qnn_op_type": o["qnn_op_type"], "node": o["node"],
-                             "source": o["source"], **{k: op[k] for k in (
-                                 "htp_op", "unit", "category", "thread", "cycles", "dominant_path_cycles",
-                                 "dram_read", "dram_write", "vtcm_read", "vtcm_write")},
-                             "flags": " | ".join(op["flags"]), "qnn_op_dram_gbps": x.dram_gbps if x else None,
+        for o in b.ops:
+            x = limits.get(o.qnn_op)
+            for op in o.htp_ops:
+                rows.append({"partition": b.partition, "file": b.path, "from": b.source,
+                             "qnn_op": o.qnn_op, "qnn_op_type": o.qnn_op_type, "node": o.node,
+                             "source": o.source, "htp_op": op.htp_op, "unit": op.unit, "category": op.category,
+                             "thread": op.thread, "cycles": op.cycles, "dominant_path_cycles": op.dominant_path_cycles,
+                             "dram_read": op.dram_read, "dram_write": op.dram_write, "vtcm_read": op.vtcm_read,
+                             "vtcm_write": op.vtcm_write, "flags": " | ".join(op.flags), "qnn_op_dram_gbps": x.dram_gbps if x else None,
                              "qnn_op_bound": x.bound if x else None, "clock_mhz": lim.clock_mhz})
     return rows
