@@ -8,6 +8,7 @@ import json
 
 from etscope.analysis.qnn.model import SCHEMA
 from etscope.analysis.qnn.nesting import Band, Nesting
+from etscope.analysis.qnn.op_tables import QhasSummary
 from etscope.analysis.qnn.partition_result import OpRow, OpTimes, Partition, PerRun
 from etscope.analysis.qnn.result import QnnReport
 from etscope.render.json import dumps
@@ -43,6 +44,11 @@ def partition(**given) -> Partition:
                   op_times=_empty(OpTimes, **(given.pop("op_times", None) or {})))
     fields["ops"] = tuple(o if isinstance(o, OpRow) else op(**o) for o in given.pop("ops", ()))
     return _empty(Partition, **{**fields, **given})
+
+
+def qhas(**given) -> QhasSummary:
+    """A QHAS summary of ``given`` fields (the others None)."""
+    return _empty(QhasSummary, **{"resources": (), "op_types": (), "warnings": (), **given})
 
 
 def report(partitions=(), **given) -> QnnReport:

@@ -6,7 +6,7 @@ import etscope
 from etscope.analysis import findings as F
 from etscope.api import results
 from etscope.render.guide import reading_guide
-from qnn_typed import partition, report
+from qnn_typed import partition, qhas, report
 
 FIX = Path(__file__).parents[1] / "fixtures"
 ETD = FIX / "qnn_etdump" / "synthetic_qnn_chain8_device.etdump"
@@ -88,10 +88,10 @@ def test_no_hmx_counts_only_ops_flagged_without_hmx():
 
 
 def test_vtcm_gauge_rules():
-    assert F.findings(None, report(qhas={"peak_vtcm_alloc": None})) == []
-    (f,) = F.findings(None, report(qhas={"peak_vtcm_alloc": 7.5 * 2**20, "vtcm_bytes": 8 * 2**20, "soc": "SM8650"}))
+    assert F.findings(None, report(qhas=qhas(peak_vtcm_alloc=None))) == []
+    (f,) = F.findings(None, report(qhas=qhas(peak_vtcm_alloc=7.5 * 2**20, vtcm_bytes=8 * 2**20, soc="SM8650")))
     assert f.severity == "high" and "94%" in f.text and "little headroom" in f.text
-    (f,) = F.findings(None, report(qhas={"peak_vtcm_alloc": 2**20, "vtcm_bytes": 8 * 2**20}))
+    (f,) = F.findings(None, report(qhas=qhas(peak_vtcm_alloc=2**20, vtcm_bytes=8 * 2**20)))
     assert f.severity == "info" and "7.0 MiB headroom" in f.text
 
 
@@ -138,11 +138,11 @@ def test_qhas_rates_sit_beside_this_etdumps_calls():
 
     r = _chain8(qhas=Q / "chain8_sm8650.qhas.json")
     p = r.qnn.partitions[0]
-    pc = r.qnn.qhas["per_call"][0]
+    pc = r.qnn.qhas.per_call[0]
     warm = [i for i in range(p.runs) if i not in p.cold_runs]
     share = [p.per_run.accel_us[i] / p.per_run.delegate_call_us[i] for i in warm]
-    assert pc["npu_busy_p50"] == np.median(share) and pc["runs"] == len(warm) and pc["npu_busy_p50"] < 0.05
-    assert pc["calls_per_s"] == 1000.0 / p.delegate_call_ms
+    assert pc.npu_busy_p50 == np.median(share) and pc.runs == len(warm) and pc.npu_busy_p50 < 0.05
+    assert pc.calls_per_s == 1000.0 / p.delegate_call_ms
 
 
 def test_counters_have_no_sum_over_runs():

@@ -74,9 +74,9 @@ def test_units_table_and_optrace_summary_agree_on_every_track():
     for ot in (read_optrace(OT), parse_optrace({"header": {"artifact_type": "OP_TRACE"}, "traceEvents": meta + ops})):
         table = {(x.tid, x.slices_total, x.busy_cycles) for x in htp_timeline(ot).tracks}
         summary = optrace_summary(ot)
-        busy = {(t["tid"], t["ops"], t["busy_cycles"]) for t in summary["tracks"] if t["ops"]}
+        busy = {(t.tid, t.ops, t.busy_cycles) for t in summary.tracks if t.ops}
         assert table == busy and table
-        assert summary["ops"] == sum(n for _, n, _ in table)
+        assert summary.ops == sum(n for _, n, _ in table)
     assert table == {(256, 2, 130.0)}
 
 

@@ -172,7 +172,7 @@ def test_notebook_qnn_reads_files_as_the_cli_does():
     assert plain(q.report.findings) == want["findings"]
     assert [p.key for p in q.report.partitions] == [p["key"] for p in want["partitions"]]
     pinned = etscope.load(etd).qnn(qhas=[f"forward:0={files['qhas']}"])
-    assert pinned.report.shards["files"][0]["partition"] is not None
+    assert pinned.report.shards.files[0].partition is not None
     hybrid = etscope.load(FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories.etdump",
                           pte=s / "stories260k_hybrid_llama_qnn.pte")
     assert hybrid.qnn(phase="decode").report.partitions[0].runs == 15

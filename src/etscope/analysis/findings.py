@@ -247,10 +247,11 @@ def _fallbacks(s: dict) -> list[Finding]:
     return out
 
 
-def _vtcm(q: dict | None) -> list[Finding]:
-    if not q or q.get("peak_vtcm_alloc") is None:
+def _vtcm(q) -> list[Finding]:
+    """``q``: the QHAS summary (``analysis.qnn.op_tables.QhasSummary``) or None."""
+    if q is None or q.peak_vtcm_alloc is None:
         return []
-    peak, size = q["peak_vtcm_alloc"], q.get("vtcm_bytes")
+    peak, size = q.peak_vtcm_alloc, q.vtcm_bytes
     if not size:
         return [Finding(kind="vtcm", severity="info",
                         text=f"Peak VTCM {fmt_bytes(peak)} (QHAS); the SoC's VTCM size is unknown (give the .pte)",
@@ -259,7 +260,7 @@ def _vtcm(q: dict | None) -> list[Finding]:
     full = share >= VTCM_FULL
     return [Finding(
         kind="vtcm", severity="high" if full else "info",
-        text=(f"Peak VTCM {fmt_bytes(peak)} of {fmt_bytes(size)} on {q.get('soc') or 'this SoC'} ({share:.0%}): "
+        text=(f"Peak VTCM {fmt_bytes(peak)} of {fmt_bytes(size)} on {q.soc or 'this SoC'} ({share:.0%}): "
               + ("little headroom, larger tiles would spill to DRAM" if full else
                  f"{fmt_bytes(size - peak)} headroom")),
         evidence="QHAS peak VTCM allocation against the VTCM size in the .pte's compile spec", section="qnn-qhas")]

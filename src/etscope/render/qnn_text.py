@@ -5,6 +5,7 @@ from rich.console import Console
 from rich.text import Text
 
 from etscope.analysis.ops.ordering import QNN_SORT_TITLE, order_qnn_ops
+from etscope.analysis.qnn.op_tables import QhasSummary
 from etscope.analysis.qnn.partition_result import Partition
 from etscope.analysis.qnn.result import QnnReport, QnnView
 from etscope.render.findings_text import render_findings
@@ -189,38 +190,38 @@ def _rw(r, w) -> str:
     return f"{fmt_bytes(r or 0)} / {fmt_bytes(w or 0)}"
 
 
-def _render_qhas(c, q: dict) -> None:
-    c.print(Text("QHAS (QNN HTP Analysis Summary) — " + shown(q["note"]), style="bold"))
+def _render_qhas(c, q: QhasSummary) -> None:
+    c.print(Text("QHAS (QNN HTP Analysis Summary) — " + shown(q.note), style="bold"))
     lines = []
-    if q.get("percent_utilization") is not None:
-        lines.append(f"NPU utilisation {q['percent_utilization']:.1f}% of {_num(q['timeline_cycles'])} "
-                     f"timeline cycles (idle {q['percent_idle']:.1f}%)")
-    if q.get("inf_per_s") is not None:
-        lines.append(f"{q['inf_per_s']:,.1f} inferences/s (1 ÷ graph execute {q['graph_execute_us']} µs of that one "
+    if q.percent_utilization is not None:
+        lines.append(f"NPU utilisation {q.percent_utilization:.1f}% of {_num(q.timeline_cycles)} "
+                     f"timeline cycles (idle {q.percent_idle:.1f}%)")
+    if q.inf_per_s is not None:
+        lines.append(f"{q.inf_per_s:,.1f} inferences/s (1 ÷ graph execute {q.graph_execute_us} µs of that one "
                      "inference)")
-    for pc in q.get("per_call") or []:
-        lines.append(f"this ETDump's calls ({pc['partition']}): the NPU is busy {pc['npu_busy_p50']:.1%} of a "
-                     f"{fmt_ms(pc['delegate_call_ms'])} DELEGATE_CALL (p50 over {pc['runs']} warm run(s)): at most "
-                     f"{pc['calls_per_s']:,.0f} calls/s, not the QHAS rate")
-    if q.get("peak_vtcm_alloc") is not None:
-        s = f"peak VTCM {fmt_bytes(q['peak_vtcm_alloc'])}"
-        if q.get("vtcm_bytes"):
-            s += f" of {fmt_bytes(q['vtcm_bytes'])} on {q.get('soc') or 'this SoC'} ({q['peak_vtcm_share']:.1%})"
+    for pc in q.per_call or ():
+        lines.append(f"this ETDump's calls ({pc.partition}): the NPU is busy {pc.npu_busy_p50:.1%} of a "
+                     f"{fmt_ms(pc.delegate_call_ms)} DELEGATE_CALL (p50 over {pc.runs} warm run(s)): at most "
+                     f"{pc.calls_per_s:,.0f} calls/s, not the QHAS rate")
+    if q.peak_vtcm_alloc is not None:
+        s = f"peak VTCM {fmt_bytes(q.peak_vtcm_alloc)}"
+        if q.vtcm_bytes:
+            s += f" of {fmt_bytes(q.vtcm_bytes)} on {q.soc or 'this SoC'} ({q.peak_vtcm_share:.1%})"
         lines.append(s)
-    if q.get("total_dram") is not None:
-        lines.append(f"DRAM {fmt_bytes(q['total_dram_read'] or 0)} read / {fmt_bytes(q['total_dram_write'] or 0)} "
-                     f"written; VTCM {fmt_bytes(q['total_vtcm_read'] or 0)} read / "
-                     f"{fmt_bytes(q['total_vtcm_write'] or 0)} written")
+    if q.total_dram is not None:
+        lines.append(f"DRAM {fmt_bytes(q.total_dram_read or 0)} read / {fmt_bytes(q.total_dram_write or 0)} "
+                     f"written; VTCM {fmt_bytes(q.total_vtcm_read or 0)} read / "
+                     f"{fmt_bytes(q.total_vtcm_write or 0)} written")
     for ln in lines:
         c.print(safe_text(ln))
-    if q["resources"]:
+    if q.resources:
         t = Table(title="HTP units")
         for col in ("unit", "tid", "utilisation", "cycles used", "timeline cycles"):
             t.add_column(col, justify="left" if col == "unit" else "right")
-        for r in q["resources"]:
-            t.add_row(safe_text(r.get("type")), safe_text(r.get("tid")),
-                      "—" if r.get("utilization") is None else f"{r['utilization']:.1f}%",
-                      _num(r.get("cycles_used")), _num(r.get("timeline_cycles")))
+        for r in q.resources:
+            t.add_row(safe_text(r.type), safe_text(r.tid),
+                      "—" if r.utilization is None else f"{r.utilization:.1f}%",
+                      _num(r.cycles_used), _num(r.timeline_cycles))
         c.print(t)
 
 

@@ -108,10 +108,9 @@ def facts(qnn: QnnReport | None, have: set[str]) -> dict:
     return {
         "partitions": [{"key": p.key, "runs": p.runs, "qnn_execute_us": p.qnn_execute_us,
                         "accel_us": p.accel_us, "accel_cycles": p.accel_cycles, "per_op_rows": len(p.ops)} for p in (qnn.partitions if qnn is not None else ())],
-        "optrace": None if not ot else {
-            "ops": ot["ops"], "busy_tracks": sum(1 for t in ot.get("tracks") or [] if t.get("busy_cycles"))},
-        "qhas": None if not q or q.get("percent_utilization") is None else {
-            "utilization_pct": q["percent_utilization"], "timeline_cycles": q.get("timeline_cycles") or 0},
+        "optrace": None if not ot else {"ops": ot.ops, "busy_tracks": sum(1 for t in ot.tracks if t.busy_cycles)},
+        "qhas": None if not q or q.percent_utilization is None else {
+            "utilization_pct": q.percent_utilization, "timeline_cycles": q.timeline_cycles or 0},
         "runtrace_clock_mhz": (rt.clock_mhz or None) if rt is not None else None,
     }
 

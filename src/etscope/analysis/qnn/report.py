@@ -14,13 +14,13 @@ from etscope.analysis.qnn.op_tables import (merge_op_tables, optrace_op_table, o
 from etscope.analysis.qnn.partition import analyse_series
 from etscope.analysis.qnn.profile_series import series_from_qnn_profile
 from etscope.analysis.qnn.partition_result import Partition
-from etscope.analysis.qnn.result import HtpView, QnnReport, RuntraceClock
+from etscope.analysis.qnn.result import HtpView, PerCall, QnnReport, RuntraceClock
 
 
 def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
                soc: dict | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None,
                htp_sources: list[tuple] | None = None, dram_gbps: float | None = None,
-               shards: dict | None = None) -> QnnReport:
+               shards=None) -> QnnReport:
     """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``).
     ``qhas_ops_by_key``: per partition key, the QHAS/optrace op table of that partition's own files
     (several context binaries, ``analysis.qnn.partition_files``), used instead of ``qhas``/``optrace``'s.
@@ -51,8 +51,7 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
     htp = htp_view(htp_sources or [], partitions, runtrace, soc, dram_gbps)
     qhas_out = None
     if qhas is not None:
-        qhas_out = dict(qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None),
-                        per_call=_per_call(partitions))
+        qhas_out = qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None, per_call=_per_call(partitions))
     return QnnReport(
         schema=SCHEMA,
         partitions=tuple(partitions),
@@ -81,13 +80,13 @@ def _backends(profile, series: list[QnnSeries]) -> list[str | None]:
     return out
 
 
-def _shard_warnings(shards: dict | None) -> list[str]:
-    """Per file of several QNN files: the partition it went to and how, or none."""
+def _shard_warnings(shards) -> list[str]:
+    """Per file of several QNN files (``partition_files.ShardView``): the partition it went to and how, or none."""
     out = []
-    for f in (shards or {}).get("files") or []:
-        where = (f"{f['partition']} ({f['how']}, {f['match_ratio']:.0%} of its ops matched)" if f["partition"]
+    for f in (shards.files if shards is not None else ()):
+        where = (f"{f.partition} ({f.how}, {f.match_ratio:.0%} of its ops matched)" if f.partition
                  else "no partition")
-        out.append(f"{f['kind']} {f['path']}: {where}" + (f"; {f['note']}" if f["note"] else ""))
+        out.append(f"{f.kind} {f.path}: {where}" + (f"; {f.note}" if f.note else ""))
     return out
 
 
@@ -115,7 +114,7 @@ def _warnings(partitions: list[Partition], profile, series, qnn_profile, runtrac
     return warnings
 
 
-def _per_call(partitions: list[Partition]) -> list[dict]:
+def _per_call(partitions: list[Partition]) -> tuple[PerCall, ...]:
     """Beside QHAS's one inference of a separate run: this ETDump's real calls, per partition (the
     NPU's busy share of its DELEGATE_CALL, p50 over warm runs; at most how many calls a second)."""
     out = []
@@ -123,10 +122,10 @@ def _per_call(partitions: list[Partition]) -> list[dict]:
         busy = p.npu_busy_per_call
         if busy is None or not p.delegate_call_ms:
             continue
-        out.append({"partition": p.key, "instruction_id": p.instruction_id,
-                    "delegate_call_ms": p.delegate_call_ms, "npu_busy_p50": busy.p50, "runs": busy.runs,
-                    "calls_per_s": 1000.0 / p.delegate_call_ms, "basis": busy.basis})
-    return out
+        out.append(PerCall(partition=p.key, instruction_id=p.instruction_id, delegate_call_ms=p.delegate_call_ms,
+                           npu_busy_p50=busy.p50, runs=busy.runs, calls_per_s=1000.0 / p.delegate_call_ms,
+                           basis=busy.basis))
+    return tuple(out)
 
 
 def htp_view(sources: list[tuple], partitions: list[Partition], runtrace, soc: dict | None,

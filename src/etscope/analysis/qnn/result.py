@@ -21,6 +21,19 @@ class RuntraceClock:
 
 
 @dataclass(frozen=True)
+class PerCall:
+    """Beside QHAS's one inference: this ETDump's real calls of a partition (the NPU's busy share of
+    its DELEGATE_CALL, p50 over warm runs; at most how many calls a second)."""
+    partition: str
+    instruction_id: int | None
+    delegate_call_ms: float
+    npu_busy_p50: float
+    runs: int
+    calls_per_s: float
+    basis: str
+
+
+@dataclass(frozen=True)
 class HtpView:
     """One QHAS/optrace file pair: its HTP-op breakdown (``analysis.qnn.htp_ops``) and limits
     (``analysis.qnn.limits``)."""
@@ -33,14 +46,14 @@ class QnnReport:
     """Everything QNN of the sources given (``analysis.qnn.report.qnn_report``)."""
     schema: str
     partitions: tuple                      # per QNN partition (analysis.qnn.partition)
-    qhas: dict | None                      # QHAS summary, with ``per_call``
-    optrace: dict | None
+    qhas: object | None                    # analysis.qnn.op_tables.QhasSummary, with ``per_call``
+    optrace: object | None                 # analysis.qnn.op_tables.OptraceSummary
     htp_timeline: dict | None
     soc: dict | None                       # the .pte's QNN compile spec
     runtrace: RuntraceClock | None
     warnings: tuple[str, ...]
     htp_ops: tuple[HtpView, ...] | None = field(default=None, metadata=OPTIONAL)   # with QHAS/optrace
-    shards: dict | None = field(default=None, metadata=OPTIONAL)    # several QNN files, one per partition
+    shards: object | None = field(default=None, metadata=OPTIONAL)  # partition_files.ShardView: several QNN files
 
 
 @dataclass(frozen=True)

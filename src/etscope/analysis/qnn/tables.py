@@ -181,17 +181,16 @@ def unit_rows(qnn: QnnReport | None) -> list[dict]:
     if qnn is None:
         return []
     sources = [(None, qnn.qhas, qnn.optrace)] + [
-        (f.get("partition"), f.get("qhas"), f.get("optrace")) for f in (qnn.shards or {}).get("files") or []]
+        (f.partition, f.qhas, f.optrace) for f in (qnn.shards.files if qnn.shards is not None else ())]
     rows = []
     for part, qhas, optrace in sources:
-        for r in ((qhas or {}).get("resources") or []):
-            rows.append({"file": "qhas", "partition": part, "unit": r.get("type"), "tid": r.get("tid"),
-                         "busy_cycles": r.get("cycles_used"), "timeline_cycles": r.get("timeline_cycles"),
-                         "utilization_pct": r.get("utilization")})
-        for t in ((optrace or {}).get("tracks") or []):
-            rows.append({"file": "optrace", "partition": part, "unit": t.get("kind"), "pid": t.get("pid"),
-                         "tid": t.get("tid"), "name": t.get("name"), "ops": t.get("ops"),
-                         "busy_cycles": t.get("busy_cycles")})
+        for r in (qhas.resources if qhas is not None else ()):
+            rows.append({"file": "qhas", "partition": part, "unit": r.type, "tid": r.tid,
+                         "busy_cycles": r.cycles_used, "timeline_cycles": r.timeline_cycles,
+                         "utilization_pct": r.utilization})
+        for t in (optrace.tracks if optrace is not None else ()):
+            rows.append({"file": "optrace", "partition": part, "unit": t.kind, "pid": t.pid,
+                         "tid": t.tid, "name": t.name, "ops": t.ops, "busy_cycles": t.busy_cycles})
     return rows
 
 
