@@ -225,9 +225,9 @@ def _render_qhas(c, q: QhasSummary) -> None:
         c.print(t)
 
 
-def _render_units(c, tl: dict) -> None:
+def _render_units(c, tl) -> None:
     """HMX / HVX / DMA per thread from the optrace timeline: busy cycles, ops, share of the span."""
-    tracks = tl.get("tracks") or []
+    tracks = tl.tracks
     c.print(Text("HTP units (optrace, one inference of the optrace run)", style="bold"))
     if tracks:
         t = Table()
@@ -235,12 +235,12 @@ def _render_units(c, tl: dict) -> None:
             t.add_column(col, justify="left" if col in ("unit", "thread") else "right",
                          kind=None if col in ("unit", "thread") else "num")
         for u in tracks:
-            t.add_row(safe_text(u["kind"]), safe_text(u["name"]), _num(u["slices_total"]), _num(u["busy_cycles"]),
-                      "—" if u["busy_share"] is None else f"{u['busy_share']:.1%}")
+            t.add_row(safe_text(u.kind), safe_text(u.name), _num(u.slices_total), _num(u.busy_cycles),
+                      "—" if u.busy_share is None else f"{u.busy_share:.1%}")
         c.print(t)
-    span = f"span {_num(tl.get('span_cycles'))} cycles"
-    if tl.get("span_us") is not None:
-        span += f" = {tl['span_us']:,.1f} µs at {tl['clock_mhz']:,.0f} MHz"
-    hidden = f"; {tl['hidden_tracks']} thread(s) without an executed op not listed" if tl.get("hidden_tracks") else ""
-    c.print(safe_text(f"{span} ({tl.get('clock_note') or 'no clock'}){hidden}"))
+    span = f"span {_num(tl.span_cycles)} cycles"
+    if tl.span_us is not None:
+        span += f" = {tl.span_us:,.1f} µs at {tl.clock_mhz:,.0f} MHz"
+    hidden = f"; {tl.hidden_tracks} thread(s) without an executed op not listed" if tl.hidden_tracks else ""
+    c.print(safe_text(f"{span} ({tl.clock_note or 'no clock'}){hidden}"))
     c.print()

@@ -59,7 +59,7 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         optrace=optrace_summary(optrace) if optrace is not None else None,
         htp_timeline=None if optrace is None else htp_timeline(
             optrace, qhas, runtrace, next((p.clock_mhz_used for p in partitions if p.clock_mhz_used), None)
-        ).to_dict(),
+        ).view(),
         soc=soc,
         runtrace=None if runtrace is None else RuntraceClock(
             path=runtrace.path, graphs=runtrace.graphs, clock_mhz=measured["mhz"] if measured else None,

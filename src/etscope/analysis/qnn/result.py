@@ -48,7 +48,7 @@ class QnnReport:
     partitions: tuple                      # per QNN partition (analysis.qnn.partition)
     qhas: object | None                    # analysis.qnn.op_tables.QhasSummary, with ``per_call``
     optrace: object | None                 # analysis.qnn.op_tables.OptraceSummary
-    htp_timeline: dict | None
+    htp_timeline: object | None            # analysis.qnn.htp_timeline.TimelineView
     soc: dict | None                       # the .pte's QNN compile spec
     runtrace: RuntraceClock | None
     warnings: tuple[str, ...]
