@@ -315,7 +315,7 @@ class Results:
         return node_table(self.profile, self.ops, self.qnn)
 
     @cached_property
-    def qnn_files(self) -> dict | None:
+    def qnn_files(self):
         """QNN files given without an ETDump partition (or QNN profile) to join them to: what they
         hold per op (``analysis.qnn.files_alone.files_view``); None otherwise."""
         if self.profile is not None or self.qnn_profile is not None or self.shards is not None or self.qnn is None:

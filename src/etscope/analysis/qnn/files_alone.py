@@ -11,6 +11,8 @@ None has ExecuTorch's own events: Method::execute, DELEGATE_CALL, CPU fallback k
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from etscope.analysis.qnn.result import QnnReport
 
 KINDS = ("qnn_csv", "optrace", "qhas", "runtrace")
@@ -115,7 +117,37 @@ def facts(qnn: QnnReport | None, have: set[str]) -> dict:
     }
 
 
-def files_view(qnn: QnnReport, file_ops: dict | None, source: str, have: set[str]) -> dict:
+@dataclass(frozen=True)
+class FileOp:
+    """One QNN op of QHAS/optrace alone (one inference): its cycles, share and units."""
+    partition: None
+    instruction_id: None
+    from_: str = field(metadata={"json": "from"})
+    qnn_name: str = ""
+    op_type: str | None = None
+    runs: int = 1
+    cycles: float | None = None
+    share: float | None = None
+    htp_ops: str | None = None
+    hmx: bool | None = None
+    hvx: bool | None = None
+    dma: bool | None = None
+    dram_read: float | None = None
+    dram_write: float | None = None
+    vtcm_read: float | None = None
+    vtcm_write: float | None = None
+
+
+@dataclass(frozen=True)
+class FilesView:
+    """What ``etscope qnn`` shows of QNN files with no partition to join to."""
+    from_: str = field(metadata={"json": "from"})
+    ops: tuple[FileOp, ...] = ()
+    findings: tuple[str, ...] = ()       # per-op and per-unit sentences of what the files hold
+    missing: tuple[str, ...] = ()
+
+
+def files_view(qnn: QnnReport, file_ops: dict | None, source: str, have: set[str]) -> FilesView:
     """What ``etscope qnn`` shows of QNN files that have no partition to join to (no ETDump and no
     QNN profile): per-op rows and findings from QHAS/optrace, per-unit findings, what is missing."""
     from etscope.analysis.qnn.tables import file_op_rows, unit_rows
@@ -127,4 +159,6 @@ def files_view(qnn: QnnReport, file_ops: dict | None, source: str, have: set[str
         per = [f"{m:,.0f}" for m in rt.clock_mhz_per_execute or []]
         findings.append(f"runtrace: HTP clock {rt.clock_mhz:,.0f} MHz measured (p50 of its Graph Execute spans"
                         + (f"; per execute {', '.join(per)} MHz" if per else "") + ").")
-    return {"from": source or ", ".join(sorted(have)), "ops": ops, "findings": findings, "missing": missing(have)}
+    return FilesView(from_=source or ", ".join(sorted(have)),
+                     ops=tuple(FileOp(**{("from_" if k == "from" else k): v for k, v in o.items()}) for o in ops),
+                     findings=tuple(findings), missing=tuple(missing(have)))
