@@ -65,10 +65,10 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
 
         render_findings(c, findings)
     for q in s.get("qnn") or []:
-        if q.get("nesting"):
-            c.print(Text(shown(f"QNN partition at instruction {q['instruction_id']}: {q.get('headline') or ''}"),
+        if q.nesting:
+            c.print(Text(shown(f"QNN partition at instruction {q.instruction_id}: {q.headline or ''}"),
                          style="bold"))
-            table, after = nesting_table(q["nesting"])
+            table, after = nesting_table(q.nesting)
             if table is not None:
                 c.print(table)
             c.lines([shown(ln) for ln in after])
