@@ -11,6 +11,7 @@ from etscope.analysis.qnn.nesting import Band, Nesting
 from etscope.analysis.qnn.op_tables import QhasSummary
 from etscope.analysis.qnn.partition_result import OpRow, OpTimes, Partition, PerRun
 from etscope.analysis.qnn.result import QnnReport
+from etscope.analysis.views.summary import QnnBrief
 from etscope.render.json import dumps
 
 
@@ -49,6 +50,11 @@ def partition(**given) -> Partition:
 def qhas(**given) -> QhasSummary:
     """A QHAS summary of ``given`` fields (the others None)."""
     return _empty(QhasSummary, **{"resources": (), "op_types": (), "warnings": (), **given})
+
+
+def brief(**given) -> QnnBrief:
+    """A summary's QNN row of ``given`` fields (the others None; lists empty)."""
+    return _empty(QnnBrief, **{"cold_runs": [], "checks_failed": [], **given})
 
 
 def report(partitions=(), **given) -> QnnReport:
