@@ -427,7 +427,7 @@ def ops(p) -> list[dict]:
     return results(p).ops
 
 
-def qnn(p, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=None) -> dict | None:
+def qnn(p, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=None):
     """``analysis.qnn.qnn_report`` for the profile (None when there is no QNN partition and no QNN
     file). ``qhas`` / ``optrace`` / ``runtrace`` may be paths or already-read objects."""
     r = results(p, qhas, optrace, runtrace)

@@ -153,7 +153,7 @@ def _units(o) -> str:
 
 
 def _cold(i: int, p: Partition, n_parts: int) -> list[Finding]:
-    cold = p.cold_runs
+    cold = list(p.cold_runs)          # a list: numpy indexes with it
     power = np.array([np.nan if v is None else v for v in p.per_run.power_on_us or []],
                      dtype=np.float64)
     if not cold or power.size == 0:

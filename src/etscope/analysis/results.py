@@ -147,8 +147,9 @@ class Results:
         return ops_analysis.op_table(self.profile) if self.profile is not None else []
 
     @cached_property
-    def qnn(self) -> dict | None:
-        """``analysis.qnn.qnn_report`` (None when there is no QNN partition and no QNN file)."""
+    def qnn(self):
+        """``analysis.qnn.qnn_report``: an ``analysis.qnn.result.QnnReport`` (None when there is no
+        QNN partition and no QNN file)."""
         p = self.profile
         files = (self.qhas, self.optrace, self.qnn_profile) if p is not None else (
             self.qhas, self.optrace, self.qnn_profile, self.runtrace)

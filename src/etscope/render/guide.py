@@ -68,7 +68,7 @@ def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 
         if clock:
             line += " " + clock
         if q.cold_runs:
-            line += f" Run(s) {q.cold_runs} were cold (HTP power-up)."
+            line += f" Run(s) {list(q.cold_runs)} were cold (HTP power-up)."
         if q.checks_failed:
             line += " Failed checks: " + "; ".join(q.checks_failed) + "."
         lines.append(line)

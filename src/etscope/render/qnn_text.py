@@ -90,7 +90,7 @@ def _render_partition(c, p: Partition, top: int, sort: str) -> None:
     if p.clock_warning:
         c.print(Text(shown(p.clock_warning), style="yellow"))
     if p.cold_runs:
-        c.print(safe_text(f"Cold run(s) {p.cold_runs}: HVX/HMX power-on and VTCM acquire inflate them; "
+        c.print(safe_text(f"Cold run(s) {list(p.cold_runs)}: HVX/HMX power-on and VTCM acquire inflate them; "
                    "exclude them from steady-state numbers."))
     if p.counts:
         c.print(safe_text("Counts: " + ", ".join(f"{k} = {_num(v)}" for k, v in p.counts.items())))

@@ -155,20 +155,20 @@ class Partition:
     accel_excl_wait_us: float | None
     accel_cycles: float | None
     clock_mhz_est: float | None
-    clock_mhz_est_range: list
+    clock_mhz_est_range: tuple
     clock_basis: str
     clock_is_estimate: bool
-    clock_mhz_bounds: list
+    clock_mhz_bounds: tuple                 # (low, high), None where unbounded
     clock_bound: str | None
-    clock_mhz_est_per_run_range: list | None
+    clock_mhz_est_per_run_range: tuple | None
     clock_mhz_measured: float | None
-    clock_mhz_measured_per_execute: list | None
+    clock_mhz_measured_per_execute: tuple | None
     clock_source: str | None
     clock_mhz_used: float | None
     clock_measured_within_bounds: bool | None
     clock_measured_per_run: bool | None
     clock_warning: str | None
-    cold_runs: list
+    cold_runs: tuple
     npu_busy_per_call: BusyShare | None
     accumulating: bool
     levels: tuple[TimeLevel | CyclesLevel, ...]
@@ -180,9 +180,9 @@ class Partition:
     ops: tuple[OpRow, ...]
     ops_matched_to_graph: int
     ops_named: int
-    unmatched_ops: list
+    unmatched_ops: tuple
     checks: tuple[Check, ...]
-    notes: list
+    notes: tuple
     nesting: Nesting
     headline: str
     backend: str | None = field(default=None, metadata=OPTIONAL)   # with an ETDump: its instruction's

@@ -21,7 +21,8 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
                soc: dict | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None,
                htp_sources: list[tuple] | None = None, dram_gbps: float | None = None,
                shards=None) -> QnnReport:
-    """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``).
+    """Everything QNN, as a typed result (``analysis.qnn.result.QnnReport``: the ``qnn`` object of
+    ``etscope qnn --json``, which ``analysis.views.qnn_view`` completes).
     ``qhas_ops_by_key``: per partition key, the QHAS/optrace op table of that partition's own files
     (several context binaries, ``analysis.qnn.partition_files``), used instead of ``qhas``/``optrace``'s.
     ``htp_sources``: ``(partition key or None, qhas, optrace)`` per file pair of those shards, for the

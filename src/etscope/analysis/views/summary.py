@@ -72,17 +72,17 @@ class QnnBrief:
     accel_excl_wait_us: float | None
     accel_cycles: float | None
     clock_mhz_est: float | None
-    clock_mhz_est_range: list
-    cold_runs: list
+    clock_mhz_est_range: tuple
+    cold_runs: tuple
     accumulating: bool
     clock_basis: str
     clock_bound: str | None
-    clock_mhz_bounds: list
-    clock_mhz_est_per_run_range: list | None
+    clock_mhz_bounds: tuple
+    clock_mhz_est_per_run_range: tuple | None
     clock_source: str | None
     clock_mhz_measured: float | None
     clock_mhz_used: float | None
-    checks_failed: list
+    checks_failed: tuple
     ops: int
     headline: str
     nesting: object                 # analysis.qnn.nesting.Nesting
@@ -93,7 +93,7 @@ def qnn_brief(report: QnnReport | None) -> list[QnnBrief] | None:
     if report is None:
         return None
     copied = [f.name for f in fields(QnnBrief) if f.name not in ("checks_failed", "ops")]
-    return [QnnBrief(**{k: getattr(p, k) for k in copied}, checks_failed=[c.check for c in p.checks if not c.ok],
+    return [QnnBrief(**{k: getattr(p, k) for k in copied}, checks_failed=tuple(c.check for c in p.checks if not c.ok),
                      ops=len(p.ops)) for p in report.partitions]
 
 
