@@ -57,7 +57,7 @@ def test_two_token_prompt_is_a_prefill():
     n = np.arange(4)
     phase, names, how = phases.find_phases([], np.zeros(4, np.int64), n, n, np.ones(4), np.array([2, 1, 1, 1]),
                                            ["tokens from input shapes"], [])
-    assert how["by"] == "token counts"
+    assert how.by == "token counts"
     assert names[phase[0]] == "prefill" and {names[p] for p in phase[1:]} == {"decode"}
 
 

@@ -77,18 +77,18 @@ def test_modules_fit_their_parent(etdump):
 
 def _check_modules(r) -> None:
     m = r.modules
-    rows = {r["path"]: r for r in m["modules"]}
-    bad = [f"{p!r} {r['total_us']:.6g} µs > parent {r['parent']!r} {rows[r['parent']]['total_us']:.6g} µs"
-           for p, r in rows.items() if r["parent"] is not None and not _fits(r["total_us"], rows[r["parent"]]["total_us"])]
+    rows = {r.path: r for r in m.modules}
+    bad = [f"{p!r} {r.total_us:.6g} µs > parent {r.parent!r} {rows[r.parent].total_us:.6g} µs"
+           for p, r in rows.items() if r.parent is not None and not _fits(r.total_us, rows[r.parent].total_us)]
     assert not bad, bad
     kids: dict[str, float] = {}
     for r in rows.values():
-        if r["parent"] is not None:
-            kids[r["parent"]] = kids.get(r["parent"], 0.0) + r["total_us"]
-    bad = [f"children of {p!r} add up to {s:.6g} µs > {rows[p]['total_us']:.6g} µs"
-           for p, s in kids.items() if not _fits(s, rows[p]["total_us"])]
+        if r.parent is not None:
+            kids[r.parent] = kids.get(r.parent, 0.0) + r.total_us
+    bad = [f"children of {p!r} add up to {s:.6g} µs > {rows[p].total_us:.6g} µs"
+           for p, s in kids.items() if not _fits(s, rows[p].total_us)]
     assert not bad, bad
-    assert _fits(rows[""]["total_us"], m["method_execute_us"]), (rows[""]["total_us"], m["method_execute_us"])
+    assert _fits(rows[""].total_us, m.method_execute_us), (rows[""].total_us, m.method_execute_us)
 
 
 @pytest.mark.parametrize("etdump", GRAPH, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -114,17 +114,18 @@ def _check_nodes(r) -> None:
             i = group[i]
         return i
 
-    timed = [n for n in t["nodes"] if n["time_us"] is not None]
+    timed = [n for n in t.nodes if n.time_us is not None]
+    first: dict = {}
     for n in timed:
-        ids = sorted(covers.get(n["name"], set()) | ({n["instruction_id"]} if n["instruction_id"] is not None else set()))
-        assert ids, f"node {n['name']} has a time but no instruction"
+        ids = sorted(covers.get(n.name, set()) | ({n.instruction_id} if n.instruction_id is not None else set()))
+        assert ids, f"node {n.name} has a time but no instruction"
         for i in ids[1:]:
             group[root(i)] = root(ids[0])
-        n["_group"] = ids[0]
+        first[n.name] = ids[0]
     nodes_us: dict = {}
     for n in timed:
-        g = root(n["_group"])
-        nodes_us[g] = nodes_us.get(g, 0.0) + n["time_us"]
+        g = root(first[n.name])
+        nodes_us[g] = nodes_us.get(g, 0.0) + n.time_us
     instr_us: dict = {}
     for i in list(group):
         instr_us[root(i)] = instr_us.get(root(i), 0.0) + instr.get(i, 0.0)

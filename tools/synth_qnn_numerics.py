@@ -47,7 +47,7 @@ TORCH_UINT8 = 1     # torch.export serde ScalarType BYTE
 
 def _run_tensors(name: str, program: str):
     """{run: {(role, node or instruction): array}} of a real fixture, through etscope's readers."""
-    from etscope.analysis.numerics.tensors import tensor_ids
+    from etscope.analysis.numerics.identity import tensor_ids
     from etscope.formats.debug_buffer import DebugBuffer
     from etscope.profile import load
 

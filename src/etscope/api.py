@@ -25,16 +25,22 @@ from __future__ import annotations
 
 import html
 import os
-import re
 from collections.abc import Mapping
 from functools import cached_property
 
 from etscope import profile as P
 from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.diff.view import DiffView, diff_view
+from etscope.analysis.qnn.partition_files import QnnFiles
 from etscope.analysis.qnn.result import QnnView
-from etscope.analysis.qnn.partition_files import QnnFiles, assign, ops_by_partition, partition_op_names
 from etscope.analysis.results import Results
+from etscope.formats.kinds import KINDS
+# The input files, read through the registry of input kinds (etscope.inputs); read_view_qnn_files,
+# split_pin, sharded_results and view_results stay importable from here, as they always were.
+from etscope.inputs import (  # noqa: F401 - re-exported
+    _is_path_or_paths, _paths, given_paths, given_values, read_inputs, read_qnn_inputs, read_view_qnn_files,
+    shown_inputs, sharded_results, split_pin, view_results,
+)
 
 
 # ---- the notebook object ----------------------------------------------------------------------------
@@ -68,16 +74,26 @@ class NotebookProfile:
     """What ``etscope.load`` returns: the :class:`Profile` (``.profile``) with the notebook methods.
     Any other attribute (``n_runs``, ``etdump``, ``instructions``, ...) is the Profile's."""
 
-    def __init__(self, profile: P.Profile, llm_options: dict | None = None):
+    def __init__(self, profile: P.Profile, llm_options: dict | None = None, given: Mapping | None = None):
         self.profile = profile
         self.llm_options = llm_options or {}       # token counts for the LLM analysis (``llm_options``)
         self.events = TableView(self, "events")
         self.runs = TableView(self, "runs")
+        # Input files given to ``load`` by kind name (formats.kinds: ``runtrace=``, ``qnn_heap=``, ...),
+        # read now: a bad one fails at load, as the CLI's before the ETDump.
+        self.given = given_values(given)
+        self.inputs_read = read_inputs(self.given)
 
     @cached_property
     def results(self) -> Results:
-        """The analyses of the profile, each computed once (without QNN files)."""
-        return Results(self.profile, llm_options=self.llm_options)
+        """The analyses of the profile with the inputs given to ``load``, each computed once."""
+        return Results(self.profile, llm_options=self.llm_options).feed(self.inputs_read)
+
+    def input_view(self, name: str):
+        """The view of an input kind given to ``load`` that has no method of its own (a kind of the
+        registry with a ``view``, ``formats.kinds``), as ``etscope summary --json`` shows it; None
+        when that input was not given."""
+        return self.results.kind_views.get(name)
 
     @cached_property
     def tables(self) -> dict:
@@ -111,7 +127,7 @@ class NotebookProfile:
             return None if r is None else QnnResult(r)
         if read:
             raise TypeError("give paths (as etscope qnn takes them) when qnn_csv or phase is given")
-        files = read_view_qnn_files(_paths(qhas), _paths(optrace), qnn_csv, runtrace)
+        files = read_view_qnn_files(_paths(qhas), _paths(optrace), qnn_csv, runtrace, given=self.given)
         if not (files.qhas or files.optrace or files.qnn_profile or files.runtrace):
             r = narrowed(self.results, phase)
         else:
@@ -193,9 +209,13 @@ class NotebookProfile:
 def load(*args, prompt_tokens: int | None = None, decode_tokens: int | None = None, **kwargs) -> NotebookProfile:
     """Load an ETDump (and optional ETRecord/.pte) into a :class:`NotebookProfile`; the arguments
     are those of ``etscope.profile.load``, plus the LLM token counts of ``etscope llm``
-    (``prompt_tokens``, ``decode_tokens``; the .pte's ``get_ar_len`` is read when a .pte path is given)."""
+    (``prompt_tokens``, ``decode_tokens``; the .pte's ``get_ar_len`` is read when a .pte path is given),
+    plus input files by kind name (``runtrace=``, ``qnn_heap=``, ...: the kinds of ``formats.kinds``,
+    the files the CLI's options take)."""
     pte = kwargs.get("pte", args[2] if len(args) > 2 else None)
-    return NotebookProfile(P.load(*args, **kwargs), llm_options(pte, prompt_tokens, decode_tokens))
+    kinds = {k.name for k in KINDS if k.reader is not None}       # input files by kind name (formats.kinds)
+    given = {k: kwargs.pop(k) for k in list(kwargs) if k in kinds}
+    return NotebookProfile(P.load(*args, **kwargs), llm_options(pte, prompt_tokens, decode_tokens), given)
 
 
 def llm_options(pte=None, prompt_tokens: int | None = None, decode_tokens: int | None = None) -> dict:
@@ -222,132 +242,24 @@ def profile_of(p) -> P.Profile:
 # ---- the qnn command: QNN files alone or with an ETDump -----------------------------------------------
 def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), optrace=(),
                    qnn_csv=None, runtrace=None, dram_gbps: float | None = None, phase: str | None = None,
-                   ort_profile=None) -> QnnView:
+                   ort_profile=None, given: Mapping | None = None) -> QnnView:
     """Read whichever QNN inputs were given (paths; ``qhas``/``optrace`` one path or several, pins
     allowed) and produce the QNN report; QNN files without a partition to join get ``files``.
     ``dram_gbps``: the DRAM bandwidth the HTP limits compare with (default: the SoC's, if sourced).
     ``phase``: ``--phase`` (see :func:`narrowed`); when the runs are several phases, ``phases``
-    holds each phase's own report (``phase_rows``: them side by side)."""
+    holds each phase's own report (``phase_rows``: them side by side). ``given``: any input kind
+    by name (the CLI's options, ``formats.kinds``)."""
     from etscope.analysis.views.qnn_view import qnn_view
     from etscope.paths import display
 
-    qhas, optrace = _paths(qhas), _paths(optrace)
-    files = read_view_qnn_files(qhas, optrace, qnn_csv, runtrace, ort_profile)
+    values = given_values(given, qhas=_paths(qhas), optrace=_paths(optrace), qnn_profile=qnn_csv, runtrace=runtrace,
+                          ort_profile=ort_profile)
+    files = read_view_qnn_files(given=values)
     profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
     r = narrowed(view_results(profile, files, pte=pte, llm_options=llm_options(pte), dram_gbps=dram_gbps),
                  phase, method, consume=True)
     shown = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte)) if v is not None}
-    for kind, paths in (("qhas", qhas), ("optrace", optrace)):
-        if paths:
-            shown[kind] = display(paths[0]) if len(paths) == 1 else [display(p) for p in paths]
-    shown.update({k: display(v) for k, v in (("qnn_csv", qnn_csv), ("runtrace", runtrace), ("ort_profile", ort_profile))
-                  if v is not None})
-    return qnn_view(r, phases=True, consume=True, inputs=shown)
-
-
-def _is_path_or_paths(v) -> bool:
-    return isinstance(v, (str, os.PathLike)) or (isinstance(v, (list, tuple))
-                                                   and all(isinstance(x, (str, os.PathLike)) for x in v))
-
-
-def _paths(v) -> tuple:
-    return () if v is None else (v,) if isinstance(v, (str, os.PathLike)) else tuple(v)
-
-
-# ---- the views' QNN files: each alone, with an ETDump, or several (one per partition) -----------------
-_PIN = re.compile(r"^(?P<method>[^:=/\\]+):(?P<instr>[0-9]+)=(?P<path>.+)$")
-_MAX_INSTRUCTION = 2 ** 31 - 1     # instruction ids are int32 in the ETDump and the .pte
-
-
-def split_pin(value: str) -> tuple[tuple[str, int] | None, str]:
-    """``METHOD:INSTR=FILE`` -> ((method, instruction), FILE); a plain path (or one that exists as
-    given) -> (None, path). An instruction number past int32 is a :class:`FormatError` naming the
-    file (before any int conversion: Python refuses strings of more than 4,300 digits)."""
-    if not isinstance(value, str):       # a Path: a file, never a pin
-        return None, value
-    m = _PIN.match(value)
-    if m is None or os.path.exists(value):
-        return None, value
-    digits = m.group("instr").lstrip("0") or "0"
-    if len(digits) > 10 or int(digits) > _MAX_INSTRUCTION:
-        from etscope.errors import FormatError
-
-        shown = digits if len(digits) <= 20 else f"{digits[:10]}…({len(digits)} digits)"
-        raise FormatError(f"pin {m.group('method')[:60]}:{shown}: not an instruction id (0 to {_MAX_INSTRUCTION})",
-                          file=m.group("path"))
-    return (m.group("method"), int(digits)), m.group("path")
-
-
-def _read_kind(reader, path, kind: str):
-    """``reader(path)``; a refusal of a file of another known kind names the option that reads it."""
-    from etscope.errors import FormatError
-    from etscope.formats.sniff import wrong_kind
-
-    try:
-        return reader(path)
-    except FormatError as e:
-        hint = wrong_kind(path, kind)
-        if hint is None:
-            raise
-        raise FormatError(f"{e.what}; {hint}", e.file or path, e.offset) from None
-
-
-def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None, ort_profile=None) -> QnnFiles:
-    from etscope.formats.optrace import read_optrace
-    from etscope.formats.qhas import read_qhas
-    from etscope.formats.qnn_profile_files import read_qnn_profile
-    from etscope.formats.runtrace import read_runtrace
-    from etscope.paths import display
-
-    out = QnnFiles()
-    for values, reader, into, kind in ((qhas, read_qhas, out.qhas, "qhas"), (optrace, read_optrace, out.optrace,
-                                                                              "optrace")):
-        for v in values:
-            pin, path = split_pin(v)
-            into.append((pin, path, _read_kind(reader, path, kind)))
-    out.qnn_profile = read_qnn_profile(qnn_csv) if qnn_csv is not None else None
-    out.runtrace = _read_kind(read_runtrace, runtrace, "runtrace") if runtrace is not None else None
-    if ort_profile is not None:
-        from etscope.formats.ort_profile import read_ort_profile
-
-        out.ort = _read_kind(read_ort_profile, ort_profile, "ort_profile")
-        out.inputs["ort_profile"] = display(ort_profile)
-    for kind, paths in (("qnn_csv", [qnn_csv] if qnn_csv else []), ("optrace", [p for _, p, _ in out.optrace]),
-                        ("qhas", [p for _, p, _ in out.qhas]), ("runtrace", [runtrace] if runtrace else [])):
-        if paths:
-            out.inputs[kind] = ", ".join(display(p) for p in paths)
-    return out
-
-
-def view_results(profile: P.Profile | None, files: QnnFiles, pte=None, llm_options: dict | None = None,
-                 dram_gbps: float | None = None) -> Results:
-    """The analyses of a view: the profile (or None: the QNN files alone) with its QNN files;
-    ``llm_options``: the token counts of the LLM section (:func:`llm_options`); ``dram_gbps``: the
-    DRAM bandwidth of the HTP limits (``--dram-gbps``)."""
-    r = _view_results(profile, files, pte, llm_options)
-    r.dram_gbps = dram_gbps
-    r.ort = files.ort
-    r.rebuild = lambda sub: _view_results(sub, files, pte, llm_options)    # a phase's runs, same files
-    return r
-
-
-def _view_results(profile: P.Profile | None, files: QnnFiles, pte, llm_options: dict | None) -> Results:
-    from etscope.paths import display
-
-    program = None
-    if profile is None and pte is not None:
-        from etscope.formats.pte import read_pte
-
-        program = read_pte(pte)
-    inputs = dict(files.inputs)
-    if pte is not None and profile is None:
-        inputs["pte"] = display(pte)
-    if len(files.qhas) > 1 or len(files.optrace) > 1 or any(pin for pin, _, _ in files.qhas + files.optrace):
-        return sharded_results(profile, files, program, inputs, llm_options=llm_options)
-    qhas = files.qhas[0][2] if files.qhas else None
-    optrace = files.optrace[0][2] if files.optrace else None
-    return Results(profile, qhas, optrace, files.runtrace, qnn_profile=files.qnn_profile, program=program,
-                   inputs=inputs, llm_options=llm_options)
+    return qnn_view(r, phases=True, consume=True, inputs=dict(shown, **shown_inputs(values)))
 
 
 # ---- phases: a view shows one phase, or each on its own --------------------------------------------
@@ -373,54 +285,40 @@ def narrowed(r: Results, phase: str | None = None, method: str | None = None, co
     return r.for_phase(name, consume=consume)
 
 
-def sharded_results(profile: P.Profile | None, files: QnnFiles, program=None, inputs: dict | None = None,
-                    llm_options: dict | None = None):
-    """The Results of a view given several QHAS/optrace files (or pinned ones)."""
-    r = Results(profile, None, None, files.runtrace, qnn_profile=files.qnn_profile, program=program, inputs=inputs,
-                llm_options=llm_options)
-    parts = partition_op_names(profile, files.qnn_profile)
-    rows = assign(files, parts, profile.method if profile is not None else None)
-    r.shards = rows
-    r.qhas_ops_by_key = ops_by_partition(rows)
-    # Units and ops of files that landed on no partition stay visible at file level.
-    loose = [x for x in rows if x["partition"] is None]
-    r.loose_qhas = next((x["data"] for x in loose if x["kind"] == "qhas"), None)
-    r.loose_optrace = next((x["data"] for x in loose if x["kind"] == "optrace"), None)
-    return r
-
-
 # ---- analyses: each once per profile and set of inputs -----------------------------------------------
-def read_qnn_inputs(qhas=None, optrace=None, runtrace=None) -> tuple:
-    """QHAS, optrace and runtrace read from their paths (already-read objects and None pass through)."""
-    if isinstance(qhas, (str, os.PathLike)):
-        from etscope.formats.qhas import read_qhas
-
-        qhas = read_qhas(qhas)
-    if isinstance(optrace, (str, os.PathLike)):
-        from etscope.formats.optrace import read_optrace
-
-        optrace = read_optrace(optrace)
-    if isinstance(runtrace, (str, os.PathLike)):
-        from etscope.formats.runtrace import read_runtrace
-
-        runtrace = read_runtrace(runtrace)
-    return qhas, optrace, runtrace
-
-
-def results(p, qhas=None, optrace=None, runtrace=None, llm_options: dict | None = None) -> Results:
+def results(p, qhas=None, optrace=None, runtrace=None, llm_options: dict | None = None,
+            given: Mapping | None = None) -> Results:
     """The analyses of a profile (:class:`analysis.results.Results`, each computed once). A
     NotebookProfile without QNN files or other LLM options keeps one, so its views share them.
-    ``llm_options``: see :func:`llm_options` (a NotebookProfile's own by default)."""
+    ``llm_options``: see :func:`llm_options` (a NotebookProfile's own by default); ``given``: more
+    input files by kind name (``formats.kinds``; a NotebookProfile's from ``load`` too)."""
     qhas, optrace, runtrace = read_qnn_inputs(qhas, optrace, runtrace)
+    read = read_inputs(given)
     if isinstance(p, NotebookProfile):
-        if qhas is None and optrace is None and runtrace is None and llm_options is None:
+        if qhas is None and optrace is None and runtrace is None and llm_options is None and not read:
             return p.results
         llm_options = p.llm_options if llm_options is None else llm_options
-    return Results(profile_of(p), qhas, optrace, runtrace, llm_options=llm_options)
+        read = {**p.inputs_read, **read}
+    r = Results(profile_of(p), llm_options=llm_options).feed(read)
+    return r.feed({k: v for k, v in (("qhas", qhas), ("optrace", optrace), ("runtrace", runtrace)) if v is not None})
 
 
 def summary(p, runtrace=None) -> dict:
     return results(p, runtrace=runtrace).summary
+
+
+def summary_document(r: Results, consume: bool = False) -> dict:
+    """What ``etscope summary --json`` prints for ``r``: its summary with the ranked findings of the
+    same inputs (``Results.summary_view``), and when the runs are several
+    phases each phase's runs with its own summary (the top level then pools them: said in
+    ``phases_pooled``). ``etscope collect`` stores the same document per file. ``consume``: the
+    phases take ``r``'s event buffers (``Results.by_phase``; the CLI, which needs nothing after)."""
+    s = dict(r.summary_view)      # the whole runs first: with ``consume`` the phases then take the events
+    parts = r.by_phase(consume=consume)
+    if not parts:
+        return s
+    return dict(s, phases_pooled="the top-level figures pool every run of every phase; phases[] gives each phase's own",
+                phases=[dict(row.to_dict(), summary=pr.summary_view) for row, (_, pr) in zip(r.phase_rows, parts)])
 
 
 def ops(p) -> list[dict]:
@@ -437,8 +335,8 @@ def qnn(p, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=Non
     return out
 
 
-def llm(p, notes: list[str] | None = None) -> dict | None:
-    """The LLM phases dict from ``analysis.llm`` when it finds LLM phases."""
+def llm(p, notes: list[str] | None = None):
+    """The LLM analysis (``analysis.llm.result.LlmReport``) when it finds LLM phases, else None."""
     r = results(p)
     out = r.llm
     if notes is not None:
@@ -497,7 +395,7 @@ def sql(p, query: str):
 def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) -> str:
     from etscope.render.html import write_report
 
-    out = _output(profile_of(p), path, qhas, optrace)
+    out = _output(profile_of(p), path, qhas, optrace, *given_paths(getattr(p, "given", None)))
     from etscope.render.html.phases import phase_pages
 
     r = results(p, qhas, optrace)      # an LLM's phases each on its own page view, as etscope report
@@ -509,7 +407,7 @@ def trace(p, path: str | os.PathLike = "trace.json", qhas=None, optrace=None) ->
     from etscope.analysis.views.trace import trace_view
     from etscope.render.trace import build_trace, write_trace
 
-    out = _output(profile_of(p), path, qhas, optrace)
+    out = _output(profile_of(p), path, qhas, optrace, *given_paths(getattr(p, "given", None)))
     write_trace(out, build_trace(trace_view(profile_of(p), qnn=results(p, qhas, optrace).qnn)))
     return os.fspath(path)
 

@@ -16,8 +16,12 @@ import dataclasses
 import html
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from etscope.units import fmt_ms
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.modules import ModuleTimes
 
 
 def frame(rows, columns: list[str] | None = None, **constant):
@@ -110,49 +114,58 @@ class QnnResult:
 @dataclass(frozen=True, repr=False)
 class LlmResult:
     """The LLM analysis (``analysis.llm``): phases, warm-up, TTFT, decode tokens/s, drift, findings.
-    ``report`` is the ``llm`` object of ``etscope llm --json`` with its findings and warnings."""
-    report: dict
+    ``report`` is the typed result (``analysis.llm.result.LlmReport``, what ``etscope llm --json``
+    prints): ``report.llm.phases``, ``report.llm.series``, ``report.findings``, ..."""
+    report: object
 
     @property
     def findings(self) -> list[str]:
-        return list(self.report.get("findings") or [])
+        return list(self.report.findings)
 
     @property
     def ttft_ms(self) -> float | None:
-        return self.report.get("ttft_ms")
+        return self.report.llm.ttft_ms
 
     @property
     def decode_tokens_per_s(self) -> float | None:
-        return self.report.get("decode_tokens_per_s")
+        return self.report.llm.decode_tokens_per_s
 
     def phases(self):
         """One row per phase: runs (steady), warm-up runs, tokens per run, latency p50/p90/p99/max/
         min/mean (ms, steady runs), ms per token."""
         rows = []
-        for ph in self.report["phases"]:
-            lat = ph.get("latency_ms") or {}
-            rows.append({"phase": ph["name"], "method": ph.get("method"), "runs": len(ph["runs"]),
-                         "warmup_runs": len(ph["warmup_runs"]), "tokens_per_run": ph.get("tokens_per_run"),
-                         **{f"{k}_ms": lat.get(k) for k in ("p50", "p90", "p99", "max", "min", "mean")},
-                         "ms_per_token": ph.get("ms_per_token")})
+        for ph in self.report.llm.phases:
+            lat = ph.latency_ms
+            rows.append({"phase": ph.name, "method": list(ph.method) if isinstance(ph.method, tuple) else ph.method,
+                         "runs": len(ph.runs),
+                         "warmup_runs": len(ph.warmup_runs), "tokens_per_run": ph.tokens_per_run,
+                         **{f"{k}_ms": getattr(lat, k) if lat else None
+                            for k in ("p50", "p90", "p99", "max", "min", "mean")},
+                         "ms_per_token": ph.ms_per_token})
         return frame(rows, ["phase"])
 
     def runs(self):
         """One row per Execute run in order: latency (ms), phase, warm-up, tokens, position."""
+        import dataclasses
+
         import pandas as pd
 
-        s = self.report["series"]
-        return pd.DataFrame({k: v for k, v in s.items() if isinstance(v, list) and len(v) == len(s["latency_ms"])})
+        s = self.report.llm.series
+        cols = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
+        return pd.DataFrame({k: list(v) for k, v in cols.items() if v is not None and len(v) == len(s.latency_ms)})
 
     def top_ops(self):
         """The top instructions of each phase (``phase`` column first)."""
+        import dataclasses
+
         import pandas as pd
 
-        parts = [frame(ph.get("top_ops") or [], ["instruction_id"], phase=ph["name"]) for ph in self.report["phases"]]
+        parts = [frame([dataclasses.asdict(o) for o in ph.top_ops], ["instruction_id"], phase=ph.name)
+                 for ph in self.report.llm.phases]
         return pd.concat(parts, ignore_index=True) if parts else frame([], ["phase", "instruction_id"])
 
     def __repr__(self) -> str:
-        bits = [f"{ph['name']} ×{len(ph['runs'])}" for ph in self.report["phases"]]
+        bits = [f"{ph.name} ×{len(ph.runs)}" for ph in self.report.llm.phases]
         if self.ttft_ms is not None:
             bits.append(f"TTFT {fmt_ms(self.ttft_ms)}")
         if self.decode_tokens_per_s is not None:
@@ -165,59 +178,64 @@ class LlmResult:
 
 @dataclass(frozen=True, repr=False)
 class DiffResult:
-    """``analysis.diff.compare.compare(base, new)`` (``result``: the object ``etscope diff --json`` prints).
-    ``view`` is what the diff page draws (``html(path)`` writes it)."""
-    result: dict
+    """``analysis.diff.compare.compare(base, new)`` (``result``: the typed result, what ``etscope diff
+    --json`` prints; ``analysis.diff.result``). ``view`` is what the diff page draws (``html(path)``
+    writes it)."""
+    result: object
     view: object = field(default=None, compare=False)
     inputs: tuple = ()          # the compared files: html() never writes over one
 
     @property
     def verdict(self) -> str:
-        return self.result["verdict"]
+        return self.result.verdict
 
     @property
     def reasons(self) -> list[str]:
-        return list(self.result["reasons"])
+        return list(self.result.reasons)
 
     @property
-    def latency(self) -> dict:
-        """p50 of both sides (ms), change and its 95% interval (%), runs, warm-up left out (of an
-        LLM: the phase the verdict is from, ``verdict_phase``; {} when no phase is on both sides)."""
-        return self.result.get("latency") or {}
+    def latency(self):
+        """p50 of both sides (ms), change and its 95% interval (%), runs, warm-up left out
+        (``analysis.diff.result.Latency``; of an LLM: the phase the verdict is from,
+        ``verdict_phase``; None when no phase is on both sides)."""
+        return self.result.latency
 
     @property
     def headline(self) -> str:
         """The verdict in words; of an LLM, with the phase it is from ("regression in decode (prefill:
         no change)")."""
-        return self.result.get("headline") or self.verdict.replace("_", " ")
+        return self.result.headline or self.verdict.replace("_", " ")
 
     def phases(self):
         """An LLM's phases, each compared with the same phase of the other side: name, method,
         verdict, p50 of both sides (ms), change and its 95% interval (%), time to first token
         (prefill) and tokens/s (decode) of both sides; empty when the runs are one phase."""
         rows = []
-        for e in self.result.get("phases") or []:
-            lat, llm = e.get("latency") or {}, e.get("llm") or {}
-            ci = lat.get("ci_pct") or [None, None]
-            rows.append({"name": e["name"], "method": e.get("method"), "verdict": e["verdict"],
-                         "base_p50_ms": lat.get("base_p50_ms"), "new_p50_ms": lat.get("new_p50_ms"),
-                         "change_pct": lat.get("change_pct"), "ci_low_pct": ci[0], "ci_high_pct": ci[1],
-                         **{f"{k}_{side}": (llm.get(k) or {}).get(side) for k in ("ttft_ms", "tokens_per_s")
-                            for side in ("base", "new")}})
+        for e in self.result.phases:
+            lat = e.latency
+            ci = lat.ci_pct if lat is not None else (None, None)
+            figures = {}
+            for k in ("ttft_ms", "tokens_per_s"):
+                v = getattr(e.llm, k, None) if e.llm is not None else None
+                figures.update({f"{k}_base": v.base if v else None, f"{k}_new": v.new if v else None})
+            rows.append(dict(name=e.name, method=e.method, verdict=e.verdict,
+                             base_p50_ms=lat.base_p50_ms if lat else None, new_p50_ms=lat.new_p50_ms if lat else None,
+                             change_pct=lat.change_pct if lat else None, ci_low_pct=ci[0], ci_high_pct=ci[1],
+                             **figures))
         return frame(rows, ["name"])
 
     def ops(self, changed_only: bool = False):
         """Every op compared: status (slower / faster / new / removed / same), p50 of both sides (in
         ``unit``), change %, rank-test p value, placement of both sides."""
-        rows = [o for o in self.result["ops"] if not changed_only or o["status"] != "same"]
+        rows = [_row(o) for o in self.result.ops if not changed_only or o.status != "same"]
         return frame(rows, ["name", "status"])
 
     def breakdown(self):
         """Delegate calls per backend, CPU ops and framework overhead: p50 per run of both sides."""
-        return frame(self.result["breakdown"], ["kind", "backend"])
+        return frame([_row(b) for b in self.result.breakdown], ["kind", "backend"])
 
     def placement_changes(self):
-        return frame(self.result["placement_changes"], ["kind"])
+        return frame([_row(c) for c in self.result.placement_changes], ["kind"])
 
     def html(self, path) -> str:
         """Write the diff page (as ``etscope diff --html``); returns its path."""
@@ -231,57 +249,65 @@ class DiffResult:
 
     def __repr__(self) -> str:
         lat = self.latency
-        ci = lat.get("ci_pct") or [None, None]
+        if lat is None:
+            return f"<DiffResult: {self.headline}; .phases() .reasons .html(path)>"
+        ci = lat.ci_pct
         finite = all(isinstance(x, (int, float)) and math.isfinite(x) for x in ci)
         interval = f" (95% CI {ci[0]:+.1f}% to {ci[1]:+.1f}%)" if finite else ""
-        changed = sum(1 for o in self.result.get("ops") or [] if o["status"] != "same")
-        if not lat:
-            return f"<DiffResult: {self.headline}; .phases() .reasons .html(path)>"
-        return (f"<DiffResult: {self.headline}; p50 {fmt_ms(lat['base_p50_ms'])} → "
-                f"{fmt_ms(lat['new_p50_ms'])}, {lat['change_pct']:+.1f}%{interval}; {changed} op(s) changed; "
-                ".ops() .breakdown() .placement_changes() " + (".phases() " if self.result.get("phases") else "")
+        changed = sum(1 for o in self.result.ops if o.status != "same")
+        return (f"<DiffResult: {self.headline}; p50 {fmt_ms(lat.base_p50_ms)} → "
+                f"{fmt_ms(lat.new_p50_ms)}, {lat.change_pct:+.1f}%{interval}; {changed} op(s) changed; "
+                ".ops() .breakdown() .placement_changes() " + (".phases() " if self.result.phases else "")
                 + ".reasons .html(path)>")
 
     def _repr_html_(self) -> str:
         return _html_table(repr(self), [("reason", r) for r in self.reasons[:10]])
 
 
+def _row(x) -> dict:
+    """A typed result's row as a DataFrame row: its JSON fields (the names ``--json`` gives them)."""
+    from etscope.render.json import to_jsonable
+
+    return to_jsonable(x)
+
+
 @dataclass(frozen=True, repr=False)
 class ModulesResult:
-    """Inclusive time per source module (``analysis.ops.modules``; ``report``: the object
+    """Inclusive time per source module (``analysis.ops.modules``; ``report``: the typed result
     ``etscope ops --by module --json`` prints, less its schema and inputs). Times are µs, mean per run.
 
     Summing without double counting: ``total_us`` is inclusive (a module's total holds its
     children's), so sum ``self_us`` over all rows, or read the root's ``total_us``; both equal
     ``Method::execute`` minus framework overhead (``total_us``)."""
-    report: dict
+    report: ModuleTimes
 
     @property
     def method_execute_us(self) -> float | None:
-        return self.report.get("method_execute_us")
+        return self.report.method_execute_us
 
     @property
     def framework_overhead_us(self) -> float | None:
-        return self.report.get("framework_overhead_us")
+        return self.report.framework_overhead_us
 
     @property
     def total_us(self) -> float:
         """The root's inclusive time: Method::execute minus framework overhead."""
-        return self.report["attributed_us"]
+        return self.report.attributed_us
 
     def modules(self):
         """One row per module in tree order (depth-first): path, name, type, depth, parent,
         total_us (inclusive), self_us, nodes."""
-        return frame(self.report["modules"], ["path", "name", "type", "depth", "parent", "total_us", "self_us"])
+        cols = ["path", "name", "type", "depth", "parent", "total_us", "self_us", "nodes"]
+        return frame([{c: getattr(m, c) for c in cols} for m in self.report.modules], cols[:-1])
 
     def _long(self, field_name: str, column: str):
-        rows = [{"path": m["path"], column: k, "us": us} for m in self.report["modules"]
-                for k, us in m[field_name].items()]
+        rows = [{"path": m.path, column: k, "us": us} for m in self.report.modules
+                for k, us in getattr(m, field_name).items()]
         return frame(rows, ["path", column, "us"])
 
     def how(self):
         """Where each module's inclusive time comes from: one row per (path, how) with its µs
-        (``how`` values explained in ``report["how"]``)."""
+        (``how`` values explained in ``report.how``)."""
         return self._long("how_us", "how")
 
     def placement(self):
@@ -292,10 +318,10 @@ class ModulesResult:
     def __repr__(self) -> str:
         over = self.framework_overhead_us or 0.0
         execute = self.method_execute_us or 0.0
-        return (f"<ModulesResult: {len(self.report['modules'])} module(s); Method::execute "
+        return (f"<ModulesResult: {len(self.report.modules)} module(s); Method::execute "
                 f"{fmt_ms(execute / 1e3)} = modules {fmt_ms(self.total_us / 1e3)} + framework overhead "
                 f"{fmt_ms(over / 1e3)}; .modules() .how() .placement() .report>")
 
     def _repr_html_(self) -> str:
-        rows = [("  " * m["depth"] + m["name"], fmt_ms(m["total_us"] / 1e3)) for m in self.report["modules"][:20]]
+        rows = [("  " * m.depth + m.name, fmt_ms(m.total_us / 1e3)) for m in self.report.modules[:20]]
         return _html_table(repr(self), rows)

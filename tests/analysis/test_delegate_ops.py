@@ -26,20 +26,20 @@ def _load(real, name):
 
 def test_cnn_conv_pool_linear_nodes_get_the_inspector_times_of_their_xnnpack_events(real):
     p, ops = _load(real, "cnn")
-    nodes = {n["name"]: n for n in node_table(p, ops)["nodes"]}
+    nodes = {n.name: n for n in node_table(p, ops).nodes}
     # Oracle: the Inspector's mean of each XNNPACK event (ms), from its table of the same file.
     avg = {r["event_name"]: float(r["avg (ms)"]) * 1e3
            for r in csv.DictReader(open(real / "cnn.inspector.tsv"), delimiter="\t")}
     for node, event in CNN_MATCHES.items():
-        assert nodes[node]["placement"] == "XnnpackBackend"
-        assert nodes[node]["time_us"] == pytest.approx(avg[event], rel=1e-6), node
-        assert nodes[node]["time_how"] == MATCHED_HOW
-        assert not nodes[node]["estimated"]
+        assert nodes[node].placement == "XnnpackBackend"
+        assert nodes[node].time_us == pytest.approx(avg[event], rel=1e-6), node
+        assert nodes[node].time_how == MATCHED_HOW
+        assert not nodes[node].estimated
     # relu is fused into the convolution (no Clamp operator logged): left untimed, with the reason.
     for relu in ("aten_relu_default", "aten_relu_default_1"):
-        assert nodes[relu]["time_us"] is None
-        assert "2 clamp node(s)" in nodes[relu]["untimed_why"] and "0 clamp event(s)" in nodes[relu]["untimed_why"]
-    assert nodes["aten_cumsum_default"]["time_how"] == "measured"
+        assert nodes[relu].time_us is None
+        assert "2 clamp node(s)" in nodes[relu].untimed_why and "0 clamp event(s)" in nodes[relu].untimed_why
+    assert nodes["aten_cumsum_default"].time_how == "measured"
 
 
 def test_cnn_unmatched_events_and_call_time_stay_with_the_partition(real):

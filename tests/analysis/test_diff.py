@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from etscope.analysis.diff import compare as diff
+import diff_json as diff
 from etscope.cli import main
 from etscope.profile import load
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from etscope.analysis.diff import compare as diff
+import diff_json as diff
+from etscope.analysis.diff.result import ProgramIdentity
 from etscope.cli import main
 from etscope.profile import load
 
@@ -70,12 +71,16 @@ def test_the_moved_convolutions_explain_at_least_80_percent_of_the_delta(conv_pa
 def test_headline_never_says_no_change_while_an_axis_changed():
     from etscope.analysis.diff import axes as diff_axes
 
-    ax = {"latency": {"verdict": "no_change", "summary": ""},
-          "placement": {"verdict": "changed", "summary": "2 op(s) moved XnnpackBackend → cpu"},
-          "program": {"verdict": "unknown", "summary": ""}, "environment": {"verdict": "no_change", "summary": ""}}
+    from etscope.analysis.diff.result import Axes, Axis
+
+    def axis(verdict, summary=""):
+        return Axis(verdict=verdict, summary=summary, facts=())
+
+    ax = Axes(latency=axis("no_change"), placement=axis("changed", "2 op(s) moved XnnpackBackend → cpu"),
+              program=axis("unknown"), environment=axis("no_change"))
     h = diff_axes.headline("no_change", ax)
     assert h.startswith("no latency change, but") and "placement changed: 2 op(s) moved" in h
-    assert diff_axes.headline("no_change", {**ax, "placement": {"verdict": "no_change", "summary": ""}}) == "no change"
+    assert diff_axes.headline("no_change", dataclasses.replace(ax, placement=axis("no_change"))) == "no change"
 
 
 def test_same_program_rerun_stays_no_change_or_inconclusive_on_every_axis():
@@ -109,14 +114,14 @@ def test_qnn_pair_built_for_two_socs_shows_the_program_axis():
     assert "SM8750" in json.dumps(manifest)
     base = load(F / "qnn_etdump" / "synthetic_qnn_cnn.etdump", pte=F / "qnn_pte" / "synthetic_qnn_cnn.pte")
     new = _with_spec(base, (F / "qnn_pte" / "synthetic_compile_spec_sm8750_optrace.bin").read_bytes())
-    ax = diff_axes.program_axis(base, new, {})
-    assert ax["verdict"] == "changed"
-    facts = {f["what"]: (f["base"], f["new"]) for f in ax["facts"]}
+    ax = diff_axes.program_axis(base, new, None)
+    assert ax.verdict == "changed"
+    facts = {f.what: (f.base, f.new) for f in ax.facts}
     assert facts["QNN soc model"] == ("SM8650", "SM8750")
     assert facts["QNN profile level"][1] == "optrace"
     assert "QNN precision" in facts and "QNN shared buffer" in facts
-    same = diff_axes.program_axis(base, base, {"identical": True, "basis": "x"})
-    assert same["verdict"] == "no_change"
+    same = diff_axes.program_axis(base, base, ProgramIdentity(identical=True, basis="x"))
+    assert same.verdict == "no_change"
 
 
 def test_no_op_is_labelled_same_while_its_p50_moved_by_the_minimum_effect():
@@ -213,21 +218,30 @@ def test_runtrace_per_side_gives_the_environment_axis_a_measured_clock():
 
 def test_a_clock_that_moved_is_an_environment_change():
     from etscope.analysis.diff.axes import environment_axis
+    from etscope.analysis.diff.result import Latency, Sides
 
-    d = {"latency": {"warmup_runs_dropped": {"base": [0], "new": [0]}, "base_runs": 5, "new_runs": 5,
-                     "base_sessions": 1, "new_sessions": 1}, "qnn": None}
-    assert environment_axis(d, {"base": 1800.0, "new": 1000.0, "source": "runtrace"})["verdict"] == "changed"
-    assert environment_axis(d, {"base": 1800.0, "new": 1810.0, "source": "runtrace"})["verdict"] == "no_change"
-    assert environment_axis(d)["verdict"] == "unknown"
+    lat = Latency(base_p50_ms=1.0, new_p50_ms=1.0, change_pct=0.0, ci_pct=(0.0, 0.0), base_runs=5, new_runs=5,
+                  base_sessions=1, new_sessions=1, warmup_runs_dropped=Sides((0,), (0,)), significant=False,
+                  session_allowance_pct=160.0, method="")
+    assert environment_axis(lat, None, {"base": 1800.0, "new": 1000.0, "source": "runtrace"}).verdict == "changed"
+    assert environment_axis(lat, None, {"base": 1800.0, "new": 1810.0, "source": "runtrace"}).verdict == "no_change"
+    assert environment_axis(lat, None).verdict == "unknown"
 
 
 def test_qnn_nesting_splits_a_delegate_call_by_level_and_clock():
     from etscope.analysis.diff.attribution import _qnn_nesting
 
-    qnn = [{"partition": 0, "accel_us": {"base": 1000.0, "new": 1500.0}, "qnn_execute_us": {"base": 1200.0, "new": 1800.0},
-            "clock_mhz_est": {"base": 1000.0, "new": 500.0}}]
-    op = {"identity": ["delegate", "QnnBackend", "0", "call", "0"]}
-    parts = {p["name"]: p["change_ms"] for p in _qnn_nesting(qnn, op, 0.7)}
+    from etscope.analysis.diff.result import Change, OpChange, QnnPartitionChange
+
+    none = Change(None, None, None)
+    qnn = (QnnPartitionChange(partition=0, accel_cycles=none, clock_mhz_est=Change(1000.0, 500.0, -50.0),
+                              accel_us=Change(1000.0, 1500.0, 50.0), qnn_execute_us=Change(1200.0, 1800.0, 50.0),
+                              delegate_call_ms=none, ops=()),)
+    op = OpChange(identity=("delegate", "QnnBackend", "0", "call", "0"), name="DELEGATE_CALL QnnBackend #1",
+                  role="delegate_call", unit="ns", op_type=None, source=None, placement_base="QnnBackend",
+                  placement_new="QnnBackend", status="slower", base_p50=None, new_p50=None, change_pct=None,
+                  p_value=None, significant=None)
+    parts = {p.name: p.change_ms for p in _qnn_nesting(qnn, op, 0.7)}
     assert parts["HTP clock (same cycles at the new clock)"] == pytest.approx(1.0)   # 1 ms at half the clock
     assert parts["HTP accelerator cycles"] == pytest.approx(-0.5)                    # fewer cycles
     assert parts["QnnGraph_execute outside the accelerator"] == pytest.approx(0.1)
@@ -240,7 +254,7 @@ def test_etdump_settings_are_part_of_the_environment():
     outputs (debug events); llama_nodebug.etdump is a run of the same program without them: the
     environment axis changes and says which recording was turned off (counted from the events)."""
     from etscope import profile as P
-    from etscope.analysis.diff.compare import compare
+    from diff_json import compare
 
     real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
     a, b = P.load(str(real / "llama.etdump")), P.load(str(real / "llama_nodebug.etdump"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis.diff import compare as diff
+from etscope.analysis.diff import intervals as diff
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,8 @@ import pytest
 
 from etscope import api
 from etscope import profile as P
-from etscope.analysis.diff import compare as diff
+import diff_json as diff
+from etscope.analysis.diff.compare import compare
 from etscope.analysis.diff.view import diff_view
 from etscope.analysis.llm.run_phases import PhaseChoiceError
 
@@ -167,13 +168,16 @@ def test_non_llm_diff_is_the_single_phase_comparison():
 
 def test_page_view_holds_each_phase_runs():
     base, new = load(HYB), load(DECODE_X4)
-    d = diff.compare(base, new)
-    s = diff_view(d, base, new).series["phases"]
-    assert set(s) == {"prefill", "decode"}
+    d = compare(base, new)
+    view = diff_view(d, base, new)
+    assert view.series is None and {name for name, _ in view.phase_series} == {"prefill", "decode"}
     lat = np.asarray(new.runs["latency_ns"], dtype=float) / 1e6
     want = truth_runs(DECODE_X4)["decode"]
-    assert s["decode"]["new"] == pytest.approx(lat[want].tolist(), rel=1e-9)
-    assert len(s["prefill"]["base"]) == len(truth_runs(HYB)["prefill"])
+    assert view.series_of("decode").new == pytest.approx(lat[want].tolist(), rel=1e-9)
+    assert len(view.series_of("prefill").base) == len(truth_runs(HYB)["prefill"])
+    # each phase's p50 line is its verdict's p50
+    for e in d.phases:
+        assert view.series_of(e.name).stats.base.p50 == e.latency.base_p50_ms
 
 
 def test_a_moved_phase_whose_interval_cannot_rule_out_a_large_change_is_not_no_change():

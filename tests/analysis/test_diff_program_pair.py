@@ -35,3 +35,16 @@ def test_compile_spec_pair_shows_the_program_axis():
     assert facts["QNN shared buffer"] == (False, asked["new"]["shared_buffer"])
     assert "program changed" in d["headline"] and "no change" not in d["headline"].split(",")[0].replace(
         "no latency change", "")
+
+
+def test_two_programs_told_by_their_pte_inputs_are_not_comparable():
+    """A CNN and a llama with their .pte files only (no ETRecords): the executed methods take 1 and
+    2 inputs. ``comparability`` took len() of that count (an int) and the command ended in a traceback."""
+    real = FIX / "real"
+    res = CliRunner().invoke(main, ["diff", str(real / "gen_cnn.etdump"), str(real / "gen_llama.etdump"),
+                                    "--pte-base", str(real / "gen_cnn.pte"), "--pte-new", str(real / "gen_llama.pte"),
+                                    "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert d["verdict"] == "not_comparable" and d["comparable"]["comparable"] is False
+    assert d["comparable"]["basis"] == "the executed methods take different inputs (forward: 1 in base, forward: 2 in new)"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from etscope.analysis.diff import compare as diff
+import diff_json as diff
 from etscope.analysis.diff import noise as diff_noise
 from etscope.cli import main
 from etscope.profile import load
@@ -256,7 +256,9 @@ def test_breakdown_ops_and_verdict_share_one_statistic_on_the_same_runs():
 def test_text_view_names_its_statistic(capsys):
     from rich.console import Console
 
-    d = diff.compare(load(D / "diff_same_00.etdump"), load(D / "diff_slower.etdump"))
+    from etscope.analysis.diff.compare import compare
+
+    d = compare(load(D / "diff_same_00.etdump"), load(D / "diff_slower.etdump"))
     con = Console(width=200, record=True)
     render_diff(d, console=con)
     text = con.export_text()

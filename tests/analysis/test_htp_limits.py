@@ -147,8 +147,8 @@ def test_prefill_hmx_busy_share_from_the_qhas_pinned_to_prefill():
     files = read_view_qnn_files((f"prefill_forward:0={prefill}", f"kv_forward:0={shards / 'synthetic_hybrid_kv.qhas.json'}"))
     profile = etscope.load(HYBRID, etrecord=HYBRID.with_suffix(".etrecord"), pte=STORIES).profile
     r = view_results(profile, files, pte=STORIES, llm_options=llm_options(STORIES))
-    wall = r.llm["memory_wall"]
+    wall = r.llm.llm.memory_wall
     res = json.loads(prefill.read_text())["data"]["htp_overall_summary"]["data"][0]["htp_resources"]
     hmx = next(x for x in (res["data"] if isinstance(res, dict) else res) if x["type"] == "HMX")
-    assert wall["prefill_hmx_busy_share"] == pytest.approx(hmx["cycles_used"] / hmx["timeline_cycles"])
-    assert "QHAS of the prefill graph" in wall["prefill_hmx_from"] and "a synthetic fixture" in wall["prefill_hmx_from"]
+    assert wall.prefill_hmx_busy_share == pytest.approx(hmx["cycles_used"] / hmx["timeline_cycles"])
+    assert "QHAS of the prefill graph" in wall.prefill_hmx_from and "a synthetic fixture" in wall.prefill_hmx_from

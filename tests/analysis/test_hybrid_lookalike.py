@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from etscope.analysis.llm import llm_report
+from etscope.render.json import to_jsonable
+from etscope.analysis.llm import llm_report as _llm_report
 from etscope.analysis.llm.lookalike import lookalike_methods, name_phases
 from etscope.formats.pte import read_pte
 from etscope.profile import load
@@ -28,11 +29,16 @@ EMULATOR = SHARED / "qnn-htp-emulator/tblock_qdq/detailed/qnn_profile.csv"
 needs_stories = pytest.mark.skipif(not STORIES.exists(), reason="shared QNN device data not present")
 
 
+def _plain_report(*args, **kw) -> dict:
+    """The result as ``llm --json`` writes it: these tests read the schema."""
+    return to_jsonable(_llm_report(*args, **kw))
+
+
 ETRECORD = FIX / "synthetic_qnn_hybrid_stories.etrecord"
 
 
 def _report(etdump, pte=None, etrecord=None):
-    return llm_report([load(str(etdump), pte=None if pte is None else str(pte),
+    return _plain_report([load(str(etdump), pte=None if pte is None else str(pte),
                             etrecord=None if etrecord is None else str(etrecord))], all_methods=True)
 
 
@@ -107,10 +113,10 @@ def _phases():
 def test_names_that_do_not_tell_leave_phases_alone():
     q = [_I("delegate", "QnnBackend")]
     ph = _phases()
-    done = name_phases(ph, _Pte(_M("graph_a", q), _M("graph_b", q)), "graph_a")
+    done = name_phases([p["name"] for p in ph], _Pte(_M("graph_a", q), _M("graph_b", q)), "graph_a")
     assert "warning" in done and ph == _phases()
     # different instructions: not look-alike, nothing to do
-    assert name_phases(_phases(), _Pte(_M("prefill", q), _M("kv", [_I("kernel")])), "prefill") is None
+    assert name_phases(["prefill", "decode"], _Pte(_M("prefill", q), _M("kv", [_I("kernel")])), "prefill") is None
     # look-alike but the runs were not split into prefill and decode
-    done = name_phases([{"name": "all runs", "method": "kv"}], _Pte(_M("prefill", q), _M("kv", q)), "kv")
+    done = name_phases(["all runs"], _Pte(_M("prefill", q), _M("kv", q)), "kv")
     assert "warning" in done

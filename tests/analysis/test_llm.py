@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from etscope.render.json import to_jsonable
 from etscope.analysis import llm, stats
 from etscope.analysis.llm import drift as llm_drift
 from etscope.analysis.stats import describe
@@ -21,13 +22,18 @@ REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 QNN_ETDUMP = Path(__file__).resolve().parents[1] / "fixtures" / "qnn_etdump"
 
 
+def _plain_report(*args, **kw) -> dict:
+    """The result as ``llm --json`` writes it: these tests read the schema."""
+    return to_jsonable(llm.llm_report(*args, **kw))
+
+
 def _schedule(name):
     m = json.loads((REAL / "gen_manifest.json").read_text())
     return m["fixtures"][name]["schedule"]
 
 
 def _report(*names, **kw):
-    return llm.llm_report([load(REAL / f"{n}.etdump") for n in names], **kw)
+    return _plain_report([load(REAL / f"{n}.etdump") for n in names], **kw)
 
 
 def _phase(r, name):
@@ -84,13 +90,13 @@ def test_non_llm_runs_form_one_phase(name):
 
 def test_qnn_per_op_cycles_tell_the_prefill():
     # Synthetic QNN LLM: run 0 is the prefill (per-op cycles 8x the decodes').
-    r = llm.llm_report(load(QNN_ETDUMP / "synthetic_qnn_llm.etdump"))
+    r = _plain_report(load(QNN_ETDUMP / "synthetic_qnn_llm.etdump"))
     assert _phase(r, "prefill")["runs"] == [0]
     assert "cycles" in r["llm"]["phase_split"]["evidence"]
 
 
 def test_accumulating_qnn_events_are_not_phases():
-    r = llm.llm_report(load(QNN_ETDUMP / "synthetic_qnn_accumulate.etdump"))
+    r = _plain_report(load(QNN_ETDUMP / "synthetic_qnn_accumulate.etdump"))
     assert len(r["llm"]["phases"]) == 1
 
 
@@ -211,7 +217,7 @@ def test_two_methods_with_different_instructions_are_two_phases(tmp_path):
     runs += [run(14, 8.0) if s == "prefill" else run(10, 1.0) for s in schedule]
     p = tmp_path / "two_methods.etdump"
     p.write_bytes(h.build_etdump(runs))
-    r = llm.llm_report(load(p))
+    r = _plain_report(load(p))
     assert r["llm"]["phase_split"]["by"] == "instruction sequence"
     assert [ph["name"] for ph in r["llm"]["phases"]] == ["prefill", "decode"]
     assert r["llm"]["series"]["phase"] == schedule
@@ -223,7 +229,7 @@ def test_methods_run_into_one_etdump_are_the_phases(given):
     """gen_llama_mixed: prefill and decode methods with different instructions, interleaved."""
     sched = _schedule("gen_llama_mixed")
     p = load(REAL / "gen_llama_mixed.etdump", **{given: REAL / f"gen_llama_mixed.{given}"})
-    r = llm.llm_report(p, all_methods=True)
+    r = _plain_report(p, all_methods=True)
     l = r["llm"]
     assert l["runs"] == len(sched) and r["method"] == ["prefill", "decode"]
     assert l["phase_split"]["by"] == "instruction sequence" and "method" in l["phase_split"]["evidence"]
@@ -236,7 +242,7 @@ def test_methods_run_into_one_etdump_are_the_phases(given):
     # Each run traced to its RunData in the file (executorch's own decode of it).
     raw = json.load(gzip.open(REAL / "gen_llama_mixed.raw.json.gz"))
     assert l["series"]["etdump_run"] == [i for i, rd in enumerate(raw["run_data"]) if rd["name"] == "Execute"]
-    one = llm.llm_report(load(REAL / "gen_llama_mixed.etdump", method="prefill", **{given: REAL / f"gen_llama_mixed.{given}"}))
+    one = _plain_report(load(REAL / "gen_llama_mixed.etdump", method="prefill", **{given: REAL / f"gen_llama_mixed.{given}"}))
     assert one["llm"]["series"]["etdump_run"] == [r for r, s in zip(l["series"]["etdump_run"], sched)
                                                   if s["method"] == "prefill"]
     # The "only one method shown" note is for summary/ops; here every method is read.
@@ -246,7 +252,7 @@ def test_methods_run_into_one_etdump_are_the_phases(given):
 def test_methods_run_into_one_etdump_without_the_program_are_the_phases():
     """Without .pte or ETRecord the methods are unnamed, but still one phase each."""
     sched = _schedule("gen_llama_mixed")
-    r = llm.llm_report(load(REAL / "gen_llama_mixed.etdump"), all_methods=True)
+    r = _plain_report(load(REAL / "gen_llama_mixed.etdump"), all_methods=True)
     l = r["llm"]
     assert r["method"] == ["method #1", "method #2"]
     assert l["series"]["phase"] == [s["phase"] for s in sched]
@@ -256,7 +262,7 @@ def test_methods_run_into_one_etdump_without_the_program_are_the_phases():
 
 def test_phase_tables_use_that_method_s_instructions():
     p = load(REAL / "gen_llama_mixed.etdump", pte=REAL / "gen_llama_mixed.pte")
-    r = llm.llm_report(p, all_methods=True, top=0)
+    r = _plain_report(p, all_methods=True, top=0)
     methods = {m.name: m for m in read_pte(REAL / "gen_llama_mixed.pte").methods}
     for ph in r["llm"]["phases"]:
         program = methods[ph["name"]].instructions
@@ -274,7 +280,7 @@ def test_phase_tables_use_that_method_s_instructions():
 def test_a_profile_alone_is_read_as_loaded():
     # Views (report, export) analyse the runs of the profile they show: one method's.
     p = load(REAL / "gen_llama_mixed.etdump", pte=REAL / "gen_llama_mixed.pte")
-    r = llm.llm_report(p)
+    r = _plain_report(p)
     assert r["llm"]["runs"] == p.n_runs and r["method"] == p.method
     assert p.method_split.note in r["warnings"]
 
@@ -302,7 +308,7 @@ def test_as_many_prefills_as_decodes():
     keep = np.array([s["phase"] == "decode" or i in last_chunks[s["seq"]][-2:] for i, s in enumerate(sched)])
     sub = [s for s, k in zip(sched, keep) if k]
     assert sum(s["phase"] == "prefill" for s in sub) == sum(s["phase"] == "decode" for s in sub)
-    r = llm.llm_report(select_runs(load(REAL / "gen_llama_chunked.etdump"), keep))
+    r = _plain_report(select_runs(load(REAL / "gen_llama_chunked.etdump"), keep))
     assert r["llm"]["phase_split"]["by"] == "cost profile"
     assert r["llm"]["series"]["phase"] == [s["phase"] for s in sub]
 
@@ -316,7 +322,7 @@ def test_runs_of_one_phase_alone_are_not_split(name, phase):
     sched = _schedule(name)
     runs = p.method_split.runs_of(p.method) if p.method_split else np.arange(len(sched))  # mixed: one method
     keep = np.array([sched[i]["phase"] == phase for i in runs])
-    r = llm.llm_report(select_runs(p, keep))
+    r = _plain_report(select_runs(p, keep))
     assert r["llm"]["phase_split"]["by"] == "none"
     assert len(r["llm"]["phases"]) == 1
 
@@ -427,8 +433,8 @@ def test_drift_slope_per_100_tokens():
     latency = np.concatenate([[5.0], 1.0 + 0.002 * np.arange(1, n)])
     steps, pos = llm_drift.positions(assign, ["prefill", "decode"], np.full(n, -1))
     d = llm_drift.decode_drift(assign, ["prefill", "decode"], np.zeros(n, bool), latency, steps, pos, {"name": "decode"})
-    assert d["slope_ms_per_100_tokens"] == pytest.approx(0.2)
-    assert d["by_position"]["rows"][0][0] == 2          # the first decode after a prefill is reported apart
+    assert d.slope_ms_per_100_tokens == pytest.approx(0.2)
+    assert d.by_position.rows[0][0] == 2          # the first decode after a prefill is reported apart
 
 
 def test_instructions_left_out_of_the_tables_are_the_least_called_and_counted(tmp_path):
@@ -450,7 +456,7 @@ def test_instructions_left_out_of_the_tables_are_the_least_called_and_counted(tm
     f.write_bytes(G.build_etdump_shared(runs))
     p = load(f)
     n_events = p.n_events
-    r = llm.llm_report(p)
+    r = _plain_report(p)
     cap = (llm.MAX_TABLE_CELLS_PER_EVENT * n_events + llm.MAX_TABLE_CELLS_BASE) // n
     assert cap < n + 1                                           # the case is over budget
     assert r["llm"]["instructions_left_out"] == {"instructions": n + 1, "left_out": n + 1 - cap}

@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from etscope.render.json import to_jsonable
 from etscope.analysis import llm
 from etscope.profile import load
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+
+def _plain_report(*args, **kw) -> dict:
+    """The result as ``llm --json`` writes it: these tests read the schema."""
+    return to_jsonable(llm.llm_report(*args, **kw))
 
 
 def _schedule(name):
@@ -22,7 +28,7 @@ def _schedule(name):
 
 
 def _report(*paths, **kw):
-    return llm.llm_report([load(p) for p in paths], **kw)
+    return _plain_report([load(p) for p in paths], **kw)
 
 
 def _runs_of(r, name):
@@ -139,7 +145,7 @@ def test_sessions_of_a_qnn_hybrid_program_keep_its_method_names():
         p = select_runs(whole, keep)
         p.sources["etdump"] = name
         halves.append(p)
-    r = llm.llm_report(halves, all_methods=True)
+    r = _plain_report(halves, all_methods=True)
     l = r["llm"]
     assert l["series"]["phase"] == [t["phase"] for t in truth]
     assert l["series"]["method"] == [t["method"] for t in truth]

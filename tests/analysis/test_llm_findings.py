@@ -17,7 +17,9 @@ import pytest
 from etscope.analysis import llm
 from etscope.analysis.llm import drift as llm_drift
 from etscope.analysis.llm import findings as llm_findings
+from etscope.analysis.llm.result import LatencyStats, Phase, PhaseSplit
 from etscope.profile import load
+from etscope.render.json import to_jsonable
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
@@ -36,7 +38,7 @@ def _sessions(first: list[float], others_per_cycle: list[np.ndarray]):
 def _report(first, others_per_cycle):
     assign, lat, steps, pos = _sessions(first, others_per_cycle)
     d = llm_drift.decode_drift(assign, ["prefill", "decode"], np.zeros(len(lat), bool), lat, steps, pos, {"name": "decode"})
-    return d, llm_findings.plain_findings([], None, None, d, [], None)
+    return to_jsonable(d), llm_findings.plain_findings([], None, None, d, [], None)
 
 
 def _others(rng, cycles, n=12, center=0.33, cv=0.08):
@@ -90,9 +92,9 @@ def test_first_decode_false_alarms_and_power():
         k = int(rng.integers(5, 13))
         cv = float(rng.uniform(0.03, 0.3))
         null_first = list(0.33 * np.exp(rng.normal(0, cv, k)))
-        false_alarm += llm_drift.first_decode(np.array(null_first), np.concatenate(_others(rng, k, cv=cv)))["slower"]
+        false_alarm += llm_drift.first_decode(np.array(null_first), np.concatenate(_others(rng, k, cv=cv))).slower
         eff_first = 0.33 * 1.6 * np.exp(rng.normal(0, 0.05, k))
-        power += llm_drift.first_decode(eff_first, np.concatenate(_others(rng, k, cv=0.08)))["slower"]
+        power += llm_drift.first_decode(eff_first, np.concatenate(_others(rng, k, cv=0.08))).slower
     assert false_alarm / trials < 0.02
     assert power / trials > 0.95
 
@@ -110,14 +112,14 @@ def test_drift_is_stated_only_past_its_test():
     shown_without = 0
     for _ in range(200):
         d = _drift_of(0.33 * np.exp(rng.normal(0, 0.1, 200)))  # no drift, 10% noise
-        shown_without += d["drift_shown"]
+        shown_without += d.drift_shown
     assert shown_without / 200 < 0.03
     d = _drift_of(0.33 * np.exp(rng.normal(0, 0.1, 200)) + 0.002 * np.arange(200))  # +0.2 ms / 100 tokens
-    assert d["drift_shown"] and d["slope_ci95_ms_per_100_tokens"][0] > 0.1
+    assert d.drift_shown and d.slope_ci95_ms_per_100_tokens[0] > 0.1
     (line,) = [x for x in llm_findings.plain_findings([], None, None, d, [], None) if "drift" in x]
     assert line.startswith("Decode latency drifts by +0.2") and "199 runs" in line and "95% interval" in line
     d = _drift_of(0.33 * np.exp(rng.normal(0, 0.1, 200)))
-    if not d["drift_shown"]:
+    if not d.drift_shown:
         (line,) = [x for x in llm_findings.plain_findings([], None, None, d, [], None) if "drift" in x]
         assert line.startswith("No drift of decode latency with position is shown (decode step")
 
@@ -130,8 +132,8 @@ _BASIS = re.compile(r"\b\d+ (?:steady |later )?runs?\b|\bone (?:steady )?run\b|\
                                   "cnn", "gen_cnn"])
 def test_every_finding_states_its_basis(name):
     r = llm.llm_report(load(REAL / f"{name}.etdump"))
-    assert r["findings"]
-    for line in r["findings"]:
+    assert r.findings
+    for line in r.findings:
         assert _BASIS.search(line), line
 
 
@@ -139,9 +141,9 @@ def test_real_llama_with_two_prefills_makes_no_first_decode_claim():
     """gen_llama: two prefill->decode transitions, first decodes 0.71 and 0.89 ms (1.4x the median of
     the others): too few to state anything; the ratio and the counts are reported."""
     r = llm.llm_report(load(REAL / "gen_llama.etdump"))
-    f = r["llm"]["drift"]["first_decode_after_prefill"]
-    assert f["instances"] == 2 and f["slower"] is False
-    (line,) = [x for x in r["findings"] if "first decode" in x]
+    f = r.llm.drift.first_decode_after_prefill
+    assert f.instances == 2 and f.slower is False
+    (line,) = [x for x in r.findings if "first decode" in x]
     assert line.startswith("Too few prefill→decode transitions (2; 5 needed)")
 
 
@@ -149,9 +151,12 @@ def test_real_llama_with_two_prefills_makes_no_first_decode_claim():
 def test_no_split_says_when_the_runs_vary_too_much_to_tell(p99, noted):
     """No split found: the spread of the runs is said when it is far beyond what token counts
     explain (p99 >= 5x p50), with its numbers; a steady series gets no such note."""
-    phase = {"name": "all runs", "steady_runs": 997, "breakdown": [], "top_ops": [],
-             "latency_ms": {"p50": 0.439, "p90": 1.35, "p99": p99 * 0.439, "max": 40.0, "min": 0.2, "mean": 1.0}}
-    out = llm_findings.plain_findings([phase], None, None, None, [], {"by": "none", "evidence": "x"})
+    phase = Phase(name="all runs", runs=tuple(range(997)), steady_runs=997, warmup_runs=(), method=None,
+                  tokens_per_run=None, tokens_from=None,
+                  latency_ms=LatencyStats(p50=0.439, p90=1.35, p99=p99 * 0.439, max=40.0, min=0.2, mean=1.0),
+                  ms_per_token=None, runs_per_s=None, breakdown=(), top_ops=(), top_fallback_ops=(),
+                  fallback_op_types=())
+    out = llm_findings.plain_findings([phase], None, None, None, [], PhaseSplit("none", "x"))
     line = next(x for x in out if x.startswith("No prefill/decode split was found"))
     assert ("varies widely" in line) == noted
     if noted:
@@ -167,8 +172,8 @@ def test_llm_text_says_no_phases_were_told_apart_and_why():
 
     profile = load(REAL / "gen_llama_mixed.etdump")
     r = llm.llm_report([profile])
-    assert r["llm"]["phase_split"]["by"] == "none"
+    assert r.llm.phase_split.by == "none"
     buf = io.StringIO()
     render_llm(r, Console(file=buf, width=200))
     head = buf.getvalue().splitlines()[1]
-    assert "no phases told apart: " + r["llm"]["phase_split"]["evidence"] in head and "phases by none" not in head
+    assert "no phases told apart: " + r.llm.phase_split.evidence in head and "phases by none" not in head

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis.llm import llm_report
+from etscope.render.json import to_jsonable
+from etscope.analysis.llm import llm_report as _llm_report
 from etscope.formats.etdump import read_etdump
 from etscope.profile import load
 
@@ -32,8 +33,13 @@ needs_data = pytest.mark.skipif(not (DATA / "qnn-htp-emulator").exists() or not 
                                 reason="shared QNN data not present")
 
 
+def _plain_report(*args, **kw) -> dict:
+    """The result as ``llm --json`` writes it: these tests read the schema."""
+    return to_jsonable(_llm_report(*args, **kw))
+
+
 def _report(path=ETDUMP, **kw):
-    return llm_report([load(str(path), etrecord=str(ETRECORD))], all_methods=True, **kw)
+    return _plain_report([load(str(path), etrecord=str(ETRECORD))], all_methods=True, **kw)
 
 
 def _phases(r):
@@ -77,7 +83,7 @@ def test_shards_add_up_to_the_per_run_totals():
     breakdown's QnnBackend delegate time, and per run they equal the sum of that run's
     DELEGATE_CALL events (numpy on the event columns)."""
     p = load(str(ETDUMP), etrecord=str(ETRECORD))
-    r = llm_report([p], all_methods=True)
+    r = _plain_report([p], all_methods=True)
     ev = p.events
     is_call = ev["name"] == p.strings.index("DELEGATE_CALL")
     per_run_ms = np.bincount(ev["execute"][is_call & (ev["execute"] >= 0)],
@@ -156,7 +162,7 @@ def test_decode_processing_ar_len_tokens_per_run(tmp_path, ar_len):
     fx = synth_qnn_shards.build(schedule=(4, 6), seed=10 + ar_len, decode_ar_len=ar_len, data_root=SHARED)
     path = tmp_path / "x.etdump"
     path.write_bytes(fx["etdump"])
-    r = llm_report([load(str(path))], all_methods=True, program_constants={"get_ar_len": [ar_len]})
+    r = _plain_report([load(str(path))], all_methods=True, program_constants={"get_ar_len": [ar_len]})
     decode_runs = [t["run"] for t in fx["truth"] if t["phase"] == "decode"]
     ph = _phases(r)
     assert ph["decode"]["runs"] == decode_runs and not ph["decode"]["warmup_runs"]

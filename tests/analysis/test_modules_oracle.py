@@ -42,14 +42,14 @@ def test_module_totals_agree_with_the_inspector(real, name, etrecord):
     oracle = json.loads((real / "inspector_module_totals.json").read_text())["fixtures"][name]["module_total_us"]
     p = load(real / f"{name}.etdump", real / f"{etrecord}.etrecord", real / f"{etrecord}.pte")
     ops = op_table(p)
-    by = {m["path"]: m for m in module_times(p, ops)["modules"]}
+    by = {m.path: m for m in module_times(p, ops).modules}
     wrapper = _wrapper_time_per_module(p, ops)
-    no_node = by[NO_NODE]["total_us"] if NO_NODE in by else 0.0
-    assert by[""]["total_us"] - no_node - wrapper.get("", 0.0) == pytest.approx(oracle[""], rel=1e-9)
+    no_node = by[NO_NODE].total_us if NO_NODE in by else 0.0
+    assert by[""].total_us - no_node - wrapper.get("", 0.0) == pytest.approx(oracle[""], rel=1e-9)
     compared = 0
     for path, theirs in oracle.items():
         if path in by:
-            ours = by[path]["total_us"] - wrapper.get(path, 0.0) - (no_node if path == "" else 0.0)
+            ours = by[path].total_us - wrapper.get(path, 0.0) - (no_node if path == "" else 0.0)
             assert ours <= theirs * (1 + 1e-9) + 1e-9, path
             compared += 1
     assert compared == len(oracle)

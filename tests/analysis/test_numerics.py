@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis.numerics.tensors import numerics, tensor_ids
+from etscope.analysis.numerics.identity import tensor_ids
+from etscope.analysis.numerics.tensors import numerics
 from etscope.analysis.numerics.compare import compare
 from etscope.formats.debug_buffer import DebugBuffer
 from tests.analysis.numerics_oracle import oracle_of
@@ -143,7 +144,7 @@ def test_quantized_first_divergence_is_the_brute_force_one(thresholds):
 
 # ---- QNN-shaped (tools/synth_qnn_numerics.py: uint8 tensors and parameters from the real num_q8 run)
 def test_qnn_tensor_names_to_fx_nodes():
-    from etscope.analysis.numerics.tensors import qnn_tensor_node
+    from etscope.analysis.numerics.identity import qnn_tensor_node
 
     assert qnn_tensor_node("aten_relu_default@0") == "aten_relu_default"
     assert qnn_tensor_node("output_aten_addmm_default_2@0") == "aten_addmm_default_2"
@@ -159,7 +160,7 @@ def test_qnn_uint8_dequantized_equals_the_real_dequantize_kernel():
     truth = json.loads((NUM / "synthetic_qnn_q8.truth.json").read_text())
     p = load(NUM / "synthetic_qnn_q8.etdump", NUM / "synthetic_qnn_q8.etrecord")
     ids, _ = tensor_ids(p)
-    from etscope.analysis.numerics.tensors import Quantization
+    from etscope.analysis.numerics.quant import Quantization
     quant = Quantization(p.etrecord.graph("forward"))
     q8 = _load("num_q8")
     ids8, _ = tensor_ids(q8)
@@ -195,7 +196,7 @@ def test_qnn_vs_cpu_metrics_on_dequantized_values():
                 if t.role != "delegate_intermediate":
                     continue
                 assert t.metrics is not None and "dequantized" in t.note
-                from etscope.analysis.numerics.tensors import Quantization
+                from etscope.analysis.numerics.quant import Quantization
                 qp = Quantization(pc.etrecord.graph("forward")).of(t.cand.node)
                 a = (np.array(bc.array(pc.etdump.tensors, t.cand.index)).astype(np.float64) - qp.zero_point) * qp.scale
                 a = a.ravel()
@@ -206,11 +207,11 @@ def test_qnn_vs_cpu_metrics_on_dequantized_values():
                 assert _close(t.metrics.max_abs, float(np.abs(d).max()))
                 n += 1
         assert n == 18
-    assert c.first_divergence[0].name == "aten_cumsum_default_1"      # 32.97 dB < 35 in run 0
+    assert c.first_divergence.name == "aten_cumsum_default_1"      # 32.97 dB < 35 in run 0
 
 
 def test_per_channel_parameters_are_reported_unavailable():
-    from etscope.analysis.numerics.tensors import Quantization
+    from etscope.analysis.numerics.quant import Quantization
     from etscope.formats.etrecord import Graph, GraphNode
 
     g = Graph("g", "forward", [
@@ -276,7 +277,7 @@ def test_layout_permutation_nans_and_no_etrecord(tmp_path):
     assert t1.metrics.nonfinite == 1 and t1.diverged and math.isnan(t1.metrics.snr_db)
     assert t2.metrics is None and "shapes differ" in t2.note
     assert c.runs[0].first_divergence == 1
-    assert s.rows[1].stats.nan == 1 and s.rows[1].flags == ["NaN x1"]
+    assert s.rows[1].stats.nan == 1 and s.rows[1].flags == ("NaN x1",)
     assert _close(s.rows[1].stats.mean, float(np.nanmean(cand_bad.astype(np.float64))))
 
 

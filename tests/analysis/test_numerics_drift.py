@@ -68,8 +68,8 @@ def test_steps_pair_each_decode_run_with_the_reference_run_at_its_position(drift
     assert [s.position for s in d.steps[1:]] == [s["start_pos"] for s in sched[1:]]
     assert [s.step for s in d.steps[1:]] == list(range(1, len(sched)))
     assert all(s.ref_run == s.run for s in d.steps)      # same schedule on both sides
-    assert {"m.layers.0", "m.layers.1"} <= set(d.layers)
-    assert d.layer_rules[d.layers.index("m.layers.1")] == "block"
+    assert {"m.layers.0", "m.layers.1"} <= set(d.layer_names)
+    assert d.layers[d.layer_names.index("m.layers.1")].rule == "block"
 
 
 def test_drift_cells_equal_numpy_on_the_decoded_tensors(drift_pair):
@@ -103,7 +103,7 @@ def test_drift_cells_equal_numpy_on_the_decoded_tensors(drift_pair):
     d = c.drift
     assert compared > 300
     cells = 0
-    for i, layer in enumerate(d.layers):
+    for i, layer in enumerate(d.layer_names):
         for j in range(len(d.steps)):
             got, w = d.cells[i][j], want.get((layer, j))
             assert (got is None) == (w is None)
@@ -114,7 +114,7 @@ def test_drift_cells_equal_numpy_on_the_decoded_tensors(drift_pair):
             assert got.tensors == w[2] and got.diverged == w[3]
     assert cells == len(want) and len({k[0] for k in want}) == len(d.layers)
     # the quantized side drifts: some cells below the default 30 dB, none bit-exact in the blocks
-    snrs = [d.cells[d.layers.index(f"m.layers.{k}")][j].snr_db for k in (0, 1) for j in range(len(d.steps))]
+    snrs = [d.cells[d.layer_names.index(f"m.layers.{k}")][j].snr_db for k in (0, 1) for j in range(len(d.steps))]
     assert min(snrs) < 30 and max(snrs) < 60
 
 
@@ -127,7 +127,7 @@ def test_first_crossing_agrees_with_brute_force(drift_pair):
     d = c.drift
     runs = [r for r in c.runs if r.phase is not None]
     crossing = []
-    for i, layer in enumerate(d.layers):
+    for i, layer in enumerate(d.layer_names):
         for j, rc in enumerate(runs):
             for k, t in enumerate(rc.tensors):          # graph order
                 if t.metrics is None or t.layer != layer:
@@ -138,8 +138,8 @@ def test_first_crossing_agrees_with_brute_force(drift_pair):
                     break
     assert crossing
     j, _, i = min(crossing)
-    assert d.first == (i, j) and d.steps[j].phase == "prefill"
-    assert d.layers[i] == "m.layers.0"       # the first block: the quantized q/k/v projections
+    assert (d.first.layer_index, d.first.step_index) == (i, j) and d.steps[j].phase == "prefill"
+    assert d.layer_names[i] == d.first.layer == "m.layers.0"       # the first block: the quantized q/k/v projections
 
 
 def test_fp32_delegate_vs_fp32_cpu_shows_no_drift():

@@ -112,7 +112,7 @@ def test_no_false_divergence_from_edge_names_across_programs():
 
 
 def test_permutations_other_than_a_layout_are_refused():
-    from etscope.analysis.numerics.compare import _permutation
+    from etscope.analysis.numerics.metrics import _permutation
 
     assert _permutation((1, 4, 6, 16), (1, 6, 4, 16)) is None          # not a layout: a different tensor
     assert _permutation((1, 5, 7, 3), (1, 3, 5, 7)) == (0, 3, 1, 2)     # NHWC -> NCHW
@@ -126,7 +126,7 @@ def test_different_run_counts_list_only_tensors_unpaired_in_a_compared_run():
                      [True, False, False])
     with DebugBuffer(NUM / "num_cpu_b.debugbuf") as bc, DebugBuffer(NUM / "num_cpu.debugbuf") as br:
         c = compare(pc, bc, pr, br)
-    assert len(c.runs) == 1 and c.unmatched_cand == [] and c.unmatched_ref == []
+    assert len(c.runs) == 1 and c.unmatched_cand == () and c.unmatched_ref == ()
     assert all(t.metrics.equal for t in c.runs[0].tensors)
 
 
@@ -174,4 +174,4 @@ def test_edge_names_alone_never_pair_two_programs(tmp_path):
     assert c.runs[0].tensors[0].metrics.equal
     assert c.coverage.paired == 1 and c.coverage.ref_nodes == 2 and c.coverage.share == 0.5
     assert any(n.startswith("low coverage") for n in c.notes)
-    assert c.unmatched_cand == ["aten_permute_copy_default"] and c.unmatched_ref == ["aten_permute_copy_default_1"]
+    assert c.unmatched_cand == ("aten_permute_copy_default",) and c.unmatched_ref == ("aten_permute_copy_default_1",)

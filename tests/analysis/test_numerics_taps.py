@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etscope.analysis.numerics.tensors import numerics, tensor_ids
+from etscope.analysis.numerics.identity import tensor_ids
+from etscope.analysis.numerics.tensors import numerics
 from etscope.analysis.numerics.compare import compare
 from etscope.errors import FormatError
 from etscope.formats.debug_buffer import DebugBuffer

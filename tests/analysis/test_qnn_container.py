@@ -199,8 +199,8 @@ def test_graph_nodes_of_qnn_say_what_their_estimate_is_a_share_of(tmp_path):
     from etscope import api
 
     r = api.results(api.load(f"{hyb}.etdump", etrecord=f"{hyb}.etrecord"))
-    qnn_nodes = [n for n in r.nodes["nodes"] if n["estimated"]]
-    assert qnn_nodes and {n["time_how"] for n in qnn_nodes} == {"estimate: share of measured Accelerator (execute) time"}
-    assert all(n["instruction_id"] == 0 for n in qnn_nodes)
+    qnn_nodes = [n for n in r.nodes.nodes if n.estimated]
+    assert qnn_nodes and {n.time_how for n in qnn_nodes} == {"estimate: share of measured Accelerator (execute) time"}
+    assert all(n.instruction_id == 0 for n in qnn_nodes)
     how = node_data(r.nodes)["node_time_how.json"]["results"]
-    assert how[qnn_nodes[0]["name"]]["bgColor"] == HOW_COLORS["estimate"]
+    assert how[qnn_nodes[0].name]["bgColor"] == HOW_COLORS["estimate"]

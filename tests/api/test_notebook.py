@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import etscope
+from etscope.render.json import to_jsonable
 from etscope.analysis.diff.compare import compare
 from etscope.errors import FormatError
 from etscope.frames import DiffResult, LlmResult, QnnResult
@@ -85,11 +86,11 @@ def test_llm_result_frames_match_the_report():
     lr = p.llm()
     assert isinstance(lr, LlmResult) and "prefill ×1" in repr(lr) and "decode ×23" in repr(lr)
     ph = lr.phases()
-    assert list(ph.phase) == [x["name"] for x in lr.report["phases"]]
-    assert ph.p50_ms.tolist() == [x["latency_ms"]["p50"] for x in lr.report["phases"]]
+    assert list(ph.phase) == [x.name for x in lr.report.llm.phases]
+    assert ph.p50_ms.tolist() == [x.latency_ms.p50 for x in lr.report.llm.phases]
     runs = lr.runs()
-    assert len(runs) == p.n_runs and runs.latency_ms.tolist() == lr.report["series"]["latency_ms"]
-    assert lr.ttft_ms == lr.report["ttft_ms"] and lr.findings
+    assert len(runs) == p.n_runs and runs.latency_ms.tolist() == list(lr.report.llm.series.latency_ms)
+    assert lr.ttft_ms == lr.report.llm.ttft_ms and lr.findings
     assert set(lr.top_ops().phase) == {"prefill", "decode"}
 
 
@@ -98,10 +99,10 @@ def test_diff_result(tmp_path):
     d = base.diff(D / "diff_slower.etdump")
     assert isinstance(d, DiffResult)
     ref = compare(base.profile, etscope.load(D / "diff_slower.etdump").profile)
-    assert d.verdict == ref["verdict"] and d.reasons == ref["reasons"]
-    assert d.latency["new_p50_ms"] == pytest.approx(ref["latency"]["new_p50_ms"])
-    assert len(d.ops()) == len(ref["ops"])
-    assert len(d.ops(changed_only=True)) == sum(1 for o in ref["ops"] if o["status"] != "same") > 0
+    assert d.verdict == ref.verdict and d.reasons == list(ref.reasons)
+    assert d.latency.new_p50_ms == pytest.approx(ref.latency.new_p50_ms)
+    assert len(d.ops()) == len(ref.ops)
+    assert len(d.ops(changed_only=True)) == sum(1 for o in ref.ops if o.status != "same") > 0
     assert set(d.breakdown().kind) == {"delegate", "cpu_ops", "framework_overhead"}
     text = repr(d)
     assert "\n" not in text and d.verdict.replace("_", " ") in text and "95% CI" in text
@@ -142,7 +143,7 @@ def test_modules_result_adds_up_and_equals_the_cli_json(name):
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output
     cli = json.loads(r.output)
-    assert cli["modules"] == m.report["modules"] and cli["attributed_us"] == m.total_us
+    assert cli["modules"] == to_jsonable(m.report)["modules"] and cli["attributed_us"] == m.total_us
     assert list(df.path) == [x["path"] for x in cli["modules"]]
     assert "\n" not in repr(m) and len(repr(m)) < 400 and len(m._repr_html_()) < 8000
 

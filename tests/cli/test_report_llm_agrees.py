@@ -68,9 +68,10 @@ def test_notebook_llm_equals_llm_json():
         pytest.skip("shared QNN device data not present")
     import etscope
     from etscope import api
+    from etscope.render.json import dumps
 
     etdump = HYBRID / "synthetic_qnn_hybrid_stories.etdump"
     want = json.loads(_run("llm", etdump, "--pte", STORIES, "--prompt-tokens", "32", "--json"))
     got = api.llm(etscope.load(str(etdump), pte=str(STORIES), prompt_tokens=32))
-    assert json.loads(json.dumps(got["phases"])) == want["llm"]["phases"]
-    assert got["decode_tokens_per_s"] == want["llm"]["decode_tokens_per_s"] is not None
+    assert json.loads(dumps(got.llm.phases)) == want["llm"]["phases"]
+    assert got.llm.decode_tokens_per_s == want["llm"]["decode_tokens_per_s"] is not None

@@ -30,7 +30,7 @@ def test_every_shape_is_survived(tmp_path, shape):
     G.gen_dataset(random.Random(7), root, shape)
     before = G.protected(root)
     cmds = G.commands(root, tmp_path / "out")
-    for args in (cmds[0], cmds[2], cmds[4], cmds[5]):
+    for args in (cmds[0], cmds[2], cmds[4], cmds[8], cmds[5]):
         r = run(args)
         assert r.returncode in (0, 2), (args, r.stderr[-2000:])
         assert "Traceback" not in r.stderr and "Warning:" not in r.stderr, (args, r.stderr[-2000:])

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from etscope.errors import FormatError
-from etscope.formats.flatbuf import Buffer, TableSet, root_table
+from etscope.formats.flatbuf import Buffer, root_table
+from etscope.formats.flatbuf_tables import TableSet
 
 NAMES = ["conv", "relu", "conv", "", "linear"]
 

@@ -267,7 +267,8 @@ def commands(root: Path, out: Path) -> list[list[str]]:
             ["sql", "--dataset", ds, "SELECT model, count(*) FROM files GROUP BY model"],
             ["trend", "--dataset", ds, "--html", os.path.join(ds, MARKER)],
             ["collect", str(Path(root) / "in"), "--to", ds, "--workers", "1"],
-            ["collect", "--adopt", "--to", ds], ["trend", "--dataset", ds]]
+            ["collect", "--adopt", "--to", ds], ["trend", "--dataset", ds],
+            ["trend", "--dataset", ds, "--summary", "b0"], ["trend", "--dataset", ds, "--summary", "b0", "--json"]]
 
 
 def protected(root: Path) -> dict[str, bytes]:

@@ -46,7 +46,7 @@ def test_shape_through_the_library(folder, shape):
     from etscope.render.sql import SqlError, csv_text, json_text, query, sql_table
     from etscope.render.sql_cells import UnwritableError
 
-    tables = load_results("in.etdump", None, None, None, (), (), None, None).tables
+    tables = load_results("in.etdump", None, None, None, {}).tables
     before = _state(folder)
     for seed in range(SEEDS):
         q = gen_sql(random.Random(seed), shape)

@@ -46,7 +46,7 @@ def test_report_with_a_qnn_profile_beside_the_etdump(tmp_path, etdump, profile):
     from etscope.cli.common import load_results
     from etscope.render.guide import reading_guide
 
-    r = load_results(str(etdump), None, None, None, qnn_csv=str(profile))
+    r = load_results(str(etdump), None, None, None, {"qnn_profile": str(profile)})
     lines = [ln for ln in reading_guide(r.summary, r.qnn) if ln.startswith("QNN partition")]
     assert any("from the QNN profile file" in ln and "no DELEGATE_CALL" in ln for ln in lines), lines
     assert not any("None" in ln for ln in lines), lines

@@ -79,9 +79,9 @@ def test_ops_agree(twins):
 def test_diff_against_the_twin_finds_no_change(twins):
     plain, acc, _ = twins
     d = compare([plain], [acc])
-    changed = [o for o in d["ops"] if o["status"] != "same"]
+    changed = [o for o in d.ops if o.status != "same"]
     assert changed == []
-    assert d["placement_changes"] == []
+    assert d.placement_changes == ()
 
 
 def test_export_and_sql_agree(twins):

@@ -42,10 +42,16 @@ def test_export_csv_quotes_it(tmp_path, cell):
 
 @pytest.mark.parametrize("cell", [" =1+2", "\n@SUM(1)"])
 def test_numerics_export_csv_quotes_it(tmp_path, cell):
-    tensor = {"run": 0, "instruction": 1, "role": "output", "name": cell, "node": " +node", "graph_pos": 0,
-              "dtype": "float32", "numel": 4, "nan": 0, "inf": 0, "min": 0.0, "max": 1.0, "mean": 0.5, "std": 0.1,
-              "at_limits_share": 0.0, "shape": [2, 2], "flags": []}
+    from etscope.analysis.numerics.identity import TensorId
+    from etscope.analysis.numerics.tensors import NumericsResult, TensorRow, TensorStats
+
+    tid = TensorId(index=0, run=0, instruction=1, role="output", item=0, name=cell, node=" +node", graph_pos=0,
+                   dtype="float32", shape=(2, 2), strides=(2, 1))
+    stats = TensorStats(numel=4, decoded=True, finite=4, nan=0, inf=0, min=0.0, max=1.0, mean=0.5, std=0.1,
+                        at_limits=0.0)
+    result = NumericsResult(method=None, runs=1, chunk_elems=1, rows=(TensorRow(id=tid, stats=stats, flags=()),),
+                            flagged=0, notes=())
     path = tmp_path / "stats.csv"
-    numerics_export.write({"tensors": [tensor]}, str(path), "csv")
+    numerics_export.write(result, str(path), "csv")
     cells = _cells(path)
     assert "'" + cell in cells and "' +node" in cells

@@ -1,7 +1,7 @@
 """The diff page of the conv-fallback pair in headless Chromium (issue 37 items 1 and 2): it leads
 with the placement change, shows every axis with its own verdict, never a bare "no change" pill
 while an axis changed, and draws the attribution as a waterfall from base to new."""
-import copy
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +10,7 @@ import etscope
 from etscope.analysis.diff.compare import compare
 from etscope.analysis.diff.view import diff_view
 from etscope.render.html import write_diff_page
+from etscope.render.json import to_jsonable
 from views_helpers import open_report
 
 D = Path(__file__).resolve().parents[1] / "fixtures" / "diff"
@@ -21,10 +22,10 @@ def page_of(tmp_path, mutate=None):
     b = etscope.load(D / "diff_conv_cpu.etdump", etrecord=D / "diff_conv_cpu.etrecord")
     d = compare(a, b)
     if mutate:
-        d = mutate(copy.deepcopy(d))
+        d = mutate(d)
     out = tmp_path / "diff_axes.html"
     write_diff_page(str(out), diff_view(d, a, b, options={"min_effect_pct": 2.0}))
-    return out, d
+    return out, to_jsonable(d)
 
 
 def _open(browser, out):
@@ -55,9 +56,7 @@ def test_conv_fallback_page_leads_with_placement_and_draws_the_waterfall(browser
 
 def test_no_bare_no_change_pill_while_an_axis_changed(browser, tmp_path):
     def quiet_latency(d):     # the same placement change under a latency verdict of no change
-        d["verdict"] = "no_change"
-        d["axes"]["latency"]["verdict"] = "no_change"
-        return d
+        return replace(d, verdict="no_change", axes=replace(d.axes, latency=replace(d.axes.latency, verdict="no_change")))
 
     out, _ = page_of(tmp_path, quiet_latency)
     page = _open(browser, out)

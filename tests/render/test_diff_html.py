@@ -1,5 +1,6 @@
 """The diff page (`etscope diff --html`) and the report's "Compared with base" section as files:
 one self-contained page, nothing fetched, the data blob round-trips, names from the inputs escaped."""
+import dataclasses
 import json
 from html import escape as html_escape
 import re
@@ -14,7 +15,9 @@ from click.testing import CliRunner
 import etscope
 from etscope.analysis.diff.compare import compare
 from etscope.cli import main
+from etscope.analysis.diff.result import Sides
 from etscope.analysis.diff.view import diff_view
+from etscope.render.json import to_jsonable
 from etscope.api import compare_view, results
 from etscope.render.html import diff_page_data, render_diff_page, render_report, report_data, write_diff_page
 from views_helpers import DIFF_FIXTURES, REAL, XSS, diff_pairs, xss_etdump
@@ -30,7 +33,7 @@ def build(base, base_kw, new, new_kw, **options):
                 fail_on_regression_pct=options.get("fail_on_regression_pct"),
                 fail_on_fallback=options.get("fail_on_fallback", False))
     data = diff_page_data(diff_view(d, a, b, options=options))
-    return a, b, d, data, render_diff_page(data)
+    return a, b, to_jsonable(d), data, render_diff_page(data)
 
 
 def blob(html: str) -> dict:
@@ -65,7 +68,7 @@ def test_diff_page_is_one_offline_file_and_the_blob_round_trips(name):
     if d.get("phases"):       # an LLM: each phase's runs, p50 and sections (issue 34)
         for e in d["phases"]:
             runs = {side: [i for s in e["runs"][side] for i in s] for side in ("base", "new")}
-            _check_series(page["series"]["phases"][e["name"]], e, len(runs["base"]), len(runs["new"]),
+            _check_series(page["phase_series"][e["name"]], e, len(runs["base"]), len(runs["new"]),
                           float(b.runs["latency_ns"][runs["new"][0]]) / 1e6)
             assert f'href="#diff-verdict-{e["name"]}"' in html and f'href="#diff-ops-{e["name"]}"' in html
         assert f"Verdict: {d['headline']}" in html
@@ -100,6 +103,13 @@ def _check_series(series: dict, d: dict, n_base: int, n_new: int, first_new_ms: 
             assert warm == list(range(dropped[side][0]))
         steady = [v for i, v in enumerate(series[side]) if i not in set(warm) and v is not None]
         assert statistics.median(steady) == pytest.approx(d["latency"][f"{side}_p50_ms"], rel=1e-5)
+        # the statistics the page shows are the analysis' own, over every steady run (p50: the verdict's)
+        stats = series["stats"][side]
+        assert stats["p50"] == d["latency"][f"{side}_p50_ms"]
+        assert stats["steady_runs"] == d["latency"][f"{side}_runs"] == len(steady)
+        assert stats["warmup_runs"] == sum(dropped[side])
+        assert stats["min"] <= stats["p10"] <= stats["p50"] <= stats["p90"] <= stats["max"]
+        assert sum(series["histogram"][side]) == len([v for v in steady if v == v])
 
 
 CONV = REAL.parent / "diff"   # a regression far beyond re-run noise (both convolutions left XNNPACK)
@@ -119,7 +129,7 @@ def test_hostile_op_name_and_path_are_escaped(tmp_path):
     a = etscope.load(REAL / "cnn.etdump", etrecord=REAL / "cnn.etrecord")
     b = etscope.load(hostile, etrecord=tmp_path / "xss.etrecord")
     d = compare(a, b)
-    assert any(XSS in o["name"] for o in d["ops"])  # the name really is in the data
+    assert any(XSS in o.name for o in d.ops)  # the name really is in the data
     html = render_diff_page(diff_page_data(diff_view(d, a, b)))
     assert XSS not in html and "<img src=x" not in html and "<svg onload" not in html
     assert "\\u003cimg src=x onerror=alert(1)\\u003e" in html      # in the blob, escaped
@@ -138,13 +148,18 @@ def test_series_without_profiles_is_absent_not_wrong():
 
 def test_series_of_several_sessions_are_concatenated():
     s1, s2 = etscope.load(REAL / "gen_cnn.etdump"), etscope.load(REAL / "gen_cnn_b.etdump")
-    d = compare(s1, s2)
-    d["latency"]["warmup_runs_dropped"] = {"base": [1, 2], "new": [0]}
+    d = compare([s1, s2], s2)
+    d = dataclasses.replace(d, latency=dataclasses.replace(d.latency, warmup_runs_dropped=Sides((1, 2), (0,)),
+                                                           base_runs=s1.n_runs + s2.n_runs - 3, new_runs=s2.n_runs))
     view = diff_view(d, [s1, s2], s2)
-    assert view.series["sessions"] == {"base": [s1.n_runs, s2.n_runs], "new": [s2.n_runs]}
-    assert len(view.series["base"]) == s1.n_runs + s2.n_runs
-    assert view.series["warmup"] == {"base": [0, s1.n_runs, s1.n_runs + 1], "new": []}
-    assert view.inputs["base sessions"] == "2"
+    assert view.series.sessions == Sides((s1.n_runs, s2.n_runs), (s2.n_runs,))
+    assert len(view.series.base) == s1.n_runs + s2.n_runs
+    assert view.series.warmup == Sides((0, s1.n_runs, s1.n_runs + 1), ())
+    assert view.series.stats.base.steady_runs == s1.n_runs + s2.n_runs - 3
+    assert dict(view.inputs)["base sessions"] == "2"
+    # the page's runs are the comparison's, or no page: one session of the two would show other statistics
+    with pytest.raises(ValueError, match="pass every session"):
+        diff_view(d, s1, s2)
 
 
 def test_write_diff_page_is_atomic(tmp_path):

@@ -1,7 +1,7 @@
 """The diff page of an LLM pair in headless Chromium (issue 34 item 5): the headline names the phase
 that changed, a table of the phases with their verdicts, each phase's own sections (runs, breakdown,
 ops), TTFT and tokens/s; phase names from the input stay text and their section ids stay unique."""
-import copy
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +11,7 @@ from etscope import api
 from etscope.analysis.diff.compare import compare
 from etscope.analysis.diff.view import diff_view
 from etscope.render.html import write_diff_page
+from etscope.render.json import to_jsonable
 from views_helpers import open_report
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -25,10 +26,10 @@ def page_of(tmp_path, mutate=None):
     a, b = etscope.load(HYB, pte=PTE), etscope.load(DECODE_X4, pte=PTE)
     d = compare(a, b, fail_on_regression_pct=5.0, llm_options=api.llm_options(PTE))
     if mutate:
-        d = mutate(copy.deepcopy(d))
+        d = mutate(d)
     out = tmp_path / "diff_phases.html"
     write_diff_page(str(out), diff_view(d, a, b, options={"min_effect_pct": 2.0, "fail_on_regression_pct": 5.0}))
-    return out, d
+    return out, to_jsonable(d)
 
 
 def test_phase_page_renders(browser, tmp_path, artifact_dir):
@@ -61,9 +62,7 @@ def test_phase_page_renders(browser, tmp_path, artifact_dir):
 def test_injected_phase_names_show_as_text(browser, tmp_path, evil):
 
     def rename(d):
-        for e, n in zip(d["phases"], evil):
-            e["name"] = n
-        return d
+        return replace(d, phases=tuple(replace(e, name=n) for e, n in zip(d.phases, evil)))
     out, _ = page_of(tmp_path, rename)
     html = out.read_text()
     assert "<img src=x" not in html

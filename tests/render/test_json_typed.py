@@ -32,3 +32,35 @@ def test_fields_in_declared_order_nested_and_non_finite_as_null():
 def test_dumps_of_a_typed_result_equals_dumps_of_its_dict():
     r = Outer("a", Inner(1.0, (3,)), ())
     assert dumps(r) == dumps(to_jsonable(r))
+
+
+@dataclass(frozen=True)
+class Part:
+    a: int
+    b: float = field(metadata={"json": "b_ms"})
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    part: Part | None = field(default=None, metadata={"inline": Part})
+    extra: str | None = field(default=None, metadata={"omit_empty": True})
+    last: int = 0
+
+
+def test_inline_part_and_a_key_left_out_when_none():
+    assert list(to_jsonable(Row("x", Part(1, 2.5)))) == ["name", "a", "b_ms", "last"]
+    assert to_jsonable(Row("x", Part(1, float("inf")), extra="e")) == {"name": "x", "a": 1, "b_ms": None,
+                                                                       "extra": "e", "last": 0}
+    assert to_jsonable(Row("y")) == {"name": "y", "a": None, "b_ms": None, "last": 0}
+
+
+@dataclass(frozen=True)
+class Optional_:
+    a: int
+    extra: tuple = field(default=(), metadata={"omit_empty": True})
+
+
+def test_a_key_the_schema_has_only_when_there_is_something():
+    assert to_jsonable(Optional_(1)) == {"a": 1}
+    assert to_jsonable(Optional_(1, (2,))) == {"a": 1, "extra": [2]}

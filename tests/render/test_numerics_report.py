@@ -161,3 +161,31 @@ def test_drift_heatmap_in_chromium(browser, tmp_path, artifact_dir):
     finally:
         page.close()
     assert not dialogs
+
+
+def test_one_first_divergence_row_when_two_tensors_share_its_name(browser, tmp_path):
+    """Both outputs of one kernel call diverge under one name: the page marks the first by its index
+    (it matched by name and marked both rows)."""
+    import numpy as np
+
+    from tests.analysis.test_numerics_typed import _synthetic
+
+    ref = [np.arange(6, dtype=np.float32), np.ones(4, np.float32)]
+    ce, cb = _synthetic(tmp_path, "cand", [ref[0] + 1.0, ref[1] * -1.0])
+    re_, rb = _synthetic(tmp_path, "ref", ref)
+    out = tmp_path / "dup.html"
+    r = CliRunner().invoke(main, ["report", str(ce), "--debug-buffer", str(cb), "--reference", str(re_),
+                                  "--reference-buffer", str(rb), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    run0 = _data(out)["numerics"]["runs"][0]
+    assert run0["first_divergence_index"] == 0 and [t["name"] for t in run0["tensors"]] == ["instruction 0"] * 2
+    messages, dialogs = [], []
+    page = open_report(browser, out, messages, dialogs)
+    try:
+        assert not [m for m in messages if m[0] in ("error", "pageerror", "request")]
+        assert page.locator("#numerics-data tbody tr.diverged").count() == 2
+        assert page.locator("#numerics-data tbody tr.first-divergence").count() == 1
+        assert page.locator("#numerics-chart svg circle.first").count() == 1
+    finally:
+        page.close()
+    assert not dialogs

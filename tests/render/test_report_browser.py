@@ -1,6 +1,6 @@
 """The report in a real browser (headless Chromium): sections render, no console errors, the table
 sorts and filters, the graph opens a module, injected names stay text. Screenshots are kept."""
-import copy
+import dataclasses
 
 import pytest
 
@@ -8,7 +8,9 @@ import etscope
 from etscope.analysis.diff.compare import compare
 from etscope.analysis.diff.view import diff_view
 from etscope.api import compare_view
+from etscope.analysis.diff.result import Gate, OpMoved
 from etscope.render.html import write_diff_page
+from etscope.render.json import to_jsonable
 from views_helpers import QNN_FILES, REAL, XSS, diff_pairs, open_report, qnn_fixture, xss_etdump
 
 CASES = {
@@ -169,10 +171,10 @@ def make_diff_page(tmp_path, name, mutate=None, **options):
     a, b = etscope.load(base, **base_kw), etscope.load(new, **new_kw)
     d = compare(a, b, fail_on_regression_pct=options.get("fail_on_regression_pct"))
     if mutate:
-        d = mutate(copy.deepcopy(d))
+        d = mutate(d)
     out = tmp_path / f"diff_{name}.html"
     write_diff_page(str(out), diff_view(d, a, b, options=dict(min_effect_pct=2.0, **options)))
-    return out, d
+    return out, to_jsonable(d)
 
 
 def _diff_column(page, key, sfx=""):
@@ -284,11 +286,10 @@ def test_diff_op_table_sorts_and_filters(browser, tmp_path, artifact_dir):
 def test_diff_page_ops_moved_to_cpu_come_first_and_stand_out(browser, tmp_path, artifact_dir):
     """A fallback the diff dict reports (schema etscope.diff/2) is the first, highlighted row."""
     def add_fallback(d):
-        d["placement_changes"] = d["placement_changes"] + [
-            {"kind": "moved_to_cpu", "op_type": "aten.linear.default", "source": "model.py:42", "count": 1,
-             "from": "XnnpackBackend", "to": "cpu"}]
-        d["gate"] = {"fail": True, "why": ["1 op(s) moved off the delegate to the CPU"]}
-        return d
+        moved = OpMoved(kind="moved_to_cpu", op_type="aten.linear.default", source="model.py:42", count=1,
+                        from_="XnnpackBackend", to="cpu", matched_by="op type")
+        return dataclasses.replace(d, placement_changes=d.placement_changes + (moved,),
+                                   gate=Gate(fail=True, why=("1 op(s) moved off the delegate to the CPU",)))
 
     out, d = make_diff_page(tmp_path, "gen_cnn_vs_b", mutate=add_fallback, fail_on_fallback=True)
     messages, dialogs = [], []

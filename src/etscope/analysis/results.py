@@ -21,17 +21,16 @@ from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.views import summary as summary_analysis
 from etscope.analysis.ops.modules import module_times
 from etscope.analysis.views.report import ReportView, report_view
+from etscope.analysis.llm.result import with_memory_wall
 from etscope.analysis.llm.run_phases import RunPhases, one_phase, phase_rows, run_phases
 from etscope.errors import FormatError
 from etscope.formats.qnn_compile_spec import soc_from_pte
 
 
-def is_llm(llm: dict) -> bool:
-    """Whether the LLM analysis found LLM phases (prefill / decode, or several phases); a CNN's
-    single group of identical runs is not shown as an LLM."""
-    phases = [p for p in llm.get("phases") or [] if isinstance(p, dict)]
-    names = {str(p.get("name")) for p in phases}
-    return len(phases) > 1 or bool(names & {"prefill", "decode"})
+def is_llm(report) -> bool:
+    """Whether the LLM analysis (``analysis.llm.result.LlmReport``) found LLM phases (prefill /
+    decode, or several phases); a CNN's single group of identical runs is not shown as an LLM."""
+    return report.is_llm
 
 
 class Results:
@@ -66,6 +65,22 @@ class Results:
         self.qnn_heap = None   # QNN's DSP heap profile (``--qnn-heap``), read; set before ``summary``
         # ``--phase all``: the user asked for every run together (the views then pool the phases).
         self.pool_phases = False
+        # Inputs of registry kinds without a dedicated analysis here (formats.kinds: ``view``), read,
+        # by the name they feed; set through ``feed`` before ``summary`` is first read.
+        self.extra: dict = {}
+
+    # The inputs with an analysis of their own here, by the name a kind of the registry feeds.
+    FED = ("qhas", "optrace", "runtrace", "qnn_profile", "ort", "qnn_heap")
+
+    def feed(self, read: dict) -> "Results":
+        """Take read inputs by the name their kind feeds (``formats.kinds.InputKind.input_name``):
+        the analyses' own inputs (``FED``), else ``extra`` (shown by the kind's ``view``)."""
+        for name, data in read.items():
+            if name in self.FED:
+                setattr(self, name, data)
+            else:
+                self.extra[name] = data
+        return self
 
     # ---- phases: every view shows one phase, or each on its own, never pooled ------------------------
     @cached_property
@@ -101,6 +116,7 @@ class Results:
                             program=self.program, inputs=self.inputs, llm_options=self.llm_options)
             r.dram_gbps = self.dram_gbps
             r.qnn_heap = self.qnn_heap
+            r.extra = dict(self.extra)
             try:      # the program is the same: its compile spec is read once
                 r.__dict__["soc"] = self.soc
             except FormatError:
@@ -205,7 +221,28 @@ class Results:
     @cached_property
     def summary(self) -> dict:
         s = self._summary()
-        return s if self.heap_view is None else dict(s, qnn_heap=self.heap_view)
+        s = s if self.heap_view is None else dict(s, qnn_heap=self.heap_view)
+        return dict(s, **self.kind_views) if self.kind_views else s
+
+    @cached_property
+    def kind_views(self) -> dict:
+        """The views of the registry's input kinds given here that have no analysis of their own
+        (``formats.kinds.InputKind.view``: (these results, the data) -> a typed view), by the name
+        they feed; ``summary`` carries them. A view that fails on an odd input is one line in
+        ``notes``, as the QNN and LLM analyses."""
+        from etscope.formats.kinds import KINDS, resolve
+
+        out = {}
+        for k in KINDS:
+            if k.view is None or k.input_name not in self.extra:
+                continue
+            try:
+                out[k.input_name] = resolve(k.view)(self, self.extra[k.input_name])
+            except FormatError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
+                self.notes.append(f"the {k.name} view failed ({type(e).__name__}: {e}); it is left out")
+        return out
 
     def _summary(self) -> dict:
         if self.profile is None:
@@ -222,33 +259,26 @@ class Results:
         return summary_analysis.summary_of(self.profile, self.ops, brief, self.soc)
 
     @cached_property
-    def llm(self) -> dict | None:
-        """The LLM phases (the ``llm`` object of ``analysis.llm.llm_report``, with its findings and
-        warnings), or None when the runs show no LLM phases. The same token sources as ``etscope
+    def llm(self):
+        """The LLM analysis (``analysis.llm.llm_report``'s ``LlmReport``, with the decode's memory
+        wall when the program has a QNN delegate), or None when the runs show no LLM phases. The same token sources as ``etscope
         llm`` (``llm_options``), so both show the same numbers; the runs are the profile's (of an
         ETDump holding several methods, the loaded method's, as ``llm --method``), as the report's
         other sections and its per-run columns are."""
         if self.profile is None:
             return None
         try:
-            outer = llm_analysis.llm_report(self.profile, **self.llm_options)
+            report = llm_analysis.llm_report(self.profile, **self.llm_options)
         except FormatError:
             raise
         except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
             self.notes.append(f"the LLM analysis failed ({type(e).__name__}: {e}); the LLM section is left out")
             return None
-        result = dict(outer["llm"])
-        for k in ("findings", "warnings"):
-            if outer.get(k) and k not in result:
-                result[k] = outer[k]
-        if not is_llm(result):
+        if not report.is_llm:
             return None
-        wall = self._memory_wall(result)
-        if wall is not None:
-            result["memory_wall"] = wall.to_dict()
-        return result
+        return with_memory_wall(report, self._memory_wall(report.llm))
 
-    def _memory_wall(self, llm: dict):
+    def _memory_wall(self, llm):
         """The decode's distance from the memory wall (``analysis.qnn.limits``); the prefill's HMX
         busy share from a QHAS pinned to the prefill method, when one is."""
         from etscope.analysis.qnn.limits import llm_memory_wall
@@ -257,7 +287,7 @@ class Results:
             soc = self.soc
         except FormatError:
             soc = None
-        prefill = next((p.get("method") for p in llm.get("phases") or [] if p.get("name") == "prefill"), None)
+        prefill = llm.phase("prefill").method if llm.phase("prefill") is not None else None
         pinned = next((r for r in self.shards or [] if r["kind"] == "qhas" and prefill
                        and r["how"].startswith(f"pinned {prefill}:")), None)
         return llm_memory_wall(self.program, llm, soc, self.dram_gbps, self.profile.sources.values(),

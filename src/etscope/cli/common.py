@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import click
 
+from etscope.cli.kind_options import kind_options
+
 EXIT_BAD_INPUT = 2
 
 
@@ -13,12 +15,6 @@ def one_line(s: str) -> str:
     from etscope.render.safe import clean
 
     return clean(" ".join(s.split()), limit=500)
-
-
-def runtrace_option(f):
-    return click.option("--runtrace", type=str,
-                        help="QNN runtrace JSON (*_runtrace.json, RUN_TRACE): the measured HTP clock, used "
-                             "instead of the estimate to turn cycles into µs.")(f)
 
 
 def read_runtrace_file(path):
@@ -38,12 +34,6 @@ def llm_tokens_options(f):
     return click.option("--prompt-tokens", type=click.IntRange(min=1),
                         help="Tokens each prefill run processes (the prompt, or the prefill graph's AR length), "
                              "when the ETDump's logged tensors do not say.")(f)
-
-
-def qnn_heap_option(f):
-    return click.option("--qnn-heap", "qnn_heap", type=str,
-                        help="QNN HTP DSP heap profile (htp_heap_usage.txt): heap before/after the QNN "
-                             "contexts, shown beside planned CPU memory and VTCM.")(f)
 
 
 def read_heap_file(path):
@@ -119,14 +109,12 @@ def emit_json(obj):
     write(obj, sys.stdout)
 
 
-QNN_PIN_HELP = ("Repeatable, one per QNN partition (context binary); joined to its partition by op names, "
-                "or pinned as METHOD:INSTRUCTION=FILE.")
-
-
-def view_inputs(f):
+def view_inputs(command: str):
     """The views' inputs: the ETDump (optional when QNN files are given: each works alone), its
-    ETRecord/.pte, and the QNN files."""
-    return click.argument("etdump", type=str, required=False)(qnn_view_options(f))
+    ETRecord/.pte, and the input files the registry gives ``command`` (``formats.kinds``)."""
+    def decorate(f):
+        return click.argument("etdump", type=str, required=False)(qnn_view_options(command)(f))
+    return decorate
 
 
 def dram_gbps_option(f):
@@ -136,49 +124,29 @@ def dram_gbps_option(f):
                              "SoC's sourced figure when the .pte names a known SoC, else 'bandwidth unknown').")(f)
 
 
-def qnn_view_options(f):
-    """The views' options: ETRecord/.pte/--method and the QNN files."""
-    f = runtrace_option(f)
-    f = click.option("--qnn-csv", "qnn_csv", type=str,
-                     help="QNN profile from qnn-profile-viewer or ONNX Runtime: CSV, text or JSON.")(f)
-    f = click.option("--optrace", type=str, multiple=True,
-                     help="QNN optrace JSON (HMX/HVX per op). " + QNN_PIN_HELP)(f)
-    f = click.option("--qhas", type=str, multiple=True,
-                     help="QHAS JSON (*_qnn_htp_analysis_summary.json): utilisation, VTCM, DRAM. " + QNN_PIN_HELP)(f)
-    return etdump_companions(f)
+def qnn_view_options(command: str):
+    """The views' options: ETRecord/.pte/--method and the input files the registry gives ``command``."""
+    def decorate(f):
+        return etdump_companions(kind_options(command)(f))
+    return decorate
 
 
-def ort_profile_option(f):
-    """``--ort-profile``: ONNX Runtime's own profile of a QNN EP session (qnn and report)."""
-    return click.option("--ort-profile", "ort_profile", type=str,
-                        help="ONNX Runtime's profile JSON of the session (enable_profiling): model_run, each QNN "
-                             "partition's EP kernel time and the CPU-fallback nodes; with --qnn-csv (the QNN "
-                             "profile ORT wrote beside it) the partitions join QNN's own levels.")(f)
-
-
-def qnn_paths(qhas, optrace) -> list[str]:
-    """The file paths of --qhas/--optrace values (``METHOD:INSTR=FILE`` pins included)."""
-    from etscope.api import split_pin
-
-    return [split_pin(v)[1] for v in (*qhas, *optrace)]
-
-
-def load_results(etdump, etrecord, pte, method, qhas=(), optrace=(), qnn_csv=None, runtrace=None,
-                 llm_options: dict | None = None, dram_gbps: float | None = None, phase: str | None = None,
-                 ort_profile=None):
-    """The analyses of the views' inputs: of the ETDump (with any QNN files), or of QNN files alone;
-    ``llm_options``: token counts of the LLM section (``api.llm_options``, default: the .pte's);
-    ``dram_gbps``: the DRAM bandwidth of the HTP limits (``--dram-gbps``); ``phase``: ``--phase``
-    (with a look-alike ``--method``, the runs of one phase: ``narrowed``)."""
+def load_results(etdump, etrecord, pte, method, given, llm_options: dict | None = None,
+                 dram_gbps: float | None = None, phase: str | None = None):
+    """The analyses of the views' inputs: of the ETDump (with any input files ``given``, by kind
+    name: ``kind_options.Given`` or a dict), or of QNN files alone; ``llm_options``: token counts of the LLM
+    section (``api.llm_options``, default: the .pte's); ``dram_gbps``: the DRAM bandwidth of the
+    HTP limits (``--dram-gbps``); ``phase``: ``--phase`` (with a look-alike ``--method``, the runs
+    of one phase: ``narrowed``)."""
     from etscope import api
 
     if etdump is None:
-        if not (qhas or optrace or qnn_csv or runtrace or ort_profile):
+        if not given:
             raise click.UsageError("give an ETDump, or QNN files alone: --qnn-csv, --optrace, --qhas, --runtrace")
         if etrecord or method or phase:
             raise click.UsageError("--etrecord / --method / --phase describe an ETDump's runs: give the ETDUMP too")
-    require_files(etdump, etrecord, pte, qnn_csv, runtrace, ort_profile, *qnn_paths(qhas, optrace))
-    qnn_files = api.read_view_qnn_files(qhas, optrace, qnn_csv, runtrace, ort_profile)   # small: before the ETDump
+    require_files(etdump, etrecord, pte, *api.given_paths(given))
+    qnn_files = api.read_view_qnn_files(given=given)   # small: before the ETDump
     profile = load_profile(etdump, etrecord, pte, method) if etdump is not None else None
     if llm_options is None:
         llm_options = api.llm_options(pte)

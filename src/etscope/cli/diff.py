@@ -60,6 +60,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_bas
          min_effect, session_allowance, phase, as_json, html_path, no_html, base_also, new_also):
     """Compare two runs: latency change with a confidence interval, op and placement changes."""
     from etscope.analysis.diff.compare import compare
+    from etscope.analysis.diff.result import Sides
     from etscope.paths import check_inputs, display
 
     inputs = (base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_base, runtrace_new, *base_also,
@@ -80,10 +81,11 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_bas
     try:     # each side's phases from its own runs, with its own .pte's token counts
         d = compare([a] + more_a, [b] + more_b, min_effect_pct=min_effect, fail_on_regression_pct=fail_on_regression,
                     fail_on_fallback=fail_on_fallback, session_allowance_pct=session_allowance, phase=phase,
-                    llm_options=(api.llm_options(pte_base), api.llm_options(pte_new)), clocks=clocks)
+                    llm_options=(api.llm_options(pte_base), api.llm_options(pte_new)), clocks=clocks,
+                    inputs=Sides(tuple(display(x) for x in (base, *base_also)),
+                                 tuple(display(x) for x in (new, *new_also))))
     except PhaseChoiceError as e:
         raise click.UsageError(str(e)) from None
-    d["inputs"] = {"base": [display(x) for x in (base, *base_also)], "new": [display(x) for x in (new, *new_also)]}
     if as_json:
         emit_json(d)
     elif out is None or out.kind != "stdout":   # with --html - standard output is the page only
@@ -104,7 +106,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_bas
             click.echo(f"wrote {out.shown} ({human_size(w['bytes'])}): open it in a browser"
                        + (f" (file://{display(os.path.abspath(html_path))})" if out.kind == "file" else ""),
                        err=True)
-    if d["gate"]["fail"]:
+    if d.gate.fail:
         sys.exit(1)
 
 

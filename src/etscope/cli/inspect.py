@@ -4,34 +4,31 @@ from __future__ import annotations
 import click
 
 from etscope.cli.common import (
-    dram_gbps_option, echo_heap, emit_json, etdump_inputs, heap_view_of, load_profile, qnn_heap_option, qnn_paths,
-    narrowed, ort_profile_option, read_heap_file, read_runtrace_file, require_files, runtrace_option, sort_option, view_inputs,
+    dram_gbps_option, echo_heap, emit_json, etdump_inputs, heap_view_of, kind_options, load_profile, narrowed,
+    read_heap_file, require_files, sort_option, view_inputs,
 )
 
 
 @click.command()
 @etdump_inputs
-@runtrace_option
-@qnn_heap_option
+@kind_options("summary")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (schema in README).")
-def summary(etdump, etrecord, pte, method, phase, runtrace, qnn_heap, as_json):
+def summary(etdump, etrecord, pte, method, phase, qnn_heap, given, as_json):
     """Reading guide: what contains what, what ran where, in true units."""
     from etscope import api
     from etscope.analysis.results import Results
 
-    rt = read_runtrace_file(runtrace)
+    read = api.read_inputs(given)       # the input files (--runtrace, ...) first: small, and a bad one fails fast
     heap = read_heap_file(qnn_heap)
     profile = load_profile(etdump, etrecord, pte, method, announce=False)
-    whole = Results(profile, runtrace=rt, llm_options=api.llm_options(pte))
+    whole = Results(profile, llm_options=api.llm_options(pte)).feed(read)
     whole.qnn_heap = heap
     r = narrowed(whole, phase, method)
     heap_view = r.heap_view
-    s = dict(r.summary_view) if as_json else None    # the whole runs first: the phases then take the events
-    parts = r.by_phase(consume=True)
     if as_json:
-        s.update(phase_json(r))
-        emit_json(s)
+        emit_json(api.summary_document(r, consume=True))
         return
+    parts = r.by_phase(consume=True)
     from etscope.render.text import render_summary
 
     if not parts:
@@ -45,17 +42,6 @@ def summary(etdump, etrecord, pte, method, phase, runtrace, qnn_heap, as_json):
             render_summary(pr.summary, findings=pr.findings)
     if heap_view is not None:
         echo_heap(heap_view)
-
-
-def phase_json(r) -> dict:
-    """What ``--json`` adds about phases when the runs are several phases: each phase's runs with its
-    own summary (the top level then pools them: said in ``phases_pooled``). The phase one
-    ``--phase`` chose is the summary's own ``phase``."""
-    parts = r.by_phase()
-    if not parts:
-        return {}
-    return {"phases_pooled": "the top-level figures pool every run of every phase; phases[] gives each phase's own",
-            "phases": [dict(row.to_dict(), summary=pr.summary_view) for row, (_, pr) in zip(r.phase_rows, parts)]}
 
 
 @click.command()
@@ -106,31 +92,27 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
 
 
 @click.command()
-@view_inputs
-@ort_profile_option
-@qnn_heap_option
+@view_inputs("qnn")
 @dram_gbps_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--top", type=click.IntRange(min=0),
               help="Per-op rows to print per partition (0: all; default: 25 on a terminal, all when piped).")
 @sort_option("cycles", "Order of the per-op table, largest first (cycles, p50: cycles p50; mean: cycles "
                        "mean; total, share: share of the accelerator's cycles).")
-def qnn(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, ort_profile, qnn_heap, dram_gbps,
-        as_json, top, sort):
+def qnn(etdump, etrecord, pte, method, phase, qnn_heap, given, dram_gbps, as_json, top, sort):
     """QNN/HTP depth: nesting in true units, HTP clock, per-op cycles, HMX/HVX, VTCM, utilisation."""
     from etscope.analysis.llm.run_phases import PhaseChoiceError
     from etscope.api import qnn_from_files
 
-    if not any((etdump, qhas, optrace, qnn_csv, qnn_heap, runtrace, ort_profile)):
+    if not (etdump or given or qnn_heap):
         raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv / --runtrace / --ort-profile / "
                                "--qnn-heap")
-    require_files(etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, ort_profile, qnn_heap)
+    require_files(etdump, etrecord, pte, *given.paths(), qnn_heap)
     heap = read_heap_file(qnn_heap)
     report = None
-    if any((etdump, qhas, optrace, qnn_csv, runtrace, ort_profile)):
+    if etdump or given:
         try:
-            report = qnn_from_files(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace=runtrace,
-                                    dram_gbps=dram_gbps, phase=phase, ort_profile=ort_profile)
+            report = qnn_from_files(etdump, etrecord, pte, method, dram_gbps=dram_gbps, phase=phase, given=given)
         except PhaseChoiceError as e:
             raise click.UsageError(str(e)) from None
     heap_view = None

@@ -59,7 +59,7 @@ def llm(etdumps, etrecord, pte, method, prompt_runs, phases, prompt_tokens, deco
                        **llm_options(pte, prompt_tokens, decode_tokens))
     except RunIndexError as err:
         raise click.BadParameter(str(err), param_hint="--prompt-runs") from None
-    _add_memory_wall(r, profiles[0].pte, dram_gbps, etdumps)
+    r = _with_memory_wall(r, profiles[0].pte, dram_gbps, etdumps)
     if as_json:
         emit_json(r)
     else:
@@ -68,13 +68,12 @@ def llm(etdumps, etrecord, pte, method, prompt_runs, phases, prompt_tokens, deco
         render_llm(r)
 
 
-def _add_memory_wall(r: dict, program, dram_gbps, etdumps) -> None:
-    """The decode's distance from the memory wall (``analysis.qnn.limits``), added to the result
-    when the program has a QNN delegate (key ``llm.memory_wall``)."""
+def _with_memory_wall(r, program, dram_gbps, etdumps):
+    """The result with the decode's distance from the memory wall (``analysis.qnn.limits``) when the
+    program has a QNN delegate (``llm.memory_wall``)."""
+    from etscope.analysis.llm.result import with_memory_wall
     from etscope.analysis.qnn.limits import llm_memory_wall
     from etscope.formats.qnn_compile_spec import soc_from_pte
 
-    wall = llm_memory_wall(program, r.get("llm"), soc_from_pte(program) if program is not None else None,
-                           dram_gbps, etdumps)
-    if wall is not None:
-        r["llm"]["memory_wall"] = wall.to_dict()
+    return with_memory_wall(r, llm_memory_wall(program, r.llm, soc_from_pte(program) if program is not None else None,
+                                               dram_gbps, etdumps))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from etscope.cli.common import EXIT_BAD_INPUT, emit_json
+from etscope.render.json import as_fields
 
 
 def emit_modules(results, as_json: bool, limit: int, parts=()) -> None:
@@ -16,7 +17,7 @@ def emit_modules(results, as_json: bool, limit: int, parts=()) -> None:
         raise SystemExit(EXIT_BAD_INPUT)
     if as_json:
         out = {"schema": "etscope.modules/1", "inputs": results.summary["inputs"],
-               "method": results.profile.method, **mt}
+               "method": results.profile.method, **as_fields(mt)}
         if parts:
             out["phases_pooled"] = "the module times pool every run of every phase; phases[] gives each phase's own"
             out["phases"] = [dict(row.to_dict(), modules=pr.modules) for row, (_, pr) in zip(results.phase_rows, parts)]

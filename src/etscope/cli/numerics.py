@@ -10,7 +10,7 @@ def _thresholds(ctx, param, values):
     """Defaults changed per metric; ``off`` drops a metric from the divergence test."""
     if not values:
         return None
-    from etscope.analysis.numerics.compare import DEFAULT_THRESHOLDS
+    from etscope.analysis.numerics.metrics import DEFAULT_THRESHOLDS
 
     out = dict(DEFAULT_THRESHOLDS)
     for v in values:
@@ -75,31 +75,30 @@ def numerics(etdump, etrecord, pte, method, phase, debug_buffer, reference, refe
     profile = phase_profile(load_profile(etdump, etrecord, pte, method), pte, method, phase)
     with DebugBuffer(debug_buffer) as buf:
         if reference is None:
-            from etscope.analysis.numerics.tensors import numerics as stats, numerics_dict
+            from etscope.analysis.numerics.tensors import numerics as stats
 
-            d = with_phase(numerics_dict(stats(profile, buf, taps=taps_c)), profile)
-            _export(d, export)
+            result = stats(profile, buf, taps=taps_c)
+            _export(result, export)
             if as_json:
-                emit_json(d)
+                emit_json(result)
             else:
                 from etscope.render.numerics_text import render_stats
 
-                render_stats(d, limit=limit, run=run)
+                render_stats(result, limit=limit, run=run)
             return
-        from etscope.analysis.numerics.compare import compare_methods, comparisons_dict
+        from etscope.analysis.numerics.compare import comparison
 
         ref = phase_profile(load_profile(reference, reference_etrecord, reference_pte, method), reference_pte,
                             method, phase)
         with DebugBuffer(reference_buffer) as rbuf:
-            d = with_phase(comparisons_dict(compare_methods(profile, buf, ref, rbuf, thresholds, taps_c=taps_c,
-                                                            taps_r=taps_r)), profile)
-    _export(d, export)
+            result = comparison(profile, buf, ref, rbuf, thresholds, taps_c=taps_c, taps_r=taps_r)
+    _export(result, export)
     if as_json:
-        emit_json(d)
+        emit_json(result)
     else:
         from etscope.render.numerics_text import render_compare
 
-        render_compare(d, run=run)
+        render_compare(result, run=run)
 
 
 def phase_profile(profile, pte, method, phase):
@@ -113,14 +112,6 @@ def phase_profile(profile, pte, method, phase):
     return narrowed(Results(profile, llm_options=api.llm_options(pte)), phase, method).profile
 
 
-def with_phase(d: dict, profile) -> dict:
-    """The result with the phase its runs are (``--phase`` / a look-alike ``--method``), if one."""
-    from etscope.analysis.views.summary import phase_facts
-
-    ph = phase_facts(profile)
-    return d if ph is None else dict(d, phase=ph)
-
-
 def _export_target(path, inputs):
     if path is None:
         return None
@@ -132,7 +123,7 @@ def _export_target(path, inputs):
     return output_target(path, *[i for i in inputs if i], what="--export"), fmt
 
 
-def _export(d: dict, target) -> None:
+def _export(result, target) -> None:
     if target is None:
         return
     from etscope.paths import atomic_paths
@@ -142,7 +133,7 @@ def _export(d: dict, target) -> None:
     if out.kind != "file":
         raise click.BadParameter("write the table to a file", param_hint="--export")
     with atomic_paths([out]) as (tmp,):
-        write(d, tmp, fmt)
+        write(result, tmp, fmt)
     click.echo(f"wrote {out.shown} ({fmt})", err=True)   # stderr: standard output may be the JSON
 
 

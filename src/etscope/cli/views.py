@@ -6,18 +6,15 @@ import sys
 import click
 
 from etscope.cli.common import (
-    EXIT_BAD_INPUT, dram_gbps_option, ort_profile_option, echo_wrote, human_size, llm_tokens_options, load_profile,
-    load_results, one_line, output_target, qnn_heap_option, qnn_paths, qnn_view_options, read_heap_file, require_files, view_inputs,
-    with_runs,
+    EXIT_BAD_INPUT, dram_gbps_option, echo_wrote, human_size, llm_tokens_options, load_profile, load_results, one_line,
+    output_target, qnn_view_options, read_heap_file, require_files, view_inputs, with_runs,
 )
 from etscope.cli.numerics import report_numerics, report_numerics_options
 from etscope.render.sql_guard import ALLOWED as SQL_ALLOWED
 
 
 @click.command()
-@view_inputs
-@ort_profile_option
-@qnn_heap_option
+@view_inputs("report")
 @click.option("-o", "--output", default="report.html", show_default=True, type=str,
               help="HTML file to write (one file, works offline).")
 @click.option("--compare", "compare_etdump", type=str,
@@ -27,8 +24,7 @@ from etscope.render.sql_guard import ALLOWED as SQL_ALLOWED
 @llm_tokens_options
 @report_numerics_options
 @dram_gbps_option
-def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, ort_profile, qnn_heap, output,
-           compare_etdump,
+def report(etdump, etrecord, pte, method, phase, qnn_heap, given, output, compare_etdump,
            compare_etrecord, compare_pte, prompt_tokens, decode_tokens, debug_buffer, numerics_reference,
            reference_buffer, reference_etrecord, numerics_thresholds, dram_gbps):
     """Self-contained HTML report: guide, time icicle, placement, op table, QNN, LLM, graph."""
@@ -45,17 +41,15 @@ def report(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrac
         raise click.UsageError("--compare needs the ETDUMP to compare with it")
     if debug_buffer is not None and etdump is None:
         raise click.UsageError("--debug-buffer needs the ETDUMP whose debug events point into it")
-    if ort_profile is not None and etdump is not None:
+    if "ort_profile" in given and etdump is not None:
         raise click.UsageError("--ort-profile goes with QNN files alone (an ONNX Runtime session is not an "
                                "ExecuTorch run): etscope report --ort-profile F [--qnn-csv F]")
-    out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace, ort_profile, qnn_heap,
-                        compare_etdump, compare_etrecord, compare_pte, debug_buffer, numerics_reference,
+    out = output_target(output, etdump, etrecord, pte, *given.paths(), qnn_heap, compare_etdump, compare_etrecord, compare_pte, debug_buffer, numerics_reference,
                         reference_buffer, reference_etrecord)
     heap = read_heap_file(qnn_heap)
     prepare_in_background()          # the page's template, while the inputs are read
-    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace,
-                     llm_options=api.llm_options(pte, prompt_tokens, decode_tokens), dram_gbps=dram_gbps, phase=phase,
-                     ort_profile=ort_profile)
+    r = load_results(etdump, etrecord, pte, method, given, llm_options=api.llm_options(pte, prompt_tokens, decode_tokens),
+                     dram_gbps=dram_gbps, phase=phase)
     profile = r.profile
     if heap is not None:
         _ = r.qnn, r.llm     # computed first: their notes come first in the report, as before
@@ -157,17 +151,17 @@ def _runs_in(ranges, n_runs: int, spec: str, clip: bool = False):
 
 
 @click.command()
-@view_inputs
+@view_inputs("trace")
 @click.option("-o", "--output", default="trace.json", show_default=True, type=str,
               help="Trace file to write (Chrome / Perfetto JSON).")
 @click.option("--runs", "runs_spec", help="Only these Execute runs, e.g. 0:10 or 3,7 (default: all).")
-def trace(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, output, runs_spec):
+def trace(etdump, etrecord, pte, method, phase, given, output, runs_spec):
     """Perfetto / chrome://tracing timeline (µs): runs in sequence, one track per partition."""
     from etscope.render.trace import build_trace, write_trace
 
     ranges = _parse_runs(runs_spec)
-    out = output_target(output, etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace)
-    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, phase=phase)
+    out = output_target(output, etdump, etrecord, pte, *given.paths())
+    r = load_results(etdump, etrecord, pte, method, given, phase=phase)
     runs = _runs_in(ranges, r.profile.n_runs if r.profile is not None else _qnn_file_runs(r), runs_spec,
                     clip=r.profile is None)
     t = build_trace(r.trace(runs))
@@ -180,21 +174,21 @@ def trace(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace
 
 
 @click.command()
-@view_inputs
+@view_inputs("export")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json", "model-explorer"]), default="csv",
               show_default=True, help="Tables as CSV / Parquet / JSON, or Model Explorer node data.")
 @click.option("-o", "--output", "out_dir", default="etscope-export", show_default=True,
               type=str, help="Directory to write into.")
-def export(etdump, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, fmt, out_dir):
+def export(etdump, etrecord, pte, method, phase, given, fmt, out_dir):
     """Write the events, ops and runs tables, the QNN tables (or a Model Explorer overlay) in true units."""
     from etscope.paths import check_output_dir, display
     from etscope.render.export import export as do_export
     from etscope.render.export import export_names
 
-    inputs = (etdump, etrecord, pte, *qnn_paths(qhas, optrace), qnn_csv, runtrace)
+    inputs = (etdump, etrecord, pte, *given.paths())
     require_files(*inputs)
     check_output_dir(out_dir, export_names(fmt), inputs)
-    r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, phase=phase)
+    r = load_results(etdump, etrecord, pte, method, given, phase=phase)
     if fmt == "model-explorer" and (r.profile is None or r.profile.etrecord is None):
         raise click.UsageError("--format model-explorer needs --etrecord (node ids come from its graph)")
     written = do_export(r, fmt, out_dir, inputs=inputs)
@@ -226,21 +220,21 @@ def _etdump_and_query(ctx, param, value):
 
 @click.command(help=SQL_HELP)
 @click.argument("etdump_and_query", nargs=-1, required=True, metavar="[ETDUMP] QUERY", callback=_etdump_and_query)
-@qnn_view_options
+@qnn_view_options("sql")
 @click.option("--dataset", type=str,
               help="Query a dataset made by etscope collect instead of one ETDump: etscope sql --dataset D \"SQL\" "
                    "(tables runs, ops, events, qnn, files, rejects; partition columns model, soc, build, date).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--limit", type=click.IntRange(min=0),
               help="Rows to print as a table (0: all; default: 100 on a terminal, all when piped).")
-def sql(etdump_and_query, etrecord, pte, method, phase, qhas, optrace, qnn_csv, runtrace, dataset, fmt, limit):
+def sql(etdump_and_query, etrecord, pte, method, phase, given, dataset, fmt, limit):
     from etscope.render.sql import SqlError
     from etscope.render.sql import query as run_query
 
     *first, query = etdump_and_query
     etdump = first[0] if first else None
     if dataset is not None:
-        if etdump is not None or etrecord or pte or method or phase or qhas or optrace or qnn_csv or runtrace:
+        if etdump is not None or etrecord or pte or method or phase or given:
             raise click.UsageError("with --dataset give only the query: etscope sql --dataset DATASET \"SQL\"")
         from etscope.fleet.dataset import Dataset, query_dataset
 
@@ -250,7 +244,7 @@ def sql(etdump_and_query, etrecord, pte, method, phase, qhas, optrace, qnn_csv, 
             click.echo(f"etscope: sql: {one_line(str(err))}", err=True)
             sys.exit(EXIT_BAD_INPUT)
     else:
-        r = load_results(etdump, etrecord, pte, method, qhas, optrace, qnn_csv, runtrace, phase=phase)
+        r = load_results(etdump, etrecord, pte, method, given, phase=phase)
         tables = r.tables
         try:
             result = run_query(tables, query)

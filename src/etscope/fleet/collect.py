@@ -21,14 +21,17 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from etscope.formats.kinds import companions
 from etscope.errors import FormatError
 from etscope.fleet.dataset import Dataset
 from etscope.fleet.folder import UnsafeEntry
+from etscope.fleet.summaries import TABLE as SUMMARY, summary_table
 
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
-# Companion files found next to an ETDump by name: <stem><suffix>.
-COMPANIONS = {"etrecord": ".etrecord", "pte": ".pte", "qhas": ".qhas.json", "optrace": ".optrace.json",
-              "runtrace": ".runtrace.json"}
+# Companion files found next to an ETDump by name: <stem><suffix>: the program's, then the input
+# kinds the registry reads beside an ETDump (formats.kinds: QHAS, optrace, runtrace, ...).
+PROGRAM_COMPANIONS = {"etrecord": ".etrecord", "pte": ".pte"}
+COMPANIONS = {**PROGRAM_COMPANIONS, **{k.name: k.companion for k in companions()}}
 SIDECAR = ".meta.json"          # <stem>.meta.json: that file's metadata (and companion paths)
 HASH_CHUNK = 1 << 20
 
@@ -119,8 +122,8 @@ def _resolve(meta: dict, base: str, path, what: str) -> dict:
 def jobs_for(etdumps: list[str], meta: dict | None = None, meta_from: tuple[dict, dict] | None = None) -> list[Job]:
     """A job per ETDump. Metadata, later overriding earlier: the manifest's defaults, ``meta``
     (``--meta``), ``<stem>.meta.json`` beside the file, the manifest's entry for the file.
-    Companions: named in the metadata, else ``<stem>.etrecord`` / ``.pte`` / ``.qhas.json`` /
-    ``.optrace.json`` / ``.runtrace.json`` when they exist."""
+    Companions: named in the metadata, else ``<stem>.etrecord`` / ``.pte`` and the registry's
+    companion suffixes (``.qhas.json``, ``.optrace.json``, ``.runtrace.json``, ...) when they exist."""
     defaults, per_file = meta_from or ({}, {})
     out = []
     for path in etdumps:
@@ -229,13 +232,15 @@ def file_tables(job: Job, file_hash: str | None = None) -> tuple[dict, dict[str,
     from etscope import api
     from etscope.analysis.views.tables import whole_phase
     from etscope.paths import display
+    from etscope.render.json import dumps
 
     file_hash = file_hash or content_hash(job.etdump)
     comps = dict(job.companions)
     p = api.load(job.etdump, etrecord=comps.get("etrecord"), pte=comps.get("pte"), method=job.meta_dict().get("method"))
-    # The token options of ``etscope llm`` with this .pte: the runs' phases are the ones it finds.
-    r = api.results(p, comps.get("qhas"), comps.get("optrace"), comps.get("runtrace"),
-                    llm_options=api.llm_options(comps.get("pte")))
+    # The token options of ``etscope llm`` with this .pte: the runs' phases are the ones it finds;
+    # the other companions read by their kinds' readers (formats.kinds).
+    r = api.results(p, llm_options=api.llm_options(comps.get("pte")),
+                    given={k: v for k, v in comps.items() if k not in PROGRAM_COMPANIONS})
     try:
         soc = r.soc
     except FormatError:
@@ -245,14 +250,18 @@ def file_tables(job: Job, file_hash: str | None = None) -> tuple[dict, dict[str,
     q = qnn_table(r.qnn, [(n, x.qnn) for n, x in r.by_phase()] or [(whole_phase(r.phases), r.qnn)])
     if q is not None:
         tables["qnn"] = q
+    tables[SUMMARY] = summary_table(r)      # what ``etscope summary --json`` prints for the file (fleet.summaries)
     tables = {k: _with_file_columns(t, file_hash, meta["order_key"]) for k, t in tables.items()}
+    views = r.kind_views       # before the warnings: a view that fails says so there
     tables["files"] = pa.table({
         "file_hash": [file_hash], "order_key": [meta["order_key"]], "path": [display(job.etdump)],
         "bytes": pa.array([os.path.getsize(job.etdump)], pa.int64()),
         **{k: pa.array([display(comps[k]) if k in comps else None], pa.string()) for k in COMPANIONS},
         "meta_json": [json.dumps(job.meta_dict(), sort_keys=True)],
         "runs": pa.array([p.n_runs], pa.int64()), "events": pa.array([p.etdump.event_count], pa.int64()),
-        "warnings": [json.dumps(list(p.profile.warnings) + list(r.notes))]})
+        "warnings": [json.dumps(list(p.profile.warnings) + list(r.notes))],
+        # The views of companion kinds without an analysis of their own (formats.kinds ``view``).
+        **{f"{name}_view_json": [dumps(v, indent=None)] for name, v in views.items()}})
     return meta, tables
 
 

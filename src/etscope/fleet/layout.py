@@ -26,6 +26,13 @@ Entry key ``also_builds`` (optional, issue 37): other build labels of the same f
 content collected again under another build, recorded by ``collect --also-label``; its parts are
 not duplicated). Entries written before have no such key; readers without it ignore it.
 
+Table ``summary`` (issue 37): one row per collected file, its ``etscope summary --json`` document as
+compact JSON text (``summary_json``, at most ``fleet.summaries.MAX_SUMMARY_CHARS``; null with the
+reason in ``summary_note`` when not stored), committed with the file's other parts. This extends
+layout 2 (a new table, as ``qnn`` is): files collected before have no such part and readers say so
+(``trend`` shows no summary for their builds); readers check the part like any other, then its text
+(size, JSON, the shape of a summary: ``analysis.views.stored_summary``) before showing any of it.
+
 A dataset of layout ``etscope.dataset/1`` (no manifest: parts were found by globbing) is refused
 until adopted (``etscope collect --adopt``), which writes the entries from its commit markers.
 """
@@ -42,7 +49,7 @@ LAYOUT = "etscope.dataset/2"
 OLD_LAYOUTS = ("etscope.dataset/1",)
 MARKER = DATASET_MARKER
 PARTITION_KEYS = ("model", "soc", "build", "date")
-TABLES = ("runs", "ops", "events", "qnn", "files")     # files last: its part is the index entry
+TABLES = ("runs", "ops", "events", "qnn", "summary", "files")     # files last: its part is the index entry
 REJECTS = "rejects"
 ALL_TABLES = TABLES + (REJECTS,)
 MANIFEST = "_manifest"

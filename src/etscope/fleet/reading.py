@@ -42,6 +42,7 @@ REQUIRED = {"runs": {"file_hash": "str", "execute": "int", "latency_ms": "float"
             "ops": {"file_hash": "str", "level": "int", "name": "str"},
             "events": {"file_hash": "str", "name": "str", "value": "float"},
             "files": {"file_hash": "str", "path": "str"},
+            "summary": {"file_hash": "str", "summary_json": "str"},
             REJECTS: {"file_hash": "str", "path": "str", "reason": "str"}}
 # Read when a part has them (parts collected before they existed do not): the run's phase.
 TREND_OPTIONAL = {"phase": "str"}

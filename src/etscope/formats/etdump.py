@@ -21,7 +21,8 @@ from etscope.formats.etdump_schema import (
     AE_SIZE, DE_CHAIN, DE_INSTR, DE_VALUE, DE_DID_INT, DE_DID_STR, DE_NAME)
 from etscope.formats.etdump_data import EtdumpData, RunData  # noqa: F401 (the reader's records, imported from here too)
 from etscope.formats.etdump_tensors import MAX_DECODED_FACTOR, TensorRows, read_debug_values
-from etscope.formats.flatbuf import MAX_STRING_BYTES_FACTOR, Buffer, TableSet, root_table
+from etscope.formats.flatbuf import MAX_STRING_BYTES_FACTOR, Buffer, root_table
+from etscope.formats.flatbuf_tables import TableSet
 from etscope.paths import open_input
 
 IDENTIFIER = b"ED00"

@@ -22,7 +22,8 @@ from etscope.arrays import TWO_THREADS_MIN, in_two_threads
 from etscope.errors import FormatError
 from etscope.formats.etdump_schema import (EV_ALLOCATION, EV_DEBUG, EV_PROFILE, PE_DID_STR, PE_END, PE_META, PE_NAME,
                                            PE_START)
-from etscope.formats.flatbuf import Buffer, TableSet
+from etscope.formats.flatbuf import Buffer
+from etscope.formats.flatbuf_tables import TableSet
 
 TEMPLATES_PER_COUNT = 4       # earlier runs of one event count a run is compared with
 _MAX_SPAN_PER_EVENT = 1024    # bytes; ExecuTorch writes ~70 per profiling event

@@ -14,15 +14,15 @@ import struct
 
 import numpy as np
 
-from etscope.arrays import unique
+from etscope.arrays import HASH_MULTIPLIERS, distinct_rows, unique
 from etscope.errors import FormatError
 
-_SCALARS = {
+SCALAR_FORMATS = {
     "u8": ("<B", 1), "i8": ("<b", 1), "u16": ("<H", 2), "i16": ("<h", 2),
     "u32": ("<I", 4), "i32": ("<i", 4), "u64": ("<Q", 8), "i64": ("<q", 8),
     "f32": ("<f", 4), "f64": ("<d", 8),
 }
-_NP = {"u8": "<u1", "i8": "<i1", "u16": "<u2", "i16": "<i2", "u32": "<u4", "i32": "<i4",
+NUMPY_TYPES = {"u8": "<u1", "i8": "<i1", "u16": "<u2", "i16": "<i2", "u32": "<u4", "i32": "<i4",
        "u64": "<u8", "i64": "<i8", "f32": "<f4", "f64": "<f8"}
 
 # Strings gathered for decoding may not exceed this multiple of the buffer size: hostile files can
@@ -46,7 +46,7 @@ class Buffer:
         raise FormatError(f"{self.what}: {what}", offset=offset)
 
     def read(self, kind: str, pos: int):
-        fmt, n = _SCALARS[kind]
+        fmt, n = SCALAR_FORMATS[kind]
         if pos < 0 or pos + n > self.size:
             self.fail(f"{kind} read out of bounds (size {self.size})", pos)
         return struct.unpack_from(fmt, self._mv, pos)[0]
@@ -110,25 +110,25 @@ class Buffer:
 
     def scalars(self, table: int, slot: int, kind: str) -> np.ndarray:
         """A vector-of-scalars field as a numpy array (copied)."""
-        n = _SCALARS[kind][1]
+        n = SCALAR_FORMATS[kind][1]
         start, count = self.vector(table, slot, n)
         if not start:
-            return np.zeros(0, dtype=_NP[kind])
-        return self.u8[start:start + count * n].copy().view(_NP[kind])
+            return np.zeros(0, dtype=NUMPY_TYPES[kind])
+        return self.u8[start:start + count * n].copy().view(NUMPY_TYPES[kind])
 
     # ---- vectorised access -----------------------------------------------------------------------
     def v_read(self, kind: str, pos: np.ndarray) -> np.ndarray:
         """Read one scalar at each position (all must be in bounds)."""
-        n = _SCALARS[kind][1]
+        n = SCALAR_FORMATS[kind][1]
         pos = np.asarray(pos, dtype=np.int64)
         if pos.size == 0:
-            return np.zeros(0, dtype=_NP[kind])
+            return np.zeros(0, dtype=NUMPY_TYPES[kind])
         lo, hi = int(pos.min()), int(pos.max())
         if lo < 0 or hi + n > self.size:
             bad = lo if lo < 0 else hi
             self.fail(f"{kind} read out of bounds (size {self.size})", bad)
         if n == 1:
-            return self.u8[pos].view(_NP[kind])
+            return self.u8[pos].view(NUMPY_TYPES[kind])
         # FlatBuffers aligns scalars, so positions share a residue modulo the size: index a typed
         # view of the buffer at that residue instead of gathering bytes one by one.
         shift = n.bit_length() - 1
@@ -138,7 +138,7 @@ class Buffer:
             return self.typed(kind, 0)[pos >> shift]
         if (residue == first).all():
             return self.typed(kind, first)[(pos - first) >> shift]
-        out = np.empty(pos.shape, dtype=_NP[kind])
+        out = np.empty(pos.shape, dtype=NUMPY_TYPES[kind])
         for r in unique(residue):
             m = residue == r
             out[m] = self.typed(kind, int(r))[(pos[m] - r) >> shift]
@@ -150,9 +150,9 @@ class Buffer:
         key = (kind, residue)
         view = self._views.get(key)
         if view is None:
-            n = _SCALARS[kind][1]
+            n = SCALAR_FORMATS[kind][1]
             count = (self.size - residue) // n
-            view = self._views[key] = self.u8[residue:residue + count * n].view(_NP[kind])
+            view = self._views[key] = self.u8[residue:residue + count * n].view(NUMPY_TYPES[kind])
         return view
 
     def v_indirect(self, pos: np.ndarray) -> np.ndarray:
@@ -200,7 +200,7 @@ class Buffer:
 
     def v_scalar(self, tables: np.ndarray, slot: int, kind: str, default=0) -> np.ndarray:
         pos = self.v_field(tables, slot)
-        out = np.full(pos.shape, default, dtype=_NP[kind])
+        out = np.full(pos.shape, default, dtype=NUMPY_TYPES[kind])
         present = pos > 0
         if present.any():
             out[present] = self.v_read(kind, pos[present])
@@ -334,7 +334,7 @@ class Buffer:
         words = (n + 3) // 4
         r = pos & 3
         r0 = int(r[0])
-        if (r == r0).all() and int(pos.max()) + 4 * words <= self.size and words <= len(_HASH_MULT):
+        if (r == r0).all() and int(pos.max()) + 4 * words <= self.size and words <= len(HASH_MULTIPLIERS):
             view = self.typed("u32", r0)
             base = (pos - r0) >> 2
             W = np.empty((pos.size, words), dtype=np.uint32)
@@ -345,7 +345,7 @@ class Buffer:
                     W[:, j] = view[base + j]
                     if j == words - 1 and tail < 4:
                         W[:, j] &= np.uint32((1 << (8 * tail)) - 1)
-                    h += W[:, j].astype(np.uint64) * _HASH_MULT[j]
+                    h += W[:, j].astype(np.uint64) * HASH_MULTIPLIERS[j]
             # Group by hash (few distinct strings per length, the usual case: compare with
             # representatives), then check every row against its representative's bytes.
             inv = np.full(pos.size, -1, dtype=np.int64)
@@ -372,176 +372,8 @@ class Buffer:
                                       return_index=True, return_inverse=True)
             return W, first, inv.reshape(-1)
         raw = np.ascontiguousarray(self.u8[pos[:, None] + np.arange(n, dtype=np.int64)])
-        first, inv = _distinct_rows(raw)
+        first, inv = distinct_rows(raw)
         return raw, first, inv
-
-
-def _odd_multipliers(n: int, seed: int = 0x5EED) -> np.ndarray:
-    """``n`` fixed odd 64-bit constants (splitmix64), without importing numpy.random (~25 ms)."""
-    out, x = [], seed
-    for _ in range(n):
-        x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-        z = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-        out.append((z ^ (z >> 31)) | 1)
-    return np.array(out, dtype=np.uint64)
-
-
-_HASH_MULT = _odd_multipliers(64)
-
-
-def _distinct_rows(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of a (m, n) uint8 array: (index of one row per distinct value, inverse).
-
-    Rows are hashed 8 bytes at a time, then every row is compared with its group's representative,
-    so a hash collision can only cost time (exact fallback), never give a wrong answer.
-    """
-    m, n = raw.shape
-    width = (n + 7) // 8
-    if width > len(_HASH_MULT):
-        _, first, inv = np.unique(raw.view(np.dtype((np.void, n))).reshape(-1), return_index=True,
-                                  return_inverse=True)
-        return first, inv.reshape(-1)
-    padded = np.zeros((m, width * 8), dtype=np.uint8)
-    padded[:, :n] = raw
-    words = padded.view("<u8")
-    with np.errstate(over="ignore"):
-        h = (words * _HASH_MULT[:width]).sum(axis=1, dtype=np.uint64)
-    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
-    inv = inv.reshape(-1)
-    if not (raw == raw[first[inv]]).all():
-        _, first, inv = np.unique(raw.view(np.dtype((np.void, n))).reshape(-1), return_index=True,
-                                  return_inverse=True)
-        inv = inv.reshape(-1)
-    return first, inv
-
-
-class TableSet:
-    """Many tables of one type read at once, grouped by vtable.
-
-    Tables that share a vtable have every field at the same offset, so reading a field of all of
-    them is one gather: the vtable of each group is read once (writers de-duplicate vtables: an
-    ETDump has a handful for millions of events). Falls back to per-table vtable reads when a
-    file has too many distinct vtables.
-    """
-
-    MAX_GROUPS = 64
-
-    def __init__(self, buf: Buffer, tables: np.ndarray):
-        self.buf = buf
-        self.tables = np.asarray(tables, dtype=np.int64)
-        self.groups: np.ndarray | None = None
-        if self.tables.size == 0:
-            self.vts = np.zeros(0, dtype=np.int64)
-            self.inv = np.zeros(0, dtype=np.int64)
-            return
-        vt = self.tables - buf.v_read("i32", self.tables).astype(np.int64)
-        if int(vt.min()) < 0 or int(vt.max()) + 4 > buf.size:
-            bad = int(self.tables[np.argmax((vt < 0) | (vt + 4 > buf.size))])
-            buf.fail("vtable out of bounds", bad)
-        found = _factorize_small(vt, self.MAX_GROUPS)
-        self._last = None
-        if found is None:
-            self.vts = None
-            self.inv = None
-            return
-        self.vts, self.inv = found
-        self.vt_size = [buf.read("u16", int(v)) for v in self.vts]
-        self.t_size = [buf.read("u16", int(v) + 2) for v in self.vts]
-        self.lo, self.hi = int(self.tables.min()), int(self.tables.max())
-
-    def field(self, slot: int) -> np.ndarray:
-        """Absolute position of field ``slot`` for every table (0 where absent)."""
-        if self.tables.size == 0:
-            return np.zeros(0, dtype=np.int64)
-        if self.vts is None:
-            return self.buf.v_field(self.tables, slot)
-        entry = 4 + 2 * slot
-        offs = np.zeros(len(self.vts), dtype=np.int64)
-        for g, v in enumerate(self.vts):
-            if self.vt_size[g] >= entry + 2:
-                off = self.buf.read("u16", int(v) + entry)
-                if off and off >= self.t_size[g]:
-                    self.buf.fail(f"field {slot} outside its table", int(self.tables[np.argmax(self.inv == g)]))
-                offs[g] = off
-        self._last = offs
-        if (offs == offs[0]).all():
-            o = int(offs[0])
-            return self.tables + o if o else np.zeros(self.tables.shape, dtype=np.int64)
-        o = offs[self.inv]
-        pos = self.tables + o
-        if not (offs > 0).all():
-            pos[o == 0] = 0
-        return pos
-
-    def scalar(self, slot: int, kind: str, default=0) -> np.ndarray:
-        pos = self.field(slot)
-        if self.vts is not None and (self._last > 0).all():
-            # Every table has the field: bounds from the tables' range, one typed gather.
-            n = _SCALARS[kind][1]
-            if self.lo + int(self._last.min()) >= 0 and self.hi + int(self._last.max()) + n <= self.buf.size:
-                r = pos & (n - 1)
-                r0 = int(r[0])
-                if n == 1 or (r == r0).all():
-                    shift = n.bit_length() - 1
-                    return self.buf.typed(kind, r0)[(pos - r0) >> shift] if n > 1 else \
-                        self.buf.u8[pos].view(_NP[kind])
-            return self.buf.v_read(kind, pos)
-        out = np.full(pos.shape, default, dtype=_NP[kind])
-        present = pos > 0
-        if present.all():
-            return self.buf.v_read(kind, pos)
-        if present.any():
-            out[present] = self.buf.v_read(kind, pos[present])
-        return out
-
-    def table(self, slot: int) -> np.ndarray:
-        pos = self.field(slot)
-        out = np.zeros(pos.shape, dtype=np.int64)
-        present = pos > 0
-        if present.any():
-            out[present] = self.buf.v_indirect(pos[present])
-        return out
-
-    def vector(self, slot: int, elem_size: int) -> tuple[np.ndarray, np.ndarray]:
-        pos = self.field(slot)
-        start = np.zeros(pos.shape, dtype=np.int64)
-        count = np.zeros(pos.shape, dtype=np.int64)
-        present = pos > 0
-        if present.any():
-            vec = self.buf.v_indirect(pos[present])
-            cnt = self.buf.v_read("u32", vec).astype(np.int64)
-            st = vec + 4
-            over = st + cnt * elem_size > self.buf.size
-            if over.any():
-                i = int(np.argmax(over))
-                self.buf.fail(f"vector of {int(cnt[i])} elements runs past the end", int(vec[i]))
-            start[present] = st
-            count[present] = cnt
-        return start, count
-
-    def strings(self, slot: int, budget: list[int] | None = None) -> tuple[np.ndarray, list[str]]:
-        start, count = self.vector(slot, 1)
-        return self.buf.decode_strings(start, count, budget)
-
-
-def _factorize_small(a: np.ndarray, limit: int):
-    """(distinct values, inverse) of an int array with few distinct values, or None if > limit."""
-    inv = np.zeros(a.shape, dtype=np.int64)
-    vals = [a[0]]
-    todo = a != a[0]
-    g = 0
-    while todo.any():
-        g += 1
-        if g >= limit:
-            return None
-        i = int(np.argmax(todo))
-        v = a[i]
-        m = a == v
-        inv[m] = g
-        todo &= ~m
-        vals.append(v)
-    return np.array(vals, dtype=np.int64), inv
 
 
 def root_table(buf: Buffer, identifier: bytes | None) -> tuple[Buffer, int]:

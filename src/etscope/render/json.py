@@ -18,7 +18,7 @@ def to_jsonable(x):
     if isinstance(x, dict):
         return {str(k): to_jsonable(v) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return {key: to_jsonable(v) for key, v in json_items(x)}
+        return {k: to_jsonable(v) for k, v in as_fields(x).items()}
     if isinstance(x, (list, tuple)):
         if _plain_scalars(x):       # per-run series (100k values): no call per value
             return non_finite_as_null(x)
@@ -32,37 +32,54 @@ def to_jsonable(x):
     return x
 
 
-_FIELDS: dict[type, tuple[tuple[str, str, bool], ...]] = {}
-OPTIONAL = {"json": "optional"}      # field metadata: the key is left out when the value is None
+_FIELDS: dict[type, tuple[tuple[str, str, str | None], ...]] = {}
+_INLINE: dict[type, dict[str, type]] = {}          # attribute -> the result class written at its level
+# A typed result's field metadata (``dataclasses.field(metadata=...)``), see ``json_fields``.
+JSON, OMIT_EMPTY, OMIT_NONE, INLINE = "json", "omit_empty", "omit_none", "inline"
 
 
-def json_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
-    """``(attribute, JSON key, optional)`` of a typed result's fields, in declared order: the schema
-    is the class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a handle
-    the views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it under
-    another key (a JSON key that is not an identifier, or a renamed attribute whose schema stays);
-    ``metadata={"json": "optional"}`` (:data:`OPTIONAL`) leaves the key out when the value is None
-    (a key a schema adds only with some inputs)."""
+def as_fields(result) -> dict:
+    """A typed result's JSON fields, one level deep (values as they are): ``{**as_fields(r)}``
+    puts them after a command's own keys (schema, inputs). An inline field's result contributes
+    its own fields here (each None when the field is None)."""
+    cls = type(result)
+    fields = json_fields(cls)           # first: it fills _INLINE for the class
+    inline = _INLINE[cls] if cls in _INLINE else {}
+    out = {}
+    for name, key, omit in fields:
+        v = getattr(result, name)
+        if name in inline:
+            out.update(as_fields(v) if v is not None else dict.fromkeys(k for _, k, _ in json_fields(inline[name])))
+        elif not (omit and (v is None or omit == "empty" and _empty(v))):
+            out[key] = v
+    return out
+
+
+def _empty(v) -> bool:
+    return v is None or (isinstance(v, (tuple, list, dict, str)) and len(v) == 0)
+
+
+def json_fields(cls: type) -> tuple[tuple[str, str, str | None], ...]:
+    """``(attribute, JSON key, when to omit it)`` of a typed result's fields, in declared order: the
+    schema is the class. A field declared with ``metadata={"json": False}`` stays out of the JSON (a
+    handle the views need, such as a table, not a value); ``metadata={"json": "key"}`` writes it
+    under another key (a JSON key that is not an identifier, or a renamed attribute whose schema
+    stays); ``metadata={"omit_empty": True}``: a key the schema has only when there is something
+    (None or empty leaves it out: "empty"); ``metadata={"omit_none": True}``: only None leaves it out
+    ("none"; an empty list is a value, e.g. a per-run series of no runs); ``metadata={"inline": Cls}``:
+    the field's ``Cls`` result writes its keys at this level (a flat row made of parts; each null when
+    the field is None)."""
     got = _FIELDS.get(cls)
     if got is None:
-        got = tuple((f.name, _key(f), f.metadata.get("json") == "optional")
-                    for f in dataclasses.fields(cls) if f.metadata.get("json", True) is not False)
+        kept = [f for f in dataclasses.fields(cls) if f.metadata.get(JSON, True) is not False]
+        got = tuple((f.name, f.metadata.get(JSON) if isinstance(f.metadata.get(JSON), str) else f.name,
+                     "empty" if f.metadata.get(OMIT_EMPTY) else "none" if OMIT_NONE in f.metadata else None)
+                    for f in kept)
+        inline = {f.name: f.metadata[INLINE] for f in kept if INLINE in f.metadata}
+        if inline:
+            _INLINE[cls] = inline
         _FIELDS[cls] = got
     return got
-
-
-def json_items(x):
-    """``(JSON key, value)`` of typed result ``x``'s fields that its JSON writes, in declared order
-    (the values as they are: the caller converts them)."""
-    for name, key, optional in json_fields(type(x)):
-        v = getattr(x, name)
-        if v is not None or not optional:
-            yield key, v
-
-
-def _key(f) -> str:
-    key = f.metadata.get("json")
-    return key if isinstance(key, str) and key != "optional" else f.name
 
 
 _INFINITIES = (math.inf, -math.inf)

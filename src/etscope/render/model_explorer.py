@@ -10,6 +10,7 @@ backend, coloured per backend).
 from __future__ import annotations
 
 from etscope import profile as P
+from etscope.analysis.ops.nodes import NodeTable
 
 PLACEMENT_COLORS = {"QnnBackend": "#2e7d32", "cpu": "#c62828"}
 OTHER_DELEGATE_COLOR = "#1565c0"
@@ -31,22 +32,22 @@ def placement_color(placement: str | None) -> str:
     return PLACEMENT_COLORS.get(placement, OTHER_DELEGATE_COLOR)
 
 
-def node_data(nodes: dict | None) -> dict[str, dict]:
+def node_data(nodes: NodeTable | None) -> dict[str, dict]:
     """The node data files {file name: GraphNodeData dict} of a node table; empty without one."""
     if nodes is None:
         return {}
     time_results, how_results, placement_results = {}, {}, {}
-    for n in nodes["nodes"]:
-        if n["time_us"] is not None:
-            time_results[n["name"]] = {"value": round(float(n["time_us"]), 3)}
-            how_results[n["name"]] = {"value": n["time_how"] or "", "bgColor": _how_color(n["time_how"]),
-                                      "textColor": "#ffffff"}
-        elif n.get("untimed_why"):
-            how_results[n["name"]] = {"value": "untimed: " + n["untimed_why"], "bgColor": UNTIMED_COLOR,
-                                      "textColor": "#ffffff"}
-        if n["placement"] is not None:
-            placement_results[n["name"]] = {"value": n["placement"], "bgColor": placement_color(n["placement"]),
-                                            "textColor": "#ffffff"}
+    for n in nodes.nodes:
+        if n.time_us is not None:
+            time_results[n.name] = {"value": round(float(n.time_us), 3)}
+            how_results[n.name] = {"value": n.time_how or "", "bgColor": _how_color(n.time_how),
+                                   "textColor": "#ffffff"}
+        elif n.untimed_why:
+            how_results[n.name] = {"value": "untimed: " + n.untimed_why, "bgColor": UNTIMED_COLOR,
+                                   "textColor": "#ffffff"}
+        if n.placement is not None:
+            placement_results[n.name] = {"value": n.placement, "bgColor": placement_color(n.placement),
+                                         "textColor": "#ffffff"}
     return {
         "node_time_us.json": {
             "results": time_results,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from etscope.analysis.glossary import MEAN_PER_RUN, P50
 from etscope.render.screen import Table
 from etscope.render.text import console_or_default, safe_text, shown
 from etscope.units import fmt_ms
@@ -23,7 +24,7 @@ def render_phase_table(rows, how: str, command: str, console=None) -> None:
                       f"{how}; each is shown on its own below, never pooled. One phase: etscope {command} "
                       f"--phase {rows[0].name} (or --phase all for every run together)."))
     t = Table(title="Phases (Method::execute over every run of the phase)")
-    for col in ("phase", "method", "runs", "warm-up", "p50", "mean", "min", "max"):
+    for col in ("phase", "method", "runs", "warm-up", P50.label, MEAN_PER_RUN.label, "min", "max"):
         t.add_column(col, justify="left" if col in ("phase", "method") else "right")
     for r in rows:
         t.add_row(safe_text(r.name), safe_text(r.method or "—"), str(len(r.runs)),

@@ -135,7 +135,10 @@ def _title(s: Series) -> str:
     return f"{s.model} on {s.soc}" + (f", {s.phase} runs" if s.phase != ALL_PHASES else "")
 
 
-def series_data(s: Series, index: int) -> dict:
+def series_data(s: Series, index: int, summaries: dict | None = None, dataset_arg: str = "") -> dict:
+    """One series of the page. ``summaries``: {(model, soc, phase, build): BuildSummary} of the builds
+    whose stored summary the page embeds (``fleet.summaries.build_summaries``; None: none at all);
+    ``dataset_arg``: the dataset as a shell word, for the command line that shows any build's."""
     builds = s.builds[-MAX_BUILDS:]
     cut = len(s.builds) - len(builds)
     drawn = [v for p in builds for v in (p.p50_ms, p.lo_ms, p.hi_ms, p.q1_ms, p.q3_ms) if _f(v) is not None]
@@ -188,6 +191,7 @@ def series_data(s: Series, index: int) -> dict:
                           f"{p.verdict} ({pct(p.change_pct)}, {p_words(p.p_value)})"),
             "verdict": p.verdict, "placement": placement_at.get(p.build, ""), "facts": facts_at.get(p.build, ""),
             "marker": next((m["n"] for m in markers if m["index"] == i), None),
+            **_summary_link(s, index, p.build, summaries, dataset_arg),
         })
         prev = p
     sd = "unknown (too few sessions)" if s.session_sd_pct is None else f"{s.session_sd_pct:.1f}%"
@@ -200,6 +204,7 @@ def series_data(s: Series, index: int) -> dict:
                         "the intervals are wide; more sessions per build narrow them")
     if cut:
         notes.insert(0, f"the first {cut} builds are left out of the chart and the table (at most {MAX_BUILDS} drawn)")
+    linked = sum(1 for p in builds if (summaries or {}).get((s.model, s.soc, s.phase, p.build)) is not None)
     return {"id": f"series-{index}", "title": _title(s), "model": s.model, "soc": s.soc, "phase": s.phase,
             # rotated x labels reach down and to the left of their build: room for the longest
             "pad_b": 24 + int(6.2 * 0.72 * max((len(r["short"]) for r in rows), default=1)),
@@ -207,7 +212,39 @@ def series_data(s: Series, index: int) -> dict:
             "unit": unit, "ticks": ticks, "tick_labels": tick_labels, "log": log,
             "axis_title": "p50 latency (log scale)" if log else f"p50 latency ({unit})", "labelled": labelled, "label_every": every,
             "label_rule": rule, "builds": rows, "markers": markers, "notes": notes,
-            "summary": "", "spread": sd if s.session_sd_pct is None else f"{sd} ({s.session_sd_df} df)", "tests": s.tests}
+            "summary": "", "spread": sd if s.session_sd_pct is None else f"{sd} ({s.session_sd_df} df)", "tests": s.tests,
+            "summaries_hint": _summaries_hint(len(builds), linked, summaries is not None, dataset_arg)}
+
+
+def _command(dataset_arg: str, build: str) -> str:
+    import shlex
+
+    return f"etscope trend --dataset {dataset_arg or 'DATASET'} --summary {shlex.quote(build)}"
+
+
+def _summary_link(s: Series, index: int, build: str, summaries: dict | None, dataset_arg: str) -> dict:
+    """A build row's link to its stored summary: the anchor and the card (None: not embedded)."""
+    from etscope.render.trend_summary_card import anchor, summary_card
+
+    bs = (summaries or {}).get((s.model, s.soc, s.phase, build))
+    if bs is None:
+        return {"anchor": None, "summary": None}
+    a = anchor(index, build)
+    return {"anchor": a, "summary": summary_card(bs, build, a, _command(dataset_arg, build))}
+
+
+def _summaries_hint(n: int, linked: int, given: bool, dataset_arg: str) -> str:
+    """What the page says about the builds' stored summaries: how to open one, how many are not on the page."""
+    how = _command(dataset_arg, "BUILD")
+    if not given:
+        return f"Stored summaries are not embedded in this page; {how} prints one."
+    if linked == n:
+        return "Click a build (its point on the chart or its name in the table) to see the summary stored when it was collected."
+    if linked == 0:
+        return f"No build of this series has a stored summary on this page; {how} prints one."
+    return (f"Click a build (its point on the chart or its name in the table) to see the summary stored when it was "
+            f"collected; the latest {linked} builds' summaries are on this page, the {n - linked} before them are "
+            f"left out (the page stays small): {how} prints any build's.")
 
 
 def _clean(x):
@@ -221,8 +258,9 @@ def _clean(x):
     return x
 
 
-def trend_page_data(t: Trend, dataset: str = "", title: str | None = None) -> dict:
-    series = [series_data(s, i) for i, s in enumerate(t.series)]
+def trend_page_data(t: Trend, dataset: str = "", title: str | None = None, summaries: dict | None = None,
+                    dataset_arg: str = "") -> dict:
+    series = [series_data(s, i, summaries, dataset_arg) for i, s in enumerate(t.series)]
     for d in series:
         d["summary"] = (f"{len(d['builds'])} builds; between-session spread measured from the series: {d['spread']}; "
                         f"a change needs p < {t.alpha:g}/{d['tests']} (Bonferroni over the series) "
@@ -255,16 +293,31 @@ tr.v-improvement td.verdict { color: #2e7d32; font-weight: 600; }
 table.builds td:nth-child(2) { white-space: nowrap; }
 table.builds td.verdict { min-width: 15em; }
 .legend .whisker-sw { display: inline-block; width: 2px; height: 14px; background: #455a64; margin: 0 6px -2px 5px; }
+.build-summary { display: none; border: 1px solid #90caf9; border-left: 4px solid #1565c0; border-radius: 6px;
+                 padding: 8px 14px; margin: 12px 0; background: #fafcff; }
+.build-summary:target { display: block; }
+.build-summary h4 { margin: 4px 0 6px; }
+.build-summary h5 { margin: 10px 0 4px; font-size: 13px; }
+.build-summary .summary-headline { font-weight: 600; }
+.trend-series .chart svg a.build-link { cursor: pointer; }
+.trend-series .chart svg a.build-link:hover .p50 { fill: #0d47a1; r: 5; }
+table.builds a.build-link { font-weight: 600; }
+table.builds tr.is-target td { background: #e3f2fd; }
+.trend-series .chart svg a.is-target .p50 { fill: #0d47a1; stroke: #ffb300; stroke-width: 2.5; }
+.build-summary .table-wrap { display: inline-block; max-width: 100%; vertical-align: top; }
+.build-summary table.data { width: auto; }
 .legend .iqr-sw { display: inline-block; width: 10px; height: 12px; background: #bbdefb; border: 1px solid #64b5f6; margin-right: 5px; vertical-align: -1px; }
 """
 
 
-def trend_page(t: Trend, dataset: str = "", title: str | None = None) -> str:
+def trend_page(t: Trend, dataset: str = "", title: str | None = None, summaries: dict | None = None,
+               dataset_arg: str = "") -> str:
+    """The page. ``summaries``: the builds' stored summaries to embed (see :func:`series_data`)."""
     from markupsafe import Markup
 
     from etscope.render.html import _asset, _template, json_for_script
 
-    data = trend_page_data(t, dataset, title)
+    data = trend_page_data(t, dataset, title, summaries, dataset_arg)
     js = "\n".join(["(function () {", "  'use strict';",
                     "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
                     _asset("common.js"), _asset("trend.js"), "})();"])
@@ -275,7 +328,7 @@ def trend_page(t: Trend, dataset: str = "", title: str | None = None) -> str:
         js=Markup(js))
 
 
-def write_trend_page(out, t: Trend, dataset: str = "") -> int:
+def write_trend_page(out, t: Trend, dataset: str = "", summaries: dict | None = None, dataset_arg: str = "") -> int:
     from etscope.paths import write_text
 
-    return write_text(out, trend_page(t, dataset))
+    return write_text(out, trend_page(t, dataset, summaries=summaries, dataset_arg=dataset_arg))

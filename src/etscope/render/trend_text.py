@@ -20,7 +20,8 @@ def _p(v) -> str:
     return "—" if v is None else f"{v:.2g}"
 
 
-def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) -> None:
+def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10, footer: str = "") -> None:
+    """The trend as text; ``footer``: a last line (where a build's stored summary can be seen)."""
     c = console_or_default(console)
     if not t.series:
         c.print("No runs in the dataset for this selection.")
@@ -73,3 +74,5 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10) ->
         for n in s.notes:
             c.print(safe_text("note: " + n), style="dim")
         c.print("")
+    if footer:
+        c.print(safe_text(footer))

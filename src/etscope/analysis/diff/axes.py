@@ -18,6 +18,10 @@ import math
 from collections import Counter
 
 from etscope import profile as P
+from etscope.analysis.diff.result import (
+    Axes, AnyAxis, Axis, Comparability, DetailFact, Fact, FactsAxis, Latency, PlacementChange, ProgramAxis,
+    ProgramIdentity, QnnPartitionChange,
+)
 
 CHANGED, NO_CHANGE, UNKNOWN = "changed", "no_change", "unknown"
 AXES = ("latency", "placement", "program", "environment")
@@ -32,58 +36,59 @@ QNN_FIELDS = ("soc_model", "htp_arch", "precision", "performance_mode", "profile
               "shared_buffer", "backend_type", "weight_sharing", "multi_contexts", "online_prepare")
 
 
-def axes(d: dict, base: P.Profile, new: P.Profile, clocks: dict | None = None) -> dict:
-    """The four axes of one comparison (``diff.compare_runs``' result ``d`` of ``base`` and ``new``,
-    the first session of each side). ``clocks``: the HTP clock measured per side (runtrace)."""
-    return {"latency": _latency_axis(d), "placement": placement_axis(d["placement_changes"]),
-            "program": program_axis(base, new, d.get("program") or {}),
-            "environment": environment_axis(d, clocks, etdump_settings(base, new))}
+def axes(verdict: str, latency: Latency, placement_changes: tuple[PlacementChange, ...], program: ProgramIdentity,
+         qnn: tuple[QnnPartitionChange, ...] | None, base: P.Profile, new: P.Profile,
+         clocks: dict | None = None) -> Axes:
+    """The four axes of one comparison (by ``diff.compare_runs`` of ``base`` and ``new``, the first
+    session of each side). ``clocks``: the HTP clock measured per side (runtrace)."""
+    return Axes(latency=Axis(verdict, latency_fact(latency), ()), placement=placement_axis(placement_changes),
+                program=program_axis(base, new, program),
+                environment=environment_axis(latency, qnn, clocks, etdump_settings(base, new)))
 
 
-def _latency_axis(d: dict) -> dict:
-    lat = d["latency"]
-    change = lat.get("change_pct")
-    summary = (f"p50 {_fmt_ms(lat.get('base_p50_ms'))} → {_fmt_ms(lat.get('new_p50_ms'))}"
-               + (f" ({change:+.1f}%)" if isinstance(change, (int, float)) and math.isfinite(change) else ""))
-    return {"verdict": d["verdict"], "summary": summary, "facts": []}
+def latency_fact(lat: Latency) -> str:
+    """"p50 1.2 ms → 1.3 ms (+8.0%)": the latency change as a fact."""
+    change = lat.change_pct
+    return (f"p50 {_fmt_ms(lat.base_p50_ms)} → {_fmt_ms(lat.new_p50_ms)}"
+            + (f" ({change:+.1f}%)" if isinstance(change, (int, float)) and math.isfinite(change) else ""))
 
 
-def placement_axis(changes: list[dict]) -> dict:
+def placement_axis(changes: tuple[PlacementChange, ...]) -> AnyAxis:
     """Ops that moved between a delegate and the CPU, partitions that changed (from
     ``diff_placement.placement_changes``). New or removed CPU ops that did not move are the
     program's business, not placement's; undecided ones make the axis ``unknown``."""
-    facts = []
+    facts: list[DetailFact] = []
     moved = Counter()
     for c in changes:
-        if c["kind"] in ("moved_to_cpu", "moved_to_delegate"):
-            moved[(c.get("from") or "?", c.get("to") or "?")] += int(c.get("count") or 1)
-            facts.append({"what": c["kind"].replace("_", " "), "detail": f"{c['op_type']}"
-                          + (f" ({c['source']})" if c.get("source") else "") + f" ×{c.get('count', 1)}",
-                          "base": c.get("from"), "new": c.get("to")})
-        elif c["kind"] == "partitions_changed":
-            facts.append({"what": "partitions", "detail": f"{c['backend']}: {c['detail']}",
-                          "base": c["base_partitions"], "new": c["new_partitions"]})
-    undecided = sum(int(c.get("count") or 1) for c in changes if c.get("undecided"))
+        if c.kind in ("moved_to_cpu", "moved_to_delegate"):
+            moved[(c.from_ or "?", c.to or "?")] += int(c.count or 1)
+            facts.append(DetailFact(what=c.kind.replace("_", " "), detail=f"{c.op_type}"
+                                    + (f" ({c.source})" if c.source else "") + f" ×{c.count}",
+                                    base=c.from_, new=c.to))
+        elif c.kind == "partitions_changed":
+            facts.append(DetailFact(what="partitions", detail=f"{c.backend}: {c.detail}",
+                                    base=c.base_partitions, new=c.new_partitions))
+    undecided = sum(int(c.count or 1) for c in changes if getattr(c, "undecided", None))
     if facts:
         parts = [f"{n} op(s) moved {a} → {b}" for (a, b), n in moved.items()]
-        parts += [f"{f['detail']} partitions {f['base']} → {f['new']}" for f in facts if f["what"] == "partitions"]
-        return {"verdict": CHANGED, "summary": "; ".join(parts), "facts": facts}
+        parts += [f"{f.detail} partitions {f.base} → {f.new}" for f in facts if f.what == "partitions"]
+        return Axis(verdict=CHANGED, summary="; ".join(parts), facts=tuple(facts))
     if undecided:
-        return {"verdict": UNKNOWN, "facts": [],
-                "summary": f"{undecided} new CPU op(s) may have come off a delegate: the ETRecords tell"}
-    return {"verdict": NO_CHANGE, "summary": "the same ops ran on the CPU and in each delegate", "facts": []}
+        return FactsAxis(verdict=UNKNOWN, facts=(),
+                         summary=f"{undecided} new CPU op(s) may have come off a delegate: the ETRecords tell")
+    return Axis(verdict=NO_CHANGE, summary="the same ops ran on the CPU and in each delegate", facts=())
 
 
-def program_axis(base: P.Profile, new: P.Profile, identity: dict) -> dict:
+def program_axis(base: P.Profile, new: P.Profile, identity: ProgramIdentity | None) -> ProgramAxis:
     """What differs in the programs. With both .pte files: methods, the executed method's
     instructions and operators, delegates per backend, blob sizes and digests (``identity``,
     ``diff_noise.program_identity``), QNN compile spec fields. Without: the ETDumps' instructions
     (and the ETRecords' delegated op types)."""
-    facts: list[dict] = []
+    facts: list[Fact] = []
 
     def fact(what, a, b):
         if a != b:
-            facts.append({"what": what, "base": a, "new": b})
+            facts.append(Fact(what=what, base=a, new=b))
 
     if base.pte is not None and new.pte is not None:
         from etscope.analysis.ops.program import program_report
@@ -115,19 +120,20 @@ def program_axis(base: P.Profile, new: P.Profile, identity: dict) -> dict:
         fact("delegate calls per backend", _calls(base), _calls(new))
         fact("CPU ops", len([i for i in base.instructions.values() if i.kind == "cpu"]),
              len([i for i in new.instructions.values() if i.kind == "cpu"]))
-    if identity.get("identical") is False and not any(f["what"].startswith("delegate blob") for f in facts):
-        if "blob" in (identity.get("basis") or ""):
-            facts.append({"what": "delegate blobs", "base": "SHA-256 differs", "new": "SHA-256 differs"})
+    identical = identity.identical if identity is not None else None
+    if identical is False and not any(f.what.startswith("delegate blob") for f in facts):
+        if "blob" in (identity.basis or ""):
+            facts.append(Fact(what="delegate blobs", base="SHA-256 differs", new="SHA-256 differs"))
     if facts:
         verdict = CHANGED
         summary = "; ".join(_fact_text(f) for f in facts[:2]) + (f"; {len(facts) - 2} more" if len(facts) > 2 else "")
-    elif identity.get("identical"):
-        verdict, summary = NO_CHANGE, "identical: " + identity.get("basis", "")
+    elif identical:
+        verdict, summary = NO_CHANGE, "identical: " + identity.basis
     else:
         verdict = UNKNOWN if base.pte is None or new.pte is None else NO_CHANGE
         summary = (f"no difference in the {basis}" + ("" if verdict == NO_CHANGE else
                    "; the delegate blobs are not in an ETDump (--pte-base/--pte-new compare them)"))
-    return {"verdict": verdict, "summary": summary, "facts": facts, "basis": basis}
+    return ProgramAxis(verdict=verdict, summary=summary, facts=tuple(facts), basis=basis)
 
 
 def _qnn_sdk(p: P.Profile) -> list[str]:
@@ -138,7 +144,7 @@ def _qnn_sdk(p: P.Profile) -> list[str]:
     return qnn_sdk_versions(path, p.pte) if path else []
 
 
-def etdump_settings(base: P.Profile, new: P.Profile) -> list[dict]:
+def etdump_settings(base: P.Profile, new: P.Profile) -> tuple[Fact, ...]:
     """What each side's ETDump was set to record, per run: intermediate outputs (debug events: the
     debug-buffer logging, which costs time) and the backends' per-op events (their profiling
     level). A setting turned on or off is a change of the runs' conditions."""
@@ -147,61 +153,62 @@ def etdump_settings(base: P.Profile, new: P.Profile) -> list[dict]:
         n = int(((ev["role"] == role) & (ev["execute"] >= 0)).sum()) if ev else 0
         return round(n / p.n_runs, 2) if p.n_runs else 0.0
 
-    return [{"what": what, "base": per_run(base, role), "new": per_run(new, role), "setting": True}
-            for what, role in (("debug events per run (intermediate outputs logged)", P.ROLE_DEBUG),
-                               ("backend per-op events per run (delegate profiling)", P.ROLE_DELEGATE_INTERNAL))]
+    return tuple(Fact(what=what, base=per_run(base, role), new=per_run(new, role))
+                 for what, role in (("debug events per run (intermediate outputs logged)", P.ROLE_DEBUG),
+                                    ("backend per-op events per run (delegate profiling)",
+                                     P.ROLE_DELEGATE_INTERNAL)))
 
 
-def environment_axis(d: dict, measured: dict | None = None, settings: list[dict] | None = None) -> dict:
+def environment_axis(lat: Latency, qnn: tuple[QnnPartitionChange, ...] | None, measured: dict | None = None,
+                     settings: tuple[Fact, ...] = ()) -> FactsAxis:
     """The runs' conditions per side: the HTP clock (measured, from a runtrace per side, else the
     estimate of the QNN partitions: cycles / time), what the ETDumps recorded (``etdump_settings``),
     warm-up (cold) runs left out, steady runs and sessions. A clock that moved and a recording
     turned on or off are changes; the counts are stated, since they set how sure the latency
     verdict can be."""
-    lat = d["latency"]
     facts = []
-    toggled = [f for f in settings or [] if (f["base"] > 0) != (f["new"] > 0)]
+    toggled = [f for f in settings if (f.base > 0) != (f.new > 0)]
     clocks = []
     m = measured or {}
     if isinstance(m.get("base"), (int, float)) or isinstance(m.get("new"), (int, float)):
         a, b = m.get("base"), m.get("new")
-        facts.append({"what": f"HTP clock measured ({m.get('source') or 'given'}, MHz)", "base": a, "new": b})
+        facts.append(Fact(what=f"HTP clock measured ({m.get('source') or 'given'}, MHz)", base=a, new=b))
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
             clocks.append(abs(b / a - 1) * 100)
         measured_only = True
     else:
         measured_only = False
-    for q in d.get("qnn") or []:
-        c = q.get("clock_mhz_est") or {}
-        a, b = c.get("base"), c.get("new")
+    for q in qnn or ():
+        a, b = q.clock_mhz_est.base, q.clock_mhz_est.new
         if isinstance(a, (int, float)) or isinstance(b, (int, float)):
-            facts.append({"what": f"HTP clock estimate, partition {q['partition']} (MHz)", "base": a, "new": b})
+            facts.append(Fact(what=f"HTP clock estimate, partition {q.partition} (MHz)", base=a, new=b))
             if not measured_only and isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
                 clocks.append(abs(b / a - 1) * 100)
-    dropped = lat.get("warmup_runs_dropped") or {}
-    facts.append({"what": "warm-up runs left out", "base": sum(dropped.get("base") or []),
-                  "new": sum(dropped.get("new") or [])})
-    facts.append({"what": "steady runs", "base": lat.get("base_runs"), "new": lat.get("new_runs")})
-    facts.append({"what": "sessions", "base": lat.get("base_sessions"), "new": lat.get("new_sessions")})
-    facts += [{k: v for k, v in f.items() if k != "setting"} for f in settings or []]
+    dropped = lat.warmup_runs_dropped
+    facts.append(Fact(what="warm-up runs left out", base=sum(dropped.base), new=sum(dropped.new)))
+    facts.append(Fact(what="steady runs", base=lat.base_runs, new=lat.new_runs))
+    facts.append(Fact(what="sessions", base=lat.base_sessions, new=lat.new_sessions))
+    facts += settings
+    facts = tuple(facts)
     if toggled:
-        return {"verdict": CHANGED, "facts": facts,
-                "summary": "the ETDump recorded differently: " + "; ".join(
-                    f"{f['what'].split(' per run')[0]} {'on' if f['new'] > 0 else 'off'} in new" for f in toggled)}
+        return FactsAxis(verdict=CHANGED, facts=facts,
+                         summary="the ETDump recorded differently: " + "; ".join(
+                             f"{f.what.split(' per run')[0]} {'on' if f.new > 0 else 'off'} in new" for f in toggled))
     if any(c > CLOCK_CHANGE_PCT for c in clocks):
         worst = max(clocks)
-        return {"verdict": CHANGED, "facts": facts,
-                "summary": f"HTP clock {'measured' if measured_only else 'estimate'} moved by {worst:.0f}% (beyond "
-                           f"±{CLOCK_CHANGE_PCT:g}%)"}
+        return FactsAxis(verdict=CHANGED, facts=facts,
+                         summary=f"HTP clock {'measured' if measured_only else 'estimate'} moved by {worst:.0f}% "
+                                 f"(beyond ±{CLOCK_CHANGE_PCT:g}%)")
     if clocks:
-        return {"verdict": NO_CHANGE, "facts": facts,
-                "summary": f"the same HTP clock {'measured' if measured_only else 'estimate'} on both sides"}
-    return {"verdict": UNKNOWN, "facts": facts,
-            "summary": "clock not known (no QNN cycle counts); " + ", ".join(
-                _fact_text(next(f for f in facts if f["what"] == w)) for w in ("steady runs", "warm-up runs left out"))}
+        return FactsAxis(verdict=NO_CHANGE, facts=facts,
+                         summary=f"the same HTP clock {'measured' if measured_only else 'estimate'} on both sides")
+    return FactsAxis(verdict=UNKNOWN, facts=facts,
+                     summary="clock not known (no QNN cycle counts); " + ", ".join(
+                         _fact_text(next(f for f in facts if f.what == w))
+                         for w in ("steady runs", "warm-up runs left out")))
 
 
-def comparability(base: P.Profile, new: P.Profile) -> dict:
+def comparability(base: P.Profile, new: P.Profile) -> Comparability:
     """Are these two runs of the same program (so per-op and placement verdicts make sense)?
     ``comparable``: False when the ETRecord graphs share less than SAME_GRAPH_MIN_SHARE of their
     ops (op types with multiplicity, wherever they ran: a fallback moves ops, it does not change
@@ -212,20 +219,20 @@ def comparability(base: P.Profile, new: P.Profile) -> dict:
         basis = (f"the ETRecord graphs share {share:.0%} of their ops ({sum(ga.values())} in base, "
                  f"{sum(gb.values())} in new; op types with multiplicity)")
         if share < SAME_GRAPH_MIN_SHARE:
-            return {"comparable": False, "share": share, "basis": basis}
-        return {"comparable": True, "share": share, "basis": basis}
+            return Comparability(comparable=False, share=share, basis=basis)
+        return Comparability(comparable=True, share=share, basis=basis)
     if base.pte is not None and new.pte is not None:
         from etscope.analysis.ops.program import program_report
 
         ma, mb = _executed(program_report(base.pte), base), _executed(program_report(new.pte), new)
         if ma is not None and mb is not None and _jsonable(ma.inputs) != _jsonable(mb.inputs):
-            return {"comparable": False, "share": None,
-                    "basis": f"the executed methods take different inputs ({ma.name}: {len(ma.inputs)} in base, "
-                             f"{mb.name}: {len(mb.inputs)} in new, or of other shapes)"}
+            return Comparability(comparable=False, share=None,
+                                 basis=f"the executed methods take different inputs ({ma.name}: {ma.inputs} in "
+                                       f"base, {mb.name}: {mb.inputs} in new)")
         if ma is not None and mb is not None:
-            return {"comparable": True, "share": None, "basis": "the .pte's executed methods take the same inputs"}
-    return {"comparable": None, "share": None,
-            "basis": "no ETRecords or .pte files on both sides: whether these are one program is not known"}
+            return Comparability(comparable=True, share=None, basis="the .pte's executed methods take the same inputs")
+    return Comparability(comparable=None, share=None,
+                         basis="no ETRecords or .pte files on both sides: whether these are one program is not known")
 
 
 def _graph_ops(p: P.Profile) -> Counter:
@@ -249,18 +256,19 @@ def runtrace_clock_mhz(rt) -> float | None:
     return float(np.median(v)) if v.size else None
 
 
-def changed_axes(ax: dict) -> list[str]:
+def changed_axes(ax: Axes) -> tuple[str, ...]:
     """The axes that changed: latency when its verdict is a regression or an improvement."""
-    out = [a for a in AXES[1:] if ax.get(a, {}).get("verdict") == CHANGED]
-    if ax.get("latency", {}).get("verdict") in ("regression", "improvement"):
+    out = [name for name, a in ax.named()[1:] if a.verdict == CHANGED]
+    if ax.latency.verdict in ("regression", "improvement"):
         out.insert(0, "latency")
-    return out
+    return tuple(out)
 
 
-def headline(verdict: str, ax: dict, latency_part: str | None = None) -> str:
+def headline(verdict: str, ax: dict[str, AnyAxis] | Axes, latency_part: str | None = None) -> str:
     """One line: the latency verdict and every other axis that changed, e.g. "regression; placement
     changed: 2 op(s) moved XnnpackBackend → cpu". Never "no change" alone while an axis changed."""
-    others = [f"{a} changed: {_first(ax[a])}" for a in AXES[1:] if ax.get(a, {}).get("verdict") == CHANGED]
+    named = dict(ax.named()) if isinstance(ax, Axes) else ax
+    others = [f"{a} changed: {_first(named[a])}" for a in AXES[1:] if a in named and named[a].verdict == CHANGED]
     lead = latency_part or ("no latency change, but" if verdict == "no_change" and others
                             else verdict.replace("_", " "))
     if not others:
@@ -268,12 +276,12 @@ def headline(verdict: str, ax: dict, latency_part: str | None = None) -> str:
     return lead + (" " if lead.endswith(", but") or lead.endswith("change, but") else "; ") + "; ".join(others)
 
 
-def _first(axis: dict) -> str:
+def _first(axis: AnyAxis) -> str:
     """An axis' summary for a headline: its first fact, and how many more there are."""
-    facts = axis.get("facts") or []
-    if len(facts) > 1 and "; " in axis.get("summary", "") and axis.get("verdict") == CHANGED and "moved" not in axis["summary"]:
+    facts = axis.facts
+    if len(facts) > 1 and "; " in axis.summary and axis.verdict == CHANGED and "moved" not in axis.summary:
         return f"{_fact_text(facts[0])} (+{len(facts) - 1} more)"
-    return axis.get("summary", "")
+    return axis.summary
 
 
 def _executed(report, profile: P.Profile):
@@ -305,8 +313,8 @@ def _jsonable(x):
         return str(x)
 
 
-def _fact_text(f: dict) -> str:
-    return f"{f['what']} {_short(f['base'])} → {_short(f['new'])}"
+def _fact_text(f: Fact | DetailFact) -> str:
+    return f"{f.what} {_short(f.base)} → {_short(f.new)}"
 
 
 def _short(v) -> str:

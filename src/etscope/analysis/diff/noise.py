@@ -22,6 +22,7 @@ import numpy as np
 
 from etscope.arrays import median
 from etscope import units
+from etscope.analysis.diff.result import OpShift, ProgramIdentity, SessionNoise
 
 # Two sessions of one program: the ratio of their p50 latencies stayed within x(1 + this/100) in
 # 99% of the calibration pairs (BENCHMARKS.md).
@@ -43,7 +44,7 @@ def session_sd(allowance_pct: float) -> float:
     return math.log(1 + allowance_pct / 100) / (2.576 * math.sqrt(2))
 
 
-def op_shifts(samples_base: dict, samples_new: dict, base_latency_ms: float, p_value) -> list[dict]:
+def op_shifts(samples_base: dict, samples_new: dict, base_latency_ms: float, p_value) -> tuple[OpShift, ...]:
     """Ratio new/base of the p50 of each instruction (DELEGATE_CALL or CPU op) present on both
     sides with at least SUBSTANTIAL_SHARE of the base latency; ``p_value(a, b)`` is the rank test."""
     rows = []
@@ -58,17 +59,15 @@ def op_shifts(samples_base: dict, samples_new: dict, base_latency_ms: float, p_v
         share = pa / units.ms_to_ns(base_latency_ms) if base_latency_ms else 0.0
         if pa <= 0 or pb <= 0 or share < SUBSTANTIAL_SHARE:
             continue
-        rows.append({"name": x["name"], "placement": x["placement"], "base_p50_ns": pa, "new_p50_ns": pb,
-                     "ratio": pb / pa, "share_of_base": share, "p_value": p_value(a, b)})
-    if rows:
-        common = float(median([math.log(r["ratio"]) for r in rows]))
-        for r in rows:
-            r["vs_common"] = math.exp(math.log(r["ratio"]) - common)
-    return rows
+        rows.append((x["name"], x["placement"], pa, pb, pb / pa, share, p_value(a, b)))
+    if not rows:
+        return ()
+    common = float(median([math.log(r[4]) for r in rows]))
+    return tuple(OpShift(*r, vs_common=math.exp(math.log(r[4]) - common)) for r in rows)
 
 
-def judge_one_session_each(change_pct: float, lo_pct: float, hi_pct: float, shifts: list[dict],
-                           allowance_pct: float, op_allowance_pct: float | None = None) -> dict:
+def judge_one_session_each(change_pct: float, lo_pct: float, hi_pct: float, shifts: tuple[OpShift, ...],
+                           allowance_pct: float, op_allowance_pct: float | None = None) -> SessionNoise:
     """Verdict for a change that is significant within the sessions, with one session per side.
 
     ``regression``/``improvement`` when even the near end of the 95% interval is beyond the
@@ -79,26 +78,25 @@ def judge_one_session_each(change_pct: float, lo_pct: float, hi_pct: float, shif
     op_band = math.log(1 + (OP_ALLOWANCE_PCT if op_allowance_pct is None else op_allowance_pct) / 100)
     lo_r, hi_r = 1 + lo_pct / 100, 1 + hi_pct / 100
     beyond = bool(lo_r > band or hi_r < 1 / band)
-    off = [r for r in shifts if abs(math.log(r["vs_common"])) > op_band and r["p_value"] == r["p_value"]
-           and r["p_value"] < OP_ALPHA]
-    alike = [r for r in shifts if abs(math.log(r["vs_common"])) <= op_band]
+    off = [r for r in shifts if abs(math.log(r.vs_common)) > op_band and r.p_value == r.p_value
+           and r.p_value < OP_ALPHA]
+    alike = [r for r in shifts if abs(math.log(r.vs_common)) <= op_band]
     localised = bool(off and alike)
     direction = "regression" if change_pct > 0 else "improvement"
-    return {"verdict": direction if beyond or localised else "inconclusive", "beyond_allowance": beyond,
-            "localised": localised, "localised_ops": [r["name"] for r in off] if localised else [],
-            "uniform_shift": bool(shifts) and not off,
-            "allowance_ratio": [1 / band, band]}
+    return SessionNoise(verdict=direction if beyond or localised else "inconclusive", beyond_allowance=beyond,
+                        localised=localised, localised_ops=tuple(r.name for r in off) if localised else (),
+                        uniform_shift=bool(shifts) and not off, allowance_ratio=(1 / band, band))
 
 
-def shift_text(shifts: list[dict]) -> str:
+def shift_text(shifts: tuple[OpShift, ...]) -> str:
     """"CPU +12%, XnnpackBackend +15% / +18%": the ratio of each judged op, grouped by placement."""
     by: dict[str, list[str]] = {}
     for r in shifts:
-        by.setdefault(r["placement"] or "?", []).append(f"{(r['ratio'] - 1) * 100:+.0f}%")
+        by.setdefault(r.placement or "?", []).append(f"{(r.ratio - 1) * 100:+.0f}%")
     return ", ".join(f"{k} {' / '.join(v)}" for k, v in by.items())
 
 
-def program_identity(base, new, samples_base: dict, samples_new: dict) -> dict:
+def program_identity(base, new, samples_base: dict, samples_new: dict) -> ProgramIdentity:
     """Are the two runs' programs identical, as far as the files tell?
 
     With both .pte files: the executed method's instructions (kind, operator, backend) and the
@@ -107,28 +105,27 @@ def program_identity(base, new, samples_base: dict, samples_new: dict) -> dict:
     same events), so ``identical`` is then None when the structure matches."""
     struct_b, struct_n = _etdump_structure(base, samples_base), _etdump_structure(new, samples_new)
     if struct_b != struct_n:
-        return {"identical": False, "basis": "ETDump structure (instructions or delegate events differ)"}
+        return ProgramIdentity(identical=False, basis="ETDump structure (instructions or delegate events differ)")
     pb, pn = base.sources.get("pte"), new.sources.get("pte")
     if base.pte is None or new.pte is None or not pb or not pn:
-        return {"identical": None,
-                "basis": "ETDump structure only: same instructions and delegate events; the delegate blobs "
-                         "are not in an ETDump (--pte-base/--pte-new compare them)"}
+        return ProgramIdentity(identical=None, basis="ETDump structure only: same instructions and delegate events; the delegate blobs "
+                         "are not in an ETDump (--pte-base/--pte-new compare them)")
     from etscope.formats.pte import delegate_blob_digests
 
     mb, mn = _pte_method(base), _pte_method(new)
     if mb is None or mn is None:
-        return {"identical": None, "basis": "the .pte files do not name the method that ran"}
+        return ProgramIdentity(identical=None, basis="the .pte files do not name the method that ran")
     ib = [(i.kind, i.operator, i.backend_id) for i in mb.instructions]
     in_ = [(i.kind, i.operator, i.backend_id) for i in mn.instructions]
     if ib != in_:
-        return {"identical": False, "basis": f".pte method {mb.name!r}: instructions differ"}
+        return ProgramIdentity(identical=False, basis=f".pte method {mb.name!r}: instructions differ")
     db, dn = delegate_blob_digests(pb, base.pte), delegate_blob_digests(pn, new.pte)
     blobs_b = [db.get((mb.name, d.index)) for d in mb.delegates]
     blobs_n = [dn.get((mn.name, d.index)) for d in mn.delegates]
     if blobs_b != blobs_n:
-        return {"identical": False, "basis": f".pte method {mb.name!r}: same instructions, different delegate blobs"}
-    return {"identical": True, "basis": f".pte method {mb.name!r}: same {len(ib)} instructions and "
-                                        f"{len(blobs_b)} byte-identical delegate blob(s) (SHA-256)"}
+        return ProgramIdentity(identical=False, basis=f".pte method {mb.name!r}: same instructions, different delegate blobs")
+    return ProgramIdentity(identical=True, basis=f".pte method {mb.name!r}: same {len(ib)} instructions and "
+                                        f"{len(blobs_b)} byte-identical delegate blob(s) (SHA-256)")
 
 
 def _pte_method(profile):

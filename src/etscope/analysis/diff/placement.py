@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from etscope import profile as P
+from etscope.analysis.diff.result import CpuOpChanged, OpMoved, OpMovedByEvents, PartitionsChanged, PlacementChange
 from etscope.analysis.ops import kinds as op_kinds
 
 
@@ -61,7 +62,8 @@ def _events_gone(before: dict, after: dict) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def placement_changes(base: P.Profile, new: P.Profile, samples_base: dict, samples_new: dict) -> list[dict]:
+def placement_changes(base: P.Profile, new: P.Profile, samples_base: dict,
+                      samples_new: dict) -> tuple[PlacementChange, ...]:
     """Ops that moved between a delegate and the CPU, and partitions that split or merged.
 
     With ETRecords the graph says which op types and source lines each delegate held. Without one,
@@ -84,18 +86,18 @@ def placement_changes(base: P.Profile, new: P.Profile, samples_base: dict, sampl
         if nn > nb:
             frm = backend_of_base.get(op_type) if op_type in delegated_base else src_base.get(source)
             if frm:
-                out.append({"kind": "moved_to_cpu", "op_type": op_type, "source": source or None, "count": nn - nb,
-                            "from": frm, "to": "cpu",
-                            "matched_by": "op type" if op_type in delegated_base else "source line"})
+                out.append(OpMoved(kind="moved_to_cpu", op_type=op_type, source=source or None, count=nn - nb,
+                                   from_=frm, to="cpu",
+                                   matched_by="op type" if op_type in delegated_base else "source line"))
                 continue
             out += _match_by_events(op_type, source, nn - nb, gone_from_delegates, "moved_to_cpu", "new_cpu_op",
                                     _undecided(base, "base"))
         elif nb > nn:
             to = backend_of_new.get(op_type) if op_type in delegated_new else src_new.get(source)
             if to:
-                out.append({"kind": "moved_to_delegate", "op_type": op_type, "source": source or None,
-                            "count": nb - nn, "from": "cpu", "to": to,
-                            "matched_by": "op type" if op_type in delegated_new else "source line"})
+                out.append(OpMoved(kind="moved_to_delegate", op_type=op_type, source=source or None,
+                                   count=nb - nn, from_="cpu", to=to,
+                                   matched_by="op type" if op_type in delegated_new else "source line"))
                 continue
             out += _match_by_events(op_type, source, nb - nn, new_in_delegates, "moved_to_delegate",
                                     "removed_cpu_op", _undecided(new, "new"))
@@ -104,12 +106,12 @@ def placement_changes(base: P.Profile, new: P.Profile, samples_base: dict, sampl
     for backend in sorted(set(calls_b) | set(calls_n)):
         if calls_b.get(backend, 0) != calls_n.get(backend, 0):
             a, b = calls_b.get(backend, 0), calls_n.get(backend, 0)
-            out.append({"kind": "partitions_changed", "backend": backend, "base_partitions": a,
-                        "new_partitions": b, "detail": ("split" if b > a else "merged") if a and b else
-                        ("added" if b else "removed")})
+            out.append(PartitionsChanged(kind="partitions_changed", backend=backend, base_partitions=a,
+                                         new_partitions=b, detail=("split" if b > a else "merged") if a and b else
+                                         ("added" if b else "removed")))
     # Moved-to-CPU first: it is what people look for.
     order = {"moved_to_cpu": 0, "partitions_changed": 1, "moved_to_delegate": 2, "new_cpu_op": 3, "removed_cpu_op": 4}
-    return sorted(out, key=lambda c: order[c["kind"]])
+    return tuple(sorted(out, key=lambda c: order[c.kind]))
 
 
 def _undecided(profile: P.Profile, side: str) -> str | None:
@@ -125,7 +127,7 @@ def _undecided(profile: P.Profile, side: str) -> str | None:
 
 
 def _match_by_events(op_type: str, source: str, count: int, pool: dict, moved_kind: str, plain_kind: str,
-                     undecided: str | None) -> list[dict]:
+                     undecided: str | None) -> list[PlacementChange]:
     """Pair ``count`` CPU ops of ``op_type`` with per-op delegate events of the same kind that
     appeared/disappeared (taken from ``pool``); the rest stay ``plain_kind``."""
     out = []
@@ -136,14 +138,14 @@ def _match_by_events(op_type: str, source: str, count: int, pool: dict, moved_ki
         m = min(count, len(names))
         taken, pool[(k, backend)] = names[:m], names[m:]
         to_cpu = moved_kind == "moved_to_cpu"
-        out.append({"kind": moved_kind, "op_type": op_type, "source": source or None, "count": m,
-                    "from": backend if to_cpu else "cpu", "to": "cpu" if to_cpu else backend,
-                    "matched_by": "delegate events of the same op kind " + ("gone" if to_cpu else "added"),
-                    "evidence": taken})
+        out.append(OpMovedByEvents(kind=moved_kind, op_type=op_type, source=source or None, count=m,
+                                   from_=backend if to_cpu else "cpu", to="cpu" if to_cpu else backend,
+                                   matched_by="delegate events of the same op kind " + ("gone" if to_cpu else "added"),
+                                   evidence=tuple(taken)))
         count -= m
     if count:
         to_cpu = moved_kind == "moved_to_cpu"
-        out.append({"kind": plain_kind, "op_type": op_type, "source": source or None, "count": count,
-                    "from": None if to_cpu else "cpu", "to": "cpu" if to_cpu else None, "matched_by": None,
-                    "undecided": undecided})
+        out.append(CpuOpChanged(kind=plain_kind, op_type=op_type, source=source or None, count=count,
+                                from_=None if to_cpu else "cpu", to="cpu" if to_cpu else None, matched_by=None,
+                                undecided=undecided))
     return out

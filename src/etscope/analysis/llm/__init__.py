@@ -34,8 +34,8 @@ Where each number comes from:
   assumed): rates are then per run (``runs_per_s``) and ``tokens_unknown`` says how to give them.
 * **Tokens/s**: 1000 / (decode p50 ms per token), only when the decode tokens per run are known. **TTFT**: the prefill latency (p50 over steady
   prefill runs; the first prefill is also given).
-* **QNN shards**: per phase and QNN partition, DELEGATE_CALL, accelerator time, HTP cycles and the
-  overhead between them per run (``qnn_shards``).
+* **QNN partitions** (an LLM export's "shards"): per phase and QNN partition, DELEGATE_CALL,
+  accelerator time, HTP cycles and the overhead between them per run (``phases[].qnn.shards``).
 * **Drift**: decode latency against the position in the generation (token index when the prompt
   length is known, else decode steps since the last prefill), with a least-squares slope on the
   median latency per position (weighted by runs) and its 95% interval. Stated as a drift only when
@@ -52,7 +52,8 @@ The package, by responsibility: ``runs`` (per-part run data and the bounded per-
 table), ``tokens`` (token counts from tensor shapes), ``cost_profile`` (``cost_split``), ``phases``
 (the rules above), ``sessions`` (several ETDumps: duplicates, joining phases by name), ``drift``
 (warm-up, positions, drift), ``tables`` (per-phase tables),
-``qnn_shards`` (per-shard QNN numbers), ``findings`` (sentences), ``report`` (``llm_report``).
+``partitions`` (per-partition QNN numbers), ``findings`` (sentences), ``report`` (``llm_report``),
+``result`` (the typed result: frozen dataclasses, the schema of ``llm --json``).
 """
 from __future__ import annotations
 

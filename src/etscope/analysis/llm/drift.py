@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from etscope.arrays import median, percentile, stable_argsort
+from etscope.analysis.llm.result import ByPosition, Drift, FirstDecode, WarmupNote
 from etscope.analysis.stats import leading_warmup
 
 # A finding is stated only when the data carry it (issue: three values once made a "fact"):
@@ -14,7 +15,7 @@ FIRST_DECODE_HINT_RATIO = 1.3    # a median ratio past this is mentioned even wh
 DRIFT_MIN_POSITIONS = 32         # a narrower range of positions cannot show a drift
 
 
-def warmup_runs(runs: np.ndarray, latency: np.ndarray, name: str) -> tuple[list[int], list[dict]]:
+def warmup_runs(runs: np.ndarray, latency: np.ndarray, name: str) -> tuple[list[int], list[WarmupNote]]:
     """The phase's leading warm-up runs (stats.leading_warmup) and a note on each: its latency and
     the median of the phase's runs after it, which it was compared with."""
     lat = latency[runs]
@@ -25,9 +26,9 @@ def warmup_runs(runs: np.ndarray, latency: np.ndarray, name: str) -> tuple[list[
         med = float(median(rest))
         q25, q75 = (float(v) for v in percentile(rest, [25, 75]))
         out.append(int(runs[i]))
-        notes.append({"run": int(runs[i]), "phase": name, "latency_ms": float(lat[i]),
-                      "phase_p50_ms": med, "ratio": float(lat[i] / med) if med else None,
-                      "later_runs": int(rest.size), "later_iqr_ms": [q25, q75]})
+        notes.append(WarmupNote(run=int(runs[i]), phase=name, latency_ms=float(lat[i]), phase_p50_ms=med,
+                                ratio=float(lat[i] / med) if med else None, later_runs=int(rest.size),
+                                later_iqr_ms=(q25, q75)))
     return out, notes
 
 
@@ -62,7 +63,7 @@ def positions(assign, names, tokens) -> tuple[np.ndarray, np.ndarray]:
     return steps, pos
 
 
-def decode_drift(assign, names, warm, latency, steps, positions, decode) -> dict | None:
+def decode_drift(assign, names, warm, latency, steps, positions, decode) -> Drift | None:
     if decode is None or "decode" not in names:
         return None
     d = names.index("decode")
@@ -86,7 +87,7 @@ def decode_drift(assign, names, warm, latency, steps, positions, decode) -> dict
     bounds = np.searchsorted(inv[order], np.arange(len(ux) + 1))
     med = np.array([median(y[order[bounds[j]:bounds[j + 1]]]) for j in range(len(ux))])
     cnt = np.diff(bounds)
-    by = [[int(v), int(c), float(m)] for v, c, m in zip(ux, cnt, med)]
+    by = tuple((int(v), int(c), float(m)) for v, c, m in zip(ux, cnt, med))
     # Least squares on the per-position medians (weighted by runs): robust to noisy single runs.
     slope, intercept = np.polyfit(ux, med, 1, w=np.sqrt(cnt))
     base = float(intercept + slope * ux[0])
@@ -96,33 +97,32 @@ def decode_drift(assign, names, warm, latency, steps, positions, decode) -> dict
     change = float(abs(slope) * (ux[-1] - ux[0]))
     shown = bool(ux[-1] - ux[0] >= DRIFT_MIN_POSITIONS and ci is not None and (ci[0] > 0 or ci[1] < 0)
                  and change > spread)
-    return {
-        "x": "token position" if use_pos else "decode step since the last prefill",
-        "positions": [int(ux[0]), int(ux[-1])],
-        "slope_ms_per_100_tokens": float(slope * 100),
-        "slope_ci95_ms_per_100_tokens": [ci[0] * 100, ci[1] * 100] if ci else None,
-        "relative_per_100_tokens": float(slope * 100 / base) if base > 0 else None,
-        "intercept_ms": float(intercept),
-        "runs": int(sel.sum()),
-        "change_over_range_ms": change,
-        "spread_ms": spread,
-        "drift_shown": shown,
-        "first_decode_after_prefill": first,
-        "by_position": {"columns": ["position", "runs", "p50_ms"], "rows": by},
-    }
+    return Drift(
+        x="token position" if use_pos else "decode step since the last prefill",
+        positions=(int(ux[0]), int(ux[-1])),
+        slope_ms_per_100_tokens=float(slope * 100),
+        slope_ci95_ms_per_100_tokens=(ci[0] * 100, ci[1] * 100) if ci else None,
+        relative_per_100_tokens=float(slope * 100 / base) if base > 0 else None,
+        intercept_ms=float(intercept),
+        runs=int(sel.sum()),
+        change_over_range_ms=change,
+        spread_ms=spread,
+        drift_shown=shown,
+        first_decode_after_prefill=first,
+        by_position=ByPosition(columns=("position", "runs", "p50_ms"), rows=by),
+    )
 
 
-def first_decode(first: np.ndarray, others: np.ndarray) -> dict:
+def first_decode(first: np.ndarray, others: np.ndarray) -> FirstDecode:
     """The first decodes after a prefill against the other decodes: is it slower, and how surely."""
     q25, q50, q75 = (float(v) for v in percentile(others, [25, 50, 75]))
     f50 = float(median(first))
     slower = int((first > q75).sum())
     n = int(first.size)
     holds = bool(n >= FIRST_DECODE_MIN_INSTANCES and slower >= FIRST_DECODE_MIN_SHARE * n and f50 - q50 > q75 - q25)
-    return {"p50_ms": f50, "ratio": f50 / q50 if q50 else None, "instances": n,
-            "range_ms": [float(first.min()), float(first.max())], "above_upper_quartile": slower,
-            "others_runs": int(others.size), "others_p50_ms": q50, "others_iqr_ms": [q25, q75],
-            "slower": holds}
+    return FirstDecode(p50_ms=f50, ratio=f50 / q50 if q50 else None, instances=n,
+                       range_ms=(float(first.min()), float(first.max())), above_upper_quartile=slower,
+                       others_runs=int(others.size), others_p50_ms=q50, others_iqr_ms=(q25, q75), slower=holds)
 
 
 def _slope_ci95(x, y, w, slope, intercept) -> tuple[float, float] | None:

@@ -39,15 +39,14 @@ def lookalike_methods(pte, method: str | None, etrecord=None) -> list[str]:
     return [name for name, s in shape.items() if s == shape[method]]
 
 
-def name_phases(phases: list[dict], pte, method: str | None, etrecord=None) -> dict | None:
-    """Set ``method`` (and ``method_from``) of a prefill and a decode phase whose runs belong to two
-    look-alike methods. Returns what was done ({"methods", "assigned", "how"} or
-    {"methods", "warning"}), or None when there is nothing to name."""
+def name_phases(phase_names, pte, method: str | None, etrecord=None) -> dict | None:
+    """The methods of a prefill and a decode phase (``phase_names``: the phases found) whose runs
+    belong to two look-alike methods: {"methods", "assigned" (phase -> method), "how"}, or
+    {"methods", "warning"} when they cannot be named, or None when there is nothing to name."""
     alike = lookalike_methods(pte, method, etrecord)
     if len(alike) < 2:
         return None
-    by_name = {p["name"]: p for p in phases}
-    if set(by_name) != {"prefill", "decode"}:
+    if set(phase_names) != {"prefill", "decode"}:
         return {"methods": alike, "warning": f"methods {', '.join(alike)} execute the same instructions; "
                                              "the runs are not split into one prefill and one decode "
                                              "phase, so which ran which cannot be told"}
@@ -60,7 +59,4 @@ def name_phases(phases: list[dict], pte, method: str | None, etrecord=None) -> d
     how = (f"look-alike methods ({', '.join(alike)}: same instructions); the runs were split by the "
            f"events they logged, the prefill phase (costlier runs) named {pre[0]} and the decode "
            f"phase {dec[0]} after the method names")
-    for phase, name in (("prefill", pre[0]), ("decode", dec[0])):
-        by_name[phase]["method"] = name
-        by_name[phase]["method_from"] = how
     return {"methods": alike, "assigned": {"prefill": pre[0], "decode": dec[0]}, "how": how}

@@ -19,13 +19,60 @@ the shard counting 0, so the shards' means add up to the per-run totals' mean (`
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from etscope.arrays import median
 from etscope import units
 from etscope.analysis import qnn as qnn_analysis
+from etscope.analysis.glossary import ACCELERATOR, DELEGATE_CALL
 
 OVERHEAD_DOMINATES = 0.5      # overhead share of the QNN delegate time said to dominate
+
+
+@dataclass(frozen=True)
+class PerRun:
+    """A value per steady run of the phase: its mean and p50 over the runs that have it."""
+    mean: float
+    p50: float
+    runs: int
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One QNN partition of the phase's method; per steady run: its DELEGATE_CALL, accelerator time,
+    HTP cycles and the overhead between; ``share``: of the phase's QNN delegate time (means)."""
+    instruction_id: int
+    runs_called: int
+    accel_basis: str | None        # which QNN event gave the accelerator time
+    delegate_call_ms: PerRun | None
+    accel_ms: PerRun | None
+    accel_cycles: PerRun | None
+    overhead_ms: PerRun | None
+    cycles_per_token: float | None
+    overhead_share: float | None
+    share: float | None
+
+
+@dataclass(frozen=True)
+class PartitionTotals:
+    """The partitions' values added per run, then their mean and p50."""
+    delegate_call_ms: PerRun | None
+    accel_ms: PerRun | None
+    accel_cycles: PerRun | None
+    overhead_ms: PerRun | None
+    cycles_per_token: float | None
+    overhead_share: float | None
+    partitions: int = field(metadata={"json": "shards"})
+
+
+@dataclass(frozen=True)
+class PhasePartitions:
+    """The phase's QNN partitions (JSON ``shards``: the LLM export's word), their totals per run."""
+    partitions: tuple[Partition, ...] = field(metadata={"json": "shards"})
+    totals: PartitionTotals
+    accel_basis: str | None
 
 
 def qnn_series_by_part(files) -> dict[int, list]:
@@ -38,7 +85,7 @@ def qnn_series_by_part(files) -> dict[int, list]:
 
 
 def phase_shards(series_by_part: dict[int, list], steady_by_part: dict[int, list[int]],
-                 tokens_per_run) -> dict | None:
+                 tokens_per_run) -> PhasePartitions | None:
     """The QNN shards of one phase: per shard and in total per run; None without QNN partitions."""
     # A phase's runs may come from parts with different shards (several ETDumps, or methods): every
     # shard gets a value for every run of the phase, NaN (not called) in the parts without it.
@@ -82,7 +129,8 @@ def _root(s, key, rows) -> np.ndarray:
     return arr[rows].astype(np.float64) if arr is not None else np.full(len(rows), np.nan)
 
 
-def _shard(iid: int, cols: dict) -> dict | None:
+def _shard(iid: int, cols: dict) -> tuple[int, int, str | None, dict] | None:
+    """One partition's (instruction, runs that called it, accelerator basis, per-run values)."""
     call_ms = units.to_ms(np.concatenate(cols["call_ns"]), units.NS)
     called = np.isfinite(call_ms)
     if not called.any():
@@ -90,28 +138,25 @@ def _shard(iid: int, cols: dict) -> dict | None:
     accel_ms = units.to_ms(np.concatenate(cols["accel_us"]), units.US)
     cycles = np.concatenate(cols["cycles"])
     overhead = call_ms - accel_ms
-    return {"instruction_id": iid, "runs_called": int(called.sum()),
-            "accel_basis": " / ".join(sorted(cols["basis"])) or None,
-            "_per_run": {"delegate_call_ms": np.where(called, call_ms, 0.0),
-                         "accel_ms": np.where(called, accel_ms, 0.0),
-                         "accel_cycles": np.where(called, cycles, 0.0),
-                         "overhead_ms": np.where(called, overhead, 0.0)}}
+    per_run = {"delegate_call_ms": np.where(called, call_ms, 0.0), "accel_ms": np.where(called, accel_ms, 0.0),
+               "accel_cycles": np.where(called, cycles, 0.0), "overhead_ms": np.where(called, overhead, 0.0)}
+    return iid, int(called.sum()), " / ".join(sorted(cols["basis"])) or None, per_run
 
 
-def _with_totals(shards: list[dict], tokens_per_run) -> dict:
-    """Each shard's statistics and share, and the per-run totals over shards (sum per run)."""
+def _with_totals(shards: list[tuple], tokens_per_run) -> PhasePartitions:
+    """Each partition's statistics and share, and the per-run totals over partitions (sum per run)."""
     keys = ("delegate_call_ms", "accel_ms", "accel_cycles", "overhead_ms")
-    totals = {k: np.sum([s["_per_run"][k] for s in shards], axis=0) for k in keys}
+    totals = {k: np.sum([s[3][k] for s in shards], axis=0) for k in keys}
     total_call = float(np.mean(totals["delegate_call_ms"]))
-    for s in shards:
-        per_run = s.pop("_per_run")
-        s.update(_stats(per_run, tokens_per_run))
-        s["share"] = s["delegate_call_ms"]["mean"] / total_call if total_call else None
-    out = {"shards": shards, "totals": _stats(totals, tokens_per_run),
-           "accel_basis": " / ".join(sorted({b for s in shards if s["accel_basis"]
-                                               for b in s["accel_basis"].split(" / ")})) or None}
-    out["totals"]["shards"] = len(shards)
-    return out
+    rows = []
+    for iid, runs_called, basis, per_run in shards:
+        st = _stats(per_run, tokens_per_run)
+        rows.append(Partition(instruction_id=iid, runs_called=runs_called, accel_basis=basis, **st,
+                              share=st["delegate_call_ms"].mean / total_call if total_call else None))
+    return PhasePartitions(partitions=tuple(rows),
+                           totals=PartitionTotals(**_stats(totals, tokens_per_run), partitions=len(rows)),
+                           accel_basis=" / ".join(sorted({b for s in rows if s.accel_basis
+                                                          for b in s.accel_basis.split(" / ")})) or None)
 
 
 def _stats(per_run: dict[str, np.ndarray], tokens_per_run) -> dict:
@@ -120,23 +165,24 @@ def _stats(per_run: dict[str, np.ndarray], tokens_per_run) -> dict:
     out = {}
     for k, v in per_run.items():
         ok = v[np.isfinite(v)]
-        out[k] = {"mean": float(ok.mean()), "p50": float(median(ok)), "runs": int(ok.size)} if ok.size else None
+        out[k] = PerRun(mean=float(ok.mean()), p50=float(median(ok)), runs=int(ok.size)) if ok.size else None
     cyc, call, ovh = out["accel_cycles"], out["delegate_call_ms"], out["overhead_ms"]
-    out["cycles_per_token"] = cyc["mean"] / tokens_per_run if cyc and tokens_per_run else None
-    out["overhead_share"] = ovh["mean"] / call["mean"] if ovh and call and call["mean"] else None
+    out["cycles_per_token"] = cyc.mean / tokens_per_run if cyc and tokens_per_run else None
+    out["overhead_share"] = ovh.mean / call.mean if ovh and call and call.mean else None
     return out
 
 
-def overhead_finding(phase: dict) -> str | None:
-    """A sentence when the overhead is most of the phase's QNN delegate time, with its basis."""
-    q = phase.get("qnn")
-    tot = q["totals"] if q else None
-    if not tot or tot["overhead_share"] is None or tot["overhead_share"] < OVERHEAD_DOMINATES:
+def overhead_finding(phase) -> str | None:
+    """A sentence when the overhead is most of the phase's QNN delegate time (``phase``: a
+    ``result.Phase``), with its basis."""
+    q = phase.qnn
+    tot = q.totals if q else None
+    if not tot or tot.overhead_share is None or tot.overhead_share < OVERHEAD_DOMINATES:
         return None
-    call, ovh, acc = tot["delegate_call_ms"], tot["overhead_ms"], tot["accel_ms"]
-    where = f"{phase['name']}" + (f" ({phase['method']})" if isinstance(phase.get("method"), str) else "")
-    return (f"{where}: FastRPC / QNN overhead (DELEGATE_CALL minus {q['accel_basis']}) is "
-            f"{tot['overhead_share']:.0%} of the QNN delegate time: {ovh['mean']:.3f} of {call['mean']:.3f} ms per "
-            f"run over {tot['shards']} QNN shard(s), the accelerator {acc['mean']:.3f} ms (means over "
-            f"{call['runs']} steady runs). For a small graph the per-call overhead dominates: fewer shards "
+    call, ovh, acc = tot.delegate_call_ms, tot.overhead_ms, tot.accel_ms
+    where = f"{phase.name}" + (f" ({phase.method})" if isinstance(phase.method, str) else "")
+    return (f"{where}: FastRPC / QNN overhead ({DELEGATE_CALL.label} minus {q.accel_basis}) is "
+            f"{tot.overhead_share:.0%} of the QNN delegate time: {ovh.mean:.3f} of {call.mean:.3f} ms per "
+            f"run over {tot.partitions} QNN shard(s), the {ACCELERATOR.label} {acc.mean:.3f} ms (means over "
+            f"{call.runs} steady runs). For a small graph the per-call overhead dominates: fewer shards "
             "or more tokens per call would amortise it.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from etscope.arrays import median, unique
+from etscope.analysis.llm.result import PhaseSplit
 from etscope.analysis.llm.cost_profile import CLOCK_CPU, CLOCK_DELEGATE, CLOCK_NONE, cost_split
 from etscope.analysis.llm.runs import stack
 from etscope.hashing import mix64
@@ -23,16 +24,16 @@ def user_phases(files, n_total, prompt_runs, mode):
     """Phases the user gave over all runs (``--prompt-runs``: indices over every ETDump given;
     ``--phases none``; no runs at all), or None when the files' own evidence decides."""
     if n_total == 0:
-        return np.zeros(0, dtype=np.int64), ["all"], {"by": "none", "evidence": "no Execute runs"}
+        return np.zeros(0, dtype=np.int64), ["all"], PhaseSplit("none", "no Execute runs")
     if prompt_runs is not None:
         bad = [r for r in prompt_runs if r < 0 or r >= n_total]
         if bad:
             raise RunIndexError(f"run {bad[0]} does not exist (runs are 0..{n_total - 1})")
         pre = np.zeros(n_total, dtype=bool)
         pre[list(prompt_runs)] = True
-        return _two(pre), _names2(pre), {"by": "--prompt-runs", "evidence": f"{int(pre.sum())} run(s) given"}
+        return _two(pre), _names2(pre), PhaseSplit("--prompt-runs", f"{int(pre.sum())} run(s) given")
     if mode == "none":
-        return np.zeros(n_total, dtype=np.int64), [_single_name(files)], {"by": "none", "evidence": "--phases none"}
+        return np.zeros(n_total, dtype=np.int64), [_single_name(files)], PhaseSplit("none", "--phases none")
     return None
 
 
@@ -42,11 +43,11 @@ def find_phases(files, file_of, local, perm, latency, tokens, token_evidence, wa
     ``file_index`` values; ``files`` are those parts (a slice of all the parts)."""
     n_total = len(file_of)
     if n_total == 0:
-        return np.zeros(0, dtype=np.int64), ["all"], {"by": "none", "evidence": "no Execute runs"}
+        return np.zeros(0, dtype=np.int64), ["all"], PhaseSplit("none", "no Execute runs")
     if token_evidence:
         pre = tokens > 1
         if pre.any() and not pre.all():
-            return _two(pre), _names2(pre), {"by": "token counts", "evidence": "; ".join(token_evidence)}
+            return _two(pre), _names2(pre), PhaseSplit("token counts", "; ".join(token_evidence))
     # Structure groups (what the runs executed).
     groups, how = _structure_groups(files, file_of, perm)
     groups = _first_appearance_order(groups)
@@ -105,11 +106,10 @@ def _one_group_phases(files, labels, split_info):
         if int(pre.sum()) == 1 and bool(pre[0]):
             ev += ("; only the first run differs, which warm-up alone could also explain: "
                    "pass --prompt-runs to be sure")
-        return _two(pre), _names2(pre), {"by": "cost profile", "evidence": ev}
-    return np.zeros(len(labels), dtype=np.int64), [_single_name(files)], {
-        "by": "none", "evidence": "all runs executed the same events and no subset of runs costs "
-                                  "several times more or less than the others in the same instructions "
-                                  "(no prefill found)"}
+        return _two(pre), _names2(pre), PhaseSplit("cost profile", ev)
+    return np.zeros(len(labels), dtype=np.int64), [_single_name(files)], PhaseSplit(
+        "none", "all runs executed the same events and no subset of runs costs several times more or "
+                "less than the others in the same instructions (no prefill found)")
 
 
 def _group_phases(files, file_of, local, latency, groups, labels, how, split_info):
@@ -129,8 +129,7 @@ def _group_phases(files, file_of, local, latency, groups, labels, how, split_inf
     ev = f"{n_groups} groups of runs executed different events ({how})"
     if split_info:
         ev += "; split further by cost profile inside " + ", ".join(f"group {s['group'] + 1}" for s in split_info)
-    return inv, names, {"by": "instruction sequence" if how != "ETDump file" else "ETDump file",
-                        "evidence": ev}
+    return inv, names, PhaseSplit("instruction sequence" if how != "ETDump file" else "ETDump file", ev)
 
 
 def _clock_classes(files, cols) -> np.ndarray:

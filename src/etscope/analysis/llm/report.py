@@ -3,6 +3,7 @@ they ran (input after input), their phases (found per input, joined by name), wa
 tables, rates, drift, series and findings."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,6 +14,7 @@ from etscope.analysis.llm.drift import decode_drift, positions, warmup_runs
 from etscope.analysis.llm.findings import plain_findings
 from etscope.analysis.llm.phases import find_phases, user_phases
 from etscope.analysis.llm.partitions import phase_shards, qnn_series_by_part
+from etscope.analysis.llm.result import LeftOut, LlmReport, LlmRuns, Series, TokensUnknown
 from etscope.analysis.llm.runs import MAX_TABLE_CELLS_BASE, MAX_TABLE_CELLS_PER_EVENT, FileRuns, stack
 from etscope.analysis.llm.sessions import Session, duplicate_inputs, join_phases, short_names
 from etscope.analysis.llm.tables import phase_row
@@ -38,8 +40,8 @@ class _Stacked:
 
 def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "auto", top: int = 8,
                all_methods: bool = False, prompt_tokens: int | None = None,
-               program_constants: dict | None = None, decode_tokens: int | None = None) -> dict:
-    """The ``etscope llm`` result as plain data (schema ``etscope.llm/1``).
+               program_constants: dict | None = None, decode_tokens: int | None = None) -> LlmReport:
+    """The ``etscope llm`` result (schema ``etscope.llm/1``, ``result.LlmReport``).
 
     A profile of an ETDump holding runs of several methods (see ``profile.MethodSplit``) holds
     one method's runs; with ``all_methods`` the runs of every method are read, in the order they
@@ -73,38 +75,40 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
     given = _given_tokens(prompt_tokens, program_constants, decode_tokens)
     phase_rows = [phase_row(files, j, name, assign, warm, s.latency, s.tokens, s.file_of, s.local, top, given)
                   for j, name in enumerate(phase_names)]
-    _add_qnn_shards(phase_rows, files, warm, s)
-    decode = next((r for r in phase_rows if r["name"] == "decode"), None)
+    phase_rows = _with_qnn_partitions(phase_rows, files, warm, s)
+    phase_rows, named = _name_lookalike_phases(profiles, splits, phase_rows, warnings)
+    decode = next((r for r in phase_rows if r.name == "decode"), None)
     tps, ttft, ttft_first = _rates(phase_rows, s.latency)
     unknown = _tokens_unknown(phase_rows, s.tokens)
     drift = decode_drift(assign, phase_names, warm, s.latency, steps, pos, decode)
-    series = _series(profiles, files, s, stacks, [phase_names[int(a)] for a in assign], warm, steps, pos)
-    named = _name_lookalike_phases(profiles, splits, phase_rows, series, warnings)
-    return {
-        "schema": SCHEMA,
-        "inputs": [dict(p.sources) for p in profiles],
-        "method": named or ([_methods(p, sp) for p, sp in zip(profiles, splits)] if len(profiles) > 1 else
-                            _methods(profiles[0], splits[0])),
-        "llm": {
-            "runs": len(assign),
-            "warmup_runs": [int(i) for i in np.nonzero(warm)[0]],
-            "warmup": warm_notes,
-            "phase_split": split,
-            "phases": phase_rows,
-            "decode_tokens_per_s": tps,
-            "decode_runs_per_s": decode["runs_per_s"] if decode else None,
-            "tokens_unknown": unknown,
-            "ttft_ms": ttft,
-            "ttft_first_ms": ttft_first,
-            "drift": drift,
-            "series": series,
-            **({"instructions_left_out": left_out} if left_out else {}),
-            **({"duplicates": [d.to_dict() for d in duplicates]} if duplicates else {}),
-        },
-        "findings": plain_findings(phase_rows, tps, ttft, drift, warm_notes, split, unknown,
-                                   names if len(profiles) > 1 else None),
-        "warnings": warnings,
-    }
+    series = _series(profiles, files, s, stacks, [phase_names[int(a)] for a in assign], warm, steps, pos, phase_rows,
+                     named is not None)
+    method = named or (tuple(_methods(p, sp) for p, sp in zip(profiles, splits)) if len(profiles) > 1 else
+                       _methods(profiles[0], splits[0]))
+    return LlmReport(
+        schema=SCHEMA,
+        inputs=tuple(dict(p.sources) for p in profiles),
+        method=method,
+        llm=LlmRuns(
+            runs=len(assign),
+            warmup_runs=tuple(int(i) for i in np.nonzero(warm)[0]),
+            warmup=tuple(warm_notes),
+            phase_split=split,
+            phases=tuple(phase_rows),
+            decode_tokens_per_s=tps,
+            decode_runs_per_s=decode.runs_per_s if decode else None,
+            tokens_unknown=unknown,
+            ttft_ms=ttft,
+            ttft_first_ms=ttft_first,
+            drift=drift,
+            series=series,
+            instructions_left_out=left_out,
+            duplicates=tuple(duplicates) or None,
+        ),
+        findings=plain_findings(phase_rows, tps, ttft, drift, warm_notes, split, unknown,
+                                names if len(profiles) > 1 else None),
+        warnings=tuple(warnings),
+    )
 
 
 def _stack_input(source, files, parts) -> _Stacked:
@@ -186,38 +190,40 @@ TOKENS_HOW = {"prefill": "--prompt-tokens N", "decode": f"--decode-tokens N, or 
                                                            f"{AR_LEN_METHOD} method"}
 
 
-def _tokens_unknown(phase_rows, tokens) -> dict | None:
+def _tokens_unknown(phase_rows, tokens) -> TokensUnknown | None:
     """The prefill/decode phases whose tokens per run nothing gave (no logged tensor shapes, no
     count from the user or the program), and how to give them; None when all are known. With
     several files, some may have logged the shapes: how many of those phases' runs they cover
     (``runs_with_logged_tokens``)."""
-    rows = [r for r in phase_rows if r["name"] in TOKENS_HOW and r["tokens_per_run"] is None]
+    rows = [r for r in phase_rows if r.name in TOKENS_HOW and r.tokens_per_run is None]
     if not rows:
         return None
-    logged = sum(int((tokens[np.asarray(r["runs"], dtype=np.int64)] > 0).sum()) for r in rows)
-    return {"phases": [r["name"] for r in rows],
-            "how": "; ".join(f"{r['name']}: {TOKENS_HOW[r['name']]}" for r in rows)
-                   + " (or log tensors as debug events, whose shapes give the count per run)",
-            **({"runs_with_logged_tokens": logged} if logged else {})}
+    logged = sum(int((tokens[np.asarray(r.runs, dtype=np.int64)] > 0).sum()) for r in rows)
+    return TokensUnknown(phases=tuple(r.name for r in rows),
+                         how="; ".join(f"{r.name}: {TOKENS_HOW[r.name]}" for r in rows)
+                             + " (or log tensors as debug events, whose shapes give the count per run)",
+                         runs_with_logged_tokens=logged or None)
 
 
-def _add_qnn_shards(phase_rows, files, warm, s: _Stacked) -> None:
-    """Each phase's QNN shards (``qnn_shards``) as its ``qnn`` entry, when its runs have any."""
+def _with_qnn_partitions(phase_rows, files, warm, s: _Stacked) -> list:
+    """The phases, each with its QNN partitions (``partitions``) as its ``qnn`` entry when its runs
+    have any."""
     series = qnn_series_by_part(files)
     if not series:
-        return
+        return phase_rows
+    out = []
     for row in phase_rows:
-        runs = np.asarray(row["runs"], dtype=np.int64)
+        runs = np.asarray(row.runs, dtype=np.int64)
         steady = runs[~warm[runs]] if (~warm[runs]).any() else runs
         by_part: dict[int, list[int]] = {}
         for r in steady.tolist():
             by_part.setdefault(int(s.file_of[r]), []).append(int(s.local[r]))
-        shards = phase_shards(series, by_part, row["tokens_per_run"])
-        if shards is not None:
-            row["qnn"] = shards
+        shards = phase_shards(series, by_part, row.tokens_per_run)
+        out.append(row if shards is None else dataclasses.replace(row, qnn=shards))
+    return out
 
 
-def _warm_runs(assign, phase_names, latency, stacks, several: bool) -> tuple[np.ndarray, list[dict]]:
+def _warm_runs(assign, phase_names, latency, stacks, several: bool) -> tuple[np.ndarray, list]:
     """Per run whether it is a warm-up run of its phase, and a note on each warm-up run. Judged per
     phase within each input (a session's first runs against that session's later runs of the same
     phase); with several inputs each note says which input and which of its runs. Notes in phase
@@ -236,69 +242,73 @@ def _warm_runs(assign, phase_names, latency, stacks, several: bool) -> tuple[np.
         w, note = warmup_runs(runs, latency, phase_names[int(assign[runs[0]])])
         warm[w] = True
         if several:
-            for x in note:
-                x["file"], x["file_run"] = st.source, x["run"] - st.start
+            note = [dataclasses.replace(x, file=st.source, file_run=x.run - st.start) for x in note]
         notes.extend(note)
     return warm, notes
 
 
 def _rates(phase_rows, latency) -> tuple[float | None, float | None, float | None]:
     """Decode tokens/s (1000 / decode p50 ms per token; None when the tokens per run are unknown), TTFT (prefill p50) and the first prefill's latency."""
-    decode = next((r for r in phase_rows if r["name"] == "decode"), None)
-    prefill = next((r for r in phase_rows if r["name"] == "prefill"), None)
+    decode = next((r for r in phase_rows if r.name == "decode"), None)
+    prefill = next((r for r in phase_rows if r.name == "prefill"), None)
     tps = None
-    if decode and decode["latency_ms"] and decode["latency_ms"]["p50"] and decode["tokens_per_run"]:
-        per_tok = decode["latency_ms"]["p50"] / decode["tokens_per_run"]
+    if decode and decode.latency_ms and decode.latency_ms.p50 and decode.tokens_per_run:
+        per_tok = decode.latency_ms.p50 / decode.tokens_per_run
         tps = units.per_s_from_ms(per_tok) if per_tok > 0 else None
-    ttft = prefill["latency_ms"]["p50"] if prefill and prefill["latency_ms"] else None
-    ttft_first = float(latency[prefill["runs"][0]]) if prefill and prefill["runs"] else None
+    ttft = prefill.latency_ms.p50 if prefill and prefill.latency_ms else None
+    ttft_first = float(latency[prefill.runs[0]]) if prefill and prefill.runs else None
     return tps, ttft, ttft_first
 
 
-def _series(profiles, files, s: _Stacked, stacks, phase_of_run, warm, steps, pos) -> dict:
+def _series(profiles, files, s: _Stacked, stacks, phase_of_run, warm, steps, pos, phase_rows,
+            named: bool) -> Series:
     """One entry per run, in the order they ran; with several inputs, each run's input (``file``),
-    its index among that input's runs (``file_run``) and its method (None: not known)."""
-    def known(a) -> list:                  # integers, None for -1 (as Python numbers: tolist)
-        return [x if x >= 0 else None for x in np.asarray(a, dtype=np.int64).tolist()]
+    its index among that input's runs (``file_run``) and its method (None: not known); the methods
+    of look-alike phases when they were named (``named``)."""
+    def known(a) -> tuple:                  # integers, None for -1 (as Python numbers: tolist)
+        return tuple(x if x >= 0 else None for x in np.asarray(a, dtype=np.int64).tolist())
 
-    series = {
-        "latency_ms": np.asarray(s.latency, dtype=np.float64).tolist(),
-        "phase": phase_of_run,
-        "warmup": np.asarray(warm, dtype=bool).tolist(),
-        "tokens": known(s.tokens),
-        "step": known(steps),
-        "position": known(pos),
-        "etdump_run": np.asarray(s.etdump_run, dtype=np.int64).tolist(),
-    }
-    if len(profiles) > 1:
-        series["file"] = [st.source for st in stacks for _ in range(len(st.file_of))]
-        series["file_run"] = [k for st in stacks for k in range(len(st.file_of))]
-    if len(profiles) > 1 or any(f.from_split for f in files):
+    several = len(profiles) > 1
+    method = None
+    if named:
+        method_of = {r.name: r.method for r in phase_rows}
+        method = tuple(method_of.get(ph) for ph in phase_of_run)
+    elif several or any(f.from_split for f in files):
         method_of_part = [f.profile.method for f in files]
-        series["method"] = [method_of_part[i] for i in s.file_of.tolist()]
-    return series
+        method = tuple(method_of_part[i] for i in s.file_of.tolist())
+    return Series(
+        latency_ms=tuple(np.asarray(s.latency, dtype=np.float64).tolist()),
+        phase=tuple(phase_of_run),
+        warmup=tuple(np.asarray(warm, dtype=bool).tolist()),
+        tokens=known(s.tokens),
+        step=known(steps),
+        position=known(pos),
+        etdump_run=tuple(np.asarray(s.etdump_run, dtype=np.int64).tolist()),
+        file=tuple(st.source for st in stacks for _ in range(len(st.file_of))) if several else None,
+        file_run=tuple(k for st in stacks for k in range(len(st.file_of))) if several else None,
+        method=method)
 
 
-def _name_lookalike_phases(profiles, splits, phase_rows, series, warnings) -> list[str] | None:
+def _name_lookalike_phases(profiles, splits, phase_rows, warnings) -> tuple[list, tuple | None]:
     """ETDumps of one program (one ETDump, or several loaded with the same program) whose methods
-    execute the same instructions (QNN hybrid prefill/kv): name the prefill and decode phases after
-    them (``analysis.llm.lookalike``); the methods named, in phase order, or None."""
+    execute the same instructions (QNN hybrid prefill/kv): the prefill and decode phases named after
+    them (``analysis.llm.lookalike``), and the methods named, in phase order (None: not named)."""
     if any(sp is not None for sp in splits) or len(
             {(p.sources.get("pte"), p.sources.get("etrecord"), p.method) for p in profiles}) != 1:
-        return None
+        return phase_rows, None
     from etscope.analysis.llm.lookalike import name_phases
 
     p = profiles[0]
-    done = name_phases(phase_rows, p.pte, p.method, p.etrecord)
+    done = name_phases([r.name for r in phase_rows], p.pte, p.method, p.etrecord)
     if done is None:
-        return None
+        return phase_rows, None
     if "warning" in done:
         warnings.append(done["warning"])
-        return None
+        return phase_rows, None
     warnings[:] = [w for w in warnings if not w.startswith("several methods fit the ETDump")]
-    method_of = {r["name"]: r["method"] for r in phase_rows}
-    series["method"] = [method_of.get(ph) for ph in series["phase"]]
-    return [r["method"] for r in phase_rows]
+    phase_rows = [dataclasses.replace(r, method=done["assigned"][r.name], method_from=done["how"])
+                  for r in phase_rows]
+    return phase_rows, tuple(r.method for r in phase_rows)
 
 
 def _file_name(profile: P.Profile, i: int) -> str:
@@ -327,7 +337,7 @@ def _parts(profiles, splits, kept) -> list[tuple[int, P.Profile, np.ndarray]]:
 
 
 def _methods(profile: P.Profile, split):
-    return list(split.names) if split is not None else profile.method
+    return tuple(split.names) if split is not None else profile.method
 
 
 def _warnings(profiles, splits, parts) -> list[str]:
@@ -345,7 +355,7 @@ def _warnings(profiles, splits, parts) -> list[str]:
     return out
 
 
-def _columns_left_out(files, profiles, warnings) -> dict | None:
+def _columns_left_out(files, profiles, warnings) -> LeftOut | None:
     """Instructions left out of the per-instruction tables (``_columns_within_budget``), counted
     over all parts, each part's left-out count said in a warning; None when nothing was left out."""
     total = left = 0
@@ -362,5 +372,5 @@ def _columns_left_out(files, profiles, warnings) -> dict | None:
                         f"split): {f.n:,} runs x {f.instructions_total:,} instructions would exceed "
                         f"the table budget ({MAX_TABLE_CELLS_PER_EVENT} cells per event of the file + "
                         f"{MAX_TABLE_CELLS_BASE:,})")
-    return {"instructions": total, "left_out": left} if left else None
+    return LeftOut(instructions=total, left_out=left) if left else None
 

@@ -53,27 +53,25 @@ def one_phase(profile: P.Profile) -> RunPhases:
                      warmup=np.zeros(n, dtype=bool), how="one phase")
 
 
-def run_phases(profile: P.Profile, llm: dict | None) -> RunPhases:
-    """The phases of the profile's runs from the LLM analysis of that profile (``Results.llm``:
-    its per-run series, in the profile's run order); one phase when it found none."""
-    if llm is None or profile.n_runs == 0:
+def run_phases(profile: P.Profile, report) -> RunPhases:
+    """The phases of the profile's runs from the LLM analysis of that profile (``Results.llm``, an
+    ``analysis.llm.result.LlmReport``: its per-run series, in the profile's run order); one phase
+    when it found none."""
+    if report is None or profile.n_runs == 0:
         return one_phase(profile)
-    series = llm.get("series") or {}
-    phase = series.get("phase") or []
+    llm = report.llm
+    phase = llm.series.phase
     if len(phase) != profile.n_runs:       # the LLM analysis read other runs (all methods): not ours
         return one_phase(profile)
-    rows = [p for p in llm.get("phases") or [] if isinstance(p, dict)]
-    names = tuple(str(p.get("name")) for p in rows)
+    names = tuple(p.name for p in llm.phases)
     index = {n: k for k, n in enumerate(names)}
-    if len(index) != len(names) or any(str(x) not in index for x in phase):
+    if len(index) != len(names) or any(x not in index for x in phase):
         return one_phase(profile)
-    methods = tuple(p.get("method") or profile.method for p in rows)
-    split = llm.get("phase_split") or {}
-    how = " ".join(str(x) for x in (split.get("by"), f"({split['evidence']})" if split.get("evidence") else "") if x)
-    return RunPhases(names=names, methods=methods,
-                     of_run=np.array([index[str(x)] for x in phase], dtype=np.int64),
-                     warmup=np.asarray(series.get("warmup") or [False] * len(phase), dtype=bool),
-                     how=how or "the LLM analysis")
+    methods = tuple(p.method or profile.method for p in llm.phases)
+    split = llm.phase_split
+    how = " ".join(x for x in (split.by, f"({split.evidence})" if split.evidence else "") if x)
+    return RunPhases(names=names, methods=methods, of_run=np.array([index[x] for x in phase], dtype=np.int64),
+                     warmup=np.asarray(llm.series.warmup, dtype=bool), how=how or "the LLM analysis")
 
 
 class PhaseChoiceError(ValueError):

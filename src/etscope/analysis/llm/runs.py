@@ -46,7 +46,8 @@ class FileRuns:
         return unique(ev["instruction_id"][rows][in_rows[ev["execute"][rows]]])
 
     def label_text(self, iid: int) -> str:
-        return label_text(self.label(iid))
+        lab = self.label(iid)
+        return instruction_name(lab["instruction_id"], lab["placement"], lab["op_type"], lab["kernel"])
 
     def label(self, iid: int) -> dict:
         ins = self.profile.instructions.get(int(iid))
@@ -121,15 +122,21 @@ def _columns_within_budget(calls: np.ndarray, column_of_call: np.ndarray, n_runs
     return kept, column[column_of_call]
 
 
-def label_text(lab: dict) -> str:
-    """Short name of an instruction for people: op type, else kernel, else the delegate call."""
-    if lab.get("op_type"):
-        return str(lab["op_type"])
-    if lab.get("kernel"):
-        return str(lab["kernel"])
-    if lab.get("placement") and lab["placement"] != P.CPU:
-        return f"{lab['placement']} call (instr {lab['instruction_id']})"
-    return f"instruction {lab['instruction_id']}"
+def label_text(op) -> str:
+    """Short name of an instruction for people (``op``: a ``result.TopInstruction``, or anything with
+    its ``instruction_id``, ``placement``, ``op_type`` and ``kernel``)."""
+    return instruction_name(op.instruction_id, op.placement, op.op_type, op.kernel)
+
+
+def instruction_name(instruction_id: int, placement: str | None, op_type: str | None, kernel: str | None) -> str:
+    """Op type, else kernel, else the delegate call, else the instruction's index."""
+    if op_type:
+        return str(op_type)
+    if kernel:
+        return str(kernel)
+    if placement and placement != P.CPU:
+        return f"{placement} call (instr {instruction_id})"
+    return f"instruction {instruction_id}"
 
 
 def _run_signatures(profile: P.Profile, chunk: int = 1 << 20) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from etscope.analysis.llm.result import Duplicate, FileSplit, PhaseSplit
 
 SAME_INSTRUCTIONS = 0.9   # phases of two files executed the same instructions: this share in common
 LLM_PHASES = ("prefill", "decode")
@@ -24,24 +25,6 @@ LLM_PHASES = ("prefill", "decode")
 _RUN_COLUMNS = ("start_ns", "latency_ns", "event_count")
 _EVENT_COLUMNS = ("kind", "role", "execute", "instruction_id", "delegate_id_int", "unit", "value")
 _NAME_COLUMNS = ("name", "delegate_id_str")
-
-
-@dataclass(frozen=True)
-class Duplicate:
-    """Input ``file`` holds the same run data as the earlier input ``same_as``."""
-    file: int
-    same_as: int
-    by: str          # "same file" (the same path given twice) | "same run data" (another file)
-
-    def to_dict(self) -> dict:
-        return {"file": self.file, "same_as": self.same_as, "by": self.by}
-
-    def warning(self, names: list[str]) -> str:
-        if self.by == "same file":
-            return (f"{names[self.file]} is given twice (ETDumps {self.same_as + 1} and {self.file + 1} of "
-                    f"{len(names)}): the same file, counted once")
-        return (f"{names[self.file]} holds the same run data as {names[self.same_as]} (every run's timestamps "
-                "and events equal): counted once")
 
 
 def duplicate_inputs(profiles) -> list[Duplicate]:
@@ -116,7 +99,7 @@ class Session:
     start: int                 # its first run among all stacked runs
     assign: np.ndarray         # phase index (into names) per run of the file
     names: list[str]
-    split: dict                # phases.find_phases' account of how they were found
+    split: object              # phases.find_phases' account of how they were found (result.PhaseSplit)
     parts: list                # the file's parts (runs.FileRuns)
     file_of: np.ndarray        # per run of the file: its part's file_index
     local: np.ndarray          # per run of the file: its index inside its part
@@ -161,16 +144,16 @@ def join_phases(sessions: list[Session], names: list[str], warnings: list[str]):
         fname = names[s.source]
         if not len(s.assign):           # nothing to join: no phase of its own either
             warnings.append(f"{fname}: no Execute runs")
-            files.append({"file": s.source, "etdump": fname, **s.split, "runs": 0, "phases": [], "joined_as": [],
-                          "runs_by_phase": {}})
+            files.append(FileSplit(file=s.source, etdump=fname, by=s.split.by, evidence=s.split.evidence, runs=0,
+                                   phases=(), joined_as=(), runs_by_phase={}))
             continue
         to_joined = []
         for j, name in enumerate(s.names):
             target = name
-            if llm_found and name not in LLM_PHASES and s.split["by"] == "none":
+            if llm_found and name not in LLM_PHASES and s.split.by == "none":
                 target = f"{name} ({fname})"
                 warnings.append(f"{fname}: its runs could not be told into prefill and decode "
-                                f"({s.split['evidence']}): kept as the phase '{target}', not joined "
+                                f"({s.split.evidence}): kept as the phase '{target}', not joined "
                                 "with the other files' phases")
             elif target in first_of:
                 x, y = instructions(*first_of[target]), instructions(k, j)
@@ -189,18 +172,19 @@ def join_phases(sessions: list[Session], names: list[str], warnings: list[str]):
             to_joined.append(joined.index(target))
         assign.append(np.asarray(to_joined, dtype=np.int64)[s.assign] if len(s.assign) else s.assign)
         counts = np.bincount(s.assign, minlength=len(s.names)).tolist() if len(s.assign) else [0] * len(s.names)
-        files.append({"file": s.source, "etdump": fname, **s.split, "runs": int(len(s.assign)),
-                      "phases": list(s.names), "joined_as": [joined[q] for q in to_joined],
-                      "runs_by_phase": {joined[q]: int(c) for q, c in zip(to_joined, counts)}})
+        files.append(FileSplit(file=s.source, etdump=fname, by=s.split.by, evidence=s.split.evidence,
+                               runs=int(len(s.assign)), phases=tuple(s.names),
+                               joined_as=tuple(joined[q] for q in to_joined),
+                               runs_by_phase={joined[q]: int(c) for q, c in zip(to_joined, counts)}))
     return np.concatenate(assign), joined, _joined_split(files)
 
 
-def _joined_split(files: list[dict]) -> dict:
+def _joined_split(files: list) -> PhaseSplit:
     """How the phases of several files were found: each file's way, joined by name."""
-    bys = list(dict.fromkeys(f["by"] for f in files if f["by"] != "none"))
+    bys = list(dict.fromkeys(f.by for f in files if f.by != "none"))
     evidence = "each ETDump on its own, then joined by phase name: " + "; ".join(
-        f"{f['etdump']}: " + (f"{f['by']} ({f['evidence']})" if f["by"] != "none" else f["evidence"]) for f in files)
-    return {"by": ", ".join(bys) if bys else "none", "evidence": evidence, "files": files}
+        f"{f.etdump}: " + (f"{f.by} ({f.evidence})" if f.by != "none" else f.evidence) for f in files)
+    return PhaseSplit(by=", ".join(bys) if bys else "none", evidence=evidence, files=tuple(files))
 
 
 __all__ = ["Duplicate", "LLM_PHASES", "SAME_INSTRUCTIONS", "Session", "duplicate_inputs", "join_phases",

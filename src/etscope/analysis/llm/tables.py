@@ -7,11 +7,12 @@ import numpy as np
 from etscope.arrays import median, percentile, unique
 from etscope import profile as P
 from etscope import units
+from etscope.analysis.llm.result import BreakdownPart, FallbackOpType, LatencyStats, Phase, TopInstruction
 from etscope.analysis.llm.runs import label_text
 from etscope.analysis.stats import describe
 
 
-def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top, given=None) -> dict:
+def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top, given=None) -> Phase:
     """Phase ``j``'s row. Tokens per run: from the logged tensors, else ``given`` (phase name ->
     (count, where from)), else unknown (None: rates are then per run, ``runs_per_s``)."""
     runs = np.nonzero(assign == j)[0]
@@ -23,7 +24,7 @@ def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top
     lat_ms = None
     if lat.size:
         s = describe(lat)
-        lat_ms = {k: s[k] for k in ("p50", "p90", "p99", "max", "min", "mean")}
+        lat_ms = LatencyStats(**{k: s[k] for k in ("p50", "p90", "p99", "max", "min", "mean")})
     tok = tokens[steady]
     tpr = tokens_from = None
     if tok.size and (tok > 0).all():
@@ -37,36 +38,38 @@ def phase_row(files, j, name, assign, warm, latency, tokens, file_of, local, top
     by_file = {int(fi): own_run[owner == fi] for fi in owner[np.sort(firsts)]}
     methods = sorted({files[fi].profile.method for fi in by_file if files[fi].profile.method})
     ops = _top_ops(files, by_file, float(lat.mean()) if lat.size else float("nan"))
-    return {
-        "name": name,
-        "runs": runs.tolist(),
-        "steady_runs": int(steady.size),
-        "warmup_runs": [int(r) for r in runs if warm[r]],
-        "method": methods[0] if len(methods) == 1 else (methods or None),
-        "tokens_per_run": tpr,
-        **({"tokens_from": tokens_from} if tokens_from else {}),
-        "latency_ms": lat_ms,
-        "ms_per_token": (lat_ms["p50"] / tpr) if lat_ms and tpr else None,
-        "runs_per_s": units.per_s_from_ms(lat_ms["p50"]) if lat_ms and lat_ms["p50"] > 0 else None,
-        "breakdown": _breakdown(files, by_file, lat),
-        "top_ops": ops[:top] if top else ops,
-        "top_fallback_ops": [o for o in ops if o["kind"] == "cpu"][:top or None],
-        "fallback_op_types": _by_op_type([o for o in ops if o["kind"] == "cpu"])[:top or None],
-    }
+    cpu = [o for o in ops if o.kind == "cpu"]
+    return Phase(
+        name=name,
+        runs=tuple(runs.tolist()),
+        steady_runs=int(steady.size),
+        warmup_runs=tuple(int(r) for r in runs if warm[r]),
+        method=methods[0] if len(methods) == 1 else (tuple(methods) or None),
+        tokens_per_run=tpr,
+        tokens_from=tokens_from or None,
+        latency_ms=lat_ms,
+        ms_per_token=(lat_ms.p50 / tpr) if lat_ms and tpr else None,
+        runs_per_s=units.per_s_from_ms(lat_ms.p50) if lat_ms and lat_ms.p50 > 0 else None,
+        breakdown=_breakdown(files, by_file, lat),
+        top_ops=tuple(ops[:top] if top else ops),
+        top_fallback_ops=tuple(cpu[:top or None]),
+        fallback_op_types=_by_op_type(cpu)[:top or None],
+    )
 
 
-def _by_op_type(ops: list[dict]) -> list[dict]:
+def _by_op_type(ops: list[TopInstruction]) -> tuple[FallbackOpType, ...]:
     agg: dict[str, dict] = {}
     for o in ops:
         key = label_text(o)
         a = agg.setdefault(key, {"op_type": key, "instructions": [], "mean_ms": 0.0, "share": 0.0})
-        a["instructions"].append(o["instruction_id"])
-        a["mean_ms"] += o["mean_ms"]
-        a["share"] += o["share"] or 0.0
-    return sorted(agg.values(), key=lambda a: -a["mean_ms"])
+        a["instructions"].append(o.instruction_id)
+        a["mean_ms"] += o.mean_ms
+        a["share"] += o.share or 0.0
+    return tuple(FallbackOpType(op_type=a["op_type"], instructions=tuple(a["instructions"]), mean_ms=a["mean_ms"],
+                                share=a["share"]) for a in sorted(agg.values(), key=lambda a: -a["mean_ms"]))
 
 
-def _breakdown(files, by_file, lat) -> list[dict]:
+def _breakdown(files, by_file, lat) -> tuple[BreakdownPart, ...]:
     """Method::execute split into delegate calls per backend, CPU kernels and framework overhead."""
     parts: dict[tuple, list] = {}
     for fi, rows in by_file.items():
@@ -99,11 +102,11 @@ def _breakdown(files, by_file, lat) -> list[dict]:
         row["p50_ms"] = float(median(vals)) if vals.size else 0.0
         row["p10_ms"], row["p90_ms"] = (float(v) for v in percentile(vals, [10, 90])) if vals.size else (0.0, 0.0)
         row["share"] = float(row["mean_ms"] / mean_lat) if vals.size and mean_lat else 0.0
-        out.append(row)
-    return out
+        out.append(BreakdownPart(**row))
+    return tuple(out)
 
 
-def _top_ops(files, by_file, mean_lat) -> list[dict]:
+def _top_ops(files, by_file, mean_lat) -> list[TopInstruction]:
     """Instructions by mean time per run in this phase (steady runs), largest first."""
     agg: dict[tuple, dict] = {}
     for fi, rows in by_file.items():
@@ -135,7 +138,7 @@ def _top_ops(files, by_file, mean_lat) -> list[dict]:
         a.setdefault("p50_ms", 0.0)
         a["share"] = float(a["mean_ms"] / mean_lat) if mean_lat and np.isfinite(mean_lat) else None
         a["kind"] = "cpu" if a["placement"] == P.CPU else "delegate"
-        rows.append(a)
-    rows.sort(key=lambda r: -r["mean_ms"])
+        rows.append(TopInstruction(**a))
+    rows.sort(key=lambda r: -r.mean_ms)
     return rows
 

@@ -1,6 +1,6 @@
 """LLM numerics over decode steps: per layer, the error against the reference at every step.
 
-The runs of an LLM comparison are paired by phase and token position (``numerics_runs``): prefill
+The runs of an LLM comparison are paired by phase and token position (``numerics.runs``): prefill
 with prefill, each decode run with the reference's decode run at the same position. Each paired
 run is a *step* (a column); each *layer* a row:
 
@@ -12,7 +12,7 @@ run is a *step* (a column); each *layer* a row:
 * else the graph node (the tensor's name: ``output[0]`` for a program output).
 
 A cell is the layer's paired tensors at that step: the worst (lowest) SNR in dB, the largest max
-abs error, how many tensors, and whether any crossed a threshold (``numerics_compare.crosses``:
+abs error, how many tensors, and whether any crossed a threshold (``numerics.metrics.crosses``:
 cosine or SNR; NaN/Inf values count as crossing, SNR -inf). Equal tensors have SNR +inf.
 
 The first divergence is the first (layer, step) that crosses, in the order the model computed
@@ -25,7 +25,7 @@ by tensor, not by row.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 BLOCK = "block"          # the module path up to its first numbered part (a transformer block)
 MODULE = "module"        # a module path outside any numbered block
@@ -33,45 +33,76 @@ NODE = "node"            # no module path: the graph node
 
 
 @dataclass(frozen=True)
+class DriftLayer:
+    name: str                  # module path of the block, the module, or the graph node
+    rule: str                  # BLOCK | MODULE | NODE
+    max_abs: float = field(metadata={"json": False})   # largest max abs error over its steps (NaN: NaN/Inf values)
+
+
+@dataclass(frozen=True)
 class DriftStep:
+    label: str                 # prefill, d<step>@<position> (r<run>: step unknown)
     run: int                   # candidate run
-    ref_run: int | None        # reference run it was compared with
+    ref_run: int | None = field(metadata={"json": "reference_run"})   # reference run it was compared with
     phase: str
     step: int | None           # decode step since its prefill (1, 2...), None for a prefill
     position: int | None       # token position of a decode run (when known)
 
-    @property
-    def label(self) -> str:
-        if self.phase != "decode":
-            return self.phase
-        s = f"d{self.step}" if self.step is not None else f"r{self.run}"
-        return s + (f"@{self.position}" if self.position is not None else "")
+    @classmethod
+    def of(cls, run: int, ref_run: int | None, phase: str, step: int | None, position: int | None) -> "DriftStep":
+        if phase != "decode":
+            label = phase
+        else:
+            label = (f"d{step}" if step is not None else f"r{run}") + (f"@{position}" if position is not None else "")
+        return cls(label, run, ref_run, phase, step, position)
 
 
 @dataclass(frozen=True)
 class DriftCell:
     snr_db: float              # worst over the layer's compared tensors (+inf: all equal; -inf: NaN/Inf)
-    max_abs: float             # largest max abs error (NaN when values are non-finite)
+    equal: bool                # every tensor equal (SNR +inf)
+    nonfinite: bool            # a tensor with NaN/Inf values (SNR -inf)
+    max_abs: float = field(metadata={"json": "max_abs_error"})    # largest max abs error (NaN: non-finite values)
     tensors: int               # compared tensors
     diverged: bool             # any crossed a threshold
-    worst: str                 # the tensor with the worst SNR
+    worst: str = field(metadata={"json": "worst_tensor"})         # the tensor with the worst SNR
 
-    @property
-    def equal(self) -> bool:
-        return self.snr_db == math.inf
+    @classmethod
+    def of(cls, snr_db: float, max_abs: float, tensors: int, diverged: bool, worst: str) -> "DriftCell":
+        return cls(snr_db, snr_db == math.inf, snr_db == -math.inf, max_abs, tensors, diverged, worst)
+
+
+@dataclass(frozen=True)
+class DriftFirst:
+    """The first (layer, step) crossing a threshold (module doc)."""
+
+    layer: str
+    step: str                  # the step's label
+    run: int
+    phase: str
+    decode_step: int | None
+    position: int | None
+    snr_db: float              # the cell's worst SNR
+    max_abs: float = field(metadata={"json": "max_abs_error"})
+    first_tensor: str          # its first crossing tensor (graph order)
+    worst: str = field(metadata={"json": "worst_tensor"})
+    layer_index: int = field(metadata={"json": False})
+    step_index: int = field(metadata={"json": False})
 
 
 @dataclass(frozen=True)
 class Drift:
-    layers: tuple[str, ...]                            # graph order
-    layer_rules: tuple[str, ...]                       # BLOCK | MODULE | NODE per layer
+    layers: tuple[DriftLayer, ...]                     # graph order
     steps: tuple[DriftStep, ...]                       # run order
     cells: tuple[tuple[DriftCell | None, ...], ...]    # layers x steps (None: no compared tensor)
-    first: tuple[int, int] | None                      # (layer, step) indices of the first crossing
-    first_tensor: str | None = None                    # its first crossing tensor (graph order)
+    first: DriftFirst | None = field(metadata={"json": "first_divergence"})
+
+    @property
+    def layer_names(self) -> tuple[str, ...]:
+        return tuple(lay.name for lay in self.layers)
 
     def cell(self, layer: str, step: int) -> DriftCell | None:
-        return self.cells[self.layers.index(layer)][step]
+        return self.cells[self.layer_names.index(layer)][step]
 
 
 def block_of(module_path: str) -> str:
@@ -102,13 +133,13 @@ def max_cells(filled: int) -> int:
 
 
 def layer_drift(runs, gr, gc) -> Drift | None:
-    """The drift table of a comparison's runs (``numerics_compare.RunComparison`` with a phase);
+    """The drift table of a comparison's runs (``numerics.compare.RunComparison`` with a phase);
     None when no run has a phase (runs paired in order: no steps to speak of), or when layers x
     steps exceed ``max_cells`` (said by the caller)."""
     runs = [rc for rc in runs if rc.phase is not None]
     if not runs:
         return None
-    steps = tuple(DriftStep(rc.run, rc.ref_run, rc.phase, rc.step, rc.position) for rc in runs)
+    steps = tuple(DriftStep.of(rc.run, rc.ref_run, rc.phase, rc.step, rc.position) for rc in runs)
     first_pos: dict[str, tuple] = {}
     rules: dict[str, str] = {}
     acc: dict[tuple[str, int], list] = {}     # (layer, step) -> [snr, max_abs, n, diverged, worst]
@@ -133,45 +164,25 @@ def layer_drift(runs, gr, gc) -> Drift | None:
             a[1] = math.nan if (math.isnan(a[1]) or math.isnan(mx)) else max(a[1], mx)
             a[2] += 1
             a[3] = a[3] or t.diverged
-    layers = tuple(sorted(first_pos, key=first_pos.__getitem__))
-    if len(layers) * len(steps) > max_cells(len(acc)):
+    names = sorted(first_pos, key=first_pos.__getitem__)
+    if len(names) * len(steps) > max_cells(len(acc)):
         return None
-    cells = tuple(tuple(DriftCell(*acc[(lay, j)]) if (lay, j) in acc else None for j in range(len(steps)))
-                  for lay in layers)
-    first = first_tensor = None
+    cells = tuple(tuple(DriftCell.of(*acc[(lay, j)]) if (lay, j) in acc else None for j in range(len(steps)))
+                  for lay in names)
+    layers = tuple(DriftLayer(lay, rules[lay], _layer_max_abs(row)) for lay, row in zip(names, cells))
+    first = None
     for j, rc in enumerate(runs):       # the earliest step with a crossing; its first crossing tensor's layer
         if rc.first_divergence is not None:
             t = rc.tensors[rc.first_divergence]
-            first, first_tensor = (layers.index(layer_of(t, gr, gc)[0]), j), t.name
+            i = names.index(layer_of(t, gr, gc)[0])
+            s, c = steps[j], cells[i][j]
+            first = DriftFirst(names[i], s.label, s.run, s.phase, s.step, s.position, c.snr_db, c.max_abs, t.name,
+                               c.worst, layer_index=i, step_index=j)
             break
-    return Drift(layers, tuple(rules[lay] for lay in layers), steps, cells, first, first_tensor)
+    return Drift(layers, steps, cells, first)
 
 
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) or math.isinf(x) else x
-
-
-def drift_dict(d: Drift | None) -> dict | None:
-    """Plain data: layers, steps, cells (layers x steps; an SNR of +inf written null with ``equal``
-    true, -inf (NaN/Inf values) null with ``nonfinite`` true) and the first crossing."""
-    if d is None:
-        return None
-
-    def cell(c: DriftCell | None):
-        if c is None:
-            return None
-        return {"snr_db": _num(c.snr_db), "equal": c.equal, "nonfinite": c.snr_db == -math.inf,
-                "max_abs_error": _num(c.max_abs), "tensors": c.tensors, "diverged": c.diverged, "worst_tensor": c.worst}
-
-    first = None
-    if d.first is not None:
-        i, j = d.first
-        s, c = d.steps[j], d.cells[i][j]
-        first = {"layer": d.layers[i], "step": s.label, "run": s.run, "phase": s.phase, "decode_step": s.step,
-                 "position": s.position, "snr_db": _num(c.snr_db), "max_abs_error": _num(c.max_abs),
-                 "first_tensor": d.first_tensor, "worst_tensor": c.worst}
-    return {"layers": [{"name": n, "rule": r} for n, r in zip(d.layers, d.layer_rules)],
-            "steps": [{"label": s.label, "run": s.run, "reference_run": s.ref_run, "phase": s.phase, "step": s.step,
-                       "position": s.position} for s in d.steps],
-            "cells": [[cell(c) for c in row] for row in d.cells],
-            "first_divergence": first}
+def _layer_max_abs(row) -> float:
+    """The largest max abs error over a layer's cells; NaN when a cell holds NaN/Inf values."""
+    got = [c.max_abs for c in row if c is not None]
+    return math.nan if any(math.isnan(x) for x in got) else max(got, default=math.nan)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from etscope.analysis.numerics.tensors import TensorId
+from etscope.analysis.numerics.identity import TensorId
 from etscope.formats.export_graph import Graph
 from etscope.profile import Profile
 

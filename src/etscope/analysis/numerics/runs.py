@@ -64,16 +64,16 @@ def run_schedule(p: Profile) -> RunSchedule | None:
     from etscope.analysis.results import is_llm
 
     try:
-        llm = llm_report(p)["llm"]
+        report = llm_report(p)
     except Exception:  # noqa: BLE001 - no phase split: runs are paired in order (said in the notes)
         return None
-    phases = run_phases(llm, p.n_runs) if is_llm(llm) else None
+    phases = run_phases(report, p.n_runs) if is_llm(report) else None
     if phases is None:
         return None
-    series = llm.get("series") or {}
+    series = report.llm.series
 
     def col(name):
-        v = series.get(name) or []
+        v = getattr(series, name) or ()
         ok = len(v) == p.n_runs
         return tuple(int(x) if ok and isinstance(x, int) and not isinstance(x, bool) else None
                      for x in (v if ok else [None] * p.n_runs))

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from etscope.analysis.numerics.identity import TensorId, TensorTap
 from etscope.analysis.numerics.tensors import as_float
-from etscope.formats.debug_buffer import chunks
+from etscope.formats.debug_buffer import chunks, decodable
 
 STATS_FIELDS = ("min", "max", "mean", "abs_max", "abs_mean", "std", "rms", "l1_norm", "l2_norm", "nan_count",
                 "inf_count", "zero_count", "p99_abs")
@@ -77,3 +78,18 @@ def compare_fields(tap_values: np.ndarray, fields: tuple[str, ...], ref: dict[st
         if worst is None or rel > worst[1]:
             worst = (f, rel)
     return FieldComparison(tuple(rows), worst)
+
+
+def reduced_tap_note(tap: TensorTap, c: TensorId, buf_c, pc, r: TensorId, buf_r, pr, chunk: int) -> str:
+    """A reduced tap facing a full tensor (``numerics.compare``): STATS fields side by side, other
+    reducers only named."""
+    tapped, full, b_t, b_f, p_t, p_f = (c, r, buf_c, buf_r, pc, pr) if c.tap is tap else (r, c, buf_r, buf_c, pr, pc)
+    st_t = int(p_t.etdump.tensors.columns["scalar_type"][tapped.index])
+    st_f = int(p_f.etdump.tensors.columns["scalar_type"][full.index])
+    if tap.reducer != "STATS" or tuple(tap.fields) != STATS_FIELDS or tapped.shape != (len(STATS_FIELDS),) \
+            or not (decodable(st_t) and decodable(st_f)):
+        return f"{tap.reducer} tap: statistics reduced on the device, not compared with a tensor"
+    ref = reference_stats(b_f.array(p_f.etdump.tensors, full.index), st_f, chunk)
+    vals = as_float(np.asarray(b_t.array(p_t.etdump.tensors, tapped.index)), st_t)
+    note = compare_fields(vals, tap.fields, ref).note()
+    return note if c.tap is tap else note.replace("(tap/reference)", "(candidate tensor/reference tap)")

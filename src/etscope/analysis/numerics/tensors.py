@@ -1,71 +1,34 @@
-"""Numerics of the logged intermediate outputs: which tensor is what, and its statistics.
+"""Numerics of the logged intermediate outputs: each tensor's statistics (``etscope numerics``).
 
-Each debug tensor gets an identity: its execute run, instruction, role and (with an ETRecord) the
-graph node it stands for. Roles, from what the runtime logs (``runtime/executor/method.cpp``):
+Which tensor is what (run, instruction, role, graph node) is ``numerics.identity``. Statistics are
+computed chunk by chunk (``CHUNK_ELEMS`` elements at a time, float64), so memory stays bounded
+whatever the tensor sizes. min/max/mean/std are over the finite values (NaN and Inf are counted
+apart); ``at_limits`` is the share of values equal to the integer dtype's min or max (saturation of
+quantized tensors).
 
-* ``kernel_output``: a CPU kernel call's output (the codegen'd kernel logs its out arguments);
-* ``delegate_input`` / ``delegate_output``: a delegate call logs *all* its arguments after it ran,
-  inputs first; the last ``instruction_id_to_num_outs_map[instruction]`` (ETRecord, else 1) are
-  its outputs;
-* ``delegate_intermediate``: a tensor a backend logged itself (``event_tracer_log_output_delegate``,
-  named by its delegate debug id, e.g. a QNN tensor name);
-* ``program_output``: the method's outputs (``Value.output`` set).
-
-Graph nodes (ETRecord): a kernel call's ``debug_handle_map`` handles name its nodes; when several
-instructions share one handle (a decomposed op: ``permute_copy`` + ``addmm`` of one ``linear``),
-the k-th such instruction is the k-th node in graph order. A delegate output stands for the
-partition node whose value leaves the partition (used by a node outside it or by the graph output);
-with several, the j-th output is the j-th such node in graph order.
-
-Statistics are computed chunk by chunk (``CHUNK_ELEMS`` elements at a time, float64), so memory
-stays bounded whatever the tensor sizes. min/max/mean/std are over the finite values (NaN and Inf
-are counted apart); ``at_limits`` is the share of values equal to the integer dtype's min or max
-(saturation of quantized tensors).
+The result (``NumericsResult``, schema ``etscope.numerics/1``) is a tree of frozen dataclasses the
+renderers read; ``render.json`` writes it field by field: one entry per tensor per execute run.
 """
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from etscope.analysis.numerics.identity import TensorId, tensor_ids
 from etscope.analysis.numerics.sums import Scale
-from etscope.formats.debug_buffer import BFLOAT16, DebugBuffer, chunks, decodable, dtype_name, region_key
-from etscope.profile import Profile, event_runs
+from etscope.formats.debug_buffer import BFLOAT16, DebugBuffer, chunks, decodable, region_key
+from etscope.profile import PhaseSelection, Profile, event_runs
 
 CHUNK_ELEMS = 1 << 20      # elements per chunk: ~8 MB of float64 per temporary
 SATURATION_SHARE = 0.01    # flag a quantized tensor when more than 1% of its values sit at a limit
-
-ROLES = ("kernel_output", "delegate_output", "delegate_input", "delegate_intermediate", "program_output", "tap")
-
-
-@dataclass(frozen=True)
-class TensorId:
-    """What a logged tensor is: where it was logged and what it stands for."""
-
-    index: int                  # row in the ETDump's tensor table
-    run: int                    # execute run (0-based, as in every etscope output)
-    instruction: int            # instruction id (-1: none)
-    item: int                   # position among the instruction's logged tensors of this role
-    role: str
-    name: str                   # node name, delegate debug id, or "instruction N"
-    node: str | None            # graph node (ETRecord)
-    graph_pos: int | None       # the node's position in the graph (ETRecord), for graph order
-    dtype: str
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    tap: object | None = None   # formats.taps.Tap when this program output is an intermediate-output tap
-
-    @property
-    def order(self) -> tuple:
-        """Graph order (nodes first, by position), then instruction order."""
-        return (self.graph_pos if self.graph_pos is not None else 1 << 40, self.instruction, self.item)
+SCHEMA = "etscope.numerics/1"
 
 
 @dataclass(frozen=True)
 class TensorStats:
     numel: int
+    decoded: bool               # False: a dtype numpy cannot hold (quantized/float8): only numel
     finite: int
     nan: int
     inf: int
@@ -73,322 +36,34 @@ class TensorStats:
     max: float | None
     mean: float | None
     std: float | None           # population std of the finite values
-    at_limits: float | None     # share of values at the integer dtype's min or max (None: float)
-    decoded: bool = True        # False: a dtype numpy cannot hold (quantized/float8): only numel
-
-
-@dataclass
-class TensorRow:
-    id: TensorId
-    stats: TensorStats
-    flags: list[str]
-
-
-@dataclass
-class NumericsResult:
-    method: str | None
-    runs: int
-    rows: list[TensorRow]
-    chunk_elems: int
-    notes: list[str] = field(default_factory=list)
-
-    def flagged(self) -> list[TensorRow]:
-        return [r for r in self.rows if r.flags]
-
-
-# ---- identities ----------------------------------------------------------------------------------
-def tensor_ids(p: Profile, buf: DebugBuffer | None = None, taps: dict | None = None) -> tuple[list[TensorId], list[str]]:
-    """Identity of every debug tensor of the profile's execute runs, in file order, and notes;
-    ``taps`` (``formats.taps``: output index -> Tap): program outputs that are intermediate-output
-    taps get the role ``tap``, named after the tapped node."""
-    data = p.etdump
-    t = data.tensors
-    notes: list[str] = []
-    if t is None or len(t) == 0:
-        return [], ["the ETDump holds no debug event with a tensor (intermediate outputs were not logged)"]
-    ev = data.events
-    cols = t.columns
-    run_of = np.full(len(data.runs), -1, dtype=np.int64)
-    run_of[p.runs["etdump_run"]] = np.arange(p.n_runs)
-    ev_idx = cols["event"]
-    runs = run_of[event_runs(p, ev_idx)]
-    instr = ev["instruction_id"][ev_idx].astype(np.int64)
-    did_str = ev["delegate_id_str"][ev_idx]
-    did_int = ev["delegate_id_int"][ev_idx]
-    delegate_of = {i for i, ins in p.instructions.items() if ins.kind == "delegate"}
-    er = p.etrecord
-    method = p.method or "forward"
-    num_outs = er.num_outs_map.get(method, {}) if er is not None else {}
-    nodes = _NodeMap(p, method)
-    if er is not None and nodes.graph is None:
-        notes.append(f"the ETRecord has no readable edge graph for {method!r}: tensors named by instruction")
-    if nodes.unsure:
-        notes.append(f"{nodes.unsure} delegate call(s) share debug handles with other instructions (or leave "
-                     "their partition through more or fewer nodes than they have outputs): their outputs cannot be "
-                     "told apart by node and are left unnamed")
-    if nodes.ambiguous:
-        notes.append(f"{nodes.ambiguous} kernel instruction(s) share debug handles with more graph nodes than "
-                     "instructions (ops the .pte or kernel names do not tell apart): named by instruction")
-
-    # position of each tensor within its (run, instruction) group of non-output arguments
-    out: list[TensorId] = []
-    group: dict[tuple[int, int], list[int]] = {}
-    for i in range(len(t)):
-        if runs[i] < 0 or cols["program_output"][i] or did_str[i] >= 0 or did_int[i] >= 0:
-            continue
-        group.setdefault((int(runs[i]), int(instr[i])), []).append(i)
-    role = {}
-    item = {}
-    for (r, ins), rows in group.items():
-        if ins in delegate_of:
-            n_out = max(1, min(len(rows), int(num_outs.get(ins, 1))))
-            for k, i in enumerate(rows):
-                is_out = k >= len(rows) - n_out
-                role[i] = "delegate_output" if is_out else "delegate_input"
-                item[i] = k - (len(rows) - n_out) if is_out else k
-        else:
-            for k, i in enumerate(rows):
-                role[i], item[i] = "kernel_output", k
-    n_prog = {}
-    contradicted = 0
-    for i in range(len(t)):
-        if runs[i] < 0:
-            continue
-        ins = int(instr[i])
-        tap = None
-        if cols["program_output"][i]:
-            r_ = "program_output"
-            k = n_prog.get(int(runs[i]), 0)
-            n_prog[int(runs[i])] = k + 1
-            name, node, pos = f"output[{k}]", None, None
-            tap = taps.get(k) if taps else None
-            if tap is not None:
-                r_, name = "tap", tap.node_name
-        elif did_str[i] >= 0 or did_int[i] >= 0:
-            r_, k = "delegate_intermediate", int(cols["item"][i])
-            name = data.strings[did_str[i]] if did_str[i] >= 0 else f"delegate id {int(did_int[i])}"
-            node, pos = nodes.by_name(name)
-        else:
-            r_, k = role[i], item[i]
-            node, pos = nodes.of(ins, r_, k)
-            if node is not None and not nodes.shape_agrees(node, k if r_ == "kernel_output" else 0, t.sizes(i)):
-                node, pos = None, None      # the graph records another shape for that node: not it
-                contradicted += 1
-            known = p.instructions.get(ins)
-            op = known.op_type if known is not None and known.kind == "cpu" else None
-            name = node or (f"instruction {ins}" + (f" ({op})" if op else "")
-                            + (f" output {k}" if r_ == "delegate_output" and k else ""))
-        out.append(TensorId(index=i, run=int(runs[i]), instruction=ins, item=k, role=r_, name=name,
-                            node=node, graph_pos=pos, dtype=dtype_name(int(cols["scalar_type"][i])),
-                            shape=t.sizes(i), strides=t.strides(i), tap=tap))
-    if taps and not any(x.tap is not None for x in out):
-        notes.append(f"none of the {len(taps)} tap(s) of the sidecar is among the logged program outputs")
-    if contradicted:
-        notes.append(f"{contradicted} tensor(s) whose shape differs from the one the edge graph records for the node "
-                     "their instruction was taken for (instructions emitted in another order than the graph's): "
-                     "left unnamed")
-    return out, notes
-
-
-class _NodeMap:
-    """Instruction (+ role, output index) -> graph node, from the ETRecord (see the module doc)."""
-
-    def __init__(self, p: Profile, method: str):
-        er = p.etrecord
-        self.graph = None
-        self.pos: dict[str, int] = {}
-        self.kernel: dict[int, str] = {}
-        self.delegate: dict[int, list[str]] = {}
-        self.ambiguous = 0      # kernel instructions whose node cannot be told (left unnamed)
-        self.unsure = 0
-        if er is None:
-            return
-        g = er.graphs.get(method)
-        if g is None:
-            return
-        self.graph = g
-        self.pos = {n.name: k for k, n in enumerate(g.nodes)}
-        hmap = er.debug_handle_map.get(method, {})
-        delegates = set(er.delegate_map.get(method, {})) | {i for i, ins in p.instructions.items()
-                                                            if ins.kind == "delegate"}
-        users: dict[str, set[str]] = {}
-        for n in g.nodes:
-            for src in n.inputs:
-                users.setdefault(src, set()).add(n.name)
-        # A kernel call's candidates: the nodes of its handles whose op is its kernel's (the profile's
-        # join, from the .pte operator or kernel event name), else all its handles' call nodes.
-        # Instructions with the same candidates take them in graph order (a decomposed op's
-        # permute_copy + addmm without op names); a count mismatch leaves them unnamed, never guessed.
-        # Grouped by what decides the candidates (the profile's node list, else the handles), so
-        # each distinct candidate list is built and sorted once: 16,000 instructions naming one
-        # handle shared by 16,000 nodes cost one pass, not 16,000 (work linear in the file).
-        shared: dict[tuple, list[int]] = {}
-        for ins in sorted(hmap):
-            if ins in delegates:
-                continue
-            known = p.instructions.get(ins)
-            listed = tuple(n for n in (known.nodes if known is not None else []) if n in self.pos)
-            key = ("nodes", listed) if listed else ("handles", tuple(dict.fromkeys(hmap[ins])))
-            shared.setdefault(key, []).append(ins)
-        # Distinct handle lists may still name one big group of nodes each: node references are
-        # charged to a budget as in ``Etrecord.nodes_by_instruction``; past it, left unnamed.
-        budget = max(100_000, 64 * (len(g.nodes) + sum(len(v) for v in hmap.values())))
-        by_cand: dict[tuple[str, ...], list[int]] = {}
-        for (how, what), instrs in shared.items():
-            if budget <= 0:
-                self.ambiguous += len(instrs)
-                continue
-            cand = what if how == "nodes" else [n.name for n in g.nodes_of_handles(what) if n.op == "call_function"]
-            budget -= len(cand) + len(what)
-            cand = tuple(sorted(dict.fromkeys(cand), key=self.pos.__getitem__))
-            by_cand.setdefault(cand, []).extend(instrs)
-        for cand, instrs in by_cand.items():
-            instrs.sort()
-            if len(cand) == len(instrs):
-                self.kernel.update(zip(instrs, cand))
-            elif len(cand) == 1:
-                self.kernel.update((ins, cand[0]) for ins in instrs)
-            elif cand:
-                self.ambiguous += len(instrs)
-        # A partition is known by its handles only when no other instruction carries one of them:
-        # a decomposed op (SDPA) shares one handle across partitions and CPU kernels, and the
-        # nodes "of" that handle are then not this partition's. Its outputs stay unnamed (never
-        # guessed), as do outputs whose count differs from the nodes leaving the partition.
-        owners: dict[int, int] = {}
-        for ins, hs in hmap.items():
-            for h in dict.fromkeys(hs):
-                owners[h] = owners.get(h, 0) + 1
-        n_outs = er.num_outs_map.get(method, {})
-        self.unsure = 0         # delegate calls whose outputs cannot be told apart
-        leaving_of: dict[tuple[int, ...], list[str]] = {}
-        for ins in delegates:
-            if ins not in hmap:
-                continue
-            key = tuple(dict.fromkeys(hmap[ins]))
-            if any(owners.get(h, 0) > 1 for h in key):
-                self.unsure += 1
-                continue
-            if key not in leaving_of:
-                if budget <= 0:
-                    continue
-                inside = {n.name for n in g.nodes_of_handles(key) if n.op == "call_function"}
-                budget -= len(inside) + len(key)
-                leaving = [nm for nm in inside if (users.get(nm, set()) - inside)]
-                leaving_of[key] = sorted(leaving, key=self.pos.__getitem__)
-            if len(leaving_of[key]) != int(n_outs.get(ins, 1)):
-                self.unsure += 1
-                continue
-            self.delegate[ins] = leaving_of[key]
-
-    def of(self, instruction: int, role: str, k: int) -> tuple[str | None, int | None]:
-        if role == "kernel_output":
-            name = self.kernel.get(instruction)
-        elif role == "delegate_output":
-            outs = self.delegate.get(instruction, [])
-            name = outs[k] if k < len(outs) else None
-        else:
-            name = None
-        return name, (self.pos.get(name) if name else None)
-
-    def shape_agrees(self, node: str, k: int, sizes: tuple[int, ...]) -> bool:
-        """``sizes`` fits the shape the graph records for ``node``'s k-th output (symbolic
-        dimensions fit anything; no record: agrees)."""
-        n = self.graph.by_name.get(node) if self.graph is not None else None
-        if n is None:
-            return True
-        value = n.outputs[k] if k < len(n.outputs) else (node if k == 0 else None)
-        rec = self.graph.value_shapes.get(value) if value is not None else None
-        if rec is None:
-            return True
-        return len(rec) == len(sizes) and all(r is None or r == s for r, s in zip(rec, sizes))
-
-    def by_name(self, name: str) -> tuple[str | None, int | None]:
-        """A backend's tensor name -> graph node: the name itself, else QNN's tensor naming
-        (``backends/qualcomm/builders/node_visitor.py``: ``<node>@<k>``, graph inputs prefixed
-        ``input_<id>_`` (``mutbuf_<n>_``), graph outputs ``output_`` (``mutbuf_<n>_``)) stripped."""
-        for cand in (name, qnn_tensor_node(name)):
-            if cand in self.pos:
-                return cand, self.pos[cand]
-        return None, None
-
-
-_QNN_TENSOR = re.compile(r"^(?:input_\d+_(?:mutbuf_\d+_)?|output_(?:mutbuf_\d+_)?)?(?P<node>.+?)(?:@\d+)?$")
-
-
-def qnn_tensor_node(name: str) -> str:
-    """The FX node name inside a QNN tensor name (``output_aten_add_tensor@0`` -> ``aten_add_tensor``)."""
-    m = _QNN_TENSOR.match(name)
-    return m.group("node") if m else name
+    # share of values at the integer dtype's min or max (None: a float dtype)
+    at_limits: float | None = field(metadata={"json": "at_limits_share"})
 
 
 @dataclass(frozen=True)
-class QuantParams:
-    """Per-tensor affine quantization: real = (q - zero_point) * scale."""
+class TensorRow:
+    """One tensor of one run: what it is, its statistics and what is wrong with it (one JSON object)."""
 
-    scale: float
-    zero_point: int
-    quant_min: int | None
-    quant_max: int | None
-    node: str          # the quantize node the parameters come from
+    id: TensorId = field(metadata={"inline": TensorId})
+    stats: TensorStats = field(metadata={"inline": TensorStats})
+    flags: tuple[str, ...]      # NaN x n, Inf x n, share at the int limits above SATURATION_SHARE
 
 
-_QUANTIZE_PER_TENSOR = "quantized_decomposed.quantize_per_tensor.default"
+@dataclass(frozen=True, kw_only=True)
+class NumericsResult:
+    """``etscope numerics`` without a reference: statistics over the finite values, NaN/Inf apart."""
+
+    schema: str = SCHEMA
+    method: str | None
+    runs: int
+    chunk_elems: int = field(metadata={"json": "chunk_elements"})
+    saturation_share_flagged_above: float = SATURATION_SHARE
+    rows: tuple[TensorRow, ...] = field(metadata={"json": "tensors"})    # run, then graph order
+    flagged: int                # rows with a flag
+    notes: tuple[str, ...]
+    phase: PhaseSelection | None = field(default=None, metadata={"omit_empty": True})   # --phase: whose runs
 
 
-class Quantization:
-    """Quantization of each node's output from the edge graph (users indexed once): its own
-    arguments when it is a ``quantize_per_tensor``, else those of the ``quantize_per_tensor``
-    consuming it. Per-channel parameters (and ``.tensor`` variants) are constant tensors, torch
-    pickles in the ETRecord: never read, reported unavailable (``of`` returns why, as a string)."""
-
-    def __init__(self, graph):
-        self.graph = graph
-        self.users: dict[str, list] = {}
-        for u in (graph.nodes if graph is not None else ()):
-            if u.target and "quantize" in u.target and "dequantize" not in u.target:
-                for src in u.inputs:
-                    self.users.setdefault(src, []).append(u)
-
-    def of(self, node: str) -> QuantParams | str:
-        n = self.graph.by_name.get(node) if self.graph is not None else None
-        if n is None:
-            return "no edge graph node to take quantization parameters from"
-        users = self.users.get(node, [])
-        for q in ([n] if n.target == _QUANTIZE_PER_TENSOR else []) + users:
-            if q.target == _QUANTIZE_PER_TENSOR:
-                lit = dict(q.literals)
-                if isinstance(lit.get("scale"), (int, float)) and isinstance(lit.get("zero_point"), int):
-                    bad = unusable_params(lit["scale"], lit["zero_point"])
-                    if bad:
-                        return f"{q.name}: {bad}: unavailable"
-                    return QuantParams(float(lit["scale"]), int(lit["zero_point"]), lit.get("quant_min"),
-                                       lit.get("quant_max"), q.name)
-        if any("per_channel" in (u.target or "") for u in users):
-            return ("per-channel quantization: its scales and zero points are constant tensors (torch pickles "
-                    "in the ETRecord), not read: unavailable")
-        if users:
-            return f"quantized by {users[0].target} whose parameters are tensors (not read): unavailable"
-        return "no quantize_per_tensor node after it in the edge graph: scale/offset unknown"
-
-
-def unusable_params(scale, zero_point: int) -> str | None:
-    """Why (q - zero_point) * scale cannot be computed in float64 for any 32-bit q, or None.
-    Real quantize nodes have a positive finite scale and a zero point inside the integer type;
-    JSON allows 10**400 (and 1e400, read as inf)."""
-    if abs(zero_point) > 1 << 63:
-        return f"zero point of {zero_point.bit_length()} bits (beyond any integer type)"
-    try:
-        s = float(scale)
-    except OverflowError:
-        return "scale beyond float64"
-    if not (math.isfinite(s) and s > 0.0):
-        return f"scale {s!r} is not a positive finite number"
-    if not math.isfinite((abs(zero_point) + 2.0 ** 32) * s * 2.0 ** 64):
-        return f"scale {s!r} with zero point {zero_point} puts dequantized values past float64"
-    return None
-
-
-# ---- statistics ----------------------------------------------------------------------------------
 def as_float(x: np.ndarray, scalar_type: int) -> np.ndarray:
     """A chunk of values as float64 (bfloat16: its raw 16 bits widened to float32 first)."""
     if scalar_type == BFLOAT16:
@@ -401,12 +76,13 @@ def tensor_stats(buf: DebugBuffer, p: Profile, tid: TensorId, chunk: int = CHUNK
     st = int(t.columns["scalar_type"][tid.index])
     numel = int(np.prod(tid.shape, dtype=object)) if tid.shape else 1
     if not decodable(st):
-        return TensorStats(numel, 0, 0, 0, None, None, None, None, None, decoded=False)
+        return TensorStats(numel=numel, decoded=False, finite=0, nan=0, inf=0, min=None, max=None, mean=None,
+                           std=None, at_limits=None)
     view = buf.array(t, tid.index)
     is_int = view.dtype.kind in "iub" and st != BFLOAT16
     lim = (np.iinfo(view.dtype).min, np.iinfo(view.dtype).max) if view.dtype.kind in "iu" and st != BFLOAT16 else None
     n = nan = inf = limits = 0
-    unit = Scale()          # values summed in a power-of-two unit: overflow-free (numerics_sums)
+    unit = Scale()          # values summed in a power-of-two unit: overflow-free (numerics.sums)
     mean = m2 = 0.0
     lo, hi = np.inf, -np.inf
     for c in chunks(view, chunk):
@@ -437,12 +113,12 @@ def tensor_stats(buf: DebugBuffer, p: Profile, tid: TensorId, chunk: int = CHUNK
         n = tot
         buf.release(c)
     buf.release(buf.memory(t, tid.index))
-    return TensorStats(numel=numel, finite=n, nan=nan, inf=inf, min=lo if n else None, max=hi if n else None,
+    return TensorStats(numel=numel, decoded=True, finite=n, nan=nan, inf=inf, min=lo if n else None, max=hi if n else None,
                        mean=mean * unit.unit if n else None, std=float(np.sqrt(m2 / n)) * unit.unit if n else None,
                        at_limits=(limits / numel if numel else 0.0) if lim is not None else None)
 
 
-def flags_of(tid: TensorId, s: TensorStats) -> list[str]:
+def flags_of(tid: TensorId, s: TensorStats) -> tuple[str, ...]:
     out = []
     if s.nan:
         out.append(f"NaN x{s.nan}")
@@ -450,14 +126,15 @@ def flags_of(tid: TensorId, s: TensorStats) -> list[str]:
         out.append(f"Inf x{s.inf}")
     if s.at_limits is not None and tid.dtype in ("int8", "uint8", "int16", "uint16") and s.at_limits > SATURATION_SHARE:
         out.append(f"{100 * s.at_limits:.1f}% at {tid.dtype} limits")
-    return out
+    return tuple(out)
 
 
 def numerics(p: Profile, buf: DebugBuffer, chunk: int = CHUNK_ELEMS, taps: dict | None = None) -> NumericsResult:
     """Statistics of every tensor of the profile's execute runs (the buffer is checked first);
-    ``taps``: the intermediate-output tap sidecar (``formats.taps``)."""
+    ``taps``: the intermediate-output tap sidecar (``formats.taps``). The result carries the phase
+    the profile's runs are (``--phase``), if one."""
     ids, notes = tensor_ids(p, taps=taps)
-    reduced = {t.tap.reducer_name for t in ids if t.tap is not None and not t.tap.full_tensor}
+    reduced = {t.tap.reducer for t in ids if t.tap is not None and not t.tap.full_tensor}
     if reduced:
         notes.append("taps reduced on the device (" + ", ".join(sorted(reduced)) + "): their values are the reducer's "
                      "fields (see the sidecar), the statistics here are over those fields")
@@ -470,10 +147,11 @@ def numerics(p: Profile, buf: DebugBuffer, chunk: int = CHUNK_ELEMS, taps: dict 
         s = done.get(key)
         if s is None:
             s = done[key] = tensor_stats(buf, p, tid, chunk)
-        rows.append(TensorRow(tid, s, flags_of(tid, s)))
+        rows.append(TensorRow(id=tid, stats=s, flags=flags_of(tid, s)))
     if p.etrecord is None and ids:
         notes.append("no ETRecord: tensors are named by instruction, not graph node")
-    return NumericsResult(method=p.method, runs=p.n_runs, rows=rows, chunk_elems=chunk, notes=notes)
+    return NumericsResult(method=p.method, runs=p.n_runs, chunk_elems=chunk, rows=tuple(rows),
+                          flagged=sum(1 for r in rows if r.flags), notes=tuple(notes), phase=p.phase)
 
 
 def check_buffer(p: Profile, buf: DebugBuffer) -> None:
@@ -486,29 +164,3 @@ def check_buffer(p: Profile, buf: DebugBuffer) -> None:
         return f"tensor {i} (RunData {int(event_runs(p, np.array([e]))[0])}, instruction {int(ev['instruction_id'][e])})"
     buf.check(data.tensors, where)
 
-
-SCHEMA = "etscope.numerics/1"
-
-
-def tensor_id_dict(t: TensorId) -> dict:
-    d = {"run": t.run, "instruction": t.instruction, "role": t.role, "item": t.item, "name": t.name,
-         "node": t.node, "graph_pos": t.graph_pos, "dtype": t.dtype, "shape": list(t.shape),
-         "strides": list(t.strides)}
-    if t.tap is not None:
-        d["tap"] = {"node_name": t.tap.node_name, "op_target": t.tap.op_target, "reducer": t.tap.reducer_name,
-                    "fields": list(t.tap.fields), "module_path": t.tap.module_path}
-    return d
-
-
-def numerics_dict(r: NumericsResult) -> dict:
-    """The ``etscope numerics`` result as plain data (schema ``etscope.numerics/1``): one entry per
-    tensor per execute run; statistics over the finite values; NaN/Inf counted apart."""
-    rows = []
-    for row in r.rows:
-        s = row.stats
-        rows.append({**tensor_id_dict(row.id), "numel": s.numel, "decoded": s.decoded, "finite": s.finite,
-                     "nan": s.nan, "inf": s.inf, "min": s.min, "max": s.max, "mean": s.mean, "std": s.std,
-                     "at_limits_share": s.at_limits, "flags": row.flags})
-    return {"schema": SCHEMA, "method": r.method, "runs": r.runs, "chunk_elements": r.chunk_elems,
-            "saturation_share_flagged_above": SATURATION_SHARE, "tensors": rows,
-            "flagged": sum(1 for row in r.rows if row.flags), "notes": list(r.notes)}

@@ -8,7 +8,7 @@ any run's tensor there crossed a threshold. Renderers only format this.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from etscope.analysis.numerics.tensors import NumericsResult, numerics
 from etscope.analysis.numerics.compare import SNR_CAP_DB, Comparison, compare
@@ -17,15 +17,23 @@ from etscope.formats.debug_buffer import DebugBuffer
 from etscope.profile import Profile
 
 
-@dataclass
+@dataclass(frozen=True)
+class NodeSnr:
+    """A candidate graph node's lowest SNR over runs and whether a tensor there diverged."""
+
+    node: str
+    snr_db: float               # dB, capped at SNR_CAP_DB; -inf: non-finite values
+    diverged: bool              # crossed a threshold in some run
+
+
+@dataclass(frozen=True)
 class NumericsView:
     stats: NumericsResult | None = None          # without a reference
     comparison: Comparison | None = None         # with a reference
-    node_snr: dict[str, float] = field(default_factory=dict)      # graph node -> lowest SNR (dB, capped)
-    node_diverged: dict[str, bool] = field(default_factory=dict)  # graph node -> crossed a threshold in a run
+    nodes: tuple[NodeSnr, ...] = ()              # per candidate graph node (first seen first), with a reference
 
 
-def node_snr(c: Comparison) -> tuple[dict[str, float], dict[str, bool]]:
+def node_snr(c: Comparison) -> tuple[NodeSnr, ...]:
     """Lowest capped SNR and divergence per candidate graph node over every run; a tensor whose
     metrics are NaN (non-finite values) counts as -inf dB (it diverged)."""
     snr: dict[str, float] = {}
@@ -38,7 +46,7 @@ def node_snr(c: Comparison) -> tuple[dict[str, float], dict[str, bool]]:
             s = -math.inf if t.metrics.nonfinite else min(t.metrics.snr_db, SNR_CAP_DB)
             snr[node] = min(snr.get(node, math.inf), s)
             div[node] = div.get(node, False) or t.diverged
-    return snr, div
+    return tuple(NodeSnr(n, s, div[n]) for n, s in snr.items())
 
 
 def numerics_view(p: Profile, buf: DebugBuffer, ref: Profile | None = None, ref_buf: DebugBuffer | None = None,
@@ -46,5 +54,4 @@ def numerics_view(p: Profile, buf: DebugBuffer, ref: Profile | None = None, ref_
     if ref is None:
         return NumericsView(stats=numerics(p, buf))
     c = compare(p, buf, reference_of(ref, p.method, strict=False), ref_buf, thresholds)   # the report's method
-    snr, div = node_snr(c)
-    return NumericsView(comparison=c, node_snr=snr, node_diverged=div)
+    return NumericsView(comparison=c, nodes=node_snr(c))

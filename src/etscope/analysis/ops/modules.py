@@ -77,7 +77,45 @@ def _common_module(paths: list[str]) -> str:
     return ".".join(common)
 
 
-def module_times(profile: P.Profile, ops: list[dict], qnn=None) -> dict | None:
+@dataclass(frozen=True)
+class ModuleRow:
+    """One module of the tree, its times inclusive of its children's (mean per run, µs)."""
+
+    path: str                         # "" for the model itself, e.g. "m.layers.0.attention"
+    name: str                         # the attribute name ("(model)" for the root)
+    type: str | None
+    depth: int
+    parent: str | None
+    total_us: float
+    self_us: float
+    how_us: dict[str, float]          # by HOW, in HOW's order
+    placement_us: dict[str, float]    # by backend / cpu, largest first
+    nodes: int
+
+
+@dataclass(frozen=True)
+class QnnEstimate:
+    """What one QNN partition's per-op times are (``analysis.qnn.container``), in words."""
+
+    instruction_id: int | None
+    container: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class ModuleTimes:
+    """The module tree (``etscope ops --by module``; schema ``etscope.modules/1`` less its header)."""
+
+    graph: str
+    method_execute_us: float | None
+    framework_overhead_us: float | None
+    attributed_us: float              # the root's total: Method::execute minus framework overhead
+    how: dict[str, str]               # HOW -> what it means here
+    modules: tuple[ModuleRow, ...]    # depth first, children in graph order
+    estimates: tuple[QnnEstimate, ...] = field(default=(), metadata={"omit_empty": True})
+
+
+def module_times(profile: P.Profile, ops: list[dict], qnn=None) -> ModuleTimes | None:
     """The module tree with inclusive time per module (mean per run, µs), or None without an
     ETRecord graph."""
     g = graph_for_views(profile)
@@ -87,22 +125,19 @@ def module_times(profile: P.Profile, ops: list[dict], qnn=None) -> dict | None:
     mods = _module_tree(g, module_of, _time_pieces(profile, ops, qnn, g, module_of))
     parts = per_run_parts(profile)
     latency = parts["latency"]
-    out = {
-        "graph": g.name,
-        "method_execute_us": float(np.nanmean(latency)) / 1e3 if latency.size else None,
-        "framework_overhead_us": float(np.nanmean(parts["framework_overhead"])) / 1e3 if latency.size else None,
-        "attributed_us": mods[""].total_us,
-        "how": dict(HOW_TEXT),
-        "modules": [_row(m) for m in _tree_order(mods)],
-    }
     estimates = qnn_estimates(qnn)
-    if estimates:           # what the QNN ops' times are (only where there are some)
-        out["how"][ESTIMATED] = ESTIMATED_QNN
-        out["estimates"] = estimates
-    return out
+    return ModuleTimes(
+        graph=g.name,
+        method_execute_us=float(np.nanmean(latency)) / 1e3 if latency.size else None,
+        framework_overhead_us=float(np.nanmean(parts["framework_overhead"])) / 1e3 if latency.size else None,
+        attributed_us=mods[""].total_us,
+        # what the QNN ops' times are, only where there are some
+        how={**HOW_TEXT, ESTIMATED: ESTIMATED_QNN} if estimates else dict(HOW_TEXT),
+        modules=tuple(_row(m) for m in _tree_order(mods)),
+        estimates=estimates)
 
 
-def qnn_estimates(qnn) -> list[dict]:
+def qnn_estimates(qnn) -> tuple[QnnEstimate, ...]:
     """Per QNN partition with per-op times: what they are (``analysis.qnn.container``), in words."""
     out = []
     for p in (qnn.partitions if qnn is not None else ()):
@@ -110,9 +145,8 @@ def qnn_estimates(qnn) -> list[dict]:
         if ot.estimate and ot.ops_us_mean:
             iid = p.instruction_id
             where = f"DELEGATE_CALL #{iid}" if iid is not None else str(p.key)
-            out.append({"instruction_id": iid, "container": ot.container,
-                        "text": f"{where}: QNN op times are an {ot.estimate} ({ot.how})"})
-    return out
+            out.append(QnnEstimate(iid, ot.container, f"{where}: QNN op times are an {ot.estimate} ({ot.how})"))
+    return tuple(out)
 
 
 def _time_pieces(profile: P.Profile, ops: list[dict], qnn, g, module_of: dict[str, str]
@@ -222,9 +256,9 @@ def _tree_order(mods: dict[str, Module]) -> list[Module]:
     return out
 
 
-def _row(m: Module) -> dict:
-    return {"path": m.path, "name": m.path.rsplit(".", 1)[-1] if m.path else "(model)", "type": m.type,
-            "depth": m.depth, "parent": _parent(m.path), "total_us": m.total_us, "self_us": m.self_us,
-            "how_us": {h: m.how_us[h] for h in HOW if h in m.how_us},
-            "placement_us": dict(sorted(m.placement_us.items(), key=lambda kv: -kv[1])),
-            "nodes": m.nodes}
+def _row(m: Module) -> ModuleRow:
+    return ModuleRow(path=m.path, name=m.path.rsplit(".", 1)[-1] if m.path else "(model)", type=m.type,
+                     depth=m.depth, parent=_parent(m.path), total_us=m.total_us, self_us=m.self_us,
+                     how_us={h: m.how_us[h] for h in HOW if h in m.how_us},
+                     placement_us=dict(sorted(m.placement_us.items(), key=lambda kv: -kv[1])),
+                     nodes=m.nodes)

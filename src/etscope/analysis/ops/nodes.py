@@ -17,6 +17,8 @@ measured <container>" (QNN), "matched by kind and order" (XNNPACK and other dele
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from etscope import profile as P
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_delegate_ops
 
@@ -101,7 +103,39 @@ def instruction_us(profile: P.Profile, ops: list[dict]) -> dict[int, float]:
     return out
 
 
-def node_table(profile: P.Profile, ops: list[dict], qnn=None) -> dict | None:
+@dataclass(frozen=True)
+class NodeRow:
+    """One operator node of the ETRecord graph with where it ran and its time (mean µs per run)."""
+
+    name: str
+    op: str
+    target: str | None
+    module: str                       # nn_module_stack path ("" for none)
+    module_type: str | None
+    module_instance: str
+    inputs: tuple[int, ...]           # positions of its input nodes in ``NodeTable.nodes``
+    input_kind: str | None
+    placement: str | None             # backend id or "cpu"
+    instruction_id: int | None
+    time_us: float | None
+    estimated: bool
+    time_how: str | None              # how the time was obtained (None when untimed)
+    untimed_why: str | None           # why a node has no time
+    cycles: float | None              # QNN per-op cycles (QNN nodes)
+    hmx: bool | None
+    hvx: bool | None
+    source: str | None
+
+
+@dataclass(frozen=True)
+class NodeTable:
+    graph: str
+    method: str | None
+    nodes: tuple[NodeRow, ...]
+    module_types: dict[str, str]      # module instance -> type
+
+
+def node_table(profile: P.Profile, ops: list[dict], qnn=None) -> NodeTable | None:
     """Nodes of the graph with placement and time, or None without an ETRecord graph."""
     g = graph_for_views(profile)
     if g is None:
@@ -147,20 +181,19 @@ def node_table(profile: P.Profile, ops: list[dict], qnn=None) -> dict | None:
         instances = module_instances(n)
         for inst, ty in instances:
             module_types.setdefault(inst, ty)
-        nodes.append({
-            "name": n.name, "op": n.op, "target": n.target,
-            "module": n.module_path or "", "module_type": n.module_type,
-            "module_instance": instances[-1][0] if instances else "",
-            "inputs": [index[i] for i in n.inputs if i in index],
-            "input_kind": n.input_kind,
-            "placement": placement.get(n.name),
-            "instruction_id": instr_of.get(n.name),
-            "time_us": time_us.get(n.name),
-            "estimated": n.name in estimated,
-            "time_how": how.get(n.name) if n.name in time_us else None,
-            "untimed_why": untimed.get(n.name) if n.name not in time_us else None,
-            "cycles": q["cycles"] if q else None,
-            "hmx": q["hmx"] if q else None, "hvx": q["hvx"] if q else None,
-            "source": n.source,
-        })
-    return {"graph": g.name, "method": g.method, "nodes": nodes, "module_types": module_types}
+        nodes.append(NodeRow(
+            name=n.name, op=n.op, target=n.target,
+            module=n.module_path or "", module_type=n.module_type,
+            module_instance=instances[-1][0] if instances else "",
+            inputs=tuple(index[i] for i in n.inputs if i in index),
+            input_kind=n.input_kind,
+            placement=placement.get(n.name),
+            instruction_id=instr_of.get(n.name),
+            time_us=time_us.get(n.name),
+            estimated=n.name in estimated,
+            time_how=how.get(n.name) if n.name in time_us else None,
+            untimed_why=untimed.get(n.name) if n.name not in time_us else None,
+            cycles=q["cycles"] if q else None,
+            hmx=q["hmx"] if q else None, hvx=q["hvx"] if q else None,
+            source=n.source))
+    return NodeTable(graph=g.name, method=g.method, nodes=tuple(nodes), module_types=module_types)

@@ -42,11 +42,12 @@ class Bandwidth:
     gbps: float | None          # None: unknown
     source: str                 # where the figure comes from, or why there is none
     soc: str | None = None
-    text: str = field(init=False)   # the figure and its source in words (the views print it)
+    # what the views print: a field (not a property) so a typed result holding it writes it to JSON
+    text: str = field(init=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "text", f"{self.gbps:g} GB/s ({self.source})" if self.gbps
-                           else f"bandwidth unknown ({self.source})")
+        object.__setattr__(self, "text", f"{self.gbps:g} GB/s ({self.source})" if self.gbps else
+                           f"bandwidth unknown ({self.source})")
 
 
 def dram_bandwidth(soc_model: str | None, override_gbps: float | None = None) -> Bandwidth:
@@ -208,21 +209,21 @@ def _synthetic(path) -> bool:
     return bool(path) and str(path).replace("\\", "/").rsplit("/", 1)[-1].startswith("synthetic_")
 
 
-def llm_memory_wall(program, llm: dict | None, soc: dict | None, dram_gbps: float | None, sources,
+def llm_memory_wall(program, llm, soc: dict | None, dram_gbps: float | None, sources,
                     prefill_resources: list[dict] | None = None, prefill_path: str | None = None) -> MemoryWall | None:
-    """The memory wall of an LLM result (``analysis.llm``'s ``llm`` object) whose program has a QNN
+    """The memory wall of an LLM result (``analysis.llm``'s ``LlmRuns``) whose program has a QNN
     delegate; None otherwise. ``sources``: the input paths (an ETDump named ``synthetic_*`` is a
     fixture made by a script: the figure then says so)."""
     if program is None or not llm or not any(d.backend_id == "QnnBackend" for m in program.methods
                                              for d in m.delegates):
         return None
-    decode = next((p for p in llm.get("phases") or [] if p.get("name") == "decode"), None)
+    decode = llm.phase("decode")
     if decode is None:
         return None
-    tps = llm.get("decode_tokens_per_s")
-    tokens_from = (f"decode p50 {decode.get('ms_per_token'):.3f} ms per token over {decode.get('steady_runs')} steady "
-                   f"run(s); tokens per run: {decode.get('tokens_from') or 'unknown'}") if tps else "unknown"
+    tps = llm.decode_tokens_per_s
+    tokens_from = (f"decode p50 {decode.ms_per_token:.3f} ms per token over {decode.steady_runs} steady "
+                   f"run(s); tokens per run: {decode.tokens_from or 'unknown'}") if tps else "unknown"
     bw = dram_bandwidth((soc or {}).get("soc_model"), dram_gbps)
     synthetic = any(_synthetic(s) for s in sources or ())
-    return memory_wall(program, decode.get("method"), tps, tokens_from, bw, synthetic,
+    return memory_wall(program, decode.method, tps, tokens_from, bw, synthetic,
                        prefill_resources=prefill_resources, prefill_path=prefill_path)

@@ -32,6 +32,8 @@ class QnnFiles:
     runtrace: object | None = None
     ort: object | None = None          # ONNX Runtime's profile of the session (formats.ort_profile)
     inputs: dict = field(default_factory=dict)
+    # Other input kinds of the registry (formats.kinds), read, by the name they feed (Results.feed).
+    extra: dict = field(default_factory=dict)
 
 
 def partition_op_names(profile: P.Profile | None, qnn_profile=None) -> dict[str, tuple[int | None, set[str]]]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-# Field metadata read by render.json: the key is left out of the JSON when the value is None.
-OPTIONAL = {"json": "optional"}
+# Field metadata read by render.json (omit_none): the key is left out of the JSON when the value is None.
+OPTIONAL = {"omit_none": True}
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ class ReportView:
     profile: P.Profile
     summary: dict
     ops: list[dict]
-    qnn: QnnReport | None
-    llm: dict | None
+    qnn: QnnReport | None          # analysis.qnn.result (QNN files alone: the QnnView with their files)
+    llm: object | None            # analysis.llm.result.LlmReport (with its memory wall)
     hierarchy: dict | None
     placement: list[dict]
     runs: dict
@@ -52,7 +52,7 @@ class ReportView:
     modules: dict | None = None
 
 
-def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: QnnReport | None, llm: dict | None,
+def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: QnnReport | None, llm,
                 notes: list[str] | None = None, modules: dict | None = None,
                 ranked: list[Finding] | None = None) -> ReportView:
     """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
@@ -265,23 +265,22 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: QnnReport | None, 
     return sorted(agg.values(), key=lambda a: -a["ms"])
 
 
-def run_phases(llm: dict | None, n_runs: int) -> list[str | None] | None:
-    """Phase name per Execute run from the analysis.llm dict (its phases list their run indices)."""
-    if not llm:
+def run_phases(llm, n_runs: int) -> list[str | None] | None:
+    """Phase name per Execute run from the LLM analysis (``analysis.llm.result.LlmReport``: its
+    phases list their run indices)."""
+    if llm is None:
         return None
     out: list[str | None] = [None] * n_runs
     any_set = False
-    for ph in llm.get("phases") or []:
-        runs = ph.get("runs")
-        if isinstance(runs, list):
-            for r in runs:
-                if isinstance(r, int) and 0 <= r < n_runs:
-                    out[r] = str(ph.get("name"))
-                    any_set = True
+    for ph in llm.llm.phases:
+        for r in ph.runs:
+            if 0 <= r < n_runs:
+                out[r] = ph.name
+                any_set = True
     return out if any_set else None
 
 
-def run_columns(profile: P.Profile, llm: dict | None) -> dict:
+def run_columns(profile: P.Profile, llm) -> dict:
     """Per-run columns (the ``runs`` table of render.export) as arrays: execute, start (µs since
     the first timed event; NaN for a run without a start), latency and its parts (ms); and the
     phases (a list)."""

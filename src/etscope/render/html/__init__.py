@@ -32,12 +32,15 @@ from importlib import resources
 
 import numpy as np
 
-from etscope.analysis.diff.view import DiffView
+from etscope.analysis import glossary
+from etscope.analysis.diff.view import DiffView, RunSeries
+from etscope.analysis.ops.modules import ModuleTimes
+from etscope.analysis.ops.nodes import NodeTable
 from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
 from etscope.render.files import write_text
 from etscope.render.guide import reading_guide
-from etscope.render.json import PLAIN_NUMBERS, json_items, non_finite_as_null
+from etscope.render.json import PLAIN_NUMBERS, as_fields, non_finite_as_null, to_jsonable
 from etscope.render.html.numerics import numerics_data
 from etscope.render.html.phases import PhasePage, phases_data
 from etscope.render.safe import without_controls
@@ -45,11 +48,13 @@ from etscope.units import fmt_ms, fmt_us
 from etscope.version import __version__
 
 SCHEMA = "etscope.report/1"
-DIFF_SCHEMA = "etscope.diff-page/1"
+DIFF_SCHEMA = "etscope.diff-page/2"   # /2: series with stats, histogram and step; phase_series, phases, axes, figures
 MAX_TABLE_ROWS = 20000      # op-table rows embedded (all of them below this)
 MAX_LIST = 5000             # any other list from analysis dicts is cut to this many entries
 # Scripts of the report's sections that live in their own files, inlined before the page's script.
 PAGE_PARTS = {"report.js": ("modules.js", "numerics.js", "graph.js", "phases.js")}
+# The diff view (the diff page, the report's "Compared with base"): its core, then its parts.
+DIFF_SCRIPTS = ("diff.js", "diff_runs.js", "diff_parts.js", "diff_ops.js")
 
 
 def _asset(name: str) -> str:
@@ -66,7 +71,7 @@ def _clean(x, depth: int = 0):
     if isinstance(x, dict):
         return {without_controls(str(k)): _clean(v, depth + 1) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):     # a typed result: as its JSON writes it
-        return {without_controls(k): _clean(v, depth + 1) for k, v in json_items(x)}
+        return {without_controls(k): _clean(v, depth + 1) for k, v in as_fields(x).items()}
     if isinstance(x, (list, tuple)):
         items = x[:MAX_LIST]
         if depth < 20:              # per-run series: plain values need no call each
@@ -134,27 +139,40 @@ def ops_data(ops: list[dict]) -> dict:
     return {"columns": cols, "rows": rows, "total_rows": len(ops)}
 
 
-def graph_data(nodes: dict | None) -> dict | None:
+def graph_data(nodes: NodeTable | None) -> dict | None:
     """The graph's nodes (``analysis.ops.nodes.node_table``) as columns and rows."""
     if nodes is None:
         return None
     cols = ["name", "op", "target", "module", "inputs", "placement", "time_us", "estimated", "source",
             "input_kind", "instruction_id", "hmx", "hvx", "module_instance", "time_how", "untimed_why"]
-    rows = [[_r(n[c]) if isinstance(n[c], float) else n[c] for c in cols] for n in nodes["nodes"]]
-    return {"graph": nodes["graph"], "method": nodes["method"], "columns": cols, "nodes": rows,
-            "module_types": nodes.get("module_types") or {}}
+    rows = [[_r(v) if isinstance(v, float) else v for v in map(n.__getattribute__, cols)] for n in nodes.nodes]
+    return {"graph": nodes.graph, "method": nodes.method, "columns": cols, "nodes": rows,
+            "module_types": nodes.module_types}
 
 
-def modules_data(modules: dict | None) -> dict | None:
+def modules_data(modules: ModuleTimes | None) -> dict | None:
     """The module tree (``analysis.ops.modules.module_times``), µs rounded."""
     if modules is None:
         return None
-    rows = [dict(m, total_us=_r(m["total_us"]), self_us=_r(m["self_us"]),
-                 how_us={k: _r(v) for k, v in m["how_us"].items()},
-                 placement_us={k: _r(v) for k, v in m["placement_us"].items()}) for m in modules["modules"]]
-    return dict(modules, modules=rows, attributed_us=_r(modules["attributed_us"]),
-                method_execute_us=_r(modules["method_execute_us"]),
-                framework_overhead_us=_r(modules["framework_overhead_us"]))
+    rows = [dict(as_fields(m), total_us=_r(m.total_us), self_us=_r(m.self_us),
+                 how_us={k: _r(v) for k, v in m.how_us.items()},
+                 placement_us={k: _r(v) for k, v in m.placement_us.items()}) for m in modules.modules]
+    return dict(to_jsonable(modules), modules=rows, attributed_us=_r(modules.attributed_us),
+                method_execute_us=_r(modules.method_execute_us),
+                framework_overhead_us=_r(modules.framework_overhead_us))
+
+
+def llm_data(report) -> dict | None:
+    """The LLM section's data (``Results.llm``, an ``analysis.llm.result.LlmReport``): the ``llm``
+    object of ``etscope llm --json``, then its findings and warnings (when there are any) and the
+    decode's memory wall, under the keys the page reads."""
+    if report is None:
+        return None
+    llm = report.llm
+    return {**to_jsonable(dataclasses.replace(llm, memory_wall=None)),
+            **({"findings": list(report.findings)} if report.findings else {}),
+            **({"warnings": list(report.warnings)} if report.warnings else {}),
+            **({"memory_wall": to_jsonable(llm.memory_wall)} if llm.memory_wall is not None else {})}
 
 
 def _view_data(view: ReportView) -> dict:
@@ -170,7 +188,7 @@ def _view_data(view: ReportView) -> dict:
         "ops": ops_data(view.ops),
         "runs": runs_data(view.runs),
         "qnn": view.qnn,
-        "llm": view.llm,
+        "llm": llm_data(view.llm),
         "graph": graph_data(view.nodes),
         "modules": modules_data(view.modules),
         "warnings": list(summary.get("warnings") or []) + view.checks + view.notes,
@@ -204,24 +222,39 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
 
 
 # ---- diff: etscope diff --html, and the report's "Compared with base" section -----------------------
+MAX_SERIES = MAX_LIST       # runs drawn per side in the runs chart, at most (the statistics are over every run)
+
+
 def diff_view_data(view: DiffView) -> dict:
-    """What the diff script draws: the diff (op rows cut to ``MAX_LIST``, changed ones come first),
-    the per-run latency of both sides (ms), the options used and the input paths."""
-    ops = list(view.diff.get("ops") or [])
-    d = {k: v for k, v in view.diff.items() if k != "ops"}
-    d["ops"] = ops[:MAX_LIST]
-    if d.get("phases"):      # a phase-split diff: each phase's op rows cut alike
-        anchors: set[str] = set()
-        d["phases"] = [dict(e, ops=list(e.get("ops") or [])[:MAX_LIST], ops_total=len(e.get("ops") or []),
-                            anchor=_phase_anchor(e.get("name"), anchors) if e.get("latency") else None)
-                       for e in d["phases"]]
-    series = view.series
-    if series is not None and "phases" in series:
-        series = {"phases": {k: _rounded_series(v) for k, v in series["phases"].items()}}
-    elif series is not None:
-        series = _rounded_series(series)
-    return _clean({"diff": d, "ops_total": len(ops), "series": series, "options": dict(view.options),
-                   "inputs": view.inputs})
+    """What the diff script draws: the diff as ``diff --json`` writes it (op rows cut to
+    ``MAX_LIST``, changed ones come first), the per-run latency of both sides (ms; at most
+    ``MAX_SERIES`` runs of a side drawn, evenly spaced) with the statistics and histogram the analysis made of
+    every steady run, the axes shown at the top, the options used and the input paths."""
+    d = view.diff
+    anchors: set[str] = set()
+    phases = tuple(dataclasses.replace(e, ops=e.ops[:MAX_LIST]) if e.latency is not None else e for e in d.phases)
+    shown = dataclasses.replace(d, ops=d.ops[:MAX_LIST], **({"phases": phases} if d.phases else {}))
+    return _clean({"diff": to_jsonable(shown), "ops_total": len(d.ops),
+                   # per phase (in the order of ``diff.phases``): its section ids' suffix, its op rows
+                   "phases": [{"anchor": _phase_anchor(e.name, anchors) if e.latency is not None else None,
+                               "ops_total": len(e.ops) if e.latency is not None else 0} for e in d.phases],
+                   "series": _series_data(view.series),
+                   "phase_series": {name: _series_data(s) for name, s in view.phase_series},
+                   "axes": {name: to_jsonable(a) for name, a in view.axes},
+                   "figures": to_jsonable(view.figures),
+                   "phase_figures": {name: to_jsonable(f) for name, f in view.phase_figures},
+                   "options": dict(view.options), "inputs": dict(view.inputs)})
+
+
+def _series_data(series: RunSeries | None) -> dict | None:
+    """A comparison's runs for the page: values rounded; a side of more than ``MAX_SERIES`` runs
+    drawn every ``step``-th run (its sessions all shown; ``runs``: how many there are)."""
+    if series is None:
+        return None
+    step = {side: max(1, -(-len(getattr(series, side)) // MAX_SERIES)) for side in ("base", "new")}
+    return {**{side: [_r(x) for x in getattr(series, side)[::step[side]]] for side in ("base", "new")},
+            "step": step, "runs": {"base": len(series.base), "new": len(series.new)},
+            **{k: to_jsonable(getattr(series, k)) for k in ("sessions", "warmup", "stats", "histogram")}}
 
 
 def _phase_anchor(name, taken: set[str]) -> str:
@@ -236,16 +269,12 @@ def _phase_anchor(name, taken: set[str]) -> str:
     return out
 
 
-def _rounded_series(series: dict) -> dict:
-    return dict(series, base=[_r(x) for x in series["base"]], new=[_r(x) for x in series["new"]])
-
-
 def diff_page_data(view: DiffView, title: str | None = None) -> dict:
     """Everything the diff page shows, as one plain dict."""
     data = diff_view_data(view)
     return {
         "schema": DIFF_SCHEMA,
-        "title": title or f"etscope diff: {view.labels.get('base', 'base')} → {view.labels.get('new', 'new')}",
+        "title": title or f"etscope diff: {view.labels.base} → {view.labels.new}",
         "generator": f"etscope {__version__}",
         "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         **data,
@@ -255,16 +284,26 @@ def diff_page_data(view: DiffView, title: str | None = None) -> dict:
 def json_for_script(data: dict) -> str:
     """JSON safe inside ``<script type="application/json">``: ASCII only, and ``<``, ``>``, ``&``
     as ``\\u003c`` etc., so no ``</script>`` or ``<!--`` can appear."""
-    text = json.dumps(data, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    text = json.dumps(data, ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=_typed)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def _typed(obj):
+    """A typed result inside the page's data: its JSON (render.json), as the CLI writes it."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return to_jsonable(obj)
+    raise TypeError(f"not JSON: {type(obj).__name__}")
+
+
 def _script(*pages: str) -> str:
-    """The page's script: common.js, diff.js and ``pages`` in one function scope, after ``DATA`` is
+    """The page's script: common.js, the diff view's scripts and ``pages`` in one function scope, after ``DATA`` is
     parsed from the JSON blob (our own files, shipped with the package)."""
     text = "\n".join(["(function () {", "  'use strict';",
                       "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
-                      _asset("common.js"), _asset("diff.js"),
+                      # the glossary's labels of levels and statistics (analysis.glossary), when the page has them
+                      "  var WORDS = (function (e) { return e ? JSON.parse(e.textContent) : {}; })"
+                      "(document.getElementById('etscope-words'));",
+                      _asset("common.js"), *map(_asset, DIFF_SCRIPTS),
                       *(_asset(part) for p in pages for part in PAGE_PARTS.get(p, ())),
                       *(_asset(p) for p in pages), "})();"])
     if "</" in text:    # cannot end the <script> element early
@@ -304,6 +343,12 @@ def prepare_in_background(name: str = "report.html.j2") -> None:
     threading.Thread(target=prepare, name="etscope-template", daemon=True).start()
 
 
+def glossary_words() -> dict[str, str]:
+    """What the page calls each level and statistic (``analysis.glossary``: one definition, the
+    text views' too), by key."""
+    return {x.key: x.label for x in (*glossary.NESTING, glossary.ACCELERATOR_CYCLES, *glossary.STATISTICS)}
+
+
 def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
     from markupsafe import Markup
 
@@ -311,6 +356,8 @@ def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
     return template.render(
         data=data,
         data_json=Markup(json_for_script(data)),   # escaped above; JSON, not markup
+        words=glossary_words(),
+        words_json=Markup(json_for_script(glossary_words())),
         css=Markup(_asset("report.css")),           # our own files, shipped with the package
         js=Markup(_script(*page_js)),
     )

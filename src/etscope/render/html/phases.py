@@ -80,7 +80,7 @@ def phases_data(phases: Sequence[PhasePage], how: str, n_file_runs: int, view_da
         v = view_data(placed)
         views.append({**{k: v[k] for k in PHASE_KEYS},
                       **({"compare": compare_data(page.compare)} if page.compare is not None else {})})
-    return {"how": how, "default": default_phase([r["name"] for r in rows]), "rows": rows, "views": views}
+    return {"how": how, "default": default_phase([page.row.name for page in phases]), "rows": rows, "views": views}
 
 
 def phase_pages(results, compares: dict | None = None) -> list[PhasePage]:

@@ -47,7 +47,7 @@
       ' (candidate ' + NUM.candidate_runs + ', reference ' + NUM.reference_runs + ' run(s))' + (NUM.method ? ', method ' + NUM.method : '') + '.'));
     var cv = NUM.coverage;
     if (cv && cv.share !== null) box.appendChild(el('p', { id: 'numerics-coverage', 'class': cv.low ? 'bad-text' : 'hint',
-      text: 'Coverage: ' + cv.paired + ' of the reference\'s ' + (cv.reference_nodes_logged - cv.inside_candidate_partitions) +
+      text: 'Coverage: ' + cv.paired + ' of the reference\'s ' + cv.loggable +
             ' logged node(s) the candidate could log were paired (' + Math.round(100 * cv.share) + '%)' +
             (cv.inside_candidate_partitions ? '; ' + cv.inside_candidate_partitions + ' more inside the candidate\'s delegate partitions' : '') +
             (cv.pairs_refused ? '; ' + cv.pairs_refused + ' pair(s) refused (shapes differ)' : '') + '.' }));
@@ -97,8 +97,7 @@
       g.appendChild(sv('line', { 'class': 'threshold', x1: L, x2: W - R, y1: y(thr), y2: y(thr), stroke: '#cf222e', 'stroke-dasharray': '5,4' }));
       g.appendChild(sv('text', { x: W - R - 4, y: y(thr) - 4, 'text-anchor': 'end', fill: '#cf222e', text: 'threshold ' + thr + ' dB' }));
     }
-    var drop = r.largest_drop, di = -1, dj = -1;
-    if (drop) ts.forEach(function (t, i) { if (t.name === drop.from && di < 0) di = i; if (t.name === drop.to && di >= 0 && dj < 0 && i > di) dj = i; });
+    var drop = r.largest_drop, di = drop && drop.to_index < ts.length ? drop.from_index : -1, dj = di >= 0 ? drop.to_index : -1;
     var d = '', prev = null;
     pts.forEach(function (p) { if (p.y === null) return; d += (prev === null ? 'M' : 'L') + x(p.i).toFixed(1) + ',' + y(p.y).toFixed(1); prev = p; });
     if (d) g.appendChild(sv('path', { 'class': 'snr-curve', d: d, fill: 'none', stroke: '#1565c0', 'stroke-width': 1.5 }));
@@ -109,7 +108,7 @@
                                  text: 'largest drop −' + fmtNum(drop.snr_drop_db, 3) + ' dB' }));
     }
     pts.forEach(function (p) {
-      var t = p.t, first = t.name === r.first_divergence;
+      var t = p.t, first = p.i === r.first_divergence_index;
       var yy = p.y === null ? (t.compared ? y(lo) : null) : y(p.y);
       if (yy === null) return;
       var c = sv('circle', { 'class': 'pt' + (t.diverged ? ' diverged' : '') + (first ? ' first' : ''), cx: x(p.i), cy: yy, r: first ? 7 : 3.5,
@@ -193,7 +192,7 @@
     var table = el('table', { 'class': 'data', id: 'numerics-data' }), tb = el('tbody');
     table.appendChild(el('thead', null, el('tr', null, cols.map(function (c) { return el('th', { scope: 'col', text: c }); }))));
     r.tensors.forEach(function (t, i) {
-      var first = t.name === r.first_divergence;
+      var first = i === r.first_divergence_index;
       var tr = el('tr', { 'class': (t.diverged ? 'diverged' : '') + (first ? ' first-divergence' : '') },
         [el('td', { 'class': 'num', text: String(i) }), el('td', { text: (first ? '▶ ' : '') + t.name, title: t.node || '' }),
          el('td', { text: t.role.replace(/_/g, ' ') }), el('td', { text: t.dtype + (t.ref_dtype && t.ref_dtype !== t.dtype ? ' / ' + t.ref_dtype : '') }),

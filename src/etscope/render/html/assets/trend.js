@@ -68,9 +68,16 @@
       withTip(g, function () {
         return [b.build, 'p50 ' + b.p50_text + ' (' + b.sessions + ' session(s), ' + b.runs + ' runs)',
                 'runs IQR ' + b.iqr_text, '95% interval of the p50 ' + b.ci_text, 'vs previous build ' + b.vs_prev_text,
-                b.test_text];
+                b.test_text].concat(b.anchor ? ['click: the summary stored for this build'] : []);
       });
-      data.appendChild(g);
+      if (b.anchor) {      // the point opens the build's stored summary (below the table)
+        var a = sv('a', { 'class': 'build-link', href: '#' + b.anchor, 'data-anchor': b.anchor,
+                          'aria-label': 'stored summary of build ' + b.build });
+        a.appendChild(g);
+        data.appendChild(a);
+      } else {
+        data.appendChild(g);
+      }
     });
     var pts = s.builds.map(function (b, i) { return isNum(b.p50) ? X(i) + ',' + Y(b.p50) : null; }).filter(function (p) { return p; });
     svg.appendChild(sv('polyline', { 'class': 'line', points: pts.join(' ') }));
@@ -91,7 +98,11 @@
   function trendTable(s) {
     // Columns of facts shown only when some build of the series has one (no empty columns).
     var cols = [
-      { label: 'build', cell: function (b) { return el('td', { 'class': 'name', text: b.build }); } },
+      { label: 'build', cell: function (b) {
+          return b.anchor ? el('td', { 'class': 'name' }, el('a', { 'class': 'build-link', href: '#' + b.anchor, text: b.build,
+                                                                     title: 'the summary stored for this build' }))
+                          : el('td', { 'class': 'name', text: b.build });
+        } },
       { label: 'order', cell: function (b) { return el('td', { text: b.order_key }); } },
       { label: 'sessions', cell: function (b) { return el('td', { 'class': 'num', text: String(b.sessions) }); } },
       { label: 'runs', cell: function (b) { return el('td', { 'class': 'num', text: String(b.runs) }); } },
@@ -110,10 +121,56 @@
     table.appendChild(el('thead', null, el('tr', null, cols.map(function (c) { return el('th', { scope: 'col', text: c.label }); }))));
     var tbody = el('tbody');
     s.builds.forEach(function (b) {
-      tbody.appendChild(el('tr', { 'class': 'v-' + b.verdict.replace(/[^a-z]/g, '-') }, cols.map(function (c) { return c.cell(b); })));
+      tbody.appendChild(el('tr', { 'class': 'v-' + b.verdict.replace(/[^a-z]/g, '-'), 'data-anchor': b.anchor },
+                           cols.map(function (c) { return c.cell(b); })));
     });
     table.appendChild(tbody);
     return el('div', { 'class': 'table-wrap' }, table);
+  }
+
+  function summaryTable(cols, rows, cls) {
+    var t = el('table', { 'class': 'data ' + cls });
+    t.appendChild(el('thead', null, el('tr', null, cols.map(function (c) {
+      return el('th', { scope: 'col', 'class': c.num ? 'num' : null, text: c.label });
+    }))));
+    t.appendChild(el('tbody', null, rows.map(function (r) {
+      return el('tr', null, cols.map(function (c) { return el('td', { 'class': c.num ? 'num' : null, text: r[c.key] }); }));
+    })));
+    return el('div', { 'class': 'table-wrap' }, t);
+  }
+
+  // A build's stored summary: shown when its anchor is the page's target (CSS :target), so a link
+  // to trend.html#build-... opens it too. Figures worded in Python (render/trend_summary_card.py).
+  function summaryCard(s, b) {
+    var c = b.summary;
+    var card = el('article', { 'class': 'build-summary', id: c.anchor, 'aria-label': 'stored summary of build ' + c.build });
+    card.appendChild(el('h4', null, 'Stored summary of build ', el('b', { text: c.build }),
+                        el('span', { 'class': 'hint', text: ' \u00b7 file ' + c.file + ', ' + c.sessions })));
+    if (!c.headline) {
+      card.appendChild(el('p', { 'class': 'warn summary-note', text: c.note }));
+    } else {
+      if (c.phase) card.appendChild(el('p', { 'class': 'hint', text: 'The ' + c.phase + ' of this file, as etscope summary gives it.' }));
+      card.appendChild(el('p', { 'class': 'summary-headline', text: c.headline }));
+      card.appendChild(el('p', { 'class': 'hint', text: 'These are the file\u2019s own figures over every run, as etscope summary ' +
+        'printed them when it was collected; the chart\u2019s p50 drops warm-up runs and pools the build\u2019s sessions.' }));
+      c.facts.forEach(function (f) { card.appendChild(el('p', { 'class': 'summary-fact', text: f })); });
+      card.appendChild(el('h5', { text: 'Where Method::execute\u2019s time goes (mean per run)' }));
+      card.appendChild(summaryTable([{ label: 'part', key: 'part' }, { label: 'calls/run', key: 'calls', num: true },
+        { label: 'mean', key: 'mean', num: true }, { label: 'p50', key: 'p50', num: true },
+        { label: 'share of mean', key: 'share', num: true }], c.parts, 'summary-parts'));
+      if (c.ops.length) {
+        card.appendChild(el('h5', { text: 'Largest instructions (share of the mean latency)' }));
+        card.appendChild(summaryTable([{ label: 'instr', key: 'instr', num: true }, { label: 'kind', key: 'kind' },
+          { label: 'name', key: 'name' }, { label: 'ran on', key: 'where' }, { label: 'mean', key: 'mean', num: true },
+          { label: 'share', key: 'share', num: true }], c.ops, 'summary-ops'));
+      }
+      if (c.ops_more) card.appendChild(el('p', { 'class': 'hint', text: c.ops_more }));
+      c.warnings.forEach(function (w) { card.appendChild(el('p', { 'class': 'warn', text: 'warning: ' + w })); });
+      if (c.warnings_more) card.appendChild(el('p', { 'class': 'hint', text: c.warnings_more }));
+    }
+    card.appendChild(el('p', { 'class': 'hint' }, 'Whole summary: ', el('code', { text: c.command }), ' · ',
+                        el('a', { href: '#' + s.id + '-builds', text: 'back to the builds' })));
+    return card;
   }
 
   function trendSeries(s, G) {
@@ -137,7 +194,10 @@
       card.appendChild(el('p', { 'class': 'hint', text: 'No significant change in p50 latency, no op change and no placement change.' }));
     }
     card.appendChild(el('h3', { text: 'Builds' }));
+    card.appendChild(el('p', { 'class': 'hint summaries-hint', text: s.summaries_hint }));
     card.appendChild(trendTable(s));
+    var cards = s.builds.filter(function (b) { return b.summary; });
+    if (cards.length) card.appendChild(el('div', { 'class': 'build-summaries' }, cards.map(function (b) { return summaryCard(s, b); })));
     s.notes.forEach(function (x) { card.appendChild(el('p', { 'class': 'hint note', text: 'note: ' + x })); });
     return card;
   }
@@ -149,4 +209,15 @@
   } catch (e) {
     console.error('etscope trend: the page failed to render:', e);
   }
+  // The build whose stored summary is open: its table row and chart point marked too.
+  function markTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    Array.prototype.forEach.call(document.querySelectorAll('.trend-series .is-target'), function (n) { n.classList.remove('is-target'); });
+    if (!id || id.indexOf('build-') !== 0) return;
+    Array.prototype.forEach.call(document.querySelectorAll('.trend-series [data-anchor]'), function (n) {
+      if (n.getAttribute('data-anchor') === id) n.classList.add('is-target');
+    });
+  }
+  window.addEventListener('hashchange', markTarget);
+  markTarget();
   document.body.setAttribute('data-rendered', 'true');
