@@ -95,8 +95,8 @@ def test_slice_ending_with_its_parent_nests():
 
 # ---- analysis/diff/compare.py: the regression gate reads the interval's low end --------------------------
 def test_regression_gate_reads_the_low_end():
-    assert not _gate("regression", 20.0, 3.0, 40.0, 5.0, False, [], [])["fail"]
-    assert _gate("regression", 20.0, 6.0, 40.0, 5.0, False, [], [])["fail"]
+    assert not _gate("regression", 20.0, 3.0, 40.0, 5.0, False, [], []).fail
+    assert _gate("regression", 20.0, 6.0, 40.0, 5.0, False, [], []).fail
 
 
 # ---- profile/build.py: an allocation event's value is bytes -------------------------------------
