@@ -55,6 +55,9 @@ _ONE = {
     "qnn_compile": (OPT, {"vtcm_bytes": _NUM_OPT, "soc_model": (OPT, "scalar"), "htp_arch": (OPT, "scalar"),
                           "profile_level": (OPT, "scalar")}),
     "warnings": ("list", "str"),
+    # the ranked findings (analysis.findings.Finding; stored since summary --json carries them)
+    "findings": (OPT, ("list", {"kind": "str", "severity": ("enum", "high", "medium", "info"), "text": "str",
+                                "evidence": "str", "section": "str", "us_per_run": _NUM_OPT})),
 }
 SUMMARY_SHAPE = {**_ONE, "phases_pooled": (OPT, "str"),
                  "phases": (OPT, ("list", {"name": "str", "method": (OPT, "str"), "runs": ("list", "int"),
@@ -236,6 +239,15 @@ def with_typed_qnn(s: dict) -> dict:
     if not s.get("qnn"):
         return s
     return dict(s, qnn=[_brief(q) for q in s["qnn"]])
+
+
+def stored_findings(s: dict) -> tuple:
+    """A checked stored summary's ranked findings (``analysis.findings.Finding``; none in a
+    document stored before summaries carried them)."""
+    from etscope.analysis.findings import Finding
+
+    return tuple(Finding(kind=f["kind"], severity=f["severity"], text=f["text"], evidence=f["evidence"],
+                         section=f["section"], us_per_run=f.get("us_per_run")) for f in s.get("findings") or ())
 
 
 def _brief(q: dict):
