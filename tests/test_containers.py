@@ -184,21 +184,21 @@ def _check_hierarchy(r) -> None:
 @pytest.mark.parametrize("etdump", QNN, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_qnn_op_shares_fit_each_run(etdump):
     q = _results(etdump).qnn
-    assert q and q.get("partitions")
-    for p in q["partitions"]:
-        pr = p["per_run"]
-        if not any(o["unit"] == "cycles" for o in p["ops"]):
+    assert q and q.partitions
+    for p in q.partitions:
+        pr = p.per_run
+        if not any(o.unit == "cycles" for o in p.ops):
             continue
-        for run, (ops, cont, call) in enumerate(zip(pr["ops_share_us"], pr["container_us"], pr["delegate_call_us"])):
+        for run, (ops, cont, call) in enumerate(zip(pr.ops_share_us, pr.container_us, pr.delegate_call_us)):
             if ops is None:
                 continue
-            assert cont is not None and _fits(ops, cont), (p["key"], run, ops, cont)
+            assert cont is not None and _fits(ops, cont), (p.key, run, ops, cont)
             if call is not None:
-                assert _fits(cont, call), (p["key"], run, cont, call)
+                assert _fits(cont, call), (p.key, run, cont, call)
         # The per-op means are those runs' mean: one figure everywhere.
-        n = len(pr["ops_share_us"])
-        mean = sum(x for x in pr["ops_share_us"] if x is not None) / n
-        assert math.isclose(sum(o["us_in_container"] or 0.0 for o in p["ops"]), mean, rel_tol=1e-9, abs_tol=1e-9)
+        n = len(pr.ops_share_us)
+        mean = sum(x for x in pr.ops_share_us if x is not None) / n
+        assert math.isclose(sum(o.us_in_container or 0.0 for o in p.ops), mean, rel_tol=1e-9, abs_tol=1e-9)
 
 
 QNN_WITH_GRAPH = [p for p in ALL if p.parent.name in ("qnn_etdump", "qnn_hybrid") and "etrecord" in _companions(p)]

@@ -32,6 +32,7 @@ from etscope import profile as P
 from etscope.analysis import qnn as qnn_analysis
 from etscope.analysis.diff.view import DiffView, diff_view
 from etscope.analysis.qnn.partition_files import QnnFiles
+from etscope.analysis.qnn.result import QnnView
 from etscope.analysis.results import Results
 from etscope.formats.kinds import KINDS
 # The input files, read through the registry of input kinds (etscope.inputs); read_view_qnn_files,
@@ -117,6 +118,7 @@ class NotebookProfile:
         same inputs. ``qhas`` / ``optrace``: a path or several (one per partition, pins
         ``METHOD:INSTR=FILE`` allowed) or an already-read object; ``qnn_csv``, ``runtrace``: a
         path (or a read runtrace); ``phase``: one phase of an LLM's runs (``--phase``)."""
+        from etscope.analysis.views.qnn_view import qnn_view
         from etscope.frames import QnnResult
 
         read = [x for x in (qhas, optrace, runtrace) if x is not None and not _is_path_or_paths(x)]
@@ -132,7 +134,7 @@ class NotebookProfile:
             r = narrowed(view_results(self.profile, files, llm_options=self.llm_options), phase)
         if r.qnn is None:
             return None
-        return QnnResult(_qnn_view_report(r, files))
+        return QnnResult(qnn_view(r))
 
     def llm(self):
         """The LLM analysis (:class:`etscope.frames.LlmResult`: ``.phases()``, ``.runs()``,
@@ -240,13 +242,14 @@ def profile_of(p) -> P.Profile:
 # ---- the qnn command: QNN files alone or with an ETDump -----------------------------------------------
 def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), optrace=(),
                    qnn_csv=None, runtrace=None, dram_gbps: float | None = None, phase: str | None = None,
-                   ort_profile=None, given: Mapping | None = None) -> dict:
+                   ort_profile=None, given: Mapping | None = None) -> QnnView:
     """Read whichever QNN inputs were given (paths; ``qhas``/``optrace`` one path or several, pins
     allowed) and produce the QNN report; QNN files without a partition to join get ``files``.
     ``dram_gbps``: the DRAM bandwidth the HTP limits compare with (default: the SoC's, if sourced).
     ``phase``: ``--phase`` (see :func:`narrowed`); when the runs are several phases, ``phases``
     holds each phase's own report (``phase_rows``: them side by side). ``given``: any input kind
     by name (the CLI's options, ``formats.kinds``)."""
+    from etscope.analysis.views.qnn_view import qnn_view
     from etscope.paths import display
 
     values = given_values(given, qhas=_paths(qhas), optrace=_paths(optrace), qnn_profile=qnn_csv, runtrace=runtrace,
@@ -255,38 +258,8 @@ def qnn_from_files(etdump=None, etrecord=None, pte=None, method=None, qhas=(), o
     profile = P.load(etdump, etrecord=etrecord, pte=pte, method=method) if etdump is not None else None
     r = narrowed(view_results(profile, files, pte=pte, llm_options=llm_options(pte), dram_gbps=dram_gbps),
                  phase, method, consume=True)
-    report = _qnn_view_report(r, files)
-    parts = r.by_phase(consume=True)         # after the whole runs' report: the phases take the events
-    if parts:
-        report["phase_rows"] = r.phase_rows
-        report["phases_how"] = r.phases.how
-        report["phases"] = [dict(row.to_dict(), qnn=_qnn_view_report(pr, files))
-                            for row, (_, pr) in zip(r.phase_rows, parts)]
     shown = {k: display(v) for k, v in (("etdump", etdump), ("etrecord", etrecord), ("pte", pte)) if v is not None}
-    report["inputs"] = dict(shown, **shown_inputs(values))
-    return report
-
-
-def _qnn_view_report(r: Results, files: QnnFiles) -> dict:
-    """The ``qnn`` command's report of one set of runs (the report's findings included)."""
-    report = r.qnn
-    if report is None and r.profile is None:     # an ONNX Runtime profile alone: no QNN level
-        report = {"schema": qnn_analysis.SCHEMA, "partitions": [], "qhas": None, "optrace": None,
-                  "htp_timeline": None, "soc": r.soc, "runtrace": None, "warnings": []}
-    elif report is None:      # an ETDump without QNN partitions: the report says so
-        report = qnn_analysis.qnn_report(r.profile, soc=r.soc, runtrace=files.runtrace)
-    report = dict(report, warnings=list(report.get("warnings") or []) + r.notes)
-    if r.qnn_files is not None:
-        report["files"] = r.qnn_files
-    if r.ort_view is not None:
-        report["ort"] = r.ort_view.to_dict()
-    # The same ranked findings the report shows for these inputs (text and --json print them).
-    report["findings"] = [f.to_dict() for f in r.findings] if r.qnn is not None else []
-    if r.profile is not None and r.profile.phase is not None:
-        ph = r.profile.phase
-        report["phase"] = {"name": ph.name, "method": ph.method, "runs": list(ph.runs), "of_runs": ph.of_runs,
-                           "how": ph.how}
-    return report
+    return qnn_view(r, phases=True, consume=True, inputs=dict(shown, **shown_inputs(values)))
 
 
 # ---- phases: a view shows one phase, or each on its own --------------------------------------------
@@ -335,23 +308,24 @@ def summary(p, runtrace=None) -> dict:
 
 
 def summary_document(r: Results, consume: bool = False) -> dict:
-    """What ``etscope summary --json`` prints for ``r``: its summary, and when the runs are several
+    """What ``etscope summary --json`` prints for ``r``: its summary with the ranked findings of the
+    same inputs (``Results.summary_view``), and when the runs are several
     phases each phase's runs with its own summary (the top level then pools them: said in
     ``phases_pooled``). ``etscope collect`` stores the same document per file. ``consume``: the
     phases take ``r``'s event buffers (``Results.by_phase``; the CLI, which needs nothing after)."""
-    s = dict(r.summary)      # the whole runs first: with ``consume`` the phases then take the events
+    s = dict(r.summary_view)      # the whole runs first: with ``consume`` the phases then take the events
     parts = r.by_phase(consume=consume)
     if not parts:
         return s
     return dict(s, phases_pooled="the top-level figures pool every run of every phase; phases[] gives each phase's own",
-                phases=[dict(row.to_dict(), summary=pr.summary) for row, (_, pr) in zip(r.phase_rows, parts)])
+                phases=[dict(row.to_dict(), summary=pr.summary_view) for row, (_, pr) in zip(r.phase_rows, parts)])
 
 
 def ops(p) -> list[dict]:
     return results(p).ops
 
 
-def qnn(p, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=None) -> dict | None:
+def qnn(p, qhas=None, optrace=None, notes: list[str] | None = None, runtrace=None):
     """``analysis.qnn.qnn_report`` for the profile (None when there is no QNN partition and no QNN
     file). ``qhas`` / ``optrace`` / ``runtrace`` may be paths or already-read objects."""
     r = results(p, qhas, optrace, runtrace)

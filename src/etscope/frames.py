@@ -12,6 +12,7 @@ lists have their own accessor). The dicts are not copied: treat them as read-onl
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 from dataclasses import dataclass, field
@@ -23,15 +24,24 @@ if TYPE_CHECKING:
     from etscope.analysis.ops.modules import ModuleTimes
 
 
-def frame(rows: list[dict], columns: list[str] | None = None, **constant):
-    """A DataFrame of ``rows`` with their scalar fields (lists and dicts left out), ``constant``
-    columns first; ``columns`` fixes the columns when there are no rows."""
+def frame(rows, columns: list[str] | None = None, **constant):
+    """A DataFrame of ``rows`` (dicts, or typed results: their fields) with their scalar fields
+    (lists, tuples, dicts and typed parts left out), ``constant`` columns first; ``columns`` fixes
+    the columns when there are no rows."""
     import pandas as pd
 
-    keep = [{**constant, **{k: v for k, v in r.items() if not isinstance(v, (list, dict))}} for r in rows]
+    keep = [{**constant, **{k: v for k, v in _items(r) if not isinstance(v, (list, tuple, dict))
+                            and not dataclasses.is_dataclass(v)}} for r in rows]
     if not keep:
         return pd.DataFrame(columns=list(constant) + list(columns or []))
     return pd.DataFrame.from_records(keep)
+
+
+def _items(r):
+    """A row's (name, value) pairs: a dict's items, a typed result's fields in declared order."""
+    if dataclasses.is_dataclass(r):
+        return ((f.name, getattr(r, f.name)) for f in dataclasses.fields(r))
+    return r.items()
 
 
 def _html_table(title: str, rows: list[tuple[str, str]]) -> str:
@@ -42,24 +52,25 @@ def _html_table(title: str, rows: list[tuple[str, str]]) -> str:
 
 @dataclass(frozen=True, repr=False)
 class QnnResult:
-    """``analysis.qnn.qnn_report`` (``report``: the ``qnn`` object of ``etscope qnn --json``)."""
-    report: dict
+    """``analysis.qnn.qnn_report`` (``report``: ``analysis.qnn.result.QnnReport``, or the
+    ``QnnView`` of ``etscope qnn --json``'s ``qnn`` object)."""
+    report: object
 
     @property
     def warnings(self) -> list[str]:
-        return list(self.report.get("warnings") or [])
+        return list(self.report.warnings)
 
     def partitions(self):
         """One row per QNN partition: nesting levels (DELEGATE_CALL ms, µs levels, accelerator
         cycles, p50 over runs), the HTP clock estimate and its basis, runs."""
-        return frame(self.report["partitions"], ["key", "instruction_id", "runs"])
+        return frame(self.report.partitions, ["key", "instruction_id", "runs"])
 
     def ops(self):
         """Per-op rows of every partition (``partition`` column first): cycles p50 / mean, est. µs,
         share of the accelerator's cycles, graph node, HMX/HVX when QHAS/optrace were given."""
         import pandas as pd
 
-        parts = [frame(p["ops"], ["qnn_name", "cycles_p50"], partition=p["key"]) for p in self.report["partitions"]]
+        parts = [frame(p.ops, ["qnn_name", "cycles_p50"], partition=p.key) for p in self.report.partitions]
         return pd.concat(parts, ignore_index=True) if parts else frame([], ["partition", "qnn_name", "cycles_p50"])
 
     def levels(self):
@@ -67,7 +78,7 @@ class QnnResult:
         the next level. Levels nest: never sum them."""
         import pandas as pd
 
-        parts = [frame(p["levels"], ["name", "unit"], partition=p["key"]) for p in self.report["partitions"]]
+        parts = [frame(p.levels, ["name", "unit"], partition=p.key) for p in self.report.partitions]
         return pd.concat(parts, ignore_index=True) if parts else frame([], ["partition", "name", "unit"])
 
     def htp_ops(self):
@@ -81,21 +92,22 @@ class QnnResult:
     def htp_split(self):
         """The whole graph's HTP cycles by category (compute on HMX / HVX, layout conversion, data
         movement, synchronisation, dominant-path idle), one row per category and QHAS/optrace file."""
-        rows = [dict(c, partition=h["breakdown"]["partition"], file=h["breakdown"]["path"])
-                for h in self.report.get("htp_ops") or [] for c in h["breakdown"]["by_category"]]
+        rows = [{"category": c.category, "label": c.label, "cycles": c.cycles, "share": c.share,
+                 "partition": h.breakdown.partition, "file": h.breakdown.path}
+                for h in self.report.htp_ops or () for c in h.breakdown.by_category]
         return frame(rows, ["partition", "file", "category", "label", "cycles", "share"])
 
     def __repr__(self) -> str:
-        parts = self.report["partitions"]
-        n_ops = sum(len(p["ops"]) for p in parts)
+        parts = self.report.partitions
+        n_ops = sum(len(p.ops) for p in parts)
         return (f"<QnnResult: {len(parts)} partition(s), {n_ops} per-op row(s)"
-                + (", QHAS" if self.report.get("qhas") else "") + (", optrace" if self.report.get("optrace") else "")
-                + ("; .htp_ops() .htp_split()" if self.report.get("htp_ops") else "")
+                + (", QHAS" if self.report.qhas else "") + (", optrace" if self.report.optrace else "")
+                + ("; .htp_ops() .htp_split()" if self.report.htp_ops else "")
                 + "; .partitions() .ops() .levels() .report>")
 
     def _repr_html_(self) -> str:
-        rows = [(p["key"], f"DELEGATE_CALL {fmt_ms(p['delegate_call_ms'])} p50, {len(p['ops'])} per-op rows")
-                for p in self.report["partitions"][:20]]
+        rows = [(p.key, f"DELEGATE_CALL {fmt_ms(p.delegate_call_ms)} p50, {len(p.ops)} per-op rows")
+                for p in self.report.partitions[:20]]
         return _html_table(repr(self), rows)
 
 

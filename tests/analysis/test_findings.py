@@ -6,6 +6,7 @@ import etscope
 from etscope.analysis import findings as F
 from etscope.api import results
 from etscope.render.guide import reading_guide
+from qnn_typed import partition, qhas, report
 
 FIX = Path(__file__).parents[1] / "fixtures"
 ETD = FIX / "qnn_etdump" / "synthetic_qnn_chain8_device.etdump"
@@ -38,22 +39,22 @@ def test_chain8_findings_ranked_with_sections():
     assert "unknown (give the .pte)" in got[6].text            # no .pte: VTCM size not known
 
 
+def _bands(qnn_adds: float = 900.0):
+    return [{"name": "DELEGATE_CALL", "label": "DELEGATE_CALL", "us_p50": 1000.0, "adds_us_p50": 50.0},
+            {"name": "QNN (execute) time", "label": "QNN execute", "us_p50": 950.0, "adds_us_p50": qnn_adds},
+            {"name": "Accelerator (execute) time", "label": "Accelerator", "us_p50": 50.0, "adds_us_p50": None}]
+
+
 def _part(**over):
-    bands = [{"name": "DELEGATE_CALL", "label": "DELEGATE_CALL", "us_p50": 1000.0, "adds_us_p50": 50.0},
-             {"name": "QNN (execute) time", "label": "QNN execute", "us_p50": 950.0, "adds_us_p50": 900.0},
-             {"name": "Accelerator (execute) time", "label": "Accelerator", "us_p50": 50.0, "adds_us_p50": None}]
-    p = {"instruction_id": 4, "runs": 3, "nesting": {"bands": bands, "headline": "H."}, "ops": [],
-         "cold_runs": [], "per_run": {}, "clock_warning": None, "clock_measured_within_bounds": None}
-    p.update(over)
-    return p
+    """A typed partition (analysis.qnn.partition_result) of the fields the rules read."""
+    return partition(**{"instruction_id": 4, "runs": 3, "nesting": {"bands": _bands(), "headline": "H."}, **over})
 
 
 def test_overhead_level_threshold_and_severity():
-    (f,) = F.findings(None, {"partitions": [_part()]})
+    (f,) = F.findings(None, report([_part()]))
     assert (f.kind, f.severity, f.us_per_run, f.section) == ("overhead_level", "high", 900.0, "qnn-p0")
-    small = _part()
-    small["nesting"]["bands"][1]["adds_us_p50"] = 0.05 * 1000
-    assert F.findings(None, {"partitions": [small]}) == []     # 5 % < OVERHEAD_SHARE
+    small = _part(nesting={"bands": _bands(0.05 * 1000), "headline": "H."})
+    assert F.findings(None, report([small])) == []     # 5 % < OVERHEAD_SHARE
 
 
 def test_cpu_fallback_by_share_with_source():
@@ -79,7 +80,7 @@ def test_no_hmx_counts_only_ops_flagged_without_hmx():
             "cycles_p50": 300, "graph_op": False}]
     for o in ops[:4]:
         o["graph_op"] = True
-    got = [f for f in F.findings(None, {"partitions": [_part(ops=ops, nesting={})]})]
+    got = [f for f in F.findings(None, report([_part(ops=ops, nesting={})]))]
     (f,) = got
     assert f.kind == "no_hmx" and "1 QNN op(s)" in f.text and "29%" in f.text   # 400 / 1400 (all rows' cycles)
     assert "Input" not in f.evidence
@@ -87,11 +88,10 @@ def test_no_hmx_counts_only_ops_flagged_without_hmx():
 
 
 def test_vtcm_gauge_rules():
-    assert F.findings(None, {"partitions": [], "qhas": {"peak_vtcm_alloc": None}}) == []
-    (f,) = F.findings(None, {"partitions": [], "qhas": {"peak_vtcm_alloc": 7.5 * 2**20, "vtcm_bytes": 8 * 2**20,
-                                                          "soc": "SM8650"}})
+    assert F.findings(None, report(qhas=qhas(peak_vtcm_alloc=None))) == []
+    (f,) = F.findings(None, report(qhas=qhas(peak_vtcm_alloc=7.5 * 2**20, vtcm_bytes=8 * 2**20, soc="SM8650")))
     assert f.severity == "high" and "94%" in f.text and "little headroom" in f.text
-    (f,) = F.findings(None, {"partitions": [], "qhas": {"peak_vtcm_alloc": 2**20, "vtcm_bytes": 8 * 2**20}})
+    (f,) = F.findings(None, report(qhas=qhas(peak_vtcm_alloc=2**20, vtcm_bytes=8 * 2**20)))
     assert f.severity == "info" and "7.0 MiB headroom" in f.text
 
 
@@ -99,10 +99,10 @@ def test_cold_runs_and_clock_rules():
     p = _part(nesting={}, cold_runs=[0], per_run={"power_on_us": [12000.0, 20.0, 22.0]},
               clock_mhz_measured_per_execute=[800.0, 1900.0, 1890.0], clock_measured_within_bounds=False,
               clock_mhz_measured=1868.0, clock_mhz_bounds=[1000.0, 1500.0])
-    kinds = [(f.kind, f.severity) for f in F.findings(None, {"partitions": [p]})]
+    kinds = [(f.kind, f.severity) for f in F.findings(None, report([p]))]
     assert kinds == [("cold_runs", "medium"), ("clock", "medium"), ("clock", "info")]
     steady = _part(nesting={}, clock_mhz_est_per_run_range=[1800.0, 1900.0])
-    assert F.findings(None, {"partitions": [steady]}) == []    # 1.06× spread: not a finding
+    assert F.findings(None, report([steady])) == []    # 1.06× spread: not a finding
 
 
 def test_guide_names_the_qnn_files_given():
@@ -125,10 +125,10 @@ def test_overhead_finding_says_its_basis_and_that_the_levels_overlap():
     from tests.shared_data import SHARED
 
     r = qnn_from_files(qnn_csv=str(SHARED / "qnn-device" / "chain8_sm8650.profile.txt"))
-    f = next(x for x in r["findings"] if x["kind"] == "overhead_level")
-    assert f["severity"] == "medium"
-    assert "profiled by QNN" in f["evidence"] and "levels overlap" in f["evidence"]
-    assert "initial VTCM acquire (135 µs" in f["evidence"] and "111 µs" in f["evidence"]
+    f = next(x for x in r.findings if x.kind == "overhead_level")
+    assert f.severity == "medium"
+    assert "profiled by QNN" in f.evidence and "levels overlap" in f.evidence
+    assert "initial VTCM acquire (135 µs" in f.evidence and "111 µs" in f.evidence
 
 
 def test_qhas_rates_sit_beside_this_etdumps_calls():
@@ -137,12 +137,12 @@ def test_qhas_rates_sit_beside_this_etdumps_calls():
     import numpy as np
 
     r = _chain8(qhas=Q / "chain8_sm8650.qhas.json")
-    p = r.qnn["partitions"][0]
-    pc = r.qnn["qhas"]["per_call"][0]
-    warm = [i for i in range(p["runs"]) if i not in p["cold_runs"]]
-    share = [p["per_run"]["accel_us"][i] / p["per_run"]["delegate_call_us"][i] for i in warm]
-    assert pc["npu_busy_p50"] == np.median(share) and pc["runs"] == len(warm) and pc["npu_busy_p50"] < 0.05
-    assert pc["calls_per_s"] == 1000.0 / p["delegate_call_ms"]
+    p = r.qnn.partitions[0]
+    pc = r.qnn.qhas.per_call[0]
+    warm = [i for i in range(p.runs) if i not in p.cold_runs]
+    share = [p.per_run.accel_us[i] / p.per_run.delegate_call_us[i] for i in warm]
+    assert pc.npu_busy_p50 == np.median(share) and pc.runs == len(warm) and pc.npu_busy_p50 < 0.05
+    assert pc.calls_per_s == 1000.0 / p.delegate_call_ms
 
 
 def test_counters_have_no_sum_over_runs():

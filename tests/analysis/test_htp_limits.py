@@ -17,6 +17,7 @@ from etscope.cli import main
 
 FIX = Path(__file__).parents[1] / "fixtures"
 from shared_data import SHARED  # noqa: E402
+from etscope.analysis.qnn.htp_ops import CategoryCycles
 STORIES = SHARED / "qnn-device" / "stories260k_hybrid_llama_qnn.pte"
 HYBRID = FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories.etdump"
 
@@ -24,7 +25,7 @@ HYBRID = FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories.etdump"
 def _op(cycles_by_cat: dict, dram=(None, None), vtcm=(None, None)) -> QnnOpHtp:
     return QnnOpHtp(qnn_op="op", qnn_op_type=None, cycles=float(sum(v for c, v in cycles_by_cat.items() if c != "idle")),
                     dominant_path_cycles=None, idle_cycles=cycles_by_cat.get("idle"),
-                    by_category=tuple(cycles_by_cat.items()), dram_read=dram[0], dram_write=dram[1],
+                    by_category=tuple(CategoryCycles(c, v) for c, v in cycles_by_cat.items()), dram_read=dram[0], dram_write=dram[1],
                     vtcm_read=vtcm[0], vtcm_write=vtcm[1], htp_ops=(), htp_ops_total=0)
 
 
@@ -50,7 +51,7 @@ def test_the_dominant_path_split_decides_when_known():
     bound follows the path (real chain8 MatMul_3: 6,065 DMA cycles, 1,170 of its 1,665 path cycles HMX)."""
     from dataclasses import replace
 
-    o = replace(_op({"hmx": 1170.0, "dma": 6065.0}), dominant_by_category=(("hmx", 1170.0), ("dma", 495.0)))
+    o = replace(_op({"hmx": 1170.0, "dma": 6065.0}), dominant_by_category=(CategoryCycles("hmx", 1170.0), CategoryCycles("dma", 495.0)))
     lim = op_limit(o, 1000.0, Bandwidth(None, "x"))
     assert lim.bound == "HMX compute" and "of its dominant-path cycles" in lim.basis
     assert op_limit(_op({"hmx": 1170.0, "dma": 6065.0}), 1000.0, Bandwidth(None, "x")).bound == "data movement (DMA)"

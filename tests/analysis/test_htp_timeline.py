@@ -15,13 +15,14 @@ from etscope.formats.runtrace import read_runtrace
 from etscope.render.trace import validate
 from etscope.analysis.qnn.htp_units import htp_units
 from etscope.render.trace import _unit_events
+from qnn_typed import plain
 
 Q = Path(__file__).parents[1] / "fixtures" / "qnn"
 OT, QH, RT = Q / "chain8_sm8650.optrace.json", Q / "chain8_sm8650.qhas.json", Q / "chain8_sm8650.runtrace.json"
 
 
 def test_tracks_match_qhas_units():
-    t = htp_timeline(read_optrace(OT), read_qhas(QH)).to_dict()
+    t = plain(htp_timeline(read_optrace(OT), read_qhas(QH)).view())
     assert [(x["kind"], x["tid"]) for x in t["tracks"]] == [("HMX", 256), ("HVX", 512), ("HVX", 514)]
     qhas = {r["tid"]: r["cycles_used"] for r in read_qhas(QH).overall["htp_resources"]}
     assert {x["tid"]: x["busy_cycles"] for x in t["tracks"]} == qhas
@@ -41,11 +42,11 @@ def test_clock_preference_runtrace_then_qhas_then_etdump():
     t = htp_timeline(ot, read_qhas(QH), None, 1868.0)
     assert (t.clock_source, t.clock_is_estimate) == ("qhas", True)
     assert t.clock_mhz == pytest.approx(64829 / 86)
-    assert t.to_dict()["span_us"] == pytest.approx(86)
+    assert t.view().span_us == pytest.approx(86)
     t = htp_timeline(ot, None, None, 1868.0)
     assert (t.clock_source, t.clock_mhz, t.clock_is_estimate) == ("etdump", 1868.0, True)
     t = htp_timeline(ot)
-    assert t.clock_mhz is None and t.to_dict()["span_us"] is None
+    assert t.clock_mhz is None and t.view().span_us is None
 
 
 def test_empty_unit_tracks_are_hidden():
@@ -74,9 +75,9 @@ def test_units_table_and_optrace_summary_agree_on_every_track():
     for ot in (read_optrace(OT), parse_optrace({"header": {"artifact_type": "OP_TRACE"}, "traceEvents": meta + ops})):
         table = {(x.tid, x.slices_total, x.busy_cycles) for x in htp_timeline(ot).tracks}
         summary = optrace_summary(ot)
-        busy = {(t["tid"], t["ops"], t["busy_cycles"]) for t in summary["tracks"] if t["ops"]}
+        busy = {(t.tid, t.ops, t.busy_cycles) for t in summary.tracks if t.ops}
         assert table == busy and table
-        assert summary["ops"] == sum(n for _, n, _ in table)
+        assert summary.ops == sum(n for _, n, _ in table)
     assert table == {(256, 2, 130.0)}
 
 
@@ -87,7 +88,7 @@ def test_overlapping_slices_get_lanes_nested_ones_do_not():
 
 
 def test_perfetto_tracks_valid_and_labelled():
-    tl = htp_timeline(read_optrace(OT), read_qhas(QH)).to_dict()
+    tl = htp_timeline(read_optrace(OT), read_qhas(QH)).view()
     notes = []
     ev = _unit_events(htp_units(tl, notes))
     assert not validate({"traceEvents": ev}) and not notes
@@ -103,5 +104,5 @@ def test_perfetto_tracks_valid_and_labelled():
 
 def test_perfetto_tracks_left_out_without_clock():
     notes = []
-    assert htp_units(htp_timeline(read_optrace(OT)).to_dict(), notes) is None
+    assert htp_units(htp_timeline(read_optrace(OT)).view(), notes) is None
     assert notes and "no clock" in notes[0]

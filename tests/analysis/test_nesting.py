@@ -12,6 +12,7 @@ import etscope
 from etscope.analysis.qnn import nesting as N
 from etscope.analysis import qnn
 from etscope.formats.runtrace import read_runtrace
+from qnn_typed import plain
 
 FIX = Path(__file__).parents[1] / "fixtures"
 ETD = FIX / "qnn_etdump" / "synthetic_qnn_chain8_device.etdump"
@@ -20,7 +21,7 @@ RT = FIX / "qnn" / "chain8_sm8650.runtrace.json"
 
 def _chain8(runtrace=True):
     p = etscope.load(ETD).profile
-    (part,) = qnn.qnn_report(p, runtrace=read_runtrace(RT) if runtrace else None)["partitions"]
+    (part,) = plain(qnn.qnn_report(p, runtrace=read_runtrace(RT) if runtrace else None))["partitions"]
     return part, p
 
 
@@ -119,9 +120,9 @@ def test_effective_rate_is_named_so_and_has_no_bounds():
     from etscope.formats.qnn_csv import read_qnn_csv
 
     r = qnn.qnn_report(qnn_profile=read_qnn_csv(FIX / "qnn" / "resnet50_ortqnn.profile.csv"))
-    n = r["partitions"][0]["nesting"]
-    assert n["clock_source"] == "effective" and n["clock_bounds_mhz"] is None and n["clock_mhz"] > 2500
-    assert [b["name"] for b in n["bands"]][0] == "QNN (execute) time"      # no ETDump: no Method::execute
+    n = r.partitions[0].nesting
+    assert n.clock_source == "effective" and n.clock_bounds_mhz is None and n.clock_mhz > 2500
+    assert [b.name for b in n.bands][0] == "QNN (execute) time"      # no ETDump: no Method::execute
 
 
 def test_share_near_100_percent_is_not_rounded_up():

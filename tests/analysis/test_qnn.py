@@ -10,14 +10,15 @@ from etscope.cli import main
 from etscope.formats.qhas import read_qhas
 from etscope.formats.qnn_csv import read_qnn_csv
 from etscope.formats.qnn_text import read_qnn_text
+from qnn_typed import plain
 
 Q = pytest.importorskip("pathlib").Path(__file__).parents[1] / "fixtures" / "qnn"
 
 
 @pytest.fixture(scope="module")
 def chain8():
-    return qnn.qnn_report(qnn_profile=read_qnn_text(Q / "chain8_sm8650.profile.txt"),
-                          qhas=read_qhas(Q / "chain8_sm8650.qhas.json"))
+    return plain(qnn.qnn_report(qnn_profile=read_qnn_text(Q / "chain8_sm8650.profile.txt"),
+                          qhas=read_qhas(Q / "chain8_sm8650.qhas.json")))
 
 
 def test_chain8_clock_per_run_and_cold_run(chain8):
@@ -59,7 +60,7 @@ def test_chain8_qhas_join_gives_hmx_hvx(chain8):
 
 
 def test_two_partitions_from_emulator_csv():
-    r = qnn.qnn_report(qnn_profile=read_qnn_csv(Q / "emulator_vit_mixed_qdq_detailed.qnn_profile.csv"))
+    r = plain(qnn.qnn_report(qnn_profile=read_qnn_csv(Q / "emulator_vit_mixed_qdq_detailed.qnn_profile.csv")))
     assert len(r["partitions"]) == 2
     for p in r["partitions"]:
         (chk,) = [c for c in p["checks"] if c["check"].startswith("sum of per-op")]
@@ -67,7 +68,7 @@ def test_two_partitions_from_emulator_csv():
 
 
 def test_parallel_threads_make_an_implausible_clock_and_say_so():
-    r = qnn.qnn_report(qnn_profile=read_qnn_csv(Q / "resnet50_ortqnn.profile.csv"))
+    r = plain(qnn.qnn_report(qnn_profile=read_qnn_csv(Q / "resnet50_ortqnn.profile.csv")))
     (p,) = r["partitions"]
     assert p["clock_mhz_est"] > qnn.PLAUSIBLE_MAX_CLOCK_MHZ
     assert "parallel" in p["clock_warning"]
@@ -84,11 +85,11 @@ def _series(node_sum_off=0.0, qnn_us=100.0, dc_us=150.0):
 
 
 def test_checks_fire_when_invariants_break():
-    ok = qnn.analyse_series(_series())
+    ok = plain(qnn.analyse_series(_series()))
     assert all(c["ok"] for c in ok["checks"])
-    bad_sum = qnn.analyse_series(_series(node_sum_off=50))
+    bad_sum = plain(qnn.analyse_series(_series(node_sum_off=50)))
     assert not next(c for c in bad_sum["checks"] if c["check"].startswith("sum of per-op"))["ok"]
-    bad_nest = qnn.analyse_series(_series(qnn_us=200, dc_us=150))
+    bad_nest = plain(qnn.analyse_series(_series(qnn_us=200, dc_us=150)))
     failing = [c for c in bad_nest["checks"] if not c["ok"]]
     assert failing and failing[0]["check"] == "QNN (execute) time ≤ DELEGATE_CALL"
 
@@ -121,8 +122,8 @@ def test_optrace_alone_gives_the_same_hmx_hvx_as_qhas():
     from etscope.formats.optrace import read_optrace
 
     prof = read_qnn_text(Q / "chain8_sm8650.profile.txt")
-    via_qhas = qnn.qnn_report(qnn_profile=prof, qhas=read_qhas(Q / "chain8_sm8650.qhas.json"))
-    via_trace = qnn.qnn_report(qnn_profile=prof, optrace=read_optrace(Q / "chain8_sm8650.optrace.json"))
+    via_qhas = plain(qnn.qnn_report(qnn_profile=prof, qhas=read_qhas(Q / "chain8_sm8650.qhas.json")))
+    via_trace = plain(qnn.qnn_report(qnn_profile=prof, optrace=read_optrace(Q / "chain8_sm8650.optrace.json")))
     a = {o["qnn_name"]: (o["hmx"], o["hvx"], o["dma"]) for o in via_qhas["partitions"][0]["ops"]}
     b = {o["qnn_name"]: (o["hmx"], o["hvx"], o["dma"]) for o in via_trace["partitions"][0]["ops"]}
     assert a == b

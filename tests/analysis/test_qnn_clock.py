@@ -16,6 +16,7 @@ from etscope.cli import main
 from etscope.formats.qnn_csv import read_qnn_csv
 from etscope.formats.qnn_text import read_qnn_text
 from etscope.formats.runtrace import read_runtrace
+from qnn_typed import plain
 
 FIX = Path(__file__).parents[1] / "fixtures"
 Q = FIX / "qnn"
@@ -28,7 +29,7 @@ EXCL = np.array([86, 22, 15.0])
 
 
 def _part(runtrace=None):
-    r = qnn.qnn_report(qnn_profile=read_qnn_text(TXT), runtrace=read_runtrace(runtrace) if runtrace else None)
+    r = plain(qnn.qnn_report(qnn_profile=read_qnn_text(TXT), runtrace=read_runtrace(runtrace) if runtrace else None))
     (p,) = r["partitions"]
     return p, r
 
@@ -85,8 +86,8 @@ def test_runtrace_replaces_the_estimate():
 
 def test_runtrace_outside_the_bounds_is_said():
     """indep8: cycles summed over 4 HVX threads (3,696+ MHz 'clock'), runtrace 1,893 MHz."""
-    r = qnn.qnn_report(qnn_profile=read_qnn_text(Q / "indep8_native_sm8650.profile.txt"),
-                       runtrace=read_runtrace(Q / "indep8_native_sm8650.runtrace.json"))
+    r = plain(qnn.qnn_report(qnn_profile=read_qnn_text(Q / "indep8_native_sm8650.profile.txt"),
+                       runtrace=read_runtrace(Q / "indep8_native_sm8650.runtrace.json")))
     (p,) = r["partitions"]
     assert p["clock_bound"] == "effective" and p["clock_measured_within_bounds"] is False
     assert any("outside this profile's bounds" in w for w in r["warnings"])
@@ -95,7 +96,7 @@ def test_runtrace_outside_the_bounds_is_said():
 
 def test_runtrace_of_another_run_gives_one_clock():
     """chain8's runtrace with indep8's profile: executes do not match, so its p50 is used for all."""
-    r = qnn.qnn_report(qnn_profile=read_qnn_text(Q / "indep8_native_sm8650.profile.txt"), runtrace=read_runtrace(RT))
+    r = plain(qnn.qnn_report(qnn_profile=read_qnn_text(Q / "indep8_native_sm8650.profile.txt"), runtrace=read_runtrace(RT)))
     (p,) = r["partitions"]
     assert p["clock_measured_per_run"] is False
     assert p["per_run"]["clock_mhz_used"] == pytest.approx([1868.14] * 3)
@@ -105,7 +106,7 @@ def test_wait_inclusive_only_is_a_lower_bound():
     """Emulator CSV: only 'Accelerator (execute) time' (waits included): the estimate is a lower
     bound, not a ±0.5 µs range, and the per-run spread is shown."""
     qp = read_qnn_csv(Q / "emulator_cnn_small_qdq_detailed.qnn_profile.csv")
-    r = qnn.qnn_report(qnn_profile=qp)
+    r = plain(qnn.qnn_report(qnn_profile=qp))
     (p,) = r["partitions"]
     cyc = np.array([b.accel_cycles for b in qp.execute_blocks()])
     us = np.array([b.root_value("Accelerator (execute) time", "us") for b in qp.execute_blocks()])

@@ -15,6 +15,7 @@ from etscope.analysis.qnn.container import op_mean_us, op_shares, summary_fields
 from etscope.analysis.qnn.model import ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, QnnSeries
 from etscope.analysis.qnn.partition import analyse_series
 from etscope.cli import main
+from qnn_typed import plain, report
 
 FIX = Path(__file__).parents[1] / "fixtures"
 RESNET = FIX / "qnn_etdump" / "synthetic_qnn_resnet50_device"
@@ -45,9 +46,9 @@ def test_each_op_is_its_cycle_share_of_the_accelerator_time_per_run():
     assert op_mean_us(sh, s) == pytest.approx([(10 + 2 + 3) / 3, 30 / 3])      # absent runs count 0
     assert sum(op_mean_us(sh, s)) <= np.mean([50, 5, 5])
     f = summary_fields(sh, np.array([10.0, 5.0, 10 / 3]), 3)
-    assert f["estimate"] == "estimate: share of measured Accelerator (execute) time"
-    assert f["ops_us_mean"] == pytest.approx(45 / 3) and f["container_us_mean"] == pytest.approx(45 / 3)
-    assert f["runs_over"] == 0
+    assert f.estimate == "estimate: share of measured Accelerator (execute) time"
+    assert f.ops_us_mean == pytest.approx(45 / 3) and f.container_us_mean == pytest.approx(45 / 3)
+    assert f.runs_over == 0
 
 
 def test_the_container_never_exceeds_the_delegate_call():
@@ -76,11 +77,11 @@ def test_a_clock_too_slow_for_the_measured_time_is_a_finding_with_both_figures()
     measured = {"mhz": 500.0, "per_execute": [500.0], "path": "x", "graphs": ["g"],
                 "graph_mhz": np.array([500.0]), "ticks": {}}
     p = analyse_series(s, measured=measured)
-    ot = p["op_times"]
-    assert ot["runs_over"] == 2 and ot["over_raw_us_mean"] == pytest.approx(20.0)
-    assert ot["over_bound_us_mean"] == pytest.approx(10.0) and ot["over_clock_mhz_to_fit"] == pytest.approx(1000)
-    assert sum(o["us_in_container"] for o in p["ops"]) == pytest.approx(10.0)    # the views: shares of 10 µs
-    (f,) = [f for f in findings(None, {"partitions": [p]}) if f.kind == "ops_exceed_container"]
+    ot = p.op_times
+    assert ot.runs_over == 2 and ot.over_raw_us_mean == pytest.approx(20.0)
+    assert ot.over_bound_us_mean == pytest.approx(10.0) and ot.over_clock_mhz_to_fit == pytest.approx(1000)
+    assert sum(o.us_in_container for o in p.ops) == pytest.approx(10.0)    # the views: shares of 10 µs
+    (f,) = [f for f in findings(None, report([p])) if f.kind == "ops_exceed_container"]
     assert "add up to 20 µs per run" in f.text and "holds them, 10 µs" in f.text and "at least 1,000 MHz" in f.text
     assert "500 MHz" in f.text and f.severity == "medium"
 
@@ -88,8 +89,8 @@ def test_a_clock_too_slow_for_the_measured_time_is_a_finding_with_both_figures()
 def test_a_clock_derived_from_the_same_run_fits_and_is_no_finding():
     s = _series([[600, 60], [400, 40]], [1000, 100], [2, 1], [3, 3], excl_us=[1, 0.5])
     p = analyse_series(s)
-    assert p["op_times"]["runs_over"] == 0
-    assert not [f for f in findings(None, {"partitions": [p]}) if f.kind == "ops_exceed_container"]
+    assert p.op_times.runs_over == 0
+    assert not [f for f in findings(None, report([p])) if f.kind == "ops_exceed_container"]
 
 
 def test_hostile_values_give_no_negative_times_and_no_warnings():
@@ -102,7 +103,7 @@ def test_hostile_values_give_no_negative_times_and_no_warnings():
     assert (sh.op_us >= 0).all() and np.isfinite(sh.op_us).all()
     ok = ~np.isnan(sh.ops_us)
     assert (sh.ops_us[ok] <= sh.container_us[ok]).all()
-    json.dumps(f)
+    json.dumps(plain(f))
 
 
 def test_non_cycle_rows_have_no_share():
@@ -147,7 +148,7 @@ def test_a_clock_a_few_percent_off_is_info_not_medium():
     s = _series([[5250, 5250]], [5250, 5250], [500, 500], [600, 600])    # at least 10.5 MHz; told 10
     measured = {"mhz": 10.0, "per_execute": [10.0], "path": "x", "graphs": ["g"],
                 "graph_mhz": np.array([10.0]), "ticks": {}}
-    (f,) = [f for f in findings(None, {"partitions": [analyse_series(s, measured=measured)]})
+    (f,) = [f for f in findings(None, report([analyse_series(s, measured=measured)]))
             if f.kind == "ops_exceed_container"]
     assert f.severity == "info" and "525 µs" in f.text
 

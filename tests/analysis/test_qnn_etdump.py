@@ -12,6 +12,7 @@ from etscope.analysis.ops import placement
 from etscope.analysis.ops.per_op import op_table
 from etscope.cli import main
 from etscope.profile import load
+from qnn_typed import plain
 
 D = Path(__file__).parents[1] / "fixtures" / "qnn_etdump"
 MANIFEST = json.loads((D / "manifest.json").read_text())["fixtures"]
@@ -35,7 +36,7 @@ def _expected(name, partition_index):
 @pytest.mark.parametrize("name", ["synthetic_qnn_cnn", "synthetic_qnn_vit_2part", "synthetic_qnn_llm",
                                   "synthetic_qnn_accumulate", "synthetic_qnn_resnet50_device"])
 def test_per_run_values_match_what_was_written(name):
-    report = qnn.qnn_report(_load(name))
+    report = plain(qnn.qnn_report(_load(name)))
     parts = report["partitions"]
     assert len(parts) == len(MANIFEST[name]["partitions"])
     for i, p in enumerate(parts):
@@ -48,23 +49,23 @@ def test_per_run_values_match_what_was_written(name):
 
 
 def test_accumulating_events_are_detected_and_deduplicated():
-    plain = qnn.qnn_report(_load("synthetic_qnn_cnn"))["partitions"][0]
-    acc = qnn.qnn_report(_load("synthetic_qnn_accumulate"))["partitions"][0]
-    assert acc["accumulating"] and not plain["accumulating"]
-    assert acc["per_run"] == plain["per_run"]
-    assert [o["cycles_p50"] for o in acc["ops"]] == [o["cycles_p50"] for o in plain["ops"]]
+    base = plain(qnn.qnn_report(_load("synthetic_qnn_cnn")))["partitions"][0]
+    acc = plain(qnn.qnn_report(_load("synthetic_qnn_accumulate")))["partitions"][0]
+    assert acc["accumulating"] and not base["accumulating"]
+    assert acc["per_run"] == base["per_run"]
+    assert [o["cycles_p50"] for o in acc["ops"]] == [o["cycles_p50"] for o in base["ops"]]
     assert any("accumulate" in c["check"] for c in acc["checks"])
 
 
 def test_cold_first_run_flagged():
-    p = qnn.qnn_report(_load("synthetic_qnn_cnn"))["partitions"][0]
+    p = plain(qnn.qnn_report(_load("synthetic_qnn_cnn")))["partitions"][0]
     cold = [i for i, e in enumerate(_expected("synthetic_qnn_cnn", 0)) if e[3]]
     assert p["cold_runs"] == cold == [0]
 
 
 def test_ops_joined_to_etrecord_graph():
     name = "synthetic_qnn_vit_2part"
-    report = qnn.qnn_report(_load(name))
+    report = plain(qnn.qnn_report(_load(name)))
     graph_ops = {g["fx_name"]: g for g in MANIFEST[name]["graph_ops"]}
     for p in report["partitions"]:
         named = [o for o in p["ops"] if o["graph_op"]]
@@ -86,7 +87,7 @@ def test_ops_joined_to_etrecord_graph():
 
 
 def test_without_etrecord_ops_still_listed_but_unjoined():
-    report = qnn.qnn_report(_load("synthetic_qnn_cnn", with_etrecord=False))
+    report = plain(qnn.qnn_report(_load("synthetic_qnn_cnn", with_etrecord=False)))
     p = report["partitions"][0]
     assert p["ops"] and all(o["node"] is None for o in p["ops"])
     assert p["backend"] == "QnnBackend"  # told from the event names

@@ -12,6 +12,7 @@ from etscope.analysis import qnn
 from etscope.formats.qnn_csv import read_qnn_csv
 from etscope.formats.qnn_profile_files import read_qnn_profile
 from tests.conftest import shared_or_skip
+from qnn_typed import plain
 
 Q = Path(__file__).parents[1] / "fixtures" / "qnn"
 ACCEL = ("Accelerator (execute) time", "us")
@@ -24,7 +25,7 @@ def _source_values(rel: str, name: str) -> list[float]:
 
 
 def _report(path):
-    return qnn.qnn_report(qnn_profile=read_qnn_profile(str(path)))
+    return plain(qnn.qnn_report(qnn_profile=read_qnn_profile(str(path))))
 
 
 def test_real_vit_basic_two_graphs():
@@ -72,7 +73,7 @@ def test_json_two_graphs_by_names():
     """Viewer JSON with per-op sub-events: graphs told apart by their NODE names, not merged."""
     p = read_qnn_profile(str(Q / "synthetic_multigraph2.qnn_profile.json"))
     assert [b.graph_index for b in p.execute_blocks()] == [0, 1, 0, 1] and p.graph_split == "node names"
-    r = qnn.qnn_report(qnn_profile=p)
+    r = plain(qnn.qnn_report(qnn_profile=p))
     assert [x["runs"] for x in r["partitions"]] == [2, 2]
     assert r["partitions"][1]["per_run"]["accel_cycles"] == [47827.0, 32837.0]
 
@@ -82,7 +83,7 @@ def test_real_single_graph_basic_unchanged(rel):
     path = shared_or_skip(f"qnn-htp-emulator/{rel}/qnn_profile.csv")
     qp = read_qnn_csv(path)
     assert qp.graph_split is None and not qp.warnings
-    r = qnn.qnn_report(qnn_profile=qp)
+    r = plain(qnn.qnn_report(qnn_profile=qp))
     (p,) = r["partitions"]
     accel = [b.root_value("Accelerator (execute) time", "us") for b in qp.execute_blocks()]
     assert p["key"] == "graph 0" and p["runs"] == 6 and p["accel_us"] == float(np.median(accel))

@@ -12,6 +12,7 @@ from etscope.render.json import to_jsonable
 from etscope.analysis.diff.compare import compare
 from etscope.errors import FormatError
 from etscope.frames import DiffResult, LlmResult, QnnResult
+from qnn_typed import plain
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 REAL, Q, D = FIX / "real", FIX / "qnn_etdump", FIX / "diff"
@@ -68,7 +69,7 @@ def test_qnn_result_frames_match_the_report():
     p = _load("qnn_etdump/synthetic_qnn_llm")
     q = p.qnn()
     assert isinstance(q, QnnResult) and "2 partition(s)" in repr(q) and len(repr(q)) < 300
-    parts = q.report["partitions"]
+    parts = plain(q.report)["partitions"]
     assert list(q.partitions()["key"]) == [x["key"] for x in parts]
     ops = q.ops()
     assert len(ops) == sum(len(x["ops"]) for x in parts)
@@ -169,10 +170,10 @@ def test_notebook_qnn_reads_files_as_the_cli_does():
                                     "--qnn-csv", files["qnn_csv"], "--json"])
     assert cli.exit_code == 0, cli.output
     want = json.loads(cli.output)["qnn"]
-    assert json.loads(json.dumps(q.report["findings"])) == want["findings"]
-    assert [p["key"] for p in q.report["partitions"]] == [p["key"] for p in want["partitions"]]
+    assert plain(q.report.findings) == want["findings"]
+    assert [p.key for p in q.report.partitions] == [p["key"] for p in want["partitions"]]
     pinned = etscope.load(etd).qnn(qhas=[f"forward:0={files['qhas']}"])
-    assert pinned.report["shards"]["files"][0]["partition"] is not None
+    assert pinned.report.shards.files[0].partition is not None
     hybrid = etscope.load(FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories.etdump",
                           pte=s / "stories260k_hybrid_llama_qnn.pte")
-    assert hybrid.qnn(phase="decode").report["partitions"][0]["runs"] == 15
+    assert hybrid.qnn(phase="decode").report.partitions[0].runs == 15

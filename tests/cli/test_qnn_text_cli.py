@@ -6,7 +6,6 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from etscope.analysis.findings import findings
 from etscope.cli import main
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -14,6 +13,15 @@ Q, QF = FIX / "qnn_etdump", FIX / "qnn"
 OPTRACE = QF / "chain8_sm8650.optrace.json"
 FILES = [str(Q / "synthetic_qnn_chain8_device.etdump"), "--qhas", str(QF / "chain8_sm8650.qhas.json"),
          "--optrace", str(OPTRACE), "--runtrace", str(QF / "chain8_sm8650.runtrace.json")]
+
+
+def qnn_report_of(etdump, *options):
+    """The QNN report of the same inputs, analysed (``Results.qnn``)."""
+    from etscope.api import qnn_from_files
+
+    pairs = dict(zip(options[::2], options[1::2]))
+    return qnn_from_files(etdump, qhas=pairs.get("--qhas", ()), optrace=pairs.get("--optrace", ()),
+                          runtrace=pairs.get("--runtrace"))
 
 
 def _run(*args):
@@ -35,13 +43,14 @@ def _unit_rows(text: str, timeline: dict) -> None:
 def test_findings_come_first_then_partitions_and_units():
     text = _run(*FILES)
     report = json.loads(_run(*FILES, "--json"))["qnn"]
-    found = findings(None, report)
+    found = report["findings"]          # the findings --json carries: the text lists the same, first
     assert found and text.startswith("Findings, most important first")
+    assert [f["kind"] for f in found] == [f.kind for f in qnn_report_of(*FILES).findings]
     first_partition = text.index("QNN partition:")
     flat = " ".join(text[:first_partition].split())
-    at = [flat.index(" ".join(f.text.split())) for f in found]     # each finding, in rank order
+    at = [flat.index(" ".join(f["text"].split())) for f in found]     # each finding, in rank order
     assert at == sorted(at)
-    assert all(" ".join(f.evidence.split()) in flat for f in found)
+    assert all(" ".join(f["evidence"].split()) in flat for f in found)
     units = text.index("HTP units (optrace")
     assert units > first_partition
     _unit_rows(text[units:], report["htp_timeline"])

@@ -174,7 +174,7 @@ def expected_opids() -> set[str]:
     from etscope import api
 
     q = api.qnn(etscope.load(f"{LLM_Q}.etdump", etrecord=f"{LLM_Q}.etrecord"))
-    ids = {m for p in q["partitions"] for o in p["ops"] for m in OPID.findall(o["qnn_name"])}
+    ids = {m for p in q.partitions for o in p.ops for m in OPID.findall(o.qnn_name)}
     assert len(ids) > 20
     return ids
 
@@ -283,7 +283,7 @@ def test_two_partition_vit_at_80_columns_keeps_heads_tails_and_fallbacks():
     got = _views(ANSI.sub("", _run_pty(_env("80"), VIT_VIEWS)), VIT_VIEWS)
     _check_width(got, 80)
     q = api.qnn(etscope.load(f"{VIT}.etdump", etrecord=f"{VIT}.etrecord"))
-    ops = [o["qnn_name"] for p in q["partitions"] for o in p["ops"]]
+    ops = [o.qnn_name for p in q.partitions for o in p.ops]
     rows = [ln for ln in got["qnn-vit"].split("\n") if re.match(r"^\S+(…_\d+|:OpId_\d+ \(cycles\))\s", ln)]
     assert len(rows) >= len(ops)
     from etscope.render.screen import MIN_HEAD, tail_of

@@ -61,13 +61,13 @@ def test_partitions_in_execution_order_join_the_qnn_profile_graphs():
 
     d = EMU / "vit_mixed_qdq" / "detailed"
     r = qnn_from_files(qnn_csv=str(d / "qnn_profile.csv"), ort_profile=str(d / "ort_profile.json"))
-    parts = r["ort"]["partitions"]
-    assert [p["qnn_graph"] for p in parts] == ["graph 0", "graph 1"]
-    assert [p["name"].rsplit("_", 1)[1] for p in parts] == ["2", "3"]      # ORT's own numbering, same order
-    for p, q in zip(parts, r["partitions"]):
-        assert p["qnn_execute_us"] == q["qnn_execute_us"] and p["accel_us"] == q["accel_us"]
-        assert p["accel_us"] <= p["qnn_execute_us"] <= p["p50_us"]     # the levels nest
-    assert "joined by execution order" in r["ort"]["joined"]
+    parts = r.ort.partitions
+    assert [p.qnn_graph for p in parts] == ["graph 0", "graph 1"]
+    assert [p.name.rsplit("_", 1)[1] for p in parts] == ["2", "3"]      # ORT's own numbering, same order
+    for p, q in zip(parts, r.partitions):
+        assert p.qnn_execute_us == q.qnn_execute_us and p.accel_us == q.accel_us
+        assert p.accel_us <= p.qnn_execute_us <= p.p50_us     # the levels nest
+    assert "joined by execution order" in r.ort.joined
 
 
 def test_a_different_partition_count_is_not_joined():
@@ -75,7 +75,7 @@ def test_a_different_partition_count_is_not_joined():
 
     r = qnn_from_files(qnn_csv=str(EMU / "tblock_qdq" / "detailed" / "qnn_profile.csv"),
                        ort_profile=str(EMU / "vit_mixed_qdq" / "detailed" / "ort_profile.json"))
-    assert r["ort"]["joined"].startswith("not joined") and all(p["qnn_graph"] is None for p in r["ort"]["partitions"])
+    assert r.ort.joined.startswith("not joined") and all(p.qnn_graph is None for p in r.ort.partitions)
 
 
 def test_qnn_command_reads_it_alone_and_with_the_qnn_profile():

@@ -109,7 +109,9 @@ def test_optrace_track_totals():
 
     data = G.gen_optrace(random.Random(1), "tracks_x_events")
     trace = parse_optrace(data, "x.json")
-    s = optrace_summary(trace)
+    from etscope.render.json import dumps
+
+    s = _json.loads(dumps(optrace_summary(trace)))      # its JSON form
     doc = _json.loads(data)
     overview = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["pid"] == 0]
     assert s["ops"] == len(overview)

@@ -18,6 +18,7 @@ from etscope.cli import main
 from etscope.formats.etdump import read_etdump
 from etscope.profile import build, load
 from etscope.analysis.views import tables as export
+from qnn_typed import plain as as_json
 
 D = Path(__file__).parents[1] / "fixtures" / "qnn_etdump"
 MANIFEST = json.loads((D / "manifest.json").read_text())["fixtures"]
@@ -101,7 +102,7 @@ def test_export_and_sql_agree(twins):
 
 def test_qnn_still_says_it_accumulated(twins):
     plain, acc, _ = twins
-    ra, rp = qnn.qnn_report(acc), qnn.qnn_report(plain)
+    ra, rp = as_json(qnn.qnn_report(acc)), as_json(qnn.qnn_report(plain))
     for a, p in zip(ra["partitions"], rp["partitions"]):
         assert a["accumulating"] and not p["accumulating"]
         assert a["per_run"] == p["per_run"] and a["ops"] == p["ops"]

@@ -9,6 +9,7 @@ import etscope
 from etscope.api import results
 from etscope.render.html import write_report
 from views_helpers import QNN_FILES, open_report
+from qnn_typed import plain
 
 FIX = Path(__file__).parents[1] / "fixtures"
 ETD = FIX / "qnn_etdump" / "synthetic_qnn_chain8_device.etdump"
@@ -20,7 +21,7 @@ def _report(tmp_path, **kw):
     r.dram_gbps = kw.get("dram_gbps")
     out = tmp_path / "htp.html"
     write_report(str(out), r.view)
-    return out, r.qnn["htp_ops"][0]
+    return out, plain(r.qnn.htp_ops[0])
 
 
 def test_htp_section_in_chromium(browser, tmp_path, artifact_dir):
@@ -76,7 +77,7 @@ def test_four_shards_each_get_their_section(browser, tmp_path):
         assert not [m for m in messages if m[0] in ("error", "pageerror", "request")], messages
         heads = page.locator("#qnn-body h3", has_text="Inside the HTP").all_inner_texts()
         assert len(heads) == 4
-        for i, h in enumerate(r.qnn["htp_ops"]):
+        for i, h in enumerate(plain(r.qnn.htp_ops)):
             sec = page.locator("#qnn-htp" if i == 0 else f"#qnn-htp-{i}")
             assert h["breakdown"]["headline"] in sec.inner_text()
             assert h["breakdown"]["partition"] in heads[i]

@@ -21,17 +21,17 @@ def test_every_cycles_row_has_its_estimate(name, with_etrecord):
     rows = export.events_table(p, qnn=q).to_pylist()
     cycles = [r for r in rows if r["unit"] == "cycles"]
     assert cycles and all(r["est_us"] is not None for r in cycles)
-    parts = {part["instruction_id"]: part for part in q["partitions"]}
+    parts = {part.instruction_id: part for part in q.partitions}
     for r in cycles:
-        clock = parts[r["instruction_id"]]["per_run"]["clock_mhz_est"][r["execute"]]
+        clock = parts[r["instruction_id"]].per_run.clock_mhz_est[r["execute"]]
         assert r["est_us"] == pytest.approx(r["value"] / clock, rel=1e-12)
     # The same figure as the qnn view's per-op est. µs (p50 over runs), and per run the per-op
     # estimates add up to the accelerator total's.
     for iid, part in parts.items():
-        for op in part["ops"]:
-            own = [r["est_us"] for r in cycles if r["instruction_id"] == iid and r["name"] == op["qnn_name"]]
-            if len(own) == part["runs"]:
-                assert describe(np.array(own))["p50"] == pytest.approx(op["est_us_p50"], rel=1e-9)
+        for op in part.ops:
+            own = [r["est_us"] for r in cycles if r["instruction_id"] == iid and r["name"] == op.qnn_name]
+            if len(own) == part.runs:
+                assert describe(np.array(own))["p50"] == pytest.approx(op.est_us_p50, rel=1e-9)
         for run in range(p.n_runs):
             mine = [r for r in cycles if r["instruction_id"] == iid and r["execute"] == run]
             total = [r["est_us"] for r in mine if r["name"] == "Accelerator (execute) time (cycles)"]

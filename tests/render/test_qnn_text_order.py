@@ -22,11 +22,11 @@ def test_rows_follow_the_shown_p50(name):
     assert "p50 over runs" in text and "highest p50 first" in text
     # Each partition's table in order of the p50 it shows.
     tables = text.split("Per-op HTP cycles")[1:]
-    assert len(tables) == len(q["partitions"])
-    for part, table in zip(q["partitions"], tables):
-        p50_of = {o["qnn_name"]: o["cycles_p50"] for o in part["ops"]}
+    assert len(tables) == len(q.partitions)
+    for part, table in zip(q.partitions, tables):
+        p50_of = {o.qnn_name: o.cycles_p50 for o in part.ops}
         order = [p50_of[n] for n in re.findall(r"(?m)^(\S.*?\(cycles\)(?: #\d+)?)  ", table) if n in p50_of]
-        assert len(order) == len(part["ops"])
+        assert len(order) == len(part.ops)
         assert order == sorted(order, reverse=True), name
 
 
@@ -39,9 +39,9 @@ def test_sort_orders_by_the_key(sort, field):
     buf = io.StringIO()
     render_qnn(q, console=Console(file=buf, width=400, color_system=None), top=0, sort=sort)
     table = buf.getvalue().split("Per-op HTP cycles")[1]
-    ops = {o["qnn_name"]: o for o in q["partitions"][0]["ops"]}
+    ops = {o.qnn_name: o for o in q.partitions[0].ops}
     names = [n for n in re.findall(r"(?m)^(\S.*?\(cycles\)(?: #\d+)?)  ", table) if n in ops]
     assert sorted(names) == sorted(ops)
-    values = [ops[n][field] or 0 for n in names]
+    values = [getattr(ops[n], field) or 0 for n in names]
     assert values == sorted(values, reverse=True)
     assert ("cycles mean" in table) == (sort == "mean")

@@ -61,10 +61,10 @@ def test_qnn_ops_laid_out_from_cycles_and_marked_estimated():
     assert validate(t) == []
     est = x_events(t, cat="qnn_op_estimated")
     assert est and all(e["args"]["estimated"] is True and e["args"]["cycles"] >= 0 for e in est)
-    clock = {part["instruction_id"]: part for part in q["partitions"]}
+    clock = {part.instruction_id: part for part in q.partitions}
     e = next(e for e in est if e["args"]["cycles"] > 0 and "compressed_to_fit" not in e["args"])
     part = clock[e["args"]["instruction_id"]]
-    run_clock = part["per_run"]["clock_mhz_est"][e["args"]["run"]]
+    run_clock = part.per_run.clock_mhz_est[e["args"]["run"]]
     assert e["dur"] == pytest.approx(e["args"]["cycles"] / run_clock, abs=0.002)
     # Without the QNN analysis the rows are left out, with a note.
     t2 = build_trace(trace_view(p, qnn=None))

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from etscope.analysis.qnn.partition_result import Partition
 from etscope.units import fmt_bytes, fmt_us
 
 OVERHEAD_SHARE = 0.10          # a level adding less than this share of its call is not a finding
@@ -56,85 +57,87 @@ def partition_anchor(i: int) -> str:
     return f"qnn-p{i}"
 
 
-def findings(summary: dict | None, qnn: dict | None) -> list[Finding]:
+def findings(summary: dict | None, qnn) -> list[Finding]:
+    """The ranked findings of one set of inputs: ``summary`` (the ETDump's, None without one) and
+    ``qnn`` (``analysis.qnn.result.QnnReport``, None without QNN partition or file). The one
+    engine: ``summary``, ``qnn`` and ``report`` list what it returns for the same inputs."""
     out: list[Finding] = []
-    parts = (qnn or {}).get("partitions") or []
+    parts = qnn.partitions if qnn is not None else ()
     for i, p in enumerate(parts):
         out += _overhead(i, p) + _no_hmx(i, p) + _cold(i, p, len(parts)) + _clock(i, p) + _ops_exceed(i, p)
     out += _fallbacks(summary or {})
-    out += _vtcm((qnn or {}).get("qhas"))
-    if (qnn or {}).get("htp_ops"):
+    out += _vtcm(qnn.qhas if qnn is not None else None)
+    if qnn is not None and qnn.htp_ops:
         from etscope.analysis.qnn.htp_findings import htp_findings
 
-        out += htp_findings(qnn["htp_ops"], Finding)
+        out += htp_findings(qnn.htp_ops, Finding)
     return sorted(out, key=lambda f: (SEVERITY.index(f.severity), -(f.us_per_run or 0.0)))
 
 
-def _name(p: dict) -> str:
-    iid = p.get("instruction_id")
-    return f"DELEGATE_CALL #{iid}" if iid is not None else str(p.get("key"))
+def _name(p: Partition) -> str:
+    iid = p.instruction_id
+    return f"DELEGATE_CALL #{iid}" if iid is not None else str(p.key)
 
 
-def _overhead(i: int, p: dict) -> list[Finding]:
-    n = p.get("nesting") or {}
-    bands = n.get("bands") or []
-    outer = next((b for b in bands if b["name"] != "Method::execute"), None)
-    levels = [b for b in bands if b["name"] != "Method::execute" and b["adds_us_p50"] is not None]
-    if outer is None or not levels or not outer["us_p50"]:
+def _overhead(i: int, p: Partition) -> list[Finding]:
+    n = p.nesting
+    bands = n.bands
+    outer = next((b for b in bands if b.name != "Method::execute"), None)
+    levels = [b for b in bands if b.name != "Method::execute" and b.adds_us_p50 is not None]
+    if outer is None or not levels or not outer.us_p50:
         return []
-    top = max(levels, key=lambda b: b["adds_us_p50"])
+    top = max(levels, key=lambda b: b.adds_us_p50)
     inner = bands[bands.index(top) + 1]
-    share = top["adds_us_p50"] / outer["us_p50"]
+    share = top.adds_us_p50 / outer.us_p50
     if share < OVERHEAD_SHARE:
         return []
     overlap = _levels_overlap(p, bands)
     return [Finding(
         kind="overhead_level", severity="high" if share >= 0.5 and not overlap else "medium",
-        text=f"{_name(p)}: {n.get('headline') or ''}".strip(),
-        evidence=(f"{top['label']} {fmt_us(top['us_p50'])} contains {inner['label']} {fmt_us(inner['us_p50'])}; "
-                  f"the difference, p50 over {p.get('runs')} run(s): {fmt_us(top['adds_us_p50'])}, {share:.0%} of "
-                  f"{outer['label']} {fmt_us(outer['us_p50'])}. Basis: QNN's own levels, which exist only on runs "
+        text=f"{_name(p)}: {n.headline or ''}".strip(),
+        evidence=(f"{top.label} {fmt_us(top.us_p50)} contains {inner.label} {fmt_us(inner.us_p50)}; "
+                  f"the difference, p50 over {p.runs} run(s): {fmt_us(top.adds_us_p50)}, {share:.0%} of "
+                  f"{outer.label} {fmt_us(outer.us_p50)}. Basis: QNN's own levels, which exist only on runs "
                   "profiled by QNN; collecting the profile adds work inside them, so an unprofiled run spends "
                   "less here" + (f". {overlap}" if overlap else "")),
-        section=partition_anchor(i), us_per_run=top["adds_us_p50"])]
+        section=partition_anchor(i), us_per_run=top.adds_us_p50)]
 
 
 DSP_SIDE = "QNN accelerator (execute) time"       # the level that holds QNN's own DSP-side steps
 
 
-def _levels_overlap(p: dict, bands: list[dict]) -> str | None:
+def _levels_overlap(p: Partition, bands) -> str | None:
     """When QNN's sub-steps (initial VTCM acquire, HVX + HMX power-on; p50 over the warm runs) are
     larger than what the DSP-side level adds over the graph, QNN's levels do not nest strictly:
     say so (the split between levels is then approximate)."""
-    dsp = next((b for b in bands if b["name"] == DSP_SIDE and b["adds_us_p50"] is not None), None)
-    per_run = p.get("per_run") or {}
+    dsp = next((b for b in bands if b.name == DSP_SIDE and b.adds_us_p50 is not None), None)
     if dsp is None:
         return None
-    cold = set(p.get("cold_runs") or [])
-    for key, what in (("vtcm_acquire_us", "initial VTCM acquire"), ("power_on_us", "HVX + HMX power-on")):
-        v = np.array([np.nan if x is None else x for k, x in enumerate(per_run.get(key) or []) if k not in cold],
+    cold = set(p.cold_runs)
+    for series, what in ((p.per_run.vtcm_acquire_us, "initial VTCM acquire"),
+                         (p.per_run.power_on_us, "HVX + HMX power-on")):
+        v = np.array([np.nan if x is None else x for k, x in enumerate(series or []) if k not in cold],
                      dtype=np.float64)
         if v.size and np.isfinite(v).any():
             step = float(np.nanmedian(v))
-            if step > dsp["adds_us_p50"]:
+            if step > dsp.adds_us_p50:
                 return (f"QNN's levels overlap here: its {what} ({fmt_us(step)} p50 over warm runs) is larger than "
-                        f"the {fmt_us(dsp['adds_us_p50'])} the DSP-side level adds around the graph, so the split "
+                        f"the {fmt_us(dsp.adds_us_p50)} the DSP-side level adds around the graph, so the split "
                         "between levels is approximate")
     return None
 
 
-def _no_hmx(i: int, p: dict) -> list[Finding]:
+def _no_hmx(i: int, p: Partition) -> list[Finding]:
     # Graph ops only: QNN's Input/Output rows move data and never use HMX (a finding by construction).
-    ops = [o for o in p.get("ops") or [] if o.get("hmx") is False and (o.get("cycles_p50") or 0) > 0
-           and o.get("graph_op")]
+    ops = [o for o in p.ops if o.hmx is False and (o.cycles_p50 or 0) > 0 and o.graph_op]
     if not ops:
         return []
-    total = sum(o.get("cycles_p50") or 0 for o in p.get("ops") or [])
-    cyc = sum(o["cycles_p50"] for o in ops)
+    total = sum(o.cycles_p50 or 0 for o in p.ops)
+    cyc = sum(o.cycles_p50 for o in ops)
     share = cyc / total if total else 0.0
-    us = sum(o.get("est_us_at_clock") or 0.0 for o in ops) or None
-    ops.sort(key=lambda o: -o["cycles_p50"])
-    names = ", ".join(f"{o.get('base') or o['qnn_name']} ({_units(o)})" for o in ops[:4])
+    us = sum(o.est_us_at_clock or 0.0 for o in ops) or None
+    ops.sort(key=lambda o: -o.cycles_p50)
+    names = ", ".join(f"{o.base or o.qnn_name} ({_units(o)})" for o in ops[:4])
     more = f" and {len(ops) - 4} more" if len(ops) > 4 else ""
     return [Finding(
         kind="no_hmx", severity="medium" if share >= 0.25 else "info",
@@ -144,14 +147,14 @@ def _no_hmx(i: int, p: dict) -> list[Finding]:
         section=f"qnn-ops-p{i}", us_per_run=us)]
 
 
-def _units(o: dict) -> str:
-    used = [u for u in ("hvx", "dma") if o.get(u)]
+def _units(o) -> str:
+    used = [u for u, on in (("hvx", o.hvx), ("dma", o.dma)) if on]
     return " + ".join(u.upper() for u in used) if used else "no unit flagged"
 
 
-def _cold(i: int, p: dict, n_parts: int) -> list[Finding]:
-    cold = p.get("cold_runs") or []
-    power = np.array([np.nan if v is None else v for v in (p.get("per_run") or {}).get("power_on_us") or []],
+def _cold(i: int, p: Partition, n_parts: int) -> list[Finding]:
+    cold = list(p.cold_runs)          # a list: numpy indexes with it
+    power = np.array([np.nan if v is None else v for v in p.per_run.power_on_us or []],
                      dtype=np.float64)
     if not cold or power.size == 0:
         return []
@@ -163,27 +166,27 @@ def _cold(i: int, p: dict, n_parts: int) -> list[Finding]:
         text=(f"{_name(p)}: run(s) {runs} were cold: HVX + HMX power-on took up to {fmt_us(worst)}"
               + (f" against {fmt_us(warm)} warm" if warm == warm else "") + "; leave them out of steady-state numbers"),
         evidence="QNN's 'Time for HVX + HMX power on and acquire' per run",
-        section=partition_anchor(i), us_per_run=(worst - warm) / max(p.get("runs") or 1, 1) if warm == warm else None)]
+        section=partition_anchor(i), us_per_run=(worst - warm) / max(p.runs or 1, 1) if warm == warm else None)]
 
 
-def _clock(i: int, p: dict) -> list[Finding]:
+def _clock(i: int, p: Partition) -> list[Finding]:
     out = []
     anchor = f"qnn-clock-p{i}"
-    if p.get("clock_warning"):
-        out.append(Finding(kind="clock", severity="medium", text=f"{_name(p)}: {p['clock_warning']}",
+    if p.clock_warning:
+        out.append(Finding(kind="clock", severity="medium", text=f"{_name(p)}: {p.clock_warning}",
                            evidence="accelerator cycles ÷ accelerator µs", section=anchor))
-    if p.get("clock_measured_within_bounds") is False:
-        lo, hi = p.get("clock_mhz_bounds") or (None, None)
+    if p.clock_measured_within_bounds is False:
+        lo, hi = p.clock_mhz_bounds or (None, None)
         out.append(Finding(
             kind="clock", severity="medium",
-            text=(f"{_name(p)}: the runtrace's clock ({p['clock_mhz_measured']:,.0f} MHz) lies outside what this "
+            text=(f"{_name(p)}: the runtrace's clock ({p.clock_mhz_measured:,.0f} MHz) lies outside what this "
                   "profile allows: the runtrace may come from another session"),
             evidence=f"profile bounds {_mhz(lo)}–{_mhz(hi)} MHz (cycles ÷ µs with and without waits)",
             section=anchor))
-    per = [x for x in (p.get("clock_mhz_measured_per_execute") or []) if x]
+    per = [x for x in (p.clock_mhz_measured_per_execute or []) if x]
     what = "measured by the runtrace"
     if len(per) < 2:
-        rng = p.get("clock_mhz_est_per_run_range")
+        rng = p.clock_mhz_est_per_run_range
         per = list(rng) if rng else []
         what = "estimated per run (cycles ÷ µs)"
     if len(per) >= 2 and min(per) > 0 and max(per) / min(per) > CLOCK_SPREAD:
@@ -195,33 +198,33 @@ def _clock(i: int, p: dict) -> list[Finding]:
     return out
 
 
-def _ops_exceed(i: int, p: dict) -> list[Finding]:
+def _ops_exceed(i: int, p: Partition) -> list[Finding]:
     """Raw per-op estimates (cycles ÷ clock) above the measured time holding them: the clock used
     is below what that time allows (cycles ÷ it is the clock's lower bound)."""
-    ot = p.get("op_times") or {}
-    k = ot.get("runs_over") or 0
-    raw, cont = ot.get("over_raw_us_mean"), ot.get("over_bound_us_mean")
+    ot = p.op_times
+    k = ot.runs_over or 0
+    raw, cont = ot.over_raw_us_mean, ot.over_bound_us_mean
     if not k or raw is None or cont is None:
         return []
-    used, fit = ot.get("over_clock_mhz_used"), ot.get("over_clock_mhz_to_fit")
-    source = "the runtrace's" if p.get("clock_source") == "runtrace" else "the estimated"
-    clipped = ot.get("container_clipped_runs") or 0
+    used, fit = ot.over_clock_mhz_used, ot.over_clock_mhz_to_fit
+    source = "the runtrace's" if p.clock_source == "runtrace" else "the estimated"
+    clipped = ot.container_clipped_runs or 0
     return [Finding(
         # A clock a few % off in some runs (one p50 clock for runs that changed clock) is info.
         kind="ops_exceed_container", severity="medium" if raw >= cont * EXCEED_MEDIUM else "info",
         text=(f"{_name(p)}: per-op times from cycles ÷ {source} clock ({_mhz(used)} MHz) add up to {fmt_us(raw)} "
-              f"per run, more than the measured {ot.get('bound')} that holds them, {fmt_us(cont)}: the clock "
+              f"per run, more than the measured {ot.bound} that holds them, {fmt_us(cont)}: the clock "
               f"must be at least {_mhz(fit)} MHz"
               + (" (an effective rate: cycles summed over parallel HVX/HMX threads)"
-                 if p.get("clock_bound") == "effective" else "")
-              + (" (or the runtrace is from another session)" if p.get("clock_source") == "runtrace" else "")),
-        evidence=(f"in {k} of {ot.get('runs_compared')} run(s), means over those runs; Σ per-op cycles ÷ "
-                  f"{ot.get('bound')} µs (waits included) gives the lowest clock that fits"
+                 if p.clock_bound == "effective" else "")
+              + (" (or the runtrace is from another session)" if p.clock_source == "runtrace" else "")),
+        evidence=(f"in {k} of {ot.runs_compared} run(s), means over those runs; Σ per-op cycles ÷ "
+                  f"{ot.bound} µs (waits included) gives the lowest clock that fits"
                   + (f"; {clipped} run(s) logged a QNN time longer than the one around it (DELEGATE_CALL ⊇ QNN "
                      "execute ⊇ … ⊇ Accelerator; capped)" if clipped else "")
-                  + f". The views show each op's share of the measured time instead ({ot.get('estimate')})"),
+                  + f". The views show each op's share of the measured time instead ({ot.estimate})"),
         section=f"qnn-clock-p{i}",
-        us_per_run=(raw - cont) * k / max(p.get("runs") or 1, 1))]
+        us_per_run=(raw - cont) * k / max(p.runs or 1, 1))]
 
 
 def _mhz(x) -> str:
@@ -244,10 +247,11 @@ def _fallbacks(s: dict) -> list[Finding]:
     return out
 
 
-def _vtcm(q: dict | None) -> list[Finding]:
-    if not q or q.get("peak_vtcm_alloc") is None:
+def _vtcm(q) -> list[Finding]:
+    """``q``: the QHAS summary (``analysis.qnn.op_tables.QhasSummary``) or None."""
+    if q is None or q.peak_vtcm_alloc is None:
         return []
-    peak, size = q["peak_vtcm_alloc"], q.get("vtcm_bytes")
+    peak, size = q.peak_vtcm_alloc, q.vtcm_bytes
     if not size:
         return [Finding(kind="vtcm", severity="info",
                         text=f"Peak VTCM {fmt_bytes(peak)} (QHAS); the SoC's VTCM size is unknown (give the .pte)",
@@ -256,7 +260,7 @@ def _vtcm(q: dict | None) -> list[Finding]:
     full = share >= VTCM_FULL
     return [Finding(
         kind="vtcm", severity="high" if full else "info",
-        text=(f"Peak VTCM {fmt_bytes(peak)} of {fmt_bytes(size)} on {q.get('soc') or 'this SoC'} ({share:.0%}): "
+        text=(f"Peak VTCM {fmt_bytes(peak)} of {fmt_bytes(size)} on {q.soc or 'this SoC'} ({share:.0%}): "
               + ("little headroom, larger tiles would spill to DRAM" if full else
                  f"{fmt_bytes(size - peak)} headroom")),
         evidence="QHAS peak VTCM allocation against the VTCM size in the .pte's compile spec", section="qnn-qhas")]

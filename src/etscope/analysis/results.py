@@ -163,8 +163,9 @@ class Results:
         return ops_analysis.op_table(self.profile) if self.profile is not None else []
 
     @cached_property
-    def qnn(self) -> dict | None:
-        """``analysis.qnn.qnn_report`` (None when there is no QNN partition and no QNN file)."""
+    def qnn(self):
+        """``analysis.qnn.qnn_report``: an ``analysis.qnn.result.QnnReport`` (None when there is no
+        QNN partition and no QNN file)."""
         p = self.profile
         files = (self.qhas, self.optrace, self.qnn_profile) if p is not None else (
             self.qhas, self.optrace, self.qnn_profile, self.runtrace)
@@ -185,19 +186,13 @@ class Results:
             self.notes.append(f"the QNN analysis failed ({type(e).__name__}: {e}); the QNN section is left out")
             return None
 
-    def _sharded_qnn(self, soc) -> dict:
+    def _sharded_qnn(self, soc):
         from etscope.analysis.qnn.partition_files import shard_view
 
-        report = qnn_analysis.qnn_report(self.profile, qhas=self.loose_qhas, optrace=self.loose_optrace,
-                                         qnn_profile=self.qnn_profile, soc=soc, runtrace=self.runtrace,
-                                         qhas_ops_by_key=self.qhas_ops_by_key, htp_sources=self._htp_sources(),
-                                         dram_gbps=self.dram_gbps)
-        report["shards"] = shard_view(self.shards, soc)
-        for f in report["shards"]["files"]:
-            where = f"{f['partition']} ({f['how']}, {f['match_ratio']:.0%} of its ops matched)" if f["partition"] \
-                else "no partition"
-            report["warnings"].append(f"{f['kind']} {f['path']}: {where}" + (f"; {f['note']}" if f["note"] else ""))
-        return report
+        return qnn_analysis.qnn_report(self.profile, qhas=self.loose_qhas, optrace=self.loose_optrace,
+                                       qnn_profile=self.qnn_profile, soc=soc, runtrace=self.runtrace,
+                                       qhas_ops_by_key=self.qhas_ops_by_key, htp_sources=self._htp_sources(),
+                                       dram_gbps=self.dram_gbps, shards=shard_view(self.shards, soc))
 
     def _htp_sources(self) -> list[tuple]:
         """(partition key or None, qhas, optrace) per partition of the shard files: each partition's
@@ -253,7 +248,7 @@ class Results:
         if self.profile is None:
             from etscope.analysis.qnn.files_alone import qnn_only_summary
 
-            return qnn_only_summary(self.qnn or {}, self.inputs, self.soc, summary_analysis.qnn_brief(self.qnn))
+            return qnn_only_summary(self.qnn, self.inputs, self.soc, summary_analysis.qnn_brief(self.qnn))
         # The summary's QNN brief is the report without QHAS/optrace: reused when that is ours.
         if self.qhas is None and self.optrace is None and self.qnn is not None:
             brief = self.qnn
@@ -338,7 +333,7 @@ class Results:
         if self.profile is None:
             from etscope.analysis.views.qnn_trace import qnn_trace_view
 
-            return qnn_trace_view(self.qnn or {}, self.optrace, self.runtrace, self.inputs, runs, qhas=self.qhas)
+            return qnn_trace_view(self.qnn, self.optrace, self.runtrace, self.inputs, runs, qhas=self.qhas)
         return trace_view(self.profile, qnn=self.qnn, runs=runs, phases=self.phases)
 
     @cached_property
@@ -351,7 +346,7 @@ class Results:
         return node_table(self.profile, self.ops, self.qnn)
 
     @cached_property
-    def qnn_files(self) -> dict | None:
+    def qnn_files(self):
         """QNN files given without an ETDump partition (or QNN profile) to join them to: what they
         hold per op (``analysis.qnn.files_alone.files_view``); None otherwise."""
         if self.profile is not None or self.qnn_profile is not None or self.shards is not None or self.qnn is None:
@@ -362,6 +357,12 @@ class Results:
         from etscope.analysis.qnn.files_alone import files_view
 
         return files_view(self.qnn, self.file_ops, self.file_ops_source, have)
+
+    @cached_property
+    def summary_view(self) -> dict:
+        """What ``etscope summary`` shows: the summary and the ranked findings of these inputs
+        (``findings``: the list ``qnn`` and ``report`` show for the same inputs)."""
+        return dict(self.summary, findings=tuple(self.findings))
 
     @cached_property
     def findings(self) -> list:
@@ -376,9 +377,10 @@ class Results:
     def view(self) -> ReportView:
         """Everything the HTML report shows."""
         if self.profile is None:    # QNN files alone: the QNN section, the guide and what is missing
-            qnn = self.qnn if self.qnn_files is None else dict(self.qnn, files=self.qnn_files)
-            if self.ort_view is not None:      # ONNX Runtime's profile of the session, in the QNN section
-                qnn = dict(qnn or {"partitions": [], "warnings": []}, ort=self.ort_view.to_dict())
+            from etscope.analysis.views.qnn_view import files_alone_view
+
+            # The QNN section: the report, the files without a partition, ONNX Runtime's profile.
+            qnn = files_alone_view(self)
             return ReportView(profile=None, summary=self.summary, ops=[], qnn=qnn, llm=None, hierarchy=None,
                               placement=[], runs={"columns": {}, "phase": None}, nodes=None,
                               checks=["QNN files only: " + m for m in self.summary["qnn_only"]["missing"]],

@@ -40,7 +40,7 @@ def demo(as_json, report_path, no_report):
         from etscope.render.text import render_summary
 
         render_summary(q.summary, title=qnn_title)
-        for line in op_findings(partition_op_rows(q.qnn or {})) + unit_findings(unit_rows(q.qnn or {})):
+        for line in op_findings(partition_op_rows(q.qnn)) + unit_findings(unit_rows(q.qnn)):
             click.echo(line)
         click.echo("")
         render_summary(c.summary, title=cpu_title)

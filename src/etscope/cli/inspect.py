@@ -32,14 +32,14 @@ def summary(etdump, etrecord, pte, method, phase, qnn_heap, given, as_json):
     from etscope.render.text import render_summary
 
     if not parts:
-        render_summary(r.summary)
+        render_summary(r.summary, findings=r.findings)
     else:
         from etscope.render.phases_text import render_phase_heading, render_phase_table
 
         render_phase_table(r.phase_rows, r.phases.how, "summary")
         for row, (_, pr) in zip(r.phase_rows, parts):
             render_phase_heading(row)
-            render_summary(pr.summary)
+            render_summary(pr.summary, findings=pr.findings)
     if heap_view is not None:
         echo_heap(heap_view)
 
@@ -115,7 +115,6 @@ def qnn(etdump, etrecord, pte, method, phase, qnn_heap, given, dram_gbps, as_jso
             report = qnn_from_files(etdump, etrecord, pte, method, dram_gbps=dram_gbps, phase=phase, given=given)
         except PhaseChoiceError as e:
             raise click.UsageError(str(e)) from None
-    rows, how = (report.pop("phase_rows", None), report.pop("phases_how", None)) if report is not None else (None, None)
     heap_view = None
     if heap is not None:
         from etscope.formats.pte import read_pte
@@ -124,7 +123,7 @@ def qnn(etdump, etrecord, pte, method, phase, qnn_heap, given, dram_gbps, as_jso
     if as_json:
         from etscope.paths import display
 
-        inputs = report.pop("inputs") if report is not None else {
+        inputs = dict(report.inputs) if report is not None else {
             k: display(v) for k, v in (("pte", pte), ("qnn_heap", qnn_heap)) if v is not None}
         if report is not None and qnn_heap is not None:
             inputs["qnn_heap"] = display(qnn_heap)
@@ -133,28 +132,27 @@ def qnn(etdump, etrecord, pte, method, phase, qnn_heap, given, dram_gbps, as_jso
             out["qnn_heap"] = heap_view
         emit_json(out)
     else:
-        files = (report or {}).get("files")
-        if report is not None and report.get("phases"):
+        if report is not None and report.phases:
             from etscope.render.phases_text import render_phase_heading, render_phase_table
             from etscope.render.qnn_text import render_qnn
 
-            render_phase_table(rows, how, "qnn")
-            for row, part in zip(rows, report["phases"]):
+            render_phase_table(report.phase_rows, report.phases_how, "qnn")
+            for row, part in zip(report.phase_rows, report.phases):
                 render_phase_heading(row)
-                render_qnn(part["qnn"], top=top, sort=sort, findings=part["qnn"]["findings"])
-        elif report is not None and (report["partitions"] or report.get("qhas") or report.get("htp_timeline")
-                                     or not (files or report.get("ort"))):
+                render_qnn(part["qnn"], top=top, sort=sort)
+        elif report is not None and (report.partitions or report.qhas or report.htp_timeline
+                                     or not (report.files or report.ort)):
             from etscope.render.qnn_text import render_qnn
 
-            render_qnn(report, top=top, sort=sort, findings=report["findings"])
-        if report is not None and report.get("ort"):
+            render_qnn(report, top=top, sort=sort)
+        if report is not None and report.ort:
             from etscope.render.ort_text import render_ort
 
-            render_ort(report["ort"], top=top)
-        if files:
+            render_ort(report.ort, top=top)
+        if report is not None and report.files:
             from etscope.render.qnn_files_text import render_qnn_files
 
-            render_qnn_files(files, top=top)
+            render_qnn_files(report.files, top=top)
         if heap_view is not None:
             echo_heap(heap_view)
 

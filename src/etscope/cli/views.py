@@ -128,7 +128,7 @@ def _parse_runs(spec: str | None):
 def _qnn_file_runs(r) -> int:
     """Executes the QNN files hold (profile runs, runtrace executes): what ``--runs`` can select
     without an ETDump."""
-    n = max([p.get("runs") or 0 for p in (r.qnn or {}).get("partitions") or []] + [0])
+    n = max([p.runs or 0 for p in (r.qnn.partitions if r.qnn is not None else ())] + [0])
     if r.runtrace is not None and len(r.runtrace):
         n = max(n, int(r.runtrace.execute.max()) + 1)
     return n

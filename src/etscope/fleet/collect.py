@@ -196,12 +196,12 @@ QNN_COLUMNS = (("key", pa.string()), ("instruction_id", pa.int64()), ("runs", pa
                ("clock_mhz_used", pa.float64()), ("clock_source", pa.string()), ("ops_matched_to_graph", pa.int64()))
 
 
-def qnn_table(qnn: dict | None, phases: list[tuple[str, dict | None]] | None = None) -> pa.Table | None:
+def qnn_table(qnn, phases: list[tuple[str, object]] | None = None) -> pa.Table | None:
     """One row per QNN partition of ``analysis.qnn.qnn_report`` (its scalar fields); None without one.
     ``phases``: [(phase name, that phase's report)]: one block of rows per phase (p50s over that
     phase's runs, never pooled), with a ``phase`` column."""
     blocks = phases if phases is not None else [(None, qnn)]
-    rows = [(name, p) for name, q in blocks for p in (q or {}).get("partitions") or []]
+    rows = [(name, p) for name, q in blocks for p in (q.partitions if q is not None else ())]
     if not rows:
         return None
     parts = [p for _, p in rows]
@@ -209,7 +209,7 @@ def qnn_table(qnn: dict | None, phases: list[tuple[str, dict | None]] | None = N
     for name, typ in QNN_COLUMNS:
         vals = []
         for p in parts:
-            v = p.get(name)
+            v = getattr(p, name)
             if isinstance(v, (list, dict, tuple)) or (isinstance(v, float) and v != v):
                 v = None
             vals.append(None if v is None else (str(v) if typ == pa.string() else

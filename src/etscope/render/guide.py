@@ -48,29 +48,29 @@ def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 
         "OPERATOR_CALL rows are kernels that ran on the CPU (fallback, not delegated). Framework "
         "overhead is Method::execute minus all of those.")
     for q in s.get("qnn") or []:
-        if q.get("delegate_call_ms") is not None:
-            where = (f"at instruction {q['instruction_id']}" if q.get("instruction_id") is not None
+        if q.delegate_call_ms is not None:
+            where = (f"at instruction {q.instruction_id}" if q.instruction_id is not None
                      else "not tied to an instruction")
-            bits = [f"QNN partition {where}: DELEGATE_CALL {fmt_ms(q['delegate_call_ms'])} p50"]
+            bits = [f"QNN partition {where}: DELEGATE_CALL {fmt_ms(q.delegate_call_ms)} p50"]
             contains = "contains"
         else:       # from a QNN profile file given beside the ETDump: no DELEGATE_CALL around it
-            bits = [f"QNN partition from the QNN profile file ({q.get('runs') or 0} execute(s), no DELEGATE_CALL)"]
+            bits = [f"QNN partition from the QNN profile file ({q.runs or 0} execute(s), no DELEGATE_CALL)"]
             contains = "QNN (execute) p50"
-        if q.get("qnn_execute_us") is not None:
-            qnn_execute = fmt_ms(us_to_ms(q["qnn_execute_us"]))
+        if q.qnn_execute_us is not None:
+            qnn_execute = fmt_ms(us_to_ms(q.qnn_execute_us))
             bits.append(f"contains QNN (execute) {qnn_execute}" if contains == "contains" else f"{contains} {qnn_execute}")
-        if q.get("accel_us") is not None:
-            bits.append(f"which contains the HTP accelerator {fmt_ms(us_to_ms(q['accel_us']))} (waits included)")
-        if q.get("accel_cycles") is not None:
-            bits.append(f"= {q['accel_cycles']:,.0f} cycles, the sum of its {q['ops']} per-op rows")
+        if q.accel_us is not None:
+            bits.append(f"which contains the HTP accelerator {fmt_ms(us_to_ms(q.accel_us))} (waits included)")
+        if q.accel_cycles is not None:
+            bits.append(f"= {q.accel_cycles:,.0f} cycles, the sum of its {q.ops} per-op rows")
         line = ", ".join(bits) + "."
         clock = _clock_words(q)
         if clock:
             line += " " + clock
-        if q.get("cold_runs"):
-            line += f" Run(s) {q['cold_runs']} were cold (HTP power-up)."
-        if q.get("checks_failed"):
-            line += " Failed checks: " + "; ".join(q["checks_failed"]) + "."
+        if q.cold_runs:
+            line += f" Run(s) {list(q.cold_runs)} were cold (HTP power-up)."
+        if q.checks_failed:
+            line += " Failed checks: " + "; ".join(q.checks_failed) + "."
         lines.append(line)
     qc = s.get("qnn_compile")
     if qc:
@@ -92,7 +92,8 @@ def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 
 def qnn_files_sentence(qnn: dict | None) -> str:
     """Where HMX/HVX use, VTCM and utilisation come from, naming the QNN files given and asking only
     for the missing ones."""
-    given = [k for k in ("qhas", "optrace", "runtrace") if (qnn or {}).get(k)]
+    given = [k for k, v in (("qhas", qnn.qhas), ("optrace", qnn.optrace), ("runtrace", qnn.runtrace)) if v] \
+        if qnn is not None else []
     missing = [k for k in ("qhas", "optrace") if k not in given]
     words = {"qhas": "QHAS", "optrace": "optrace", "runtrace": "runtrace"}
     text = "HMX/HVX use, VTCM and NPU utilisation come from QHAS/optrace"
@@ -105,29 +106,29 @@ def qnn_files_sentence(qnn: dict | None) -> str:
     return text + "."
 
 
-def _clock_words(q: dict) -> str:
+def _clock_words(q) -> str:
     """The HTP clock with its basis named, so the numbers beside it can be checked by division."""
-    est = q.get("clock_mhz_est")
+    est = q.clock_mhz_est
     if est is None:
         return ""
-    basis = q.get("clock_basis") or "?"
-    lo, hi = q.get("clock_mhz_bounds") or (None, None)
-    excl = q.get("accel_excl_wait_us")
+    basis = q.clock_basis or "?"
+    lo, hi = q.clock_mhz_bounds or (None, None)
+    excl = q.accel_excl_wait_us
     excl_txt = fmt_ms(us_to_ms(excl)) if excl is not None else "?"
-    if q.get("clock_bound") == "between":
+    if q.clock_bound == "between":
         words = (f"≈{est:,.0f} MHz estimated = p50 of cycles ÷ '{basis}' ({excl_txt} p50), an upper "
                  f"bound; cycles ÷ the time with waits is the lower bound: the clock lies in "
                  f"{lo:,.0f}–{hi:,.0f} MHz")
-    elif q.get("clock_bound") == "lower":
+    elif q.clock_bound == "lower":
         words = (f"≥ {lo:,.0f} MHz: p50 of cycles ÷ '{basis}' ({est:,.0f} MHz) is a lower bound only (that "
                  "time includes waits; ±0.5 µs rounding allowed for)")
-    elif q.get("clock_bound") == "upper":
+    elif q.clock_bound == "upper":
         words = f"≤ {est:,.0f} MHz estimated = p50 of cycles ÷ '{basis}', an upper bound"
     else:
         words = (f"{est:,.0f} MHz = p50 of cycles ÷ '{basis}', an effective rate above any HTP core clock "
                  "(cycles summed over parallel threads)")
-    if q.get("clock_source") == "runtrace" and q.get("clock_mhz_measured") is not None:
-        return f"HTP clock {q['clock_mhz_measured']:,.0f} MHz measured (runtrace); from this profile alone: {words}."
+    if q.clock_source == "runtrace" and q.clock_mhz_measured is not None:
+        return f"HTP clock {q.clock_mhz_measured:,.0f} MHz measured (runtrace); from this profile alone: {words}."
     return f"HTP clock {words}."
 
 

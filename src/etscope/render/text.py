@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from etscope.analysis.glossary import SHARE_OF_MEAN
+from etscope.analysis.glossary import MEAN_PER_RUN, P50, SHARE_OF_MEAN
 from etscope.render.guide import reading_guide
 from etscope.render.nesting_text import nesting_table
 from etscope.display import without_controls
@@ -35,7 +35,7 @@ def breakdown_table(breakdown: list[dict], title: str) -> Table:
     """Method::execute split into delegate calls per backend, CPU kernels and overhead."""
     t = Table(title=title)
     # The share is of the mean (every run, a cold one included), so it can disagree with the p50.
-    for col in ("part", "calls/run", "mean", "p50", SHARE_OF_MEAN.label):
+    for col in ("part", "calls/run", "mean", P50.label, SHARE_OF_MEAN.label):
         t.add_column(col, justify="right" if col != "part" else "left")
     for b in breakdown:
         label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
@@ -49,7 +49,8 @@ def breakdown_table(breakdown: list[dict], title: str) -> Table:
 FALLBACK_SHOWN = 15     # on a terminal; piped output lists every fallback kernel
 
 
-def render_summary(s: dict, console: Console | None = None, title: str | None = None) -> None:
+def render_summary(s: dict, console: Console | None = None, title: str | None = None, findings=()) -> None:
+    """``findings``: the ranked findings of the same inputs (``Results.findings``), after the guide."""
     c = console_or_default(console)
     if title:
         c.print(Text(shown(title), style="bold"))
@@ -59,17 +60,21 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
     for line in reading_guide(s):
         c.print(safe_text(line))
         c.print()
+    if findings:       # the ranked findings of these inputs (qnn and report list the same)
+        from etscope.render.findings_text import render_findings
+
+        render_findings(c, findings)
     for q in s.get("qnn") or []:
-        if q.get("nesting"):
-            c.print(Text(shown(f"QNN partition at instruction {q['instruction_id']}: {q.get('headline') or ''}"),
+        if q.nesting:
+            c.print(Text(shown(f"QNN partition at instruction {q.instruction_id}: {q.headline or ''}"),
                          style="bold"))
-            table, after = nesting_table(q["nesting"])
+            table, after = nesting_table(q.nesting)
             if table is not None:
                 c.print(table)
             c.lines([shown(ln) for ln in after])
             c.print()
     if s["runs"].get("latency_ms"):
-        c.print(breakdown_table(s["breakdown"], "Where Method::execute's time goes (mean per run)"))
+        c.print(breakdown_table(s["breakdown"], f"Where Method::execute's time goes ({MEAN_PER_RUN.label})"))
     fb = s["fallback_ops"]
     if fb:
         t = Table(title=f"CPU-fallback kernels ({len(fb)} instructions, slowest first)")

@@ -105,22 +105,22 @@ def qnn_changes(base: P.Profile, new: P.Profile) -> tuple[QnnPartitionChange, ..
     ra, rb = qnn.qnn_report(base), qnn.qnn_report(new)
     by_k: dict = defaultdict(dict)
     for side, rep in (("base", ra), ("new", rb)):
-        for k, p in enumerate(rep["partitions"]):
+        for k, p in enumerate(rep.partitions):
             by_k[k][side] = p
     out = []
     for k, sides in sorted(by_k.items()):
         pa, pb = sides.get("base"), sides.get("new")
         measures = {}
         for f in QNN_MEASURES:
-            va, vb = (pa or {}).get(f), (pb or {}).get(f)
+            va, vb = (getattr(pa, f) if pa else None), (getattr(pb, f) if pb else None)
             measures[f] = Change(va, vb, ((vb / va - 1) * 100) if va and vb is not None else None)
-        ops_a = {strip_qnn(o["qnn_name"]): o for o in (pa or {}).get("ops", [])}
-        ops_b = {strip_qnn(o["qnn_name"]): o for o in (pb or {}).get("ops", [])}
+        ops_a = {strip_qnn(o.qnn_name): o for o in (pa.ops if pa else ())}
+        ops_b = {strip_qnn(o.qnn_name): o for o in (pb.ops if pb else ())}
         changes = []
         for name in dict.fromkeys(list(ops_a) + list(ops_b)):
             oa, ob = ops_a.get(name), ops_b.get(name)
-            ca = oa["cycles_p50"] if oa else None
-            cb = ob["cycles_p50"] if ob else None
+            ca = oa.cycles_p50 if oa else None
+            cb = ob.cycles_p50 if ob else None
             changes.append(QnnOpChange(op=name, base_cycles_p50=ca, new_cycles_p50=cb,
                                        change_cycles=(cb or 0) - (ca or 0),
                                        status="new" if oa is None else "removed" if ob is None else "both"))

@@ -115,7 +115,7 @@ class ModuleTimes:
     estimates: tuple[QnnEstimate, ...] = field(default=(), metadata={"omit_empty": True})
 
 
-def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> ModuleTimes | None:
+def module_times(profile: P.Profile, ops: list[dict], qnn=None) -> ModuleTimes | None:
     """The module tree with inclusive time per module (mean per run, µs), or None without an
     ETRecord graph."""
     g = graph_for_views(profile)
@@ -137,20 +137,19 @@ def module_times(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -
         estimates=estimates)
 
 
-def qnn_estimates(qnn: dict | None) -> tuple[QnnEstimate, ...]:
+def qnn_estimates(qnn) -> tuple[QnnEstimate, ...]:
     """Per QNN partition with per-op times: what they are (``analysis.qnn.container``), in words."""
     out = []
-    for p in (qnn or {}).get("partitions") or []:
-        ot = p.get("op_times") or {}
-        if ot.get("estimate") and ot.get("ops_us_mean"):
-            iid = p.get("instruction_id")
-            where = f"DELEGATE_CALL #{iid}" if iid is not None else str(p.get("key"))
-            out.append(QnnEstimate(iid, ot.get("container"),
-                                   f"{where}: QNN op times are an {ot['estimate']} ({ot.get('how')})"))
+    for p in (qnn.partitions if qnn is not None else ()):
+        ot = p.op_times
+        if ot.estimate and ot.ops_us_mean:
+            iid = p.instruction_id
+            where = f"DELEGATE_CALL #{iid}" if iid is not None else str(p.key)
+            out.append(QnnEstimate(iid, ot.container, f"{where}: QNN op times are an {ot.estimate} ({ot.how})"))
     return tuple(out)
 
 
-def _time_pieces(profile: P.Profile, ops: list[dict], qnn: dict | None, g, module_of: dict[str, str]
+def _time_pieces(profile: P.Profile, ops: list[dict], qnn, g, module_of: dict[str, str]
                  ) -> list[tuple[str, float, str, str]]:
     """Each instruction's mean time per run (µs) cut into (module, µs, placement, how) pieces:
     a CPU kernel on its node(s), a delegate call on its matched / estimated nodes, the rest of the

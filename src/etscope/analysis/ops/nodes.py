@@ -44,33 +44,33 @@ def graph_for_views(profile: P.Profile):
     return g
 
 
-def qnn_ops_by_node(qnn: dict | None) -> dict[str, dict]:
+def qnn_ops_by_node(qnn) -> dict[str, dict]:
     """Graph node name -> {"est_us", "cycles", "op_type", "qnn_names", "hmx", "hvx", "partition",
     "estimate"}: ``est_us`` the node's QNN ops' share of their partition's measured container (mean
     per run, ``analysis.qnn.container``), ``estimate`` what that is a share of."""
     out: dict[str, dict] = {}
     if not qnn:
         return out
-    for part in qnn.get("partitions") or []:
-        for op in part.get("ops") or []:
-            node = op.get("node")
+    for part in qnn.partitions:
+        for op in part.ops:
+            node = op.node
             if not node:
                 continue
-            d = out.setdefault(node, {"est_us": None, "cycles": 0.0, "op_type": op.get("op_type"),
+            d = out.setdefault(node, {"est_us": None, "cycles": 0.0, "op_type": op.op_type,
                                       "qnn_names": [], "hmx": None, "hvx": None,
-                                      "partition": part.get("instruction_id"),
-                                      "estimate": (part.get("op_times") or {}).get("estimate") or ESTIMATED_FROM_CYCLES})
-            est = op.get("us_in_container")
+                                      "partition": part.instruction_id,
+                                      "estimate": part.op_times.estimate or ESTIMATED_FROM_CYCLES})
+            est = op.us_in_container
             if isinstance(est, (int, float)):
                 d["est_us"] = (d["est_us"] or 0.0) + float(est)
-            cyc = op.get("cycles_p50")
+            cyc = op.cycles_p50
             if isinstance(cyc, (int, float)):
                 d["cycles"] += float(cyc)
-            if op.get("qnn_name"):
-                d["qnn_names"].append(str(op["qnn_name"]))
-            for k in ("hmx", "hvx"):
-                if op.get(k) is not None:
-                    d[k] = bool(d[k]) or bool(op[k])
+            if op.qnn_name:
+                d["qnn_names"].append(str(op.qnn_name))
+            for k, x in (("hmx", op.hmx), ("hvx", op.hvx)):
+                if x is not None:
+                    d[k] = bool(d[k]) or bool(x)
     return out
 
 
@@ -135,7 +135,7 @@ class NodeTable:
     module_types: dict[str, str]      # module instance -> type
 
 
-def node_table(profile: P.Profile, ops: list[dict], qnn: dict | None = None) -> NodeTable | None:
+def node_table(profile: P.Profile, ops: list[dict], qnn=None) -> NodeTable | None:
     """Nodes of the graph with placement and time, or None without an ETRecord graph."""
     g = graph_for_views(profile)
     if g is None:

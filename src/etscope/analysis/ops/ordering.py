@@ -68,11 +68,11 @@ def ops_sort_used(rows: list[dict], by: str) -> tuple[str, str]:
     return by, OPS_SORT_TITLE[by]
 
 
-def order_qnn_ops(ops: list[dict], by: str = QNN_DEFAULT) -> list[dict]:
+def order_qnn_ops(ops, by: str = QNN_DEFAULT) -> list:
     """A QNN partition's per-op rows (``analysis.qnn``), largest first: ``cycles`` / ``p50`` by the
     cycles p50, ``mean`` by the cycles mean, ``total`` / ``share`` by the share of the accelerator's
     cycles (total cycles over all runs)."""
     if by not in SORT_KEYS:
         raise ValueError(f"sort key {by!r}: use one of {', '.join(SORT_KEYS)}")
     field = {"cycles": "cycles_p50", "p50": "cycles_p50", "mean": "cycles_mean"}.get(by, "share")
-    return sorted(ops, key=lambda o: -(o.get(field) or 0))
+    return sorted(ops, key=lambda o: -(getattr(o, field) or 0))

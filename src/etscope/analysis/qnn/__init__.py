@@ -12,7 +12,8 @@ The modules: ``model`` (that shape, event names), ``etdump`` and ``qnn_files`` (
 (QHAS / optrace tables), ``htp_ops`` (inside the HTP: each QNN op's HTP ops by category, from their
 flags), ``limits`` (achieved bytes/s, what bounds an op, sourced DRAM bandwidth, the LLM memory
 wall), ``htp_findings`` (findings from the breakdown), ``report`` (``qnn_report``, everything
-together).
+together). The result is typed: ``result`` (``QnnReport``, ``QnnView``) and ``partition_result``
+(``Partition`` and its rows), frozen dataclasses ``render.json`` writes field by field.
 """
 from __future__ import annotations
 

@@ -104,11 +104,11 @@ def clock_fields(s: QnnSeries, clock: dict, measured: dict | None) -> tuple[dict
     used = measured["graph_mhz"].copy() if per_run else np.full(len(s.runs), measured["mhz"]) if measured else est
     lo, hi = p50(clock["bound_lo"]), p50(clock["bound_hi"])
     out = {
-        "clock_mhz_bounds": [lo, hi],
+        "clock_mhz_bounds": (lo, hi),
         "clock_bound": clock["bound"],
-        "clock_mhz_est_per_run_range": [float(ok.min()), float(ok.max())] if ok.size else None,
+        "clock_mhz_est_per_run_range": (float(ok.min()), float(ok.max())) if ok.size else None,
         "clock_mhz_measured": measured["mhz"] if measured else None,
-        "clock_mhz_measured_per_execute": measured["per_execute"] if measured else None,
+        "clock_mhz_measured_per_execute": tuple(measured["per_execute"]) if measured else None,
         "clock_source": "runtrace" if measured else ("estimate" if ok.size else None),
         "clock_mhz_used": p50(used),
         "clock_measured_within_bounds": None,
@@ -135,9 +135,9 @@ def clock_warnings(partitions: list[dict], runtrace, measured) -> list[str]:
         out.append(f"runtrace: {len(measured['graphs'])} graphs; their executes' median clock is used for "
                    "every partition")
     for p in partitions:
-        if p["clock_measured_within_bounds"] is False:
-            lo, hi = p["clock_mhz_bounds"]
-            out.append(f"{p['key']}: the runtrace's {measured['mhz']:,.0f} MHz lies outside this profile's "
+        if p.clock_measured_within_bounds is False:
+            lo, hi = p.clock_mhz_bounds
+            out.append(f"{p.key}: the runtrace's {measured['mhz']:,.0f} MHz lies outside this profile's "
                        f"bounds ({_mhz(lo)}–{_mhz(hi)} MHz): the runtrace may come from another session, "
                        "or the cycles are summed over parallel HVX/HMX threads")
     return out

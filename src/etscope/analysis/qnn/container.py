@@ -35,6 +35,7 @@ from etscope.analysis.qnn.model import (ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_
                                         RPC_EXECUTE, QnnSeries, as_list, p50)
 from etscope.analysis import glossary
 from etscope.analysis.stats import quiet_nansum
+from etscope.analysis.qnn.partition_result import LevelMean, OpTimes
 
 # Innermost first: the first level the partition logs holds the ops' shares.
 CONTAINER_LEVELS = tuple((lv.event, lv.unit) for lv in reversed(glossary.QNN_TIME_LEVELS))
@@ -147,7 +148,7 @@ def op_mean_us(shares: OpShares, s: QnnSeries) -> list[float | None]:
     return out
 
 
-def summary_fields(shares: OpShares, clock_used: np.ndarray, n_runs: int) -> dict:
+def summary_fields(shares: OpShares, clock_used: np.ndarray, n_runs: int) -> OpTimes:
     """The partition's ``op_times`` object: what the per-op times are shares of, the means per run
     of the nested QNN levels (``levels``, outside in, the last the container), the shares and the
     raw estimates, and the runs where the raw estimates exceed the bound, the accelerator time with
@@ -159,30 +160,31 @@ def summary_fields(shares: OpShares, clock_used: np.ndarray, n_runs: int) -> dic
         over = both & (raw > bound * (1 + OVER_REL) + OVER_US)
         fit_mhz = np.where(over & (bound > 0), shares.cycles / np.where(bound > 0, bound, 1.0), np.nan)
     clock = np.asarray(clock_used, dtype=np.float64)
-    return {
-        "estimate": shares.estimate,
-        "how": (f"each op's share of the partition's cycles × the measured {shares.container} of the same run"
-                + ("" if shares.container == DELEGATE_CALL else ", at most the run's DELEGATE_CALL")
-                + "; mean per run"),
-        "container": shares.container,
-        "levels": [{"name": nm, "us_mean": _mean(v, n)} for nm, v in shares.levels],
-        "container_us_mean": _mean(cont, n),
-        "ops_us_mean": _mean(ops, n),
-        "ops_raw_us_mean": _mean(raw, n),
-        "container_clipped_runs": shares.clipped_runs,
-        "bound": shares.bound,
-        "bound_us_mean": _mean(bound, n),
-        "runs_compared": int(both.sum()),
-        "runs_over": int(over.sum()),
-        "over_runs": [int(i) for i in np.flatnonzero(over)[:32]],
-        "over_raw_us_mean": _mean(np.where(over, raw, np.nan), max(int(over.sum()), 1)) if over.any() else None,
-        "over_bound_us_mean": _mean(np.where(over, bound, np.nan), max(int(over.sum()), 1)) if over.any() else None,
-        "over_clock_mhz_used": p50(np.where(over, clock, np.nan)) if over.any() else None,
-        "over_clock_mhz_to_fit": p50(fit_mhz) if over.any() else None,
-    }
+    return OpTimes(
+        estimate=shares.estimate,
+        how=(f"each op's share of the partition's cycles × the measured {shares.container} of the same run"
+             + ("" if shares.container == DELEGATE_CALL else ", at most the run's DELEGATE_CALL")
+             + "; mean per run"),
+        container=shares.container,
+        levels=tuple(LevelMean(name=nm, us_mean=_mean(v, n)) for nm, v in shares.levels),
+        container_us_mean=_mean(cont, n),
+        ops_us_mean=_mean(ops, n),
+        ops_raw_us_mean=_mean(raw, n),
+        container_clipped_runs=shares.clipped_runs,
+        bound=shares.bound,
+        bound_us_mean=_mean(bound, n),
+        runs_compared=int(both.sum()),
+        runs_over=int(over.sum()),
+        over_runs=[int(i) for i in np.flatnonzero(over)[:32]],
+        over_raw_us_mean=_mean(np.where(over, raw, np.nan), max(int(over.sum()), 1)) if over.any() else None,
+        over_bound_us_mean=_mean(np.where(over, bound, np.nan), max(int(over.sum()), 1)) if over.any() else None,
+        over_clock_mhz_used=p50(np.where(over, clock, np.nan)) if over.any() else None,
+        over_clock_mhz_to_fit=p50(fit_mhz) if over.any() else None,
+    )
 
 
 def per_run_fields(shares: OpShares) -> dict:
+    """The per-run series of the shares (fields of ``PerRun``)."""
     return {"container_us": as_list(shares.container_us), "ops_share_us": as_list(shares.ops_us),
             "ops_raw_us": as_list(shares.ops_raw_us)}
 

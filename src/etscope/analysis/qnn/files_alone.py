@@ -11,6 +11,10 @@ None has ExecuTorch's own events: Method::execute, DELEGATE_CALL, CPU fallback k
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+from etscope.analysis.qnn.result import QnnReport
+
 KINDS = ("qnn_csv", "optrace", "qhas", "runtrace")
 
 
@@ -84,7 +88,7 @@ def unit_findings(rows: list[dict], optrace_shown: bool = False) -> list[str]:
     return out
 
 
-def qnn_only_summary(qnn: dict, inputs: dict[str, str], soc: dict | None, brief: list[dict] | None) -> dict:
+def qnn_only_summary(qnn: QnnReport | None, inputs: dict[str, str], soc: dict | None, brief: list[dict] | None) -> dict:
     """A summary (``analysis.views.summary`` shape, schema etscope.summary/1) of QNN files alone: no runs,
     no ETDump facts; ``qnn_only`` says which files were given and what they cannot show."""
     have = {k for k in KINDS if k in inputs}
@@ -95,36 +99,66 @@ def qnn_only_summary(qnn: dict, inputs: dict[str, str], soc: dict | None, brief:
         "top_fallback_op_types": [], "delegate_calls": [], "load": [],
         "memory": {"planned_bytes": None, "planned_buffers": None, "allocation_events": 0,
                    "allocated_bytes_per_run": None, "delegate_blob_bytes": None},
-        "qnn": brief, "qnn_compile": soc, "warnings": list(qnn.get("warnings") or []),
+        "qnn": brief, "qnn_compile": soc, "warnings": list(qnn.warnings) if qnn is not None else [],
         "qnn_only": {"files": sorted(have), "missing": gaps, "facts": facts(qnn, have)},
     }
 
 
-def facts(qnn: dict, have: set[str]) -> dict:
+def facts(qnn: QnnReport | None, have: set[str]) -> dict:
     """What each given QNN file shows here, as numbers (``render.guide`` says it in words)."""
-    ot, q, rt = qnn.get("optrace"), qnn.get("qhas"), qnn.get("runtrace")
+    ot, q, rt = (qnn.optrace, qnn.qhas, qnn.runtrace) if qnn is not None else (None, None, None)
     return {
-        "partitions": [{"key": p["key"], "runs": p["runs"], "qnn_execute_us": p.get("qnn_execute_us"),
-                        "accel_us": p.get("accel_us"), "accel_cycles": p.get("accel_cycles"),
-                        "per_op_rows": len(p.get("ops") or [])} for p in qnn.get("partitions") or []],
-        "optrace": None if not ot else {
-            "ops": ot["ops"], "busy_tracks": sum(1 for t in ot.get("tracks") or [] if t.get("busy_cycles"))},
-        "qhas": None if not q or q.get("percent_utilization") is None else {
-            "utilization_pct": q["percent_utilization"], "timeline_cycles": q.get("timeline_cycles") or 0},
-        "runtrace_clock_mhz": (rt or {}).get("clock_mhz") or None,
+        "partitions": [{"key": p.key, "runs": p.runs, "qnn_execute_us": p.qnn_execute_us,
+                        "accel_us": p.accel_us, "accel_cycles": p.accel_cycles, "per_op_rows": len(p.ops)} for p in (qnn.partitions if qnn is not None else ())],
+        "optrace": None if not ot else {"ops": ot.ops, "busy_tracks": sum(1 for t in ot.tracks if t.busy_cycles)},
+        "qhas": None if not q or q.percent_utilization is None else {
+            "utilization_pct": q.percent_utilization, "timeline_cycles": q.timeline_cycles or 0},
+        "runtrace_clock_mhz": (rt.clock_mhz or None) if rt is not None else None,
     }
 
 
-def files_view(qnn: dict, file_ops: dict | None, source: str, have: set[str]) -> dict:
+@dataclass(frozen=True)
+class FileOp:
+    """One QNN op of QHAS/optrace alone (one inference): its cycles, share and units."""
+    partition: None
+    instruction_id: None
+    from_: str = field(metadata={"json": "from"})
+    qnn_name: str = ""
+    op_type: str | None = None
+    runs: int = 1
+    cycles: float | None = None
+    share: float | None = None
+    htp_ops: str | None = None
+    hmx: bool | None = None
+    hvx: bool | None = None
+    dma: bool | None = None
+    dram_read: float | None = None
+    dram_write: float | None = None
+    vtcm_read: float | None = None
+    vtcm_write: float | None = None
+
+
+@dataclass(frozen=True)
+class FilesView:
+    """What ``etscope qnn`` shows of QNN files with no partition to join to."""
+    from_: str = field(metadata={"json": "from"})
+    ops: tuple[FileOp, ...] = ()
+    findings: tuple[str, ...] = ()       # per-op and per-unit sentences of what the files hold
+    missing: tuple[str, ...] = ()
+
+
+def files_view(qnn: QnnReport, file_ops: dict | None, source: str, have: set[str]) -> FilesView:
     """What ``etscope qnn`` shows of QNN files that have no partition to join to (no ETDump and no
     QNN profile): per-op rows and findings from QHAS/optrace, per-unit findings, what is missing."""
     from etscope.analysis.qnn.tables import file_op_rows, unit_rows
 
     ops = file_op_rows(file_ops, source)
     findings = op_findings(ops) + unit_findings(unit_rows(qnn), optrace_shown=True)
-    rt = qnn.get("runtrace") or {}
-    if rt.get("clock_mhz"):
-        per = [f"{m:,.0f}" for m in rt.get("clock_mhz_per_execute") or []]
-        findings.append(f"runtrace: HTP clock {rt['clock_mhz']:,.0f} MHz measured (p50 of its Graph Execute spans"
+    rt = qnn.runtrace
+    if rt is not None and rt.clock_mhz:
+        per = [f"{m:,.0f}" for m in rt.clock_mhz_per_execute or []]
+        findings.append(f"runtrace: HTP clock {rt.clock_mhz:,.0f} MHz measured (p50 of its Graph Execute spans"
                         + (f"; per execute {', '.join(per)} MHz" if per else "") + ").")
-    return {"from": source or ", ".join(sorted(have)), "ops": ops, "findings": findings, "missing": missing(have)}
+    return FilesView(from_=source or ", ".join(sorted(have)),
+                     ops=tuple(FileOp(**{("from_" if k == "from" else k): v for k, v in o.items()}) for o in ops),
+                     findings=tuple(findings), missing=tuple(missing(have)))

@@ -23,7 +23,7 @@ write) come from QHAS only; the optrace carries none, and no ``fmt_change`` flag
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, field, replace
 
 # Category order: the stacked bars' order, left to right.
 CATEGORIES = ("hmx", "hvx", "layout", "dma", "sync", "unknown", "idle")
@@ -83,6 +83,23 @@ class HtpOp:
 
 
 @dataclass(frozen=True)
+class CategoryCycles:
+    """Cycles of one category (``CATEGORIES``) of a QNN op."""
+    category: str
+    cycles: float
+
+
+@dataclass(frozen=True)
+class GraphCategory:
+    """Cycles of one category of the whole graph, in words, with its share (of the active cycles;
+    idle: of the timeline; None: unknown)."""
+    category: str
+    label: str
+    cycles: float
+    share: float | None
+
+
+@dataclass(frozen=True)
 class QnnOpHtp:
     """One QNN op: its HTP ops, cycles per category, bytes, and the graph node it was joined to."""
     qnn_op: str
@@ -90,7 +107,7 @@ class QnnOpHtp:
     cycles: float                              # sum of its HTP ops' cycles (QHAS: = qnn_op_instances_nodes)
     dominant_path_cycles: float | None
     idle_cycles: float | None                  # dominant-path idle before its ops (None: unknown)
-    by_category: tuple[tuple[str, float], ...]  # (category, cycles) in CATEGORIES order, idle included
+    by_category: tuple[CategoryCycles, ...]    # in CATEGORIES order, idle included
     dram_read: float | None
     dram_write: float | None
     vtcm_read: float | None
@@ -101,10 +118,10 @@ class QnnOpHtp:
     source: str | None = None                  # its source line
     # Its dominant-path cycles per category (what its latency waited on; a DMA wait that overlaps
     # other work counts here only for its part on the path); None without dominant-path cycles.
-    dominant_by_category: tuple[tuple[str, float], ...] | None = None
+    dominant_by_category: tuple[CategoryCycles, ...] | None = None
 
     def category_cycles(self, category: str) -> float:
-        return dict(self.by_category).get(category, 0.0)
+        return next((x.cycles for x in self.by_category if x.category == category), 0.0)
 
     @property
     def dram_bytes(self) -> float | None:
@@ -122,34 +139,42 @@ class HtpBreakdown:
     source: str                                 # "qhas" | "optrace"
     partition: str | None                       # the partition key it describes (None: not joined)
     ops: tuple[QnnOpHtp, ...]                   # by cycles, largest first
-    by_category: tuple[tuple[str, float], ...]  # the graph's active cycles per category (+ idle)
+    by_category: tuple[GraphCategory, ...]      # the graph's active cycles per category (+ idle)
     active_cycles: float                        # sum of every HTP op's cycles
     timeline_cycles: float | None               # QHAS timeline (= the dominant path's cycles)
     idle_cycles: float | None                   # dominant-path idle (None: unknown)
     notes: tuple[str, ...] = ()
+    # Derived, written in the JSON for the views: the answer in one sentence, the category labels, the unit.
+    headline: str = field(init=False)
+    category_labels: dict = field(init=False)
+    unit: str = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "headline", self._headline())
+        object.__setattr__(self, "category_labels", dict(CATEGORY_LABELS))
+        object.__setattr__(self, "unit", "cycles")
 
     def category_cycles(self, category: str) -> float:
-        return dict(self.by_category).get(category, 0.0)
+        return next((x.cycles for x in self.by_category if x.category == category), 0.0)
 
     def share(self, category: str) -> float | None:
         """A category's share of the active cycles (idle: of the timeline)."""
-        if category == "idle":
-            known = self.idle_cycles is not None and self.timeline_cycles
-            return self.idle_cycles / self.timeline_cycles if known else None
-        return self.category_cycles(category) / self.active_cycles if self.active_cycles else None
+        return _share(category, self.category_cycles(category), self.active_cycles, self.idle_cycles,
+                      self.timeline_cycles)
 
     def op(self, qnn_op: str) -> QnnOpHtp | None:
         return next((o for o in self.ops if o.qnn_op == qnn_op), None)
 
-    @property
-    def headline(self) -> str:
+    def _headline(self) -> str:
         """The answer in one sentence: where the active cycles go, and what the largest op is."""
-        cats = sorted(((c, v) for c, v in self.by_category if c != "idle"), key=lambda cv: -cv[1])
+        cats = sorted(((x.category, x.cycles) for x in self.by_category if x.category != "idle"),
+                      key=lambda cv: -cv[1])
         parts = ", ".join(f"{CATEGORY_LABELS[c]} {self.share(c):.1%}" for c, _ in cats if self.share(c) is not None)
         out = f"Of {self.active_cycles:,.0f} active HTP cycles: {parts or 'none'}."
         top = next((o for o in self.ops if o.cycles), None)
         if top is not None:
-            c, v = max(((c, v) for c, v in top.by_category if c != "idle"), key=lambda cv: cv[1])
+            c, v = max(((x.category, x.cycles) for x in top.by_category if x.category != "idle"),
+                       key=lambda cv: cv[1])
             out += (f" The largest QNN op, {top.qnn_op} ({top.cycles:,.0f} cycles), is {v / top.cycles:.0%} "
                     f"{CATEGORY_LABELS[c]}.")
         if self.idle_cycles and self.share("idle") is not None:
@@ -159,18 +184,12 @@ class HtpBreakdown:
             out += f" The dominant path idles {self.idle_cycles:,.0f} cycles (the file gives no timeline length)."
         return out
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["headline"] = self.headline
-        d["category_labels"] = dict(CATEGORY_LABELS)
-        d["by_category"] = [{"category": c, "label": CATEGORY_LABELS[c], "cycles": v,
-                             "share": self.share(c)} for c, v in self.by_category]
-        for o, od in zip(self.ops, d["ops"]):
-            od["by_category"] = [{"category": c, "cycles": v} for c, v in o.by_category]
-            od["dominant_by_category"] = None if o.dominant_by_category is None else [
-                {"category": c, "cycles": v} for c, v in o.dominant_by_category]
-        d["unit"] = "cycles"
-        return d
+
+def _share(category: str, cycles: float, active: float, idle: float | None, timeline: float | None) -> float | None:
+    """A category's share of the active cycles (idle: of the timeline; None: unknown)."""
+    if category == "idle":
+        return idle / timeline if idle is not None and timeline else None
+    return cycles / active if active else None
 
 
 def _sum_known(*vals) -> float | None:
@@ -285,20 +304,20 @@ def _breakdown(path, source, partition, ops: list[HtpOp], types: dict, idle: dic
             acc = {c: 0.0 for c in CATEGORIES}
             for o in its:
                 acc[o.category] += o.dominant_path_cycles or 0.0
-            dp_cats = tuple((c, acc[c]) for c in CATEGORIES if acc[c])
+            dp_cats = tuple(CategoryCycles(c, acc[c]) for c in CATEGORIES if acc[c])
         kept = tuple(sorted(its, key=lambda o: -o.cycles)[:MAX_HTP_OPS_PER_QNN_OP]) if len(its) > MAX_HTP_OPS_PER_QNN_OP \
             else tuple(its)
         rows.append(QnnOpHtp(
             qnn_op=name, qnn_op_type=types.get(name), cycles=float(sum(o.cycles for o in its)),
             dominant_path_cycles=float(sum(dp)) if dp else None, idle_cycles=op_idle,
-            by_category=tuple((c, cats[c]) for c in CATEGORIES if cats[c]),
+            by_category=tuple(CategoryCycles(c, cats[c]) for c in CATEGORIES if cats[c]),
             **{k: _sum_known(*(getattr(o, k) for o in its)) for k in BYTE_FIELDS},
             htp_ops=kept, htp_ops_total=len(its), dominant_by_category=dp_cats))
     if idle:
         for name, cyc in idle.items():          # idle before no op of this file's (end of graph)
             if name not in by_op:
                 rows.append(QnnOpHtp(qnn_op=name, qnn_op_type=None, cycles=0.0, dominant_path_cycles=None,
-                                     idle_cycles=cyc, by_category=(("idle", cyc),), dram_read=None,
+                                     idle_cycles=cyc, by_category=(CategoryCycles("idle", cyc),), dram_read=None,
                                      dram_write=None, vtcm_read=None, vtcm_write=None, htp_ops=(), htp_ops_total=0))
     rows.sort(key=lambda o: -(o.cycles + (o.idle_cycles or 0.0)))
     total = {c: 0.0 for c in CATEGORIES}
@@ -306,23 +325,25 @@ def _breakdown(path, source, partition, ops: list[HtpOp], types: dict, idle: dic
         total[o.category] += o.cycles
     idle_total = None if idle is None else float(sum(idle.values()))
     total["idle"] = idle_total or 0.0
+    active = float(sum(o.cycles for o in ops))
     return HtpBreakdown(path=str(path), source=source, partition=partition, ops=tuple(rows),
-                        by_category=tuple((c, total[c]) for c in CATEGORIES if total[c]),
-                        active_cycles=float(sum(o.cycles for o in ops)), timeline_cycles=timeline,
-                        idle_cycles=idle_total, notes=notes)
+                        by_category=tuple(GraphCategory(c, CATEGORY_LABELS[c], total[c],
+                                                        _share(c, total[c], active, idle_total, timeline))
+                                          for c in CATEGORIES if total[c]),
+                        active_cycles=active, timeline_cycles=timeline, idle_cycles=idle_total, notes=notes)
 
 
-def joined(b: HtpBreakdown, partition: dict) -> HtpBreakdown:
-    """``b`` as the breakdown of ``partition`` (the ``analysis.qnn`` partition dict): its key, and
-    each QNN op joined to the partition's per-op row (ETRecord node and source line) by base name
-    (``MatMul_0`` of ``MatMul_0:OpId_18 (cycles)``)."""
+def joined(b: HtpBreakdown, partition) -> HtpBreakdown:
+    """``b`` as the breakdown of ``partition`` (``analysis.qnn.partition_result.Partition``): its
+    key, and each QNN op joined to the partition's per-op row (ETRecord node and source line) by
+    base name (``MatMul_0`` of ``MatMul_0:OpId_18 (cycles)``)."""
     by_base = {}
-    for r in partition.get("ops") or []:
-        if r.get("base") and r.get("node"):
-            by_base.setdefault(r["base"], r)
-    ops = tuple(replace(o, node=by_base[o.qnn_op]["node"], source=by_base[o.qnn_op].get("source"))
+    for r in partition.ops:
+        if r.base and r.node:
+            by_base.setdefault(r.base, r)
+    ops = tuple(replace(o, node=by_base[o.qnn_op].node, source=by_base[o.qnn_op].source)
                 if o.qnn_op in by_base else o for o in b.ops)
-    return replace(b, partition=partition.get("key"), ops=ops)
+    return replace(b, partition=partition.key, ops=ops)
 
 
 def breakdown(qhas=None, optrace=None, partition: str | None = None) -> HtpBreakdown | None:

@@ -40,6 +40,44 @@ class UnitTrack:
 
 
 @dataclass(frozen=True)
+class TimelineSlices:
+    """A track's ops as columns (cycles from the first op of the trace)."""
+    start_cycles: list
+    dur_cycles: list
+    lane: list
+    op: list
+    qnn_op: list
+    category: list
+
+
+@dataclass(frozen=True)
+class TimelineTrack:
+    """One HTP thread as the views show it: busy cycles, their share of the span, its ops."""
+    kind: str
+    tid: int
+    name: str
+    busy_cycles: float
+    busy_share: float | None        # of the span
+    slices_total: int               # before the MAX_SLICES_PER_TRACK cut
+    lanes: int
+    slices: TimelineSlices
+
+
+@dataclass(frozen=True)
+class TimelineView:
+    """The optrace's HMX/HVX/DMA threads of its one inference (the QNN result's ``htp_timeline``)."""
+    tracks: tuple[TimelineTrack, ...]
+    span_cycles: float
+    span_us: float | None
+    clock_mhz: float | None
+    clock_source: str | None
+    clock_is_estimate: bool
+    clock_note: str
+    hidden_tracks: int              # tracks without an executed op, not listed
+    unit: str = "cycles"
+
+
+@dataclass(frozen=True)
 class HtpTimeline:
     tracks: tuple[UnitTrack, ...]
     span_cycles: float
@@ -49,21 +87,20 @@ class HtpTimeline:
     clock_note: str
     hidden: int                 # tracks without an executed op, not listed
 
-    def to_dict(self) -> dict:
+    def view(self) -> TimelineView:
+        """As the views show it (and ``--json`` writes it): per track its share of the span, its lanes."""
         mhz = self.clock_mhz
-        tracks = []
-        for t in self.tracks:
-            tracks.append({
-                "kind": t.kind, "tid": t.tid, "name": t.name, "busy_cycles": t.busy_cycles,
-                "busy_share": t.busy_cycles / self.span_cycles if self.span_cycles else None,
-                "slices_total": t.slices_total, "lanes": int(t.lane.max()) + 1 if t.lane.size else 0,
-                "slices": {"start_cycles": t.start_cycles.tolist(), "dur_cycles": t.dur_cycles.tolist(),
-                           "lane": t.lane.tolist(), "op": t.op, "qnn_op": t.qnn_op, "category": t.category},
-            })
-        return {"tracks": tracks, "span_cycles": self.span_cycles,
-                "span_us": self.span_cycles / mhz if mhz else None, "clock_mhz": mhz,
-                "clock_source": self.clock_source, "clock_is_estimate": self.clock_is_estimate,
-                "clock_note": self.clock_note, "hidden_tracks": self.hidden, "unit": "cycles"}
+        return TimelineView(
+            tracks=tuple(TimelineTrack(
+                kind=t.kind, tid=t.tid, name=t.name, busy_cycles=t.busy_cycles,
+                busy_share=t.busy_cycles / self.span_cycles if self.span_cycles else None,
+                slices_total=t.slices_total, lanes=int(t.lane.max()) + 1 if t.lane.size else 0,
+                slices=TimelineSlices(start_cycles=t.start_cycles.tolist(), dur_cycles=t.dur_cycles.tolist(),
+                                      lane=t.lane.tolist(), op=t.op, qnn_op=t.qnn_op, category=t.category))
+                for t in self.tracks),
+            span_cycles=self.span_cycles, span_us=self.span_cycles / mhz if mhz else None, clock_mhz=mhz,
+            clock_source=self.clock_source, clock_is_estimate=self.clock_is_estimate, clock_note=self.clock_note,
+            hidden_tracks=self.hidden)
 
 
 def _category(flags) -> str:

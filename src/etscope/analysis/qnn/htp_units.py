@@ -29,36 +29,37 @@ class HtpUnits:
     clock_mhz: float | None = None
 
 
-def htp_units(tl: dict | None, notes: list[str]) -> HtpUnits | None:
-    """The unit tracks of ``tl`` (the QNN report's ``htp_timeline``); None without one; a line in
+def htp_units(tl, notes: list[str]) -> HtpUnits | None:
+    """The unit tracks of ``tl`` (the QNN report's ``htp_timeline``, ``htp_timeline.TimelineView``);
+    None without one; a line in
     ``notes`` when tracks are left out."""
-    if not tl or not tl.get("tracks"):
+    if tl is None or not tl.tracks:
         return None
-    mhz = tl.get("clock_mhz")
+    mhz = tl.clock_mhz
     if not mhz:
         notes.append("optrace HTP unit tracks left out: no clock to turn their cycles into time "
                      "(give QHAS or the runtrace of the optrace run)")
         return None
-    how = "estimated" if tl.get("clock_is_estimate") else "measured"
+    how = "estimated" if tl.clock_is_estimate else "measured"
     out = HtpUnits(process=f"HTP units (optrace: one inference of its own run, from 0; cycles ÷ {mhz:,.0f} MHz {how})",
                    clock_mhz=float(mhz))
     key = 0
-    for t in tl["tracks"]:
-        sl = t["slices"]
+    for t in tl.tracks:
+        sl = t.slices
         base = key
-        for lane in range(max(t["lanes"], 1)):
+        for lane in range(max(t.lanes, 1)):
             key += 1
-            out.tracks.append(UnitTrack(key, f"{t['kind']} (tid {t['tid']})" + (f" lane {lane + 1}" if lane else "")))
-        for s, d, ln, op, qop, cat in zip(sl["start_cycles"], sl["dur_cycles"], sl["lane"], sl["op"],
-                                          sl["qnn_op"], sl["category"]):
+            out.tracks.append(UnitTrack(key, f"{t.kind} (tid {t.tid})" + (f" lane {lane + 1}" if lane else "")))
+        for s, d, ln, op, qop, cat in zip(sl.start_cycles, sl.dur_cycles, sl.lane, sl.op,
+                                          sl.qnn_op, sl.category):
             # Integer ns from cycles, so that µs values of touching ops touch exactly.
             start_ns, end_ns = round(s * 1000 / mhz), round((s + d) * 1000 / mhz)
             out.slices.append({"name": op, "cat": f"htp_{cat}", "track": base + 1 + ln, "ts": start_ns / 1000,
                                "dur": (end_ns - start_ns) / 1000,
                                "args": {"qnn_op": qop, "uses": cat, "cycles": d, "start_cycle": s,
-                                        "clock_mhz": round(mhz, 1), "clock": tl.get("clock_source"),
-                                        "estimated": bool(tl.get("clock_is_estimate"))}})
-        if t["slices_total"] > len(sl["start_cycles"]):
-            notes.append(f"optrace {t['kind']} tid {t['tid']}: the {len(sl['start_cycles'])} longest of "
-                         f"{t['slices_total']} ops are drawn")
+                                        "clock_mhz": round(mhz, 1), "clock": tl.clock_source,
+                                        "estimated": bool(tl.clock_is_estimate)}})
+        if t.slices_total > len(sl.start_cycles):
+            notes.append(f"optrace {t.kind} tid {t.tid}: the {len(sl.start_cycles)} longest of "
+                         f"{t.slices_total} ops are drawn")
     return out

@@ -81,7 +81,7 @@ def op_limit(o: QnnOpHtp, clock_mhz: float | None, bw: Bandwidth) -> OpLimit:
     latency waited on: a DMA wait overlapping other work is not on the path), else its cycles."""
     split = o.dominant_by_category if o.dominant_by_category else o.by_category
     of = "dominant-path cycles" if o.dominant_by_category else "cycles"
-    active = [(c, v) for c, v in split if c != "idle"]
+    active = [(x.category, x.cycles) for x in split if x.category != "idle"]
     total = sum(v for _, v in active)
     largest, share = (max(active, key=lambda cv: cv[1]) if active else (None, 0.0))
     share = share / total if total else None
@@ -119,11 +119,6 @@ class HtpLimits:
                       "(the ETRecord nodes read here carry none)")
     compute_ceiling_note: str = "no HMX/HVX compute ceiling is stated: none is published in a citable source"
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["bandwidth"]["text"] = self.bandwidth.text
-        return d
-
 
 def limits(b: HtpBreakdown, clock: tuple, bw: Bandwidth) -> HtpLimits:
     """``clock``: (MHz, source, is_estimate, note) from ``htp_timeline.timeline_clock``, the one rule
@@ -149,10 +144,8 @@ class MemoryWall:
     prefill_hmx_busy_share: float | None = None
     prefill_hmx_from: str = "needs the prefill graph's QHAS (its HMX cycles used ÷ timeline cycles)"
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["bandwidth"]["text"] = self.bandwidth.text
-        return d
+    def to_dict(self) -> dict:       # the llm result's (a dict today): the fields, bandwidth with its text
+        return asdict(self)
 
 
 def weight_bytes_per_token(program, method: str | None) -> tuple[float | None, str]:

@@ -7,11 +7,12 @@ bands need not subtract exactly: p50s of differences are not differences of p50s
 profile does not log are left out; the next one inside is then compared with the one outside.
 
 The headline is chosen by rules (``RULES``), each tested: which share of the call the HTP computes
-for, and which level adds the most. Plain data in, a typed :class:`Nesting` out; renderers draw it.
+for, and which level adds the most. Plain data in, a typed :class:`Nesting` out (part of a partition's typed result, written
+field by field by ``render.json``); renderers draw it.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -80,12 +81,6 @@ class Nesting:
     cycles_us: float | None            # cycles_p50 ÷ clock_mhz
     headline: str
     headline_rule: str                 # a key of RULES
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["bands"] = [asdict(b) for b in self.bands]
-        d["clock_bounds_mhz"] = list(self.clock_bounds_mhz) if self.clock_bounds_mhz else None
-        return d
 
 
 def _p50(a: np.ndarray) -> float | None:

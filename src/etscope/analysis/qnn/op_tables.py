@@ -2,7 +2,82 @@
 optrace-level run): HMX/HVX/DMA use, DRAM/VTCM bytes, busy cycles."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from etscope.analysis.qnn.htp_timeline import unit_totals
+from etscope.analysis.qnn.result import OPTIONAL
+
+
+# QHAS values are the file's own (any JSON type: the views check before formatting).
+@dataclass(frozen=True)
+class QhasResource:
+    """One HTP unit (thread) of QHAS's overall summary."""
+    type: object
+    tid: object
+    utilization: object
+    cycles_used: object
+    timeline_cycles: object
+    start_cycle: object
+    end_cycle: object
+    num_dominant_path_cycles: object
+
+
+@dataclass(frozen=True)
+class QhasOpType:
+    """One QNN op type of QHAS: its HTP ops, cycles and bytes."""
+    op: object
+    num_htp_ops: object
+    cycles: object
+    percent_active_cycles: object
+    dram_read: object
+    dram_write: object
+    vtcm_read: object
+    vtcm_write: object
+
+
+@dataclass(frozen=True)
+class QhasSummary:
+    """What a QHAS says of its one inference (a separate optrace-level run), against the SoC's VTCM."""
+    path: str
+    version: list | None
+    note: str
+    percent_utilization: object
+    percent_idle: object
+    time_us: object
+    graph_execute_us: object
+    inf_per_s: object
+    timeline_cycles: object
+    total_dram_read: object
+    total_dram_write: object
+    total_dram: object
+    total_vtcm_read: object
+    total_vtcm_write: object
+    peak_vtcm_alloc: object
+    soc: str | None
+    vtcm_bytes: int | None
+    peak_vtcm_share: float | None
+    resources: tuple[QhasResource, ...]
+    op_types: tuple[QhasOpType, ...]
+    warnings: tuple[str, ...]
+    per_call: tuple | None = field(default=None, metadata=OPTIONAL)   # analysis.qnn.report.PerCall
+
+
+@dataclass(frozen=True)
+class OptraceTrack:
+    pid: int
+    tid: int
+    kind: str
+    name: str | None
+    ops: int
+    busy_cycles: float
+
+
+@dataclass(frozen=True)
+class OptraceSummary:
+    """Per track of an optrace: its ops and busy cycles (cycles, not µs), idle tracks included."""
+    ops: int
+    tracks: tuple[OptraceTrack, ...]
+    unit: str = "cycles"
 
 
 def qhas_op_table(qhas) -> dict[str, dict]:
@@ -80,43 +155,39 @@ def merge_op_tables(primary: dict | None, secondary: dict | None) -> dict | None
     return merged
 
 
-def qhas_summary(qhas, vtcm_bytes: int | None = None, soc: str | None = None) -> dict:
+def qhas_summary(qhas, vtcm_bytes: int | None = None, soc: str | None = None,
+                 per_call: tuple | None = None) -> QhasSummary:
+    """``per_call``: beside QHAS's one inference, this ETDump's real calls (``analysis.qnn.report``)."""
     o = qhas.overall or {}
-    resources = []
-    for r in o.get("htp_resources") or []:
-        if isinstance(r, dict):
-            resources.append({k: r.get(k) for k in ("type", "tid", "utilization", "cycles_used",
-                                                     "timeline_cycles", "start_cycle", "end_cycle",
-                                                     "num_dominant_path_cycles")})
+    resources = tuple(QhasResource(*(r.get(k) for k in QhasResource.__dataclass_fields__))
+                      for r in o.get("htp_resources") or [] if isinstance(r, dict))
     peak = o.get("peak_vtcm_alloc")
-    return {
-        "path": qhas.path, "version": list(qhas.version) if qhas.version else None,
-        "note": "QHAS describes the first inference of a separate optrace-level run only",
-        "percent_utilization": o.get("percent_utilization"), "percent_idle": o.get("percent_idle"),
-        "time_us": o.get("time_us"), "graph_execute_us": o.get("graph_execute_us"),
-        "inf_per_s": o.get("inf_per_s"), "timeline_cycles": o.get("timeline_cycles"),
-        "total_dram_read": o.get("total_dram_read"), "total_dram_write": o.get("total_dram_write"),
-        "total_dram": o.get("total_dram"), "total_vtcm_read": o.get("total_vtcm_read"),
-        "total_vtcm_write": o.get("total_vtcm_write"), "peak_vtcm_alloc": peak,
-        "soc": soc, "vtcm_bytes": vtcm_bytes,
-        "peak_vtcm_share": (peak / vtcm_bytes) if isinstance(peak, (int, float)) and vtcm_bytes else None,
-        "resources": resources,
-        "op_types": [{k: r.get(k) for k in ("op", "num_htp_ops", "cycles", "percent_active_cycles",
-                                             "dram_read", "dram_write", "vtcm_read", "vtcm_write")}
-                     for r in qhas.qnn_op_types],
-        "warnings": list(qhas.warnings),
-    }
+    return QhasSummary(
+        path=qhas.path, version=list(qhas.version) if qhas.version else None,
+        note="QHAS describes the first inference of a separate optrace-level run only",
+        percent_utilization=o.get("percent_utilization"), percent_idle=o.get("percent_idle"),
+        time_us=o.get("time_us"), graph_execute_us=o.get("graph_execute_us"),
+        inf_per_s=o.get("inf_per_s"), timeline_cycles=o.get("timeline_cycles"),
+        total_dram_read=o.get("total_dram_read"), total_dram_write=o.get("total_dram_write"),
+        total_dram=o.get("total_dram"), total_vtcm_read=o.get("total_vtcm_read"),
+        total_vtcm_write=o.get("total_vtcm_write"), peak_vtcm_alloc=peak,
+        soc=soc, vtcm_bytes=vtcm_bytes,
+        peak_vtcm_share=(peak / vtcm_bytes) if isinstance(peak, (int, float)) and vtcm_bytes else None,
+        resources=resources,
+        op_types=tuple(QhasOpType(*(r.get(k) for k in QhasOpType.__dataclass_fields__)) for r in qhas.qnn_op_types),
+        warnings=tuple(qhas.warnings), per_call=per_call)
 
 
-def optrace_summary(trace) -> dict:
+def optrace_summary(trace) -> OptraceSummary:
     """Per-track ops and busy cycles from an optrace (cycles, not µs), idle tracks included."""
     totals = unit_totals(trace)
     tracks = []
     for (pid, tid), kind in sorted(trace.tracks.items()):
         ops, busy = totals.get((pid, tid), (0, 0.0))
-        tracks.append({"pid": int(pid), "tid": int(tid), "kind": kind,
-                       "name": trace.thread_names.get((pid, tid)) if isinstance(trace.thread_names, dict) else None,
-                       "ops": ops, "busy_cycles": busy})
-    return {"ops": sum(ops for ops, _ in totals.values()), "tracks": tracks, "unit": "cycles"}
+        tracks.append(OptraceTrack(
+            pid=int(pid), tid=int(tid), kind=kind,
+            name=trace.thread_names.get((pid, tid)) if isinstance(trace.thread_names, dict) else None,
+            ops=ops, busy_cycles=busy))
+    return OptraceSummary(ops=sum(ops for ops, _ in totals.values()), tracks=tuple(tracks))
 
 

@@ -62,13 +62,8 @@ class OrtView:
     joined: str                        # how the partitions were joined to the QNN profile
     notes: tuple[str, ...]
 
-    def to_dict(self) -> dict:
-        from dataclasses import asdict
 
-        return asdict(self)
-
-
-def ort_view(ort, qnn_report: dict | None = None) -> OrtView:
+def ort_view(ort, qnn_report=None) -> OrtView:
     """The session as ORT saw it (``formats.ort_profile.OrtProfile``), joined to the QNN report of
     the QNN profile file of the same session (``analysis.qnn.qnn_report`` of QNN files alone)."""
     n = ort.n_runs
@@ -82,7 +77,7 @@ def ort_view(ort, qnn_report: dict | None = None) -> OrtView:
     qnn = ort.is_qnn() & in_steady
     cpu = (ort.node_provider == "CPUExecutionProvider") & in_steady
     partitions = _partitions(ort, qnn, n_steady, total)
-    qnn_parts = [p for p in (qnn_report or {}).get("partitions") or [] if p.get("source") != "etdump"]
+    qnn_parts = [p for p in (qnn_report.partitions if qnn_report is not None else ()) if p.source != "etdump"]
     joined, partitions = _join(partitions, qnn_parts)
     notes = list(ort.warnings)
     if n and not n_steady:
@@ -150,8 +145,8 @@ def _join(partitions: list[OrtPartition], qnn_parts: list[dict]) -> tuple[str, l
                 "graph(s)"), partitions
     out = []
     for p, q in zip(partitions, qnn_parts):
-        out.append(OrtPartition(**{**p.__dict__, "qnn_graph": str(q.get("key")),
-                                   "qnn_execute_us": q.get("qnn_execute_us"), "accel_us": q.get("accel_us")}))
+        out.append(OrtPartition(**{**p.__dict__, "qnn_graph": str(q.key),
+                                   "qnn_execute_us": q.qnn_execute_us, "accel_us": q.accel_us}))
     return ("joined by execution order: ORT's k-th QNN partition of a run is the QNN profile's graph k "
             "(both number partitions in the order they run)"), out
 

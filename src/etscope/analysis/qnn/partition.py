@@ -15,10 +15,12 @@ from etscope.analysis.qnn.container import op_mean_us, op_shares, per_run_fields
 from etscope.analysis.qnn.model import (ACCEL_CYCLES, ACCEL_EXCL_WAIT_US, ACCEL_US, LEVELS, POWER_ON,
                                         QNN_ACCEL, QNN_EXECUTE, RPC_EXECUTE, VTCM_ACQUIRE, WELL_KNOWN, QnnSeries,
                                         as_list, p50)
+from etscope.analysis.qnn.partition_result import (BusyShare, Check, CyclesLevel, OpRow, OtherEvent, Partition,
+                                                   PerRun, SumCheck, TimeLevel)
 from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
 
 
-def _busy_per_call(s: QnnSeries) -> dict | None:
+def _busy_per_call(s: QnnSeries) -> BusyShare | None:
     """The NPU's busy share of a real call: Accelerator (execute) time ÷ DELEGATE_CALL per run, p50
     over the warm runs (cold runs paid power-up): what a QHAS utilisation, which describes one
     inference of a separate optrace run, does not say."""
@@ -35,8 +37,8 @@ def _busy_per_call(s: QnnSeries) -> dict | None:
     share = share[np.isfinite(share)]
     if share.size == 0:
         return None
-    return {"p50": float(np.median(share)), "runs": int(share.size),
-            "basis": "Accelerator (execute) time ÷ DELEGATE_CALL per run, p50 over the warm runs"}
+    return BusyShare(p50=float(np.median(share)), runs=int(share.size),
+                     basis="Accelerator (execute) time ÷ DELEGATE_CALL per run, p50 over the warm runs")
 
 
 def cold_runs(s: QnnSeries) -> list[int]:
@@ -51,9 +53,10 @@ def cold_runs(s: QnnSeries) -> list[int]:
 
 
 def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measured: dict | None = None,
-                   method_us: np.ndarray | None = None) -> dict:
+                   method_us: np.ndarray | None = None, backend: str | None = None) -> Partition:
     """One partition analysed. ``method_us``: Method::execute per run (µs), aligned on ``s.runs``
-    (ETDump only), the outermost band of the nesting."""
+    (ETDump only), the outermost band of the nesting; ``backend``: the backend the ETDump's
+    instruction names (None without an ETDump: the key is left out)."""
     clock = clock_estimate(s)
     fields, clock_used = clock_fields(s, clock, measured)
     n = len(s.runs)
@@ -62,66 +65,67 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measu
     has_nodes = ~np.isnan(s.node_values).all(axis=0) if s.node_values.size else np.zeros(n, bool)
     levels = _levels(s)
     checks = _checks(s, node_sum, has_nodes, levels)
-    ops = _ops(s, dict(clock, clock_mhz=clock_used), accel, graph, qhas_ops)
+    rows = _ops(s, dict(clock, clock_mhz=clock_used), accel, graph, qhas_ops)
     used_p50 = fields["clock_mhz_used"]
-    for o in ops:       # the one per-op time the text shows: cycles p50 ÷ the clock stated above it
-        o["est_us_at_clock"] = (o["cycles_p50"] / used_p50 if o["unit"] == "cycles" and used_p50
-                                and o["cycles_p50"] is not None else None)
     # What the views show per op: its share of the measured container, per run (analysis.qnn.container).
     shares = op_shares(s, clock_used)
-    for o, us in zip(ops, op_mean_us(shares, s)):
-        o["us_in_container"] = us
-    matched = sum(1 for o in ops if o["node"])
-    named = sum(1 for o in ops if o["graph_op"])
-    part = {
-        "key": s.key, "instruction_id": s.instruction_id, "source": s.source,
-        "runs": int(n),
-        "delegate_call_ms": units.ns_to_ms(p50(s.delegate_call_ns)) if p50(s.delegate_call_ns) is not None else None,
-        "qnn_execute_us": p50(s.roots.get(QNN_EXECUTE)),
-        "rpc_us": p50(s.roots.get(RPC_EXECUTE)),
-        "qnn_accel_us": p50(s.roots.get(QNN_ACCEL)),
-        "accel_us": p50(s.roots.get(ACCEL_US)),
-        "accel_excl_wait_us": p50(s.roots.get(ACCEL_EXCL_WAIT_US)),
-        "accel_cycles": p50(accel),
-        "clock_mhz_est": p50(clock["clock_mhz"]),
-        "clock_mhz_est_range": [p50(clock["lo"]), p50(clock["hi"])],
-        "clock_basis": clock["basis"],
-        "clock_is_estimate": True,
-        **fields,
-        "clock_warning": clock["warning"],
-        "cold_runs": cold_runs(s),
-        "npu_busy_per_call": _busy_per_call(s),
-        "accumulating": s.accumulating,
-        "levels": levels,
-        "counts": {k[0]: p50(v) for k, v in s.roots.items() if k[1] == "count"},
-        "bytes": {k[0]: p50(v) for k, v in s.roots.items() if k[1] == "bytes"},
-        "other_events": [{"name": k[0], "unit": k[1], "p50": p50(v)} for k, v in s.roots.items()
-                         if k not in WELL_KNOWN and k[1] not in ("count", "bytes")],
-        "per_run": {
-            "delegate_call_us": as_list(_delegate_call_us(s)),
-            "qnn_execute_us": as_list(s.roots.get(QNN_EXECUTE)),
-            "accel_us": as_list(s.roots.get(ACCEL_US)),
-            "accel_excl_wait_us": as_list(s.roots.get(ACCEL_EXCL_WAIT_US)),
-            "accel_cycles": as_list(accel),
-            "node_cycles_sum": as_list(np.where(has_nodes, node_sum, np.nan)),
-            "clock_mhz_est": as_list(clock["clock_mhz"]),
-            "clock_mhz_used": as_list(clock_used),
-            "power_on_us": as_list(s.roots.get(POWER_ON)),
-            "vtcm_acquire_us": as_list(s.roots.get(VTCM_ACQUIRE)),
-            **per_run_fields(shares),
-        },
-        "op_times": summary_fields(shares, clock_used, n),
-        "ops": ops,
-        "ops_matched_to_graph": matched,
-        "ops_named": named,
-        "unmatched_ops": [o["qnn_name"] for o in ops if o["graph_op"] and not o["node"]] if graph is not None else [],
-        "checks": checks,
-        "notes": list(s.notes),
-    }
+    ops = tuple(OpRow(**o, est_us_at_clock=_at_clock(o, used_p50), us_in_container=us)
+                for o, us in zip(rows, op_mean_us(shares, s)))
     nest = _nesting(s, method_us, accel, fields)
-    part["nesting"] = nest.to_dict()
-    part["headline"] = nest.headline
-    return part
+    dc = p50(s.delegate_call_ns)
+    return Partition(
+        key=s.key, instruction_id=s.instruction_id, source=s.source,
+        runs=int(n),
+        delegate_call_ms=units.ns_to_ms(dc) if dc is not None else None,
+        qnn_execute_us=p50(s.roots.get(QNN_EXECUTE)),
+        rpc_us=p50(s.roots.get(RPC_EXECUTE)),
+        qnn_accel_us=p50(s.roots.get(QNN_ACCEL)),
+        accel_us=p50(s.roots.get(ACCEL_US)),
+        accel_excl_wait_us=p50(s.roots.get(ACCEL_EXCL_WAIT_US)),
+        accel_cycles=p50(accel),
+        clock_mhz_est=p50(clock["clock_mhz"]),
+        clock_mhz_est_range=(p50(clock["lo"]), p50(clock["hi"])),
+        clock_basis=clock["basis"],
+        clock_is_estimate=True,
+        **fields,
+        clock_warning=clock["warning"],
+        cold_runs=tuple(cold_runs(s)),
+        npu_busy_per_call=_busy_per_call(s),
+        accumulating=s.accumulating,
+        levels=levels,
+        counts={k[0]: p50(v) for k, v in s.roots.items() if k[1] == "count"},
+        bytes={k[0]: p50(v) for k, v in s.roots.items() if k[1] == "bytes"},
+        other_events=tuple(OtherEvent(name=k[0], unit=k[1], p50=p50(v)) for k, v in s.roots.items()
+                           if k not in WELL_KNOWN and k[1] not in ("count", "bytes")),
+        per_run=PerRun(
+            delegate_call_us=as_list(_delegate_call_us(s)),
+            qnn_execute_us=as_list(s.roots.get(QNN_EXECUTE)),
+            accel_us=as_list(s.roots.get(ACCEL_US)),
+            accel_excl_wait_us=as_list(s.roots.get(ACCEL_EXCL_WAIT_US)),
+            accel_cycles=as_list(accel),
+            node_cycles_sum=as_list(np.where(has_nodes, node_sum, np.nan)),
+            clock_mhz_est=as_list(clock["clock_mhz"]),
+            clock_mhz_used=as_list(clock_used),
+            power_on_us=as_list(s.roots.get(POWER_ON)),
+            vtcm_acquire_us=as_list(s.roots.get(VTCM_ACQUIRE)),
+            **per_run_fields(shares),
+        ),
+        op_times=summary_fields(shares, clock_used, n),
+        ops=ops,
+        ops_matched_to_graph=sum(1 for o in ops if o.node),
+        ops_named=sum(1 for o in ops if o.graph_op),
+        unmatched_ops=tuple(o.qnn_name for o in ops if o.graph_op and not o.node) if graph is not None else (),
+        checks=tuple(checks),
+        notes=tuple(s.notes),
+        nesting=nest,
+        headline=nest.headline,
+        backend=backend)
+
+
+def _at_clock(o: dict, used_p50: float | None) -> float | None:
+    """The one per-op time the text shows: cycles p50 ÷ the clock stated above it."""
+    return (o["cycles_p50"] / used_p50 if o["unit"] == "cycles" and used_p50
+            and o["cycles_p50"] is not None else None)
 
 
 def _delegate_call_us(s: QnnSeries) -> np.ndarray | None:
@@ -146,7 +150,7 @@ def _nesting(s: QnnSeries, method_us, accel, fields: dict):
 
 
 
-def _levels(s: QnnSeries) -> list[dict]:
+def _levels(s: QnnSeries) -> tuple[TimeLevel | CyclesLevel, ...]:
     """The nesting with the p50 of each level and what it adds over the next one inside it."""
     rows = []
     values = []
@@ -160,20 +164,19 @@ def _levels(s: QnnSeries) -> list[dict]:
         if v is None or np.isnan(v).all():
             continue
         values.append(v)
-        rows.append({"name": name, "unit": unit, "p50_us": p50(v), "what": what,
-                     "adds_over_next": adds, "adds_us_p50": None})
-    for i in range(len(rows) - 1):
-        diff = values[i] - values[i + 1]
-        rows[i]["adds_us_p50"] = p50(diff)
+        rows.append((name, unit, p50(v), what, adds))
+    out: list[TimeLevel | CyclesLevel] = [
+        TimeLevel(name=name, unit=unit, p50_us=p, what=what, adds_over_next=adds,
+                  adds_us_p50=p50(values[i] - values[i + 1]) if i + 1 < len(rows) else None)
+        for i, (name, unit, p, what, adds) in enumerate(rows)]
     cyc = s.roots.get(ACCEL_CYCLES)
     if cyc is not None:
-        rows.append({"name": ACCEL_CYCLES[0], "unit": "cycles", "p50_cycles": p50(cyc),
-                     "what": "HTP cycles of the graph execution; the per-op rows below add up to it",
-                     "adds_over_next": None, "adds_us_p50": None})
-    return rows
+        out.append(CyclesLevel(name=ACCEL_CYCLES[0], unit="cycles", p50_cycles=p50(cyc),
+                               what="HTP cycles of the graph execution; the per-op rows below add up to it"))
+    return tuple(out)
 
 
-def _checks(s: QnnSeries, node_sum, has_nodes, levels) -> list[dict]:
+def _checks(s: QnnSeries, node_sum, has_nodes, levels) -> list[Check]:
     checks = []
     accel = s.roots.get(ACCEL_CYCLES)
     if accel is not None and has_nodes.any():
@@ -181,9 +184,9 @@ def _checks(s: QnnSeries, node_sum, has_nodes, levels) -> list[dict]:
         diff = np.abs(node_sum[ok_runs] - accel[ok_runs])
         rel = diff / np.maximum(accel[ok_runs], 1)
         bad = int((rel > 0.001).sum())
-        checks.append({"check": "sum of per-op cycles = Accelerator (execute) time (cycles)",
-                       "ok": bad == 0, "runs_checked": int(ok_runs.sum()), "runs_failing": bad,
-                       "max_rel_diff": float(rel.max()) if rel.size else None})
+        checks.append(SumCheck(check="sum of per-op cycles = Accelerator (execute) time (cycles)",
+                               ok=bad == 0, runs_checked=int(ok_runs.sum()), runs_failing=bad,
+                               max_rel_diff=float(rel.max()) if rel.size else None))
     vals = []
     for key, _, _ in LEVELS:
         v = _delegate_call_us(s) if key == "DELEGATE_CALL" else s.roots.get(key)
@@ -193,15 +196,16 @@ def _checks(s: QnnSeries, node_sum, has_nodes, levels) -> list[dict]:
         both = ~np.isnan(outer) & ~np.isnan(inner)
         # Whole-µs values: allow 1 µs of rounding.
         bad = both & (inner > outer + 1.0)
-        checks.append({"check": f"{inner_name} ≤ {outer_name}", "ok": not bad.any(),
-                       "runs_checked": int(both.sum()), "runs_failing": int(bad.sum())})
+        checks.append(Check(check=f"{inner_name} ≤ {outer_name}", ok=not bad.any(),
+                            runs_checked=int(both.sum()), runs_failing=int(bad.sum())))
     if s.accumulating:
-        checks.append({"check": "QNN events accumulate across executes (detected, de-duplicated)",
-                       "ok": True, "runs_checked": int(len(s.runs)), "runs_failing": 0})
+        checks.append(Check(check="QNN events accumulate across executes (detected, de-duplicated)",
+                            ok=True, runs_checked=int(len(s.runs)), runs_failing=0))
     return checks
 
 
 def _ops(s: QnnSeries, clock, accel, graph, qhas_ops) -> list[dict]:
+    """Per QNN op, the fields of its ``OpRow`` but those that need the whole partition."""
     mhz = clock["clock_mhz"]
     total_accel = float(quiet_nansum(accel)) if accel is not None else None
     rows = []

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 from etscope import profile as P
 from etscope.analysis import qnn as qnn_analysis
+from etscope.analysis.qnn.op_tables import OptraceSummary, QhasSummary
+from etscope.analysis.qnn.result import OPTIONAL
 from etscope.errors import FormatError
 from etscope.formats.qnn_names import fx_node_candidates, parse_qnn_event_name
 
@@ -129,25 +131,41 @@ def ops_by_partition(rows: list[dict]) -> dict[str, dict]:
     return out
 
 
-def shard_view(rows: list[dict], soc: dict | None) -> dict:
+@dataclass(frozen=True)
+class ShardFile:
+    """One of several QNN files: the partition it went to, how, and what it says."""
+    kind: str                       # "qhas" | "optrace"
+    partition: str | None
+    how: str
+    match_ratio: float
+    note: str | None
+    path: str
+    qhas: QhasSummary | None = field(default=None, metadata=OPTIONAL)
+    optrace: OptraceSummary | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True)
+class ShardView:
+    files: tuple[ShardFile, ...]
+    totals_over_shards: dict        # QHAS totals summed over the files; the largest peak VTCM
+
+
+def shard_view(rows: list[dict], soc: dict | None) -> ShardView:
     """Per file: where it went and what it says (QHAS summary / optrace units); totals over shards."""
     from etscope.paths import display
 
     vtcm = soc.get("vtcm_bytes") if soc else None
     shards = []
     for r in rows:
-        d = {k: r[k] for k in ("kind", "partition", "how", "match_ratio", "note")}
-        d["path"] = display(r["path"])
-        if r["kind"] == "qhas":
-            d["qhas"] = qnn_analysis.qhas_summary(r["data"], vtcm, soc.get("soc_model") if soc else None)
-        else:
-            d["optrace"] = qnn_analysis.optrace_summary(r["data"])
-        shards.append(d)
+        qhas = qnn_analysis.qhas_summary(r["data"], vtcm, soc.get("soc_model") if soc else None) \
+            if r["kind"] == "qhas" else None
+        shards.append(ShardFile(kind=r["kind"], partition=r["partition"], how=r["how"], match_ratio=r["match_ratio"],
+                                note=r["note"], path=display(r["path"]), qhas=qhas,
+                                optrace=None if qhas is not None else qnn_analysis.optrace_summary(r["data"])))
     totals = {}
     for key in ("total_dram_read", "total_dram_write", "total_vtcm_read", "total_vtcm_write", "timeline_cycles"):
-        vals = [s["qhas"][key] for s in shards if s.get("qhas") and isinstance(s["qhas"].get(key), (int, float))]
+        vals = [getattr(s.qhas, key) for s in shards if s.qhas and isinstance(getattr(s.qhas, key), (int, float))]
         totals[key] = sum(vals) if vals else None
-    peaks = [s["qhas"]["peak_vtcm_alloc"] for s in shards if s.get("qhas")
-             and isinstance(s["qhas"].get("peak_vtcm_alloc"), (int, float))]
+    peaks = [s.qhas.peak_vtcm_alloc for s in shards if s.qhas and isinstance(s.qhas.peak_vtcm_alloc, (int, float))]
     totals["peak_vtcm_alloc_max"] = max(peaks) if peaks else None    # contexts hold VTCM one at a time
-    return {"files": shards, "totals_over_shards": totals}
+    return ShardView(files=tuple(shards), totals_over_shards=totals)

@@ -13,17 +13,22 @@ from etscope.analysis.qnn.op_tables import (merge_op_tables, optrace_op_table, o
                                             qhas_op_table, qhas_summary)
 from etscope.analysis.qnn.partition import analyse_series
 from etscope.analysis.qnn.profile_series import series_from_qnn_profile
+from etscope.analysis.qnn.partition_result import Partition
+from etscope.analysis.qnn.result import HtpView, PerCall, QnnReport, RuntraceClock
 
 
 def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
                soc: dict | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None,
-               htp_sources: list[tuple] | None = None, dram_gbps: float | None = None) -> dict:
-    """Everything QNN, as plain data (the ``qnn`` object of ``etscope qnn --json``).
+               htp_sources: list[tuple] | None = None, dram_gbps: float | None = None,
+               shards=None) -> QnnReport:
+    """Everything QNN, as a typed result (``analysis.qnn.result.QnnReport``: the ``qnn`` object of
+    ``etscope qnn --json``, which ``analysis.views.qnn_view`` completes).
     ``qhas_ops_by_key``: per partition key, the QHAS/optrace op table of that partition's own files
     (several context binaries, ``analysis.qnn.partition_files``), used instead of ``qhas``/``optrace``'s.
     ``htp_sources``: ``(partition key or None, qhas, optrace)`` per file pair of those shards, for the
     HTP-op breakdown (default: ``qhas``/``optrace`` joined by op names). ``dram_gbps``: the DRAM
-    bandwidth to compare with (``--dram-gbps``; default: the SoC's sourced figure, if any)."""
+    bandwidth to compare with (``--dram-gbps``; default: the SoC's sourced figure, if any). ``shards``:
+    the several QNN files' view (``analysis.qnn.partition_files.shard_view``), when given."""
     graph = None
     if profile is not None and profile.etrecord is not None:
         graph = lowering_graph(profile)
@@ -36,23 +41,67 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         series += series_from_qnn_profile(qnn_profile)
     measured = measured_clock(runtrace)
     method_us = method_execute_us(profile) if profile is not None else None
+    backends = _backends(profile, series)
     partitions = [analyse_series(s, graph, qhas_ops if qhas_ops_by_key is None else qhas_ops_by_key.get(s.key),
-                                 measured, method_us if s.source == "etdump" else None) for s in series]
-    if profile is not None:
-        for p in partitions:
-            ins = profile.instructions.get(p["instruction_id"]) if p["instruction_id"] is not None else None
-            p["backend"] = ins.backend if ins else "QnnBackend"
+                                 measured, method_us if s.source == "etdump" else None, backend=b)
+                  for s, b in zip(series, backends)]
+    warnings = _warnings(partitions, profile, series, qnn_profile, runtrace, measured) + _shard_warnings(shards)
+    vtcm = soc.get("vtcm_bytes") if soc else None
+    if htp_sources is None and (qhas is not None or optrace is not None):
+        htp_sources = [(None, qhas, optrace)]
+    htp = htp_view(htp_sources or [], partitions, runtrace, soc, dram_gbps)
+    qhas_out = None
+    if qhas is not None:
+        qhas_out = qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None, per_call=_per_call(partitions))
+    return QnnReport(
+        schema=SCHEMA,
+        partitions=tuple(partitions),
+        qhas=qhas_out,
+        optrace=optrace_summary(optrace) if optrace is not None else None,
+        htp_timeline=None if optrace is None else htp_timeline(
+            optrace, qhas, runtrace, next((p.clock_mhz_used for p in partitions if p.clock_mhz_used), None)
+        ).view(),
+        soc=soc,
+        runtrace=None if runtrace is None else RuntraceClock(
+            path=runtrace.path, graphs=runtrace.graphs, clock_mhz=measured["mhz"] if measured else None,
+            clock_mhz_per_execute=measured["per_execute"] if measured else None),
+        warnings=tuple(warnings),
+        htp_ops=tuple(htp) or None,     # only with QHAS/optrace files (an added key, see htp_view)
+        shards=shards)
+
+
+def _backends(profile, series: list[QnnSeries]) -> list[str | None]:
+    """Each partition's backend as the ETDump's instruction names it (None without an ETDump)."""
+    if profile is None:
+        return [None] * len(series)
+    out = []
+    for s in series:
+        ins = profile.instructions.get(s.instruction_id) if s.instruction_id is not None else None
+        out.append(ins.backend if ins else "QnnBackend")
+    return out
+
+
+def _shard_warnings(shards) -> list[str]:
+    """Per file of several QNN files (``partition_files.ShardView``): the partition it went to and how, or none."""
+    out = []
+    for f in (shards.files if shards is not None else ()):
+        where = (f"{f.partition} ({f.how}, {f.match_ratio:.0%} of its ops matched)" if f.partition
+                 else "no partition")
+        out.append(f"{f.kind} {f.path}: {where}" + (f"; {f.note}" if f.note else ""))
+    return out
+
+
+def _warnings(partitions: list[Partition], profile, series, qnn_profile, runtrace, measured) -> list[str]:
     warnings = []
     for p in partitions:
-        if p["clock_warning"]:
-            warnings.append(f"{p['key']}: {p['clock_warning']}")
-        for c in p["checks"]:
-            if not c["ok"]:
-                warnings.append(f"{p['key']}: check failed: {c['check']} ({c['runs_failing']} of "
-                                f"{c['runs_checked']} runs)")
-        if p["unmatched_ops"]:
-            warnings.append(f"{p['key']}: {len(p['unmatched_ops'])} QNN op(s) not found in the ETRecord "
-                            f"graph, e.g. {p['unmatched_ops'][0]}")
+        if p.clock_warning:
+            warnings.append(f"{p.key}: {p.clock_warning}")
+        for c in p.checks:
+            if not c.ok:
+                warnings.append(f"{p.key}: check failed: {c.check} ({c.runs_failing} of {c.runs_checked} runs)")
+        if p.unmatched_ops:
+            warnings.append(f"{p.key}: {len(p.unmatched_ops)} QNN op(s) not found in the ETRecord "
+                            f"graph, e.g. {p.unmatched_ops[0]}")
     if qnn_profile is not None:
         warnings += [f"{qnn_profile.source}: {w}" for w in qnn_profile.warnings]
     warnings += clock_warnings(partitions, runtrace, measured)
@@ -63,48 +112,25 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
         if skipped:
             warnings.append(f"{len(skipped)} more QNN partitions (instructions {skipped[0]} to {skipped[-1]}) "
                             f"not analysed: only the first {MAX_QNN_PARTITIONS} are")
-    vtcm = soc.get("vtcm_bytes") if soc else None
-    if htp_sources is None and (qhas is not None or optrace is not None):
-        htp_sources = [(None, qhas, optrace)]
-    htp = htp_view(htp_sources or [], partitions, runtrace, soc, dram_gbps)
-    out = {
-        "schema": SCHEMA,
-        "partitions": partitions,
-        "qhas": qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None) if qhas is not None else None,
-        "optrace": optrace_summary(optrace) if optrace is not None else None,
-        "htp_timeline": None if optrace is None else htp_timeline(
-            optrace, qhas, runtrace, next((p["clock_mhz_used"] for p in partitions if p["clock_mhz_used"]), None)
-        ).to_dict(),
-        "soc": soc,
-        "runtrace": None if runtrace is None else {
-            "path": runtrace.path, "graphs": runtrace.graphs,
-            "clock_mhz": measured["mhz"] if measured else None,
-            "clock_mhz_per_execute": measured["per_execute"] if measured else None},
-        "warnings": warnings,
-    }
-    if htp:     # only with QHAS/optrace files (schema etscope.qnn/1: an added key, see htp_view)
-        out["htp_ops"] = htp
-    if out["qhas"] is not None:
-        out["qhas"]["per_call"] = _per_call(partitions)
-    return out
+    return warnings
 
 
-def _per_call(partitions: list[dict]) -> list[dict]:
+def _per_call(partitions: list[Partition]) -> tuple[PerCall, ...]:
     """Beside QHAS's one inference of a separate run: this ETDump's real calls, per partition (the
     NPU's busy share of its DELEGATE_CALL, p50 over warm runs; at most how many calls a second)."""
     out = []
     for p in partitions:
-        busy = p.get("npu_busy_per_call")
-        if busy is None or not p.get("delegate_call_ms"):
+        busy = p.npu_busy_per_call
+        if busy is None or not p.delegate_call_ms:
             continue
-        out.append({"partition": p["key"], "instruction_id": p.get("instruction_id"),
-                    "delegate_call_ms": p["delegate_call_ms"], "npu_busy_p50": busy["p50"], "runs": busy["runs"],
-                    "calls_per_s": 1000.0 / p["delegate_call_ms"], "basis": busy["basis"]})
-    return out
+        out.append(PerCall(partition=p.key, instruction_id=p.instruction_id, delegate_call_ms=p.delegate_call_ms,
+                           npu_busy_p50=busy.p50, runs=busy.runs, calls_per_s=1000.0 / p.delegate_call_ms,
+                           basis=busy.basis))
+    return tuple(out)
 
 
-def htp_view(sources: list[tuple], partitions: list[dict], runtrace, soc: dict | None,
-             dram_gbps: float | None) -> list[dict]:
+def htp_view(sources: list[tuple], partitions: list[Partition], runtrace, soc: dict | None,
+             dram_gbps: float | None) -> list[HtpView]:
     """Per QHAS/optrace file pair: the HTP-op breakdown (``analysis.qnn.htp_ops``) joined to its
     partition's graph nodes, and its limits (``analysis.qnn.limits``) at the clock of the optrace
     run's first inference (``htp_timeline.timeline_clock``, one rule for every view)."""
@@ -113,7 +139,7 @@ def htp_view(sources: list[tuple], partitions: list[dict], runtrace, soc: dict |
     from etscope.analysis.qnn.limits import dram_bandwidth, limits
 
     bw = dram_bandwidth(soc.get("soc_model") if soc else None, dram_gbps)
-    by_key = {p["key"]: p for p in partitions}
+    by_key = {p.key: p for p in partitions}
     out = []
     for key, qhas, optrace in sources:
         b = breakdown(qhas, optrace, key)
@@ -124,8 +150,8 @@ def htp_view(sources: list[tuple], partitions: list[dict], runtrace, soc: dict |
         part = by_key.get(key) if key is not None else _best_partition(b, partitions)
         if part is not None:
             b = joined(b, part)
-        clock = timeline_clock(qhas, runtrace, part["clock_mhz_used"] if part else None)
-        out.append({"breakdown": b.to_dict(), "limits": limits(b, clock, bw).to_dict()})
+        clock = timeline_clock(qhas, runtrace, part.clock_mhz_used if part else None)
+        out.append(HtpView(breakdown=b, limits=limits(b, clock, bw)))
     return out
 
 
@@ -150,12 +176,12 @@ def _checked_against(b, optrace):
     return replace(b, notes=b.notes + (note,))
 
 
-def _best_partition(b, partitions: list[dict]) -> dict | None:
+def _best_partition(b, partitions: list[Partition]) -> Partition | None:
     """The partition holding most of the breakdown's QNN op names as per-op rows (None: none)."""
     names = {o.qnn_op for o in b.ops}
     best, hits = None, 0
     for p in partitions:
-        n = len(names & {o.get("base") for o in p["ops"]})
+        n = len(names & {o.base for o in p.ops})
         if n > hits:
             best, hits = p, n
     return best

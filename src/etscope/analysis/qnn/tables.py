@@ -21,6 +21,8 @@ import math
 
 import pyarrow as pa
 
+from etscope.analysis.qnn.result import QnnReport
+
 QNN_COLUMNS: dict[str, dict[str, str]] = {
     "qnn_ops": {
         "partition": "QNN partition (e.g. 'instruction 0', 'graph 0'); null for QHAS/optrace-only rows",
@@ -136,21 +138,21 @@ def _value(v, type_):
     return str(v)
 
 
-def partition_op_rows(qnn: dict) -> list[dict]:
+def partition_op_rows(qnn: QnnReport | None) -> list[dict]:
     """Per-op rows of the partitions (ETDump or QNN profile)."""
     rows = []
-    for p in qnn.get("partitions") or []:
-        clock = p.get("clock_mhz_used")
-        src = "etdump" if p.get("instruction_id") is not None else "qnn_profile"
-        for o in p.get("ops") or []:
-            cyc = o.get("cycles_p50")
-            rows.append({"partition": p.get("key"), "instruction_id": p.get("instruction_id"), "from": src,
-                         "qnn_name": o.get("qnn_name"), "op_id": o.get("op_id"), "node": o.get("node"),
-                         "op_type": o.get("op_type"), "runs": o.get("runs"), "cycles": cyc,
+    for p in (qnn.partitions if qnn is not None else ()):
+        clock = p.clock_mhz_used
+        src = "etdump" if p.instruction_id is not None else "qnn_profile"
+        for o in p.ops:
+            cyc = o.cycles_p50
+            rows.append({"partition": p.key, "instruction_id": p.instruction_id, "from": src,
+                         "qnn_name": o.qnn_name, "op_id": o.op_id, "node": o.node,
+                         "op_type": o.op_type, "runs": o.runs, "cycles": cyc,
                          "est_us": cyc / clock if isinstance(cyc, (int, float)) and clock else None,
-                         "share": o.get("share"), "htp_ops": _joined(o.get("htp_ops")),
-                         **{k: o.get(k) for k in ("hmx", "hvx", "dma", "dram_read", "dram_write", "vtcm_read",
-                                                  "vtcm_write")}})
+                         "share": o.share, "htp_ops": _joined(o.htp_ops),
+                         "hmx": o.hmx, "hvx": o.hvx, "dma": o.dma, "dram_read": o.dram_read,
+                         "dram_write": o.dram_write, "vtcm_read": o.vtcm_read, "vtcm_write": o.vtcm_write})
     return rows
 
 
@@ -174,33 +176,35 @@ def _joined(xs) -> str | None:
     return " | ".join(str(x) for x in xs) if xs else None
 
 
-def unit_rows(qnn: dict) -> list[dict]:
+def unit_rows(qnn: QnnReport | None) -> list[dict]:
     """Units of the QHAS/optrace files: the report's own, then each shard's (with its partition)."""
-    sources = [(None, qnn.get("qhas"), qnn.get("optrace"))] + [
-        (f.get("partition"), f.get("qhas"), f.get("optrace")) for f in (qnn.get("shards") or {}).get("files") or []]
+    if qnn is None:
+        return []
+    sources = [(None, qnn.qhas, qnn.optrace)] + [
+        (f.partition, f.qhas, f.optrace) for f in (qnn.shards.files if qnn.shards is not None else ())]
     rows = []
     for part, qhas, optrace in sources:
-        for r in ((qhas or {}).get("resources") or []):
-            rows.append({"file": "qhas", "partition": part, "unit": r.get("type"), "tid": r.get("tid"),
-                         "busy_cycles": r.get("cycles_used"), "timeline_cycles": r.get("timeline_cycles"),
-                         "utilization_pct": r.get("utilization")})
-        for t in ((optrace or {}).get("tracks") or []):
-            rows.append({"file": "optrace", "partition": part, "unit": t.get("kind"), "pid": t.get("pid"),
-                         "tid": t.get("tid"), "name": t.get("name"), "ops": t.get("ops"),
-                         "busy_cycles": t.get("busy_cycles")})
+        for r in (qhas.resources if qhas is not None else ()):
+            rows.append({"file": "qhas", "partition": part, "unit": r.type, "tid": r.tid,
+                         "busy_cycles": r.cycles_used, "timeline_cycles": r.timeline_cycles,
+                         "utilization_pct": r.utilization})
+        for t in (optrace.tracks if optrace is not None else ()):
+            rows.append({"file": "optrace", "partition": part, "unit": t.kind, "pid": t.pid,
+                         "tid": t.tid, "name": t.name, "ops": t.ops, "busy_cycles": t.busy_cycles})
     return rows
 
 
-def partition_rows(qnn: dict) -> list[dict]:
+def partition_rows(qnn: QnnReport) -> list[dict]:
     rows = []
-    for p in qnn.get("partitions") or []:
-        lo, hi = (p.get("clock_mhz_bounds") or (None, None))[:2]
-        rows.append({"partition": p.get("key"), "instruction_id": p.get("instruction_id"), "from": p.get("source"),
-                     "clock_mhz": p.get("clock_mhz_used"), "clock_source": p.get("clock_source") or
-                     ("estimate" if p.get("clock_mhz_used") else None), "clock_mhz_low": lo, "clock_mhz_high": hi,
-                     "cold_runs": len(p.get("cold_runs") or []), "ops": len(p.get("ops") or []),
-                     **{k: p.get(k) for k in ("runs", "delegate_call_ms", "qnn_execute_us", "rpc_us", "qnn_accel_us",
-                                              "accel_us", "accel_excl_wait_us", "accel_cycles")}})
+    for p in qnn.partitions:
+        lo, hi = (p.clock_mhz_bounds or (None, None))[:2]
+        rows.append({"partition": p.key, "instruction_id": p.instruction_id, "from": p.source,
+                     "clock_mhz": p.clock_mhz_used, "clock_source": p.clock_source or
+                     ("estimate" if p.clock_mhz_used else None), "clock_mhz_low": lo, "clock_mhz_high": hi,
+                     "cold_runs": len(p.cold_runs), "ops": len(p.ops),
+                     "runs": p.runs, "delegate_call_ms": p.delegate_call_ms, "qnn_execute_us": p.qnn_execute_us,
+                     "rpc_us": p.rpc_us, "qnn_accel_us": p.qnn_accel_us, "accel_us": p.accel_us,
+                     "accel_excl_wait_us": p.accel_excl_wait_us, "accel_cycles": p.accel_cycles})
     return rows
 
 
@@ -213,8 +217,8 @@ def runtrace_rows(runtrace) -> list[dict]:
                                           runtrace.time_us.tolist(), runtrace.cycles.tolist(), runtrace.mhz.tolist())]
 
 
-def qnn_tables(qnn: dict | None, file_ops: dict | None = None, file_ops_source: str | None = None,
-               runtrace=None, phases: list[tuple[str, dict | None]] | None = None) -> dict[str, pa.Table]:
+def qnn_tables(qnn: QnnReport | None, file_ops: dict | None = None, file_ops_source: str | None = None,
+               runtrace=None, phases: list[tuple[str, QnnReport | None]] | None = None) -> dict[str, pa.Table]:
     """The QNN tables that have rows (a table of no rows is left out: the inputs do not hold it).
     ``file_ops``: the QHAS/optrace op table, used for ``qnn_ops`` when there are no partitions.
     ``phases``: [(phase name, that phase's QNN report)] for the partition rows (one block per
@@ -228,25 +232,25 @@ def qnn_tables(qnn: dict | None, file_ops: dict | None = None, file_ops_source: 
     return {name: _table(name, rows) for name, rows in named.items() if rows}
 
 
-def _per_phase(rows_of, blocks: list[tuple[str | None, dict | None]]) -> list[dict]:
+def _per_phase(rows_of, blocks: list[tuple[str | None, QnnReport | None]]) -> list[dict]:
     """The rows ``rows_of`` makes of each phase's QNN report, tagged with the phase, one block after the other."""
     return [dict(r, phase=name) for name, q in blocks if q is not None for r in rows_of(q)]
 
 
-def htp_op_rows(qnn: dict) -> list[dict]:
+def htp_op_rows(qnn: QnnReport) -> list[dict]:
     """One row per HTP op of the report's HTP-op breakdowns (``htp_ops``)."""
     rows = []
-    for h in qnn.get("htp_ops") or []:
-        b, lim = h["breakdown"], h["limits"]
-        limits = {x["qnn_op"]: x for x in lim["ops"]}
-        for o in b["ops"]:
-            x = limits.get(o["qnn_op"]) or {}
-            for op in o["htp_ops"]:
-                rows.append({"partition": b["partition"], "file": b["path"], "from": b["source"],
-                             "qnn_op": o["qnn_op"], "qnn_op_type": o["qnn_op_type"], "node": o["node"],
-                             "source": o["source"], **{k: op[k] for k in (
-                                 "htp_op", "unit", "category", "thread", "cycles", "dominant_path_cycles",
-                                 "dram_read", "dram_write", "vtcm_read", "vtcm_write")},
-                             "flags": " | ".join(op["flags"]), "qnn_op_dram_gbps": x.get("dram_gbps"),
-                             "qnn_op_bound": x.get("bound"), "clock_mhz": lim["clock_mhz"]})
+    for h in qnn.htp_ops or ():
+        b, lim = h.breakdown, h.limits
+        limits = {x.qnn_op: x for x in lim.ops}
+        for o in b.ops:
+            x = limits.get(o.qnn_op)
+            for op in o.htp_ops:
+                rows.append({"partition": b.partition, "file": b.path, "from": b.source,
+                             "qnn_op": o.qnn_op, "qnn_op_type": o.qnn_op_type, "node": o.node,
+                             "source": o.source, "htp_op": op.htp_op, "unit": op.unit, "category": op.category,
+                             "thread": op.thread, "cycles": op.cycles, "dominant_path_cycles": op.dominant_path_cycles,
+                             "dram_read": op.dram_read, "dram_write": op.dram_write, "vtcm_read": op.vtcm_read,
+                             "vtcm_write": op.vtcm_write, "flags": " | ".join(op.flags), "qnn_op_dram_gbps": x.dram_gbps if x else None,
+                             "qnn_op_bound": x.bound if x else None, "clock_mhz": lim.clock_mhz})
     return rows

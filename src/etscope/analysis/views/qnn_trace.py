@@ -18,6 +18,8 @@ import numpy as np
 
 from etscope.analysis.qnn.htp_timeline import timeline_clock
 from etscope.analysis.qnn.htp_units import CLOCK_RULE, htp_units
+from etscope.analysis.qnn.partition_result import Partition
+from etscope.analysis.qnn.result import QnnReport
 from etscope.analysis.views.trace import MAIN_TID, Track, TraceView
 
 GAP_US = 10.0          # between executes laid back to back (their real gap is not in the files)
@@ -27,24 +29,25 @@ def _r(x: float) -> float:
     return round(float(x), 3)
 
 
-def qnn_trace_view(qnn: dict, optrace, runtrace, inputs: dict, runs: list[int] | None = None,
+def qnn_trace_view(qnn: QnnReport | None, optrace, runtrace, inputs: dict, runs: list[int] | None = None,
                    qhas=None) -> TraceView:
+    parts = qnn.partitions if qnn is not None else ()
     tracks = [Track(MAIN_TID, "QNN files (no ETDump: no Method::execute / DELEGATE_CALL)", 0)]
     slices: list[dict] = []
     notes: list[str] = []
-    for k, p in enumerate(qnn.get("partitions") or []):
+    for k, p in enumerate(parts):
         tid = 100 + 2 * k
-        tracks += [Track(tid, f"QNN {p['key']}: executes (µs)", tid),
-                   Track(tid + 1, f"QNN {p['key']}: per-op cycles p50 (est. µs)", tid + 1)]
+        tracks += [Track(tid, f"QNN {p.key}: executes (µs)", tid),
+                   Track(tid + 1, f"QNN {p.key}: per-op cycles p50 (est. µs)", tid + 1)]
         slices += _partition_runs(p, tid, runs, notes)
         slices += _partition_ops(p, tid + 1, notes)
     if runtrace is not None:
         tracks.append(Track(300, "runtrace: QNN DSP Execute (measured µs)", 300))
         slices += _runtrace_spans(runtrace, 300, runs, notes)
     # One clock rule in every trace (analysis.qnn.htp_units): the inference the optrace/QHAS records.
-    clock, clock_from, _, _ = timeline_clock(qhas, runtrace, _etdump_clock(qnn))
+    clock, clock_from, _, _ = timeline_clock(qhas, runtrace, _etdump_clock(parts))
     unit = "us"
-    units = htp_units(qnn.get("htp_timeline"), notes) if optrace is not None else None
+    units = htp_units(qnn.htp_timeline, notes) if optrace is not None and qnn is not None else None
     if optrace is not None and units is None and clock is None:
         unit_tracks, unit_slices, unit = _optrace_units(optrace, None, "", notes)   # no clock: cycles
         tracks += unit_tracks
@@ -56,7 +59,7 @@ def qnn_trace_view(qnn: dict, optrace, runtrace, inputs: dict, runs: list[int] |
     only_ops = all(s["cat"] == "htp_op" for s in slices)
     if unit == "cycles" and not only_ops:
         notes.append("the HTP ops are in cycles and the other spans in µs on one axis (no clock to convert)")
-    n_runs = max([p.get("runs") or 0 for p in qnn.get("partitions") or []] + [0])
+    n_runs = max([p.runs or 0 for p in parts] + [0])
     return TraceView(process="QNN files: " + ", ".join(sorted(inputs)), tracks=tracks, slices=slices, notes=notes,
                      runs=n_runs if runs is None else len(runs), sources=dict(inputs),
                      time_origin="the first span laid out (the QNN files hold no common clock origin)",
@@ -65,22 +68,17 @@ def qnn_trace_view(qnn: dict, optrace, runtrace, inputs: dict, runs: list[int] |
                             **({} if unit == "us" or only_ops else {"time_unit_of_htp_ops": "cycles"})})
 
 
-def _etdump_clock(qnn: dict) -> float | None:
+def _etdump_clock(parts) -> float | None:
     """A partition's clock, the last resort of ``timeline_clock`` (another run's)."""
-    return next((float(p["clock_mhz_used"]) for p in qnn.get("partitions") or [] if p.get("clock_mhz_used")), None)
+    return next((float(p.clock_mhz_used) for p in parts if p.clock_mhz_used), None)
 
 
-def _per_run(p: dict, key: str) -> list:
-    v = (p.get("per_run") or {}).get(key)
-    return v if isinstance(v, list) else []
-
-
-def _partition_runs(p: dict, tid: int, runs, notes: list[str]) -> list[dict]:
+def _partition_runs(p: Partition, tid: int, runs, notes: list[str]) -> list[dict]:
     """Executes back to back; inside each, the QNN levels it has, start-aligned with their parent."""
-    outer = _per_run(p, "qnn_execute_us")
-    levels = [("QNN (execute) time", outer), ("Accelerator (execute) time", _per_run(p, "accel_us")),
-              ("Accelerator (execute excluding wait) time", _per_run(p, "accel_excl_wait_us"))]
-    cycles, clock = _per_run(p, "accel_cycles"), _per_run(p, "clock_mhz_used")
+    pr = p.per_run
+    levels = [("QNN (execute) time", pr.qnn_execute_us or []), ("Accelerator (execute) time", pr.accel_us or []),
+              ("Accelerator (execute excluding wait) time", pr.accel_excl_wait_us or [])]
+    cycles, clock = pr.accel_cycles or [], pr.clock_mhz_used or []
     n = max((len(v) for _, v in levels), default=0)
     out, t = [], 0.0
     for r in range(n):
@@ -92,7 +90,7 @@ def _partition_runs(p: dict, tid: int, runs, notes: list[str]) -> list[dict]:
             if v is None:
                 continue
             dur = v if parent_end is None else min(v, parent_end - t)
-            args = {"run": r, "partition": p["key"], "value_us": v, "position": "start-aligned with its parent "
+            args = {"run": r, "partition": p.key, "value_us": v, "position": "start-aligned with its parent "
                     "(not recorded)" if parent_end is not None else "executes laid back to back (not recorded)"}
             if name.startswith("Accelerator (execute) time") and r < len(cycles) and cycles[r] is not None:
                 args["cycles"] = cycles[r]
@@ -103,29 +101,29 @@ def _partition_runs(p: dict, tid: int, runs, notes: list[str]) -> list[dict]:
             width = max(width, dur)
         t += width + GAP_US
     if n:
-        notes.append(f"{p['key']}: the QNN profile has no start times: executes are laid back to back "
+        notes.append(f"{p.key}: the QNN profile has no start times: executes are laid back to back "
                      f"{GAP_US:g} µs apart and nested spans start with their parent")
     return out
 
 
-def _partition_ops(p: dict, tid: int, notes: list[str]) -> list[dict]:
-    clock = p.get("clock_mhz_used")
-    ops = [o for o in p.get("ops") or [] if o.get("unit") == "cycles" and o.get("cycles_p50")]
+def _partition_ops(p: Partition, tid: int, notes: list[str]) -> list[dict]:
+    clock = p.clock_mhz_used
+    ops = [o for o in p.ops if o.unit == "cycles" and o.cycles_p50]
     if not ops:
         return []
     if not clock:
-        notes.append(f"{p['key']}: no clock, so its per-op cycles are not laid out")
+        notes.append(f"{p.key}: no clock, so its per-op cycles are not laid out")
         return []
     out = []
     # Boundaries in whole ns: touching ops touch exactly after rounding (no 1 ns overlaps).
-    bounds = [int(round(x)) for x in np.cumsum([0.0] + [o["cycles_p50"] / clock * 1000 for o in ops])]
+    bounds = [int(round(x)) for x in np.cumsum([0.0] + [o.cycles_p50 / clock * 1000 for o in ops])]
     for k, o in enumerate(ops):
-        args = {"partition": p["key"], "cycles_p50": o["cycles_p50"], "clock_mhz": _r(clock), "estimated": True,
+        args = {"partition": p.key, "cycles_p50": o.cycles_p50, "clock_mhz": _r(clock), "estimated": True,
                 "note": "duration = cycles p50 ÷ clock; ops one after the other (order of the profile)"}
-        for key in ("node", "op_type", "hmx", "hvx"):
-            if o.get(key) is not None:
-                args[key] = o[key]
-        out.append({"name": str(o["qnn_name"]) + " (est.)", "cat": "qnn_op_estimated", "tid": tid,
+        for key, x in (("node", o.node), ("op_type", o.op_type), ("hmx", o.hmx), ("hvx", o.hvx)):
+            if x is not None:
+                args[key] = x
+        out.append({"name": str(o.qnn_name) + " (est.)", "cat": "qnn_op_estimated", "tid": tid,
                     "ts": bounds[k] / 1000, "dur": (bounds[k + 1] - bounds[k]) / 1000, "args": args})
     return out
 

@@ -22,6 +22,8 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.findings import Finding, findings
+from etscope.analysis.qnn.partition_result import Partition
+from etscope.analysis.qnn.result import QnnReport
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, PartitionOps, match_delegate_ops
 from etscope.analysis.ops.modules import module_times
 from etscope.analysis.ops.nodes import graph_for_views, node_table
@@ -38,7 +40,7 @@ class ReportView:
     profile: P.Profile
     summary: dict
     ops: list[dict]
-    qnn: dict | None
+    qnn: QnnReport | None          # analysis.qnn.result (QNN files alone: the QnnView with their files)
     llm: object | None            # analysis.llm.result.LlmReport (with its memory wall)
     hierarchy: dict | None
     placement: list[dict]
@@ -50,7 +52,7 @@ class ReportView:
     modules: dict | None = None
 
 
-def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: dict | None, llm,
+def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: QnnReport | None, llm,
                 notes: list[str] | None = None, modules: dict | None = None,
                 ranked: list[Finding] | None = None) -> ReportView:
     """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
@@ -74,11 +76,11 @@ def _us_to_ms(x) -> float:
     return float(units.to_ms(x, units.US))
 
 
-def _qnn_partitions(qnn: dict | None) -> dict:
-    return {p.get("instruction_id"): p for p in (qnn or {}).get("partitions") or [] if isinstance(p, dict)}
+def _qnn_partitions(qnn: QnnReport | None) -> dict:
+    return {p.instruction_id: p for p in (qnn.partitions if qnn is not None else ())}
 
 
-def hierarchy(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int,
+def hierarchy(summary: dict, ops: list[dict], qnn: QnnReport | None, n_runs: int,
               matched: dict[int, PartitionOps] | None = None) -> dict | None:
     """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
     events inside them, in ms per run (mean). Inside a QNN call: the QNN time levels it logs, outside
@@ -152,7 +154,7 @@ def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int,
     instruction's first call, at that call's part of the partition's time per run), else its own
     rows (named by their graph node where ``matched`` paired them)."""
     part = qparts.get(iid)
-    if part and part.get("ops") and occurrence == 0:
+    if part and part.ops and occurrence == 0:
         qnn_box = _qnn_ops_box(part, part_of_calls)
         if qnn_box:
             return qnn_box
@@ -168,26 +170,26 @@ def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int,
     return out
 
 
-def _qnn_ops_box(part: dict, factor: float) -> list[dict]:
+def _qnn_ops_box(part: Partition, factor: float) -> list[dict]:
     """The measured QNN levels inside the call, outside in (QNN execute ⊇ RPC ⊇ … ⊇ Accelerator:
     none when the ops are shares of the DELEGATE_CALL itself), the partition's ops inside the
     innermost: each op's share of it, ms per run (mean); ``factor``: this call's part of them."""
-    ot = part.get("op_times") or {}
-    estimate = ot.get("estimate")
+    ot = part.op_times
+    estimate = ot.estimate
     ops = []
-    for op in part["ops"]:
-        us = op.get("us_in_container")
+    for op in part.ops:
+        us = op.us_in_container
         if isinstance(us, (int, float)) and us > 0:
-            ops.append({"name": str(op.get("qnn_name") or op.get("node") or "?"), "ms": _us_to_ms(us) * factor,
-                        "kind": "qnn_op", "estimated": True, "estimate": estimate, "op_type": op.get("op_type"),
-                        "node": op.get("node")})
+            ops.append({"name": str(op.qnn_name or op.node or "?"), "ms": _us_to_ms(us) * factor,
+                        "kind": "qnn_op", "estimated": True, "estimate": estimate, "op_type": op.op_type,
+                        "node": op.node})
     if not ops:
         return []
     inner = ops
-    for level in reversed(ot.get("levels") or []):
-        if level.get("us_mean") is None:
+    for level in reversed(ot.levels):
+        if level.us_mean is None:
             continue
-        inner = [{"name": f"{level['name']} (QNN, measured)", "ms": _us_to_ms(level["us_mean"]) * factor,
+        inner = [{"name": f"{level.name} (QNN, measured)", "ms": _us_to_ms(level.us_mean) * factor,
                   "kind": "qnn_level", "children": inner}]
     return inner
 
@@ -215,7 +217,7 @@ def category_of(placement: str | None) -> str:
     return f"other delegate ({placement})"
 
 
-def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_runs: int) -> list[dict]:
+def placement_by_op_type(summary: dict, ops: list[dict], qnn: QnnReport | None, n_runs: int) -> list[dict]:
     """Mean ms per run per (category, op type): CPU kernels by edge op type, QNN ops by op type
     (estimated: their share of the measured accelerator time, ``analysis.qnn.container``; ``estimate``
     says so), other delegates by the op names they log (XNNPACK ``#N`` suffix dropped), partitions
@@ -243,14 +245,14 @@ def placement_by_op_type(summary: dict, ops: list[dict], qnn: dict | None, n_run
             add(cat, pl, r.get("op_type") or r["name"], r["total_ms"] / n)
             continue
         part = qparts.get(iid)
-        qops = [o for o in (part or {}).get("ops") or [] if isinstance(o.get("us_in_container"), (int, float))]
+        qops = [o for o in (part.ops if part is not None else ()) if isinstance(o.us_in_container, (int, float))]
         if qops:
             # The partition's per-op estimates (shares of its measured container) describe the
             # instruction: counted once, with its first call (as in the hierarchy), not once per call.
             if r["occurrence"] == 0:
                 for o in qops:
-                    add(cat, pl, str(o.get("op_type") or o.get("qnn_name") or "?"), _us_to_ms(o["us_in_container"]),
-                        (part.get("op_times") or {}).get("estimate") or True)
+                    add(cat, pl, str(o.op_type or o.qnn_name or "?"), _us_to_ms(o.us_in_container),
+                        part.op_times.estimate or True)
             continue
         inner = [x for x in inside.get((iid, r["occurrence"]), []) if x["unit"] == "ns"]
         if inner:
@@ -298,7 +300,7 @@ def run_columns(profile: P.Profile, llm) -> dict:
     return {"columns": cols, "phase": run_phases(llm, profile.n_runs)}
 
 
-def checks(summary: dict, profile: P.Profile, qnn: dict | None, tree: dict | None) -> list[str]:
+def checks(summary: dict, profile: P.Profile, qnn: QnnReport | None, tree: dict | None) -> list[str]:
     """Warnings about units and failed invariants, in plain words (shown in the report)."""
     out: list[str] = []
     parts = per_run_parts(profile)
@@ -307,12 +309,11 @@ def checks(summary: dict, profile: P.Profile, qnn: dict | None, tree: dict | Non
         out.append(f"In {neg} run(s) the delegate calls and CPU kernels add up to more than Method::execute "
                    "(overhead below zero): events overlap or the clock is not monotonic.")
     has_qnn_rows = any(d.get("backend") == "QnnBackend" for d in summary.get("delegate_calls") or [])
-    if has_qnn_rows and not (qnn and qnn.get("partitions")):
+    if has_qnn_rows and not (qnn and qnn.partitions):
         out.append("QNN rows are in their own units (cycles, µs, counts); the QNN analysis was not available, "
                    "so no per-op times are estimated from cycles.")
-    elif qnn and qnn.get("partitions"):
-        holders = sorted({(p.get("op_times") or {}).get("container") for p in qnn["partitions"]
-                          if (p.get("op_times") or {}).get("ops_us_mean")} - {None})
+    elif qnn and qnn.partitions:
+        holders = sorted({p.op_times.container for p in qnn.partitions if p.op_times.ops_us_mean} - {None})
         if holders:
             out.append("QNN per-op times are estimates, not measured times: each op's share of its partition's "
                        f"cycles × the measured {' / '.join(holders)} of the same run (within its DELEGATE_CALL). "

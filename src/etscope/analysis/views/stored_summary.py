@@ -55,6 +55,9 @@ _ONE = {
     "qnn_compile": (OPT, {"vtcm_bytes": _NUM_OPT, "soc_model": (OPT, "scalar"), "htp_arch": (OPT, "scalar"),
                           "profile_level": (OPT, "scalar")}),
     "warnings": ("list", "str"),
+    # the ranked findings (analysis.findings.Finding; stored since summary --json carries them)
+    "findings": (OPT, ("list", {"kind": "str", "severity": ("enum", "high", "medium", "info"), "text": "str",
+                                "evidence": "str", "section": "str", "us_per_run": _NUM_OPT})),
 }
 SUMMARY_SHAPE = {**_ONE, "phases_pooled": (OPT, "str"),
                  "phases": (OPT, ("list", {"name": "str", "method": (OPT, "str"), "runs": ("list", "int"),
@@ -227,6 +230,49 @@ def digest(doc: dict, phase: str | None = None) -> SummaryDigest:
         soc=None if qc.get("soc_model") is None else _clip(qc["soc_model"]),
         events=(s.get("etdump") or {}).get("events"),
         warnings=tuple(_clip(w) for w in warnings[:MAX_WARNINGS_SHOWN]), warnings_total=len(warnings))
+
+
+def with_typed_qnn(s: dict) -> dict:
+    """A checked stored summary with its QNN rows as the summary's typed rows
+    (``analysis.views.summary.QnnBrief``, their nesting an ``analysis.qnn.nesting.Nesting``): the
+    renderers read those, whether the summary was just analysed or stored by ``collect``."""
+    if not s.get("qnn"):
+        return s
+    return dict(s, qnn=[_brief(q) for q in s["qnn"]])
+
+
+def stored_findings(s: dict) -> tuple:
+    """A checked stored summary's ranked findings (``analysis.findings.Finding``; none in a
+    document stored before summaries carried them)."""
+    from etscope.analysis.findings import Finding
+
+    return tuple(Finding(kind=f["kind"], severity=f["severity"], text=f["text"], evidence=f["evidence"],
+                         section=f["section"], us_per_run=f.get("us_per_run")) for f in s.get("findings") or ())
+
+
+def _brief(q: dict):
+    from dataclasses import fields
+
+    from etscope.analysis.views.summary import QnnBrief
+
+    row = {f.name: q.get(f.name) for f in fields(QnnBrief)}
+    for k in ("cold_runs", "checks_failed", "clock_mhz_est_range", "clock_mhz_bounds"):
+        row[k] = tuple(row[k] or ())
+    row["nesting"] = _nesting(q["nesting"]) if q.get("nesting") else None
+    return QnnBrief(**row)
+
+
+def _nesting(n: dict):
+    from etscope.analysis.qnn.nesting import Band, Nesting
+
+    bands = tuple(Band(name=b.get("name") or b["label"], label=b["label"], us_p50=b["us_p50"],
+                       adds_us_p50=b.get("adds_us_p50"), adds=b["adds"], share_of_outer=b.get("share_of_outer") or 0.0)
+                  for b in n.get("bands") or ())
+    bounds = n.get("clock_bounds_mhz")
+    return Nesting(bands=bands, scale=n["scale"], cycles_p50=n.get("cycles_p50"), clock_mhz=n.get("clock_mhz"),
+                   clock_source=n.get("clock_source"), clock_bounds_mhz=tuple(bounds) if bounds else None,
+                   cycles_us=n.get("cycles_us"), headline=n.get("headline") or "",
+                   headline_rule=n.get("headline_rule") or "")
 
 
 def stored_phases(doc: dict) -> tuple[str, list]:

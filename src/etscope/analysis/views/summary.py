@@ -1,11 +1,14 @@
 """The summary of one profile as plain data (the JSON of ``etscope summary --json``)."""
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 import numpy as np
 
 from etscope import profile as P
 from etscope.analysis.ops import per_op as ops_analysis
 from etscope.analysis.ops import placement
+from etscope.analysis.qnn.result import QnnReport
 
 SCHEMA = "etscope.summary/1"
 
@@ -57,23 +60,41 @@ def phase_facts(profile: P.Profile) -> dict | None:
     return {"name": ph.name, "method": ph.method, "runs": list(ph.runs), "of_runs": ph.of_runs, "how": ph.how}
 
 
-def qnn_brief(report: dict | None) -> list[dict] | None:
+@dataclass(frozen=True)
+class QnnBrief:
+    """One QNN partition in the summary: its nested totals (p50), clock, and the nesting picture
+    (``analysis.qnn.partition_result.Partition`` has every figure; ``etscope qnn`` details them)."""
+    instruction_id: int | None
+    runs: int
+    delegate_call_ms: float | None
+    qnn_execute_us: float | None
+    accel_us: float | None
+    accel_excl_wait_us: float | None
+    accel_cycles: float | None
+    clock_mhz_est: float | None
+    clock_mhz_est_range: tuple
+    cold_runs: tuple
+    accumulating: bool
+    clock_basis: str
+    clock_bound: str | None
+    clock_mhz_bounds: tuple
+    clock_mhz_est_per_run_range: tuple | None
+    clock_source: str | None
+    clock_mhz_measured: float | None
+    clock_mhz_used: float | None
+    checks_failed: tuple
+    ops: int
+    headline: str
+    nesting: object                 # analysis.qnn.nesting.Nesting
+
+
+def qnn_brief(report: QnnReport | None) -> list[QnnBrief] | None:
     """Per QNN partition, the nested totals (p50): what `etscope qnn` details."""
     if report is None:
         return None
-    keys = ("instruction_id", "runs", "delegate_call_ms", "qnn_execute_us", "accel_us", "accel_excl_wait_us",
-            "accel_cycles", "clock_mhz_est", "clock_mhz_est_range", "cold_runs", "accumulating",
-            "clock_basis", "clock_bound", "clock_mhz_bounds", "clock_mhz_est_per_run_range", "clock_source",
-            "clock_mhz_measured", "clock_mhz_used")
-    out = []
-    for p in report["partitions"]:
-        row = {k: p.get(k) for k in keys}
-        row["checks_failed"] = [c["check"] for c in p["checks"] if not c["ok"]]
-        row["ops"] = len(p["ops"])
-        row["headline"] = p.get("headline")
-        row["nesting"] = p.get("nesting")
-        out.append(row)
-    return out
+    copied = [f.name for f in fields(QnnBrief) if f.name not in ("checks_failed", "ops")]
+    return [QnnBrief(**{k: getattr(p, k) for k in copied}, checks_failed=tuple(c.check for c in p.checks if not c.ok),
+                     ops=len(p.ops)) for p in report.partitions]
 
 
 def _file_facts(profile: P.Profile) -> dict:

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from etscope import profile as P
 from etscope import units
+from etscope.analysis.qnn.result import QnnReport
 from etscope.analysis.qnn.lookup import clock_mhz, qnn_name_keys, qnn_op_lookup, qnn_partitions
 from etscope.analysis.llm.run_phases import ALL, RunPhases, one_phase
 from etscope.analysis.views.timeline import first_timed_ns, since_origin, timed_mask
@@ -132,7 +133,7 @@ def _instruction_codes(profile: P.Profile, instr: np.ndarray, attached: np.ndarr
     return pl_code[safe_instr], placements, ot_code[safe_instr], op_types
 
 
-def _qnn_op_types(qnn: dict | None, strings: list[str], instr, names, sel, op_type, op_types):
+def _qnn_op_types(qnn: QnnReport | None, strings: list[str], instr, names, sel, op_type, op_types):
     """QNN per-op rows (``sel``) take the op type of the graph node analysis.qnn joined them to."""
     lookup = qnn_op_lookup(qnn)
     if not lookup or sel.size == 0:
@@ -145,8 +146,8 @@ def _qnn_op_types(qnn: dict | None, strings: list[str], instr, names, sel, op_ty
     for j in range(codes.shape[1]):
         iid, nm = int(codes[0, j]), int(codes[1, j])
         op = lookup.get((iid, strings[nm])) or lookup.get((iid, qnn_name_keys(strings[nm])[-1]))
-        if op and op.get("op_type"):
-            t = str(op["op_type"])
+        if op is not None and op.op_type:
+            t = str(op.op_type)
             if t not in type_index:
                 type_index[t] = len(extra_types)
                 extra_types.append(t)
@@ -156,7 +157,7 @@ def _qnn_op_types(qnn: dict | None, strings: list[str], instr, names, sel, op_ty
     return op_type, extra_types
 
 
-def _qnn_est_us(profile: P.Profile, qnn: dict | None, cycles: np.ndarray) -> np.ndarray:
+def _qnn_est_us(profile: P.Profile, qnn: QnnReport | None, cycles: np.ndarray) -> np.ndarray:
     """Estimated µs of every cycles row of a QNN partition (``cycles``: their indices), from its
     clock for that run: the clock comes from the ETDump's own events, with or without a graph to
     name the ops."""
@@ -172,7 +173,7 @@ def _qnn_est_us(profile: P.Profile, qnn: dict | None, cycles: np.ndarray) -> np.
     return est_us
 
 
-def events_table(profile: P.Profile, qnn: dict | None = None, phases: RunPhases | None = None) -> pa.Table:
+def events_table(profile: P.Profile, qnn: QnnReport | None = None, phases: RunPhases | None = None) -> pa.Table:
     """One row per event of the ETDump, in file order (see COLUMNS["events"]); ``phases``: the
     phase of each run (default: the runs are one phase)."""
     from etscope.analysis.ops.per_op import effective_names
@@ -300,7 +301,7 @@ def phase_ops_table(blocks: list[tuple[str, str | None, list[dict]]]) -> pa.Tabl
     return pa.concat_tables(parts)
 
 
-def tables(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None = None,
+def tables(profile: P.Profile, ops: list[dict] | None = None, qnn: QnnReport | None = None,
            phases: RunPhases | None = None, by_phase: list | tuple = ()) -> dict[str, pa.Table]:
     """events, ops and runs of the profile. ``phases``: the phase of each run (``Results.phases``;
     default one phase); ``by_phase``: [(name, its Results)] when the runs are several phases

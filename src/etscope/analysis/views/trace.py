@@ -30,6 +30,7 @@ from etscope.analysis.qnn.htp_units import CLOCK_RULE, HtpUnits, htp_units
 from etscope.analysis.qnn.lookup import clock_mhz, qnn_op_lookup, qnn_partitions
 from etscope.analysis.llm.run_phases import ALL, RunPhases, one_phase
 from etscope.analysis.views.timeline import first_timed_ns, since_origin
+from etscope.analysis.qnn.result import QnnReport
 from etscope.arrays import unique
 from etscope.formats import etdump as etdump_format
 
@@ -94,7 +95,7 @@ class _Events:
         return self.strings[c] if c >= 0 else ""
 
 
-def trace_view(profile: P.Profile, qnn: dict | None = None, runs: list[int] | None = None,
+def trace_view(profile: P.Profile, qnn: QnnReport | None = None, runs: list[int] | None = None,
                phases: RunPhases | None = None) -> TraceView:
     """The timeline of ``profile`` (only the Execute runs ``runs`` when given); QNN per-op rows are
     laid out with the clocks of ``qnn`` (``analysis.qnn.qnn_report``); ``phases``: the phase of each
@@ -111,7 +112,7 @@ def trace_view(profile: P.Profile, qnn: dict | None = None, runs: list[int] | No
     n_runs = profile.n_runs if runs is None else len([r for r in runs if 0 <= r < profile.n_runs])
     return TraceView(process="ExecuTorch " + (profile.method or "program"), tracks=all_tracks, slices=slices,
                      notes=notes, runs=n_runs, sources=dict(profile.sources),
-                     units=htp_units((qnn or {}).get("htp_timeline"), notes), extra={"clock_rule": CLOCK_RULE})
+                     units=htp_units(qnn.htp_timeline if qnn is not None else None, notes), extra={"clock_rule": CLOCK_RULE})
 
 
 def _run_labels(profile: P.Profile, phases: RunPhases) -> list[tuple[str | None, dict]]:
@@ -187,7 +188,7 @@ def _main_label(role: int, iid: int, ins, name: str) -> tuple[str, dict]:
     return name, base
 
 
-def _partition_tracks(profile: P.Profile, e: _Events, qnn: dict | None, notes: list[str]):
+def _partition_tracks(profile: P.Profile, e: _Events, qnn: QnnReport | None, notes: list[str]):
     """One track per delegate instruction: each DELEGATE_CALL with the backend's events inside it."""
     role, execute, instr = e.role, e.execute, e.instr
     dcall = np.nonzero(e.timed & (role == P.ROLE_DELEGATE_CALL) & (execute >= 0) & e.keep_run)[0]
@@ -309,7 +310,7 @@ def _qnn_op_slices(qnn_ops, part, lookup, iid, ex, backend, tid, s, t_end, args,
         counts["skipped"] += len(qnn_ops)
         return []
     args["clock_mhz_est"] = round(clock, 1)
-    measured = part.get("clock_source") == "runtrace"
+    measured = part.clock_source == "runtrace"
     if measured:            # the runtrace's measured clock, not this run's estimate
         args["clock_source"] = "runtrace"
     est = [v / clock for _, v in qnn_ops]        # cycles / MHz = µs
@@ -325,16 +326,17 @@ def _qnn_op_slices(qnn_ops, part, lookup, iid, ex, backend, tid, s, t_end, args,
             + "; laid one after the other from the start of the innermost measured QNN level "
               "(their position inside it is not recorded)")
     for j, ((nm, v), d) in enumerate(zip(qnn_ops, est)):
-        op = lookup.get((iid, nm)) or {}
+        op = lookup.get((iid, nm))
         a = {"run": ex, "instruction_id": iid, "placement": backend, "estimated": True,
              "cycles": v, "clock_mhz_est": round(clock, 1), "est_us": round(d, 3), "note": note}
         if measured:
             a["clock_source"] = "runtrace"
         if scale != 1.0:
             a["compressed_to_fit"] = round(scale, 4)
-        for k in ("node", "op_type", "hmx", "hvx"):
-            if op.get(k) is not None:
-                a[k] = op[k]
+        if op is not None:
+            for k, x in (("node", op.node), ("op_type", op.op_type), ("hmx", op.hmx), ("hvx", op.hvx)):
+                if x is not None:
+                    a[k] = x
         out.append({"name": nm + " (est.)", "cat": "qnn_op_estimated", "tid": tid, "ts": bounds[j] / 1000,
                     "dur": (bounds[j + 1] - bounds[j]) / 1000, "args": a})
     return out

@@ -70,6 +70,8 @@ def _clean(x, depth: int = 0):
         return without_controls(x)
     if isinstance(x, dict):
         return {without_controls(str(k)): _clean(v, depth + 1) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):     # a typed result: as its JSON writes it
+        return {without_controls(k): _clean(v, depth + 1) for k, v in as_fields(x).items()}
     if isinstance(x, (list, tuple)):
         items = x[:MAX_LIST]
         if depth < 20:              # per-run series: plain values need no call each
