@@ -303,22 +303,24 @@ def results(p, qhas=None, optrace=None, runtrace=None, llm_options: dict | None 
     return r.feed({k: v for k, v in (("qhas", qhas), ("optrace", optrace), ("runtrace", runtrace)) if v is not None})
 
 
-def summary(p, runtrace=None) -> dict:
+def summary(p, runtrace=None):
+    """The summary of a profile (``analysis.views.summary_result.Summary``)."""
     return results(p, runtrace=runtrace).summary
 
 
-def summary_document(r: Results, consume: bool = False) -> dict:
+def summary_document(r: Results, consume: bool = False):
     """What ``etscope summary --json`` prints for ``r``: its summary with the ranked findings of the
-    same inputs (``Results.summary_view``), and when the runs are several
+    same inputs (``Results.summary_view``, a ``Summary``), and when the runs are several
     phases each phase's runs with its own summary (the top level then pools them: said in
     ``phases_pooled``). ``etscope collect`` stores the same document per file. ``consume``: the
     phases take ``r``'s event buffers (``Results.by_phase``; the CLI, which needs nothing after)."""
-    s = dict(r.summary_view)      # the whole runs first: with ``consume`` the phases then take the events
+    whole = r.summary_view      # the whole runs first: with ``consume`` the phases then take the events
     parts = r.by_phase(consume=consume)
     if not parts:
-        return s
-    return dict(s, phases_pooled="the top-level figures pool every run of every phase; phases[] gives each phase's own",
-                phases=[dict(row.to_dict(), summary=pr.summary_view) for row, (_, pr) in zip(r.phase_rows, parts)])
+        return whole
+    from etscope.analysis.views.summary import phased_summary
+
+    return phased_summary(whole, [(row, pr.summary_view) for row, (_, pr) in zip(r.phase_rows, parts)])
 
 
 def ops(p) -> list[dict]:
@@ -435,13 +437,13 @@ def repr_html(p) -> str:
              f"<b>etscope Profile</b> — {e(profile.sources.get('etdump') or 'ETDump')}: "
              f"{profile.n_runs} run(s), {profile.etdump.event_count:,} events",
              "<ol>" + "".join(f"<li>{e(line)}</li>" for line in reading_guide(s)) + "</ol>"]
-    if s["runs"].get("latency_ms"):
+    if s.runs.latency_ms:
         rows = []
-        for b in s["breakdown"]:
-            label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
-                     "framework_overhead": "framework overhead"}.get(b["kind"], b["kind"])
-            rows.append(f"<tr><td>{e(str(label))}</td><td style='text-align:right'>{e(fmt_ms(b['mean_ms']))}</td>"
-                        f"<td style='text-align:right'>{b['share']:.1%}</td></tr>")
+        for b in s.breakdown:
+            label = {"delegate": f"delegate: {b.backend}", "cpu_ops": "CPU kernels (fallback)",
+                     "framework_overhead": "framework overhead"}.get(b.kind, b.kind)
+            rows.append(f"<tr><td>{e(str(label))}</td><td style='text-align:right'>{e(fmt_ms(b.mean_ms))}</td>"
+                        f"<td style='text-align:right'>{b.share:.1%}</td></tr>")
         parts.append("<table><tr><th>part of Method::execute</th><th>mean per run</th><th>share</th></tr>"
                      + "".join(rows) + "</table>")
     parts.append("<small>.ops(), .runs(), .events() give DataFrames; .qnn(), .llm(), .diff(new) typed results; "

@@ -57,7 +57,7 @@ def partition_anchor(i: int) -> str:
     return f"qnn-p{i}"
 
 
-def findings(summary: dict | None, qnn) -> list[Finding]:
+def findings(summary, qnn) -> list[Finding]:
     """The ranked findings of one set of inputs: ``summary`` (the ETDump's, None without one) and
     ``qnn`` (``analysis.qnn.result.QnnReport``, None without QNN partition or file). The one
     engine: ``summary``, ``qnn`` and ``report`` list what it returns for the same inputs."""
@@ -65,7 +65,7 @@ def findings(summary: dict | None, qnn) -> list[Finding]:
     parts = qnn.partitions if qnn is not None else ()
     for i, p in enumerate(parts):
         out += _overhead(i, p) + _no_hmx(i, p) + _cold(i, p, len(parts)) + _clock(i, p) + _ops_exceed(i, p)
-    out += _fallbacks(summary or {})
+    out += _fallbacks(summary.top_fallback_op_types if summary is not None else ())
     out += _vtcm(qnn.qhas if qnn is not None else None)
     if qnn is not None and qnn.htp_ops:
         from etscope.analysis.qnn.htp_findings import htp_findings
@@ -231,19 +231,20 @@ def _mhz(x) -> str:
     return "?" if x is None else f"{x:,.0f}"
 
 
-def _fallbacks(s: dict) -> list[Finding]:
+def _fallbacks(tops) -> list[Finding]:
+    """``tops``: the summary's CPU-fallback time per op type (``OpTypeTime``), largest first."""
     out = []
-    for t in (s.get("top_fallback_op_types") or [])[:MAX_FALLBACKS]:
-        if (t.get("share") or 0) < FALLBACK_SHARE:
+    for t in tops[:MAX_FALLBACKS]:
+        if (t.share or 0) < FALLBACK_SHARE:
             continue
-        srcs = [x for x in t.get("sources") or [] if x]
+        srcs = [x for x in t.sources if x]
         where = (srcs[0] + (f" (+{len(srcs) - 1} more)" if len(srcs) > 1 else "")) if srcs else "source unknown (no ETRecord)"
         out.append(Finding(
-            kind="cpu_fallback", severity="high" if t["share"] >= 0.2 else "medium",
-            text=(f"CPU fallback: {t['op_type']} ×{t['instructions']} takes {fmt_us(t['mean_ms'] * 1e3)} per run, "
-                  f"{t['share']:.0%} of Method::execute"),
+            kind="cpu_fallback", severity="high" if t.share >= 0.2 else "medium",
+            text=(f"CPU fallback: {t.op_type} ×{t.instructions} takes {fmt_us(t.mean_ms * 1e3)} per run, "
+                  f"{t.share:.0%} of Method::execute"),
             evidence=f"not delegated (OPERATOR_CALL rows); source: {where}", section="placement",
-            us_per_run=t["mean_ms"] * 1e3))
+            us_per_run=t.mean_ms * 1e3))
     return out
 
 

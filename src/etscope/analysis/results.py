@@ -10,6 +10,7 @@ one line in ``notes`` and that result is None.
 """
 from __future__ import annotations
 
+import dataclasses
 from functools import cached_property
 
 import numpy as np
@@ -38,7 +39,7 @@ class Results:
 
     ``profile`` None: QNN files alone (``qnn_profile`` = a QNN CSV/text/JSON profile read by
     ``formats.qnn_profile_files``, ``program`` = the .pte if given, ``inputs`` = their display paths by
-    kind): the analyses hold what those files have and ``summary["qnn_only"]`` says what is missing.
+    kind): the analyses hold what those files have and ``summary.qnn_only`` says what is missing.
     """
 
     def __init__(self, profile: P.Profile | None, qhas=None, optrace=None, runtrace=None, qnn_profile=None,
@@ -219,10 +220,10 @@ class Results:
         return view
 
     @cached_property
-    def summary(self) -> dict:
-        s = self._summary()
-        s = s if self.heap_view is None else dict(s, qnn_heap=self.heap_view)
-        return dict(s, **self.kind_views) if self.kind_views else s
+    def summary(self):
+        """The summary (``analysis.views.summary_result``: a ``Summary``, or a ``FilesSummary`` of
+        QNN files alone) with the DSP heap view and the input kinds' views."""
+        return dataclasses.replace(self._summary(), qnn_heap=self.heap_view, views=dict(self.kind_views))
 
     @cached_property
     def kind_views(self) -> dict:
@@ -244,11 +245,9 @@ class Results:
                 self.notes.append(f"the {k.name} view failed ({type(e).__name__}: {e}); it is left out")
         return out
 
-    def _summary(self) -> dict:
+    def _summary(self):
         if self.profile is None:
-            from etscope.analysis.qnn.files_alone import qnn_only_summary
-
-            return qnn_only_summary(self.qnn, self.inputs, self.soc, summary_analysis.qnn_brief(self.qnn))
+            return summary_analysis.files_alone_summary(self.qnn, self.inputs, self.soc)
         # The summary's QNN brief is the report without QHAS/optrace: reused when that is ours.
         if self.qhas is None and self.optrace is None and self.qnn is not None:
             brief = self.qnn
@@ -359,10 +358,10 @@ class Results:
         return files_view(self.qnn, self.file_ops, self.file_ops_source, have)
 
     @cached_property
-    def summary_view(self) -> dict:
+    def summary_view(self):
         """What ``etscope summary`` shows: the summary and the ranked findings of these inputs
         (``findings``: the list ``qnn`` and ``report`` show for the same inputs)."""
-        return dict(self.summary, findings=tuple(self.findings))
+        return dataclasses.replace(self.summary, findings=tuple(self.findings))
 
     @cached_property
     def findings(self) -> list:
@@ -383,7 +382,7 @@ class Results:
             qnn = files_alone_view(self)
             return ReportView(profile=None, summary=self.summary, ops=[], qnn=qnn, llm=None, hierarchy=None,
                               placement=[], runs={"columns": {}, "phase": None}, nodes=None,
-                              checks=["QNN files only: " + m for m in self.summary["qnn_only"]["missing"]],
+                              checks=["QNN files only: " + m for m in self.summary.qnn_only.missing],
                               notes=self.notes, findings=list(self.findings))
         return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules,
                            ranked=self.findings)

@@ -67,13 +67,12 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
 
         return emit_modules(r, as_json, limit, parts)
     if as_json:
-        s = dict(r.summary)
-        s["schema"] = "etscope.ops/1"
-        s["ops"] = r.ops
-        if parts:
-            s["phases_pooled"] = "ops pools every run of every phase; phases[] gives each phase's own"
-            s["phases"] = [dict(row.to_dict(), ops=pr.ops) for row, (_, pr) in zip(r.phase_rows, parts)]
-        emit_json(s)
+        from etscope.render.json import as_fields
+
+        # The summary's keys (its schema replaced in place), then the op table.
+        phased = dict(phases_pooled="ops pools every run of every phase; phases[] gives each phase's own",
+                      phases=[dict(row.to_dict(), ops=pr.ops) for row, (_, pr) in zip(r.phase_rows, parts)])
+        emit_json(dict(as_fields(r.summary), schema="etscope.ops/1", ops=r.ops, **(phased if parts else {})))
         return
     from etscope.analysis.ops.ordering import ops_sort_used, order_ops
     from etscope.render.text import render_ops

@@ -16,7 +16,7 @@ def emit_modules(results, as_json: bool, limit: int, parts=()) -> None:
                    "comes from its nn_module_stack", err=True)
         raise SystemExit(EXIT_BAD_INPUT)
     if as_json:
-        out = {"schema": "etscope.modules/1", "inputs": results.summary["inputs"],
+        out = {"schema": "etscope.modules/1", "inputs": results.summary.inputs,
                "method": results.profile.method, **as_fields(mt)}
         if parts:
             out["phases_pooled"] = "the module times pool every run of every phase; phases[] gives each phase's own"

@@ -195,7 +195,7 @@ def export(etdump, etrecord, pte, method, phase, given, fmt, out_dir):
     for path in written:
         click.echo(f"wrote {display(path)}")
     if r.profile is None:
-        for gap in r.summary["qnn_only"]["missing"]:
+        for gap in r.summary.qnn_only.missing:
             click.echo(f"note: {gap}", err=True)
     if fmt == "model-explorer":
         click.echo("open the model's exported program in Model Explorer, then load these files as node data "
@@ -252,7 +252,7 @@ def sql(etdump_and_query, etrecord, pte, method, phase, given, dataset, fmt, lim
             hint = f" (tables here: {', '.join(tables)})" if r.profile is None else ""
             click.echo(f"etscope: sql: {one_line(str(err))}{hint}", err=True)
             if r.profile is None:
-                for gap in r.summary["qnn_only"]["missing"]:
+                for gap in r.summary.qnn_only.missing:
                     click.echo(f"note: {gap}", err=True)
             sys.exit(EXIT_BAD_INPUT)
     from etscope.render.sql_cells import UnwritableError

@@ -1,45 +1,46 @@
-"""Plain-language reading guide built from a summary dict (shared by the text and HTML views)."""
+"""Plain-language reading guide built from a summary (``analysis.views.summary_result``; shared by
+the text and HTML views)."""
 from __future__ import annotations
 
 from etscope.units import fmt_ms, us_to_ms
 
 
-def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 - one sentence per fact
-    """``qnn``: the QNN report when the view has one (the report): the guide then says which QNN
-    files were given instead of asking for them."""
-    if s.get("qnn_only"):       # QNN files without an ETDump (analysis.qnn.files_alone)
-        return _qnn_only_guide(s["qnn_only"])
+def reading_guide(s, qnn=None) -> list[str]:  # noqa: C901 - one sentence per fact
+    """``s``: a ``Summary`` (or ``FilesSummary``); ``qnn``: the QNN report when the view has one
+    (the report): the guide then says which QNN files were given instead of asking for them."""
+    if s.qnn_only:       # QNN files without an ETDump (analysis.qnn.files_alone)
+        return _qnn_only_guide(s.qnn_only)
     lines: list[str] = []
-    runs = s["runs"]
-    lat = runs.get("latency_ms")
+    runs = s.runs
+    lat = runs.latency_ms
     if not lat:
         return ["No Execute runs with timing were found in this ETDump."]
-    method = f" ({s['method']})" if s.get("method") else ""
-    ph = s.get("phase")
-    of = f" of the {ph['name']} phase ({ph['of_runs'] - len(ph['runs'])} other run(s) left out)" if ph else ""
+    method = f" ({s.method})" if s.method else ""
+    ph = s.phase
+    of = f" of the {ph.name} phase ({ph.of_runs - len(ph.runs)} other run(s) left out)" if ph else ""
     lines.append(
-        f"Method::execute{method}: {fmt_ms(lat['p50'])} p50 over {runs['count']} run(s){of} "
-        f"(mean {fmt_ms(lat['mean'])}, min {fmt_ms(lat['min'])}, max {fmt_ms(lat['max'])}).")
+        f"Method::execute{method}: {fmt_ms(lat.p50)} p50 over {runs.count} run(s){of} "
+        f"(mean {fmt_ms(lat.mean)}, min {fmt_ms(lat.min)}, max {fmt_ms(lat.max)}).")
     parts = []
-    for b in s["breakdown"]:
-        if b["kind"] == "delegate":
-            calls = b["calls_per_run"]
-            parts.append(f"{_num(calls)} {b['backend']} delegate call{'s' if calls != 1 else ''} "
-                         f"({fmt_ms(b['mean_ms'])}, {b['share']:.0%})")
-        elif b["kind"] == "cpu_ops":
-            calls = b.get("calls_per_run", 0)
-            tops = s.get("top_fallback_op_types") or []
+    for b in s.breakdown:
+        if b.kind == "delegate":
+            calls = b.calls_per_run
+            parts.append(f"{_num(calls)} {b.backend} delegate call{'s' if calls != 1 else ''} "
+                         f"({fmt_ms(b.mean_ms)}, {b.share:.0%})")
+        elif b.kind == "cpu_ops":
+            calls = b.calls_per_run or 0
+            tops = s.top_fallback_op_types
             detail = ""
             if tops:
                 bits = []
                 for t in tops[:3]:
-                    where = f" at {compact_sources(t['sources'])}" if t["sources"] else ""
-                    bits.append(f"{t['op_type']} ×{t['instructions']}{where}")
+                    where = f" at {compact_sources(t.sources)}" if t.sources else ""
+                    bits.append(f"{t.op_type} ×{t.instructions}{where}")
                 detail = ": " + ", ".join(bits) + (f" and {len(tops) - 3} more" if len(tops) > 3 else "")
             parts.append(f"{_num(calls)} CPU kernel call{'s' if calls != 1 else ''} "
-                         f"({fmt_ms(b['mean_ms'])}, {b['share']:.0%}{detail})")
+                         f"({fmt_ms(b.mean_ms)}, {b.share:.0%}{detail})")
         else:
-            parts.append(f"{fmt_ms(b['mean_ms'])} framework overhead ({b['share']:.0%})")
+            parts.append(f"{fmt_ms(b.mean_ms)} framework overhead ({b.share:.0%})")
     lines.append("Per run on average it contains " + "; ".join(parts) + ".")
     lines.append(
         "How to read this: Method::execute wraps the whole call. Each DELEGATE_CALL is timed by "
@@ -47,7 +48,7 @@ def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 
         "(per-op rows, QNN's accelerator time and cycles) are nested inside it, not added to it. "
         "OPERATOR_CALL rows are kernels that ran on the CPU (fallback, not delegated). Framework "
         "overhead is Method::execute minus all of those.")
-    for q in s.get("qnn") or []:
+    for q in s.qnn or ():
         if q.delegate_call_ms is not None:
             where = (f"at instruction {q.instruction_id}" if q.instruction_id is not None
                      else "not tied to an instruction")
@@ -72,24 +73,24 @@ def reading_guide(s: dict, qnn: dict | None = None) -> list[str]:  # noqa: C901 
         if q.checks_failed:
             line += " Failed checks: " + "; ".join(q.checks_failed) + "."
         lines.append(line)
-    qc = s.get("qnn_compile")
+    qc = s.qnn_compile
     if qc:
-        vtcm = f", {qc['vtcm_bytes'] / 2**20:g} MiB VTCM" if qc.get("vtcm_bytes") else ""
-        lines.append(f"The .pte was compiled for {qc.get('soc_model')} (HTP {qc.get('htp_arch')}{vtcm}) with "
-                     f"QNN profile level '{qc.get('profile_level')}' (per-op rows need 'detailed' or 'optrace').")
-    if s.get("qnn"):
+        vtcm = f", {qc.vtcm_bytes / 2**20:g} MiB VTCM" if qc.vtcm_bytes else ""
+        lines.append(f"The .pte was compiled for {qc.soc_model} (HTP {qc.htp_arch}{vtcm}) with "
+                     f"QNN profile level '{qc.profile_level}' (per-op rows need 'detailed' or 'optrace').")
+    if s.qnn:
         lines.append("These QNN levels are nested, not added: Method::execute ⊇ DELEGATE_CALL ⊇ QNN (execute) "
                      "⊇ Accelerator (execute) time; cycles are cycles, not ms. " + qnn_files_sentence(qnn))
-    mem = s.get("memory") or {}
-    if mem.get("planned_bytes") is not None:
+    mem = s.memory
+    if mem is not None and mem.planned_bytes is not None:
         from etscope.units import fmt_bytes
 
-        lines.append(f"Planned activation memory (from the .pte): {fmt_bytes(mem['planned_bytes'])} "
-                     f"in {len(mem['planned_buffers'])} buffer(s).")
+        lines.append(f"Planned activation memory (from the .pte): {fmt_bytes(mem.planned_bytes)} "
+                     f"in {len(mem.planned_buffers)} buffer(s).")
     return lines
 
 
-def qnn_files_sentence(qnn: dict | None) -> str:
+def qnn_files_sentence(qnn) -> str:
     """Where HMX/HVX use, VTCM and utilisation come from, naming the QNN files given and asking only
     for the missing ones."""
     given = [k for k, v in (("qhas", qnn.qhas), ("optrace", qnn.optrace), ("runtrace", qnn.runtrace)) if v] \
@@ -162,25 +163,26 @@ def _num(x: float) -> str:
     return f"{x:.0f}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
 
 
-def _qnn_only_guide(only: dict) -> list[str]:
-    """The reading guide of QNN files alone: what each file shows here, then what is missing."""
-    f = only["facts"]
-    lines = ["Only QNN files were given (" + ", ".join(only["files"]) + "): the views show what they hold."]
-    for p in f["partitions"]:
-        bits = [f"{p['key']}: {p['runs']} execute(s)"]
-        if p["qnn_execute_us"] is not None:
-            bits.append(f"QNN (execute) {p['qnn_execute_us']:,.0f} µs p50")
-        if p["accel_us"] is not None:
-            bits.append(f"HTP accelerator {p['accel_us']:,.0f} µs (waits included)")
-        if p["accel_cycles"] is not None:
-            bits.append(f"{p['accel_cycles']:,.0f} cycles over {p['per_op_rows']} per-op rows")
+def _qnn_only_guide(only) -> list[str]:
+    """The reading guide of QNN files alone (``analysis.qnn.files_alone.QnnOnly``): what each file
+    shows here, then what is missing."""
+    f = only.facts
+    lines = ["Only QNN files were given (" + ", ".join(only.files) + "): the views show what they hold."]
+    for p in f.partitions:
+        bits = [f"{p.key}: {p.runs} execute(s)"]
+        if p.qnn_execute_us is not None:
+            bits.append(f"QNN (execute) {p.qnn_execute_us:,.0f} µs p50")
+        if p.accel_us is not None:
+            bits.append(f"HTP accelerator {p.accel_us:,.0f} µs (waits included)")
+        if p.accel_cycles is not None:
+            bits.append(f"{p.accel_cycles:,.0f} cycles over {p.per_op_rows} per-op rows")
         lines.append(", ".join(bits) + ".")
-    if f["optrace"]:
-        lines.append(f"optrace: {f['optrace']['ops']} op events on {f['optrace']['busy_tracks']} busy HTP unit "
+    if f.optrace:
+        lines.append(f"optrace: {f.optrace.ops} op events on {f.optrace.busy_tracks} busy HTP unit "
                      "track(s), in cycles.")
-    if f["qhas"]:
-        lines.append(f"QHAS: NPU utilisation {f['qhas']['utilization_pct']:.1f}% of {f['qhas']['timeline_cycles']:,.0f} "
+    if f.qhas:
+        lines.append(f"QHAS: NPU utilisation {f.qhas.utilization_pct:.1f}% of {f.qhas.timeline_cycles:,.0f} "
                      "timeline cycles (first inference).")
-    if f["runtrace_clock_mhz"]:
-        lines.append(f"runtrace: HTP clock {f['runtrace_clock_mhz']:,.0f} MHz measured (p50 of its Graph Execute spans).")
-    return lines + ["Missing: " + g + "." for g in only["missing"]]
+    if f.runtrace_clock_mhz:
+        lines.append(f"runtrace: HTP clock {f.runtrace_clock_mhz:,.0f} MHz measured (p50 of its Graph Execute spans).")
+    return lines + ["Missing: " + g + "." for g in only.missing]

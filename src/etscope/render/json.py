@@ -35,7 +35,7 @@ def to_jsonable(x):
 _FIELDS: dict[type, tuple[tuple[str, str, str | None], ...]] = {}
 _INLINE: dict[type, dict[str, type]] = {}          # attribute -> the result class written at its level
 # A typed result's field metadata (``dataclasses.field(metadata=...)``), see ``json_fields``.
-JSON, OMIT_EMPTY, OMIT_NONE, INLINE = "json", "omit_empty", "omit_none", "inline"
+JSON, OMIT_EMPTY, OMIT_NONE, INLINE, SPREAD = "json", "omit_empty", "omit_none", "inline", "spread"
 
 
 def as_fields(result) -> dict:
@@ -48,7 +48,9 @@ def as_fields(result) -> dict:
     out = {}
     for name, key, omit in fields:
         v = getattr(result, name)
-        if name in inline:
+        if omit == "spread":
+            out.update(v or {})
+        elif name in inline:
             out.update(as_fields(v) if v is not None else dict.fromkeys(k for _, k, _ in json_fields(inline[name])))
         elif not (omit and (v is None or omit == "empty" and _empty(v))):
             out[key] = v
@@ -68,12 +70,14 @@ def json_fields(cls: type) -> tuple[tuple[str, str, str | None], ...]:
     (None or empty leaves it out: "empty"); ``metadata={"omit_none": True}``: only None leaves it out
     ("none"; an empty list is a value, e.g. a per-run series of no runs); ``metadata={"inline": Cls}``:
     the field's ``Cls`` result writes its keys at this level (a flat row made of parts; each null when
-    the field is None)."""
+    the field is None); ``metadata={"spread": True}``: a mapping whose items are written as keys at
+    this level (keys named by the data, such as the views of the input kinds given: "spread")."""
     got = _FIELDS.get(cls)
     if got is None:
         kept = [f for f in dataclasses.fields(cls) if f.metadata.get(JSON, True) is not False]
         got = tuple((f.name, f.metadata.get(JSON) if isinstance(f.metadata.get(JSON), str) else f.name,
-                     "empty" if f.metadata.get(OMIT_EMPTY) else "none" if OMIT_NONE in f.metadata else None)
+                     "empty" if f.metadata.get(OMIT_EMPTY) else "none" if OMIT_NONE in f.metadata
+                     else "spread" if f.metadata.get(SPREAD) else None)
                     for f in kept)
         inline = {f.name: f.metadata[INLINE] for f in kept if INLINE in f.metadata}
         if inline:

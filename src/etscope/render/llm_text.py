@@ -1,7 +1,6 @@
 """Terminal view of ``etscope llm`` (rich). For people; ``--json`` is the stable form."""
 from __future__ import annotations
 
-import dataclasses
 
 from rich.console import Console
 from rich.text import Text
@@ -98,7 +97,7 @@ def render_llm(r, console: Console | None = None) -> None:
     c.print()
 
     for ph in llm.phases:
-        c.print(breakdown_table([dataclasses.asdict(b) for b in ph.breakdown],
+        c.print(breakdown_table(ph.breakdown,
                                 f"{shown(ph.name)}: where Method::execute's time goes ({MEAN_PER_RUN.label})"))
         if ph.qnn is not None:
             c.print(_partitions_table(ph))

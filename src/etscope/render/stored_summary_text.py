@@ -8,7 +8,7 @@ import io
 from rich.console import Console
 from rich.text import Text
 
-from etscope.analysis.views.stored_summary import stored_findings, stored_phases, with_typed_qnn
+from etscope.analysis.views.stored_summary import stored_findings, stored_phases, stored_result
 from etscope.render.phases_text import render_phase_heading, render_phase_table
 from etscope.render.screen import Screen, screen
 from etscope.render.text import render_summary, shown
@@ -18,7 +18,7 @@ def render_stored_summary(doc: dict, console=None, title: str | None = None) -> 
     """The summary of a checked stored document, with ``title`` (which build and file) above it."""
     how, phases = stored_phases(doc)
     if not phases:
-        render_summary(with_typed_qnn(doc), console, title=title, findings=stored_findings(doc))
+        render_summary(stored_result(doc), console, title=title, findings=stored_findings(doc))
         return
     c = screen(console)
     if title:
@@ -26,7 +26,7 @@ def render_stored_summary(doc: dict, console=None, title: str | None = None) -> 
     render_phase_table([row for row, _ in phases], how, "summary", c)
     for row, s in phases:
         render_phase_heading(row, c)
-        render_summary(with_typed_qnn(s), c, findings=stored_findings(s))
+        render_summary(stored_result(s), c, findings=stored_findings(s))
 
 
 def stored_summary_text(doc: dict, title: str | None = None) -> str:

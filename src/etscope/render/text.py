@@ -31,30 +31,32 @@ def console_or_default(console: Console | Screen | None) -> Screen:
     return screen(console)
 
 
-def breakdown_table(breakdown: list[dict], title: str) -> Table:
-    """Method::execute split into delegate calls per backend, CPU kernels and overhead."""
+def breakdown_table(breakdown, title: str) -> Table:
+    """Method::execute split into delegate calls per backend, CPU kernels and overhead (parts with
+    ``kind``, ``backend``, ``calls_per_run``, ``mean_ms``, ``p50_ms``, ``share``)."""
     t = Table(title=title)
     # The share is of the mean (every run, a cold one included), so it can disagree with the p50.
     for col in ("part", "calls/run", "mean", P50.label, SHARE_OF_MEAN.label):
         t.add_column(col, justify="right" if col != "part" else "left")
     for b in breakdown:
-        label = {"delegate": f"delegate: {b.get('backend')}", "cpu_ops": "CPU kernels (fallback)",
-                 "framework_overhead": "framework overhead"}[b["kind"]]
-        calls = b.get("calls_per_run")
-        t.add_row(safe_text(label), "" if calls is None else f"{calls:g}", fmt_ms(b["mean_ms"]),
-                  fmt_ms(b["p50_ms"]), f"{b['share']:.1%}")
+        label = {"delegate": f"delegate: {b.backend}", "cpu_ops": "CPU kernels (fallback)",
+                 "framework_overhead": "framework overhead"}[b.kind]
+        calls = b.calls_per_run
+        t.add_row(safe_text(label), "" if calls is None else f"{calls:g}", fmt_ms(b.mean_ms),
+                  fmt_ms(b.p50_ms), f"{b.share:.1%}")
     return t
 
 
 FALLBACK_SHOWN = 15     # on a terminal; piped output lists every fallback kernel
 
 
-def render_summary(s: dict, console: Console | None = None, title: str | None = None, findings=()) -> None:
-    """``findings``: the ranked findings of the same inputs (``Results.findings``), after the guide."""
+def render_summary(s, console: Console | None = None, title: str | None = None, findings=()) -> None:
+    """``s``: a summary (``analysis.views.summary_result``); ``findings``: the ranked findings of the
+    same inputs (``Results.findings``), after the guide."""
     c = console_or_default(console)
     if title:
         c.print(Text(shown(title), style="bold"))
-    inputs = ", ".join(f"{k}: {shown(v)}" for k, v in s["inputs"].items())
+    inputs = ", ".join(f"{k}: {shown(v)}" for k, v in s.inputs.items())
     if inputs:
         c.print(Text(inputs, style="dim"))
     for line in reading_guide(s):
@@ -64,7 +66,7 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
         from etscope.render.findings_text import render_findings
 
         render_findings(c, findings)
-    for q in s.get("qnn") or []:
+    for q in s.qnn or ():
         if q.nesting:
             c.print(Text(shown(f"QNN partition at instruction {q.instruction_id}: {q.headline or ''}"),
                          style="bold"))
@@ -73,24 +75,24 @@ def render_summary(s: dict, console: Console | None = None, title: str | None = 
                 c.print(table)
             c.lines([shown(ln) for ln in after])
             c.print()
-    if s["runs"].get("latency_ms"):
-        c.print(breakdown_table(s["breakdown"], f"Where Method::execute's time goes ({MEAN_PER_RUN.label})"))
-    fb = s["fallback_ops"]
+    if s.runs.latency_ms:
+        c.print(breakdown_table(s.breakdown, f"Where Method::execute's time goes ({MEAN_PER_RUN.label})"))
+    fb = s.fallback_ops
     if fb:
         t = Table(title=f"CPU-fallback kernels ({len(fb)} instructions, slowest first)")
         for col in ("instr", "op type", "kernel", "mean", "share", "source"):
             t.add_column(col, justify="right" if col in ("instr", "mean", "share") else "left",
                          detail=col == "source")
         top = len(fb) if c.complete else FALLBACK_SHOWN
-        for f in sorted(fb, key=lambda f: -f["share"])[:top]:
-            t.add_row(str(f["instruction_id"]), safe_text(f["op_type"]), safe_text(f["kernel"]), fmt_ms(f["mean_ms"]),
-                      f"{f['share']:.1%}", safe_text(f["source"] or "—"))
+        for f in sorted(fb, key=lambda f: -f.share)[:top]:
+            t.add_row(str(f.instruction_id), safe_text(f.op_type), safe_text(f.kernel), fmt_ms(f.mean_ms),
+                      f"{f.share:.1%}", safe_text(f.source or "—"))
         if len(fb) > top:
             t.caption = f"… {len(fb) - top} more: `etscope ops` lists all"
         c.print(t)
-    if s.get("load"):
-        c.print(safe_text("Before the runs: " + ", ".join(f"{shown(e['name'])} {fmt_ms(e['ms'])}" for e in s["load"])))
-    for w in s.get("warnings", []):
+    if s.load:
+        c.print(safe_text("Before the runs: " + ", ".join(f"{shown(e.name)} {fmt_ms(e.ms)}" for e in s.load)))
+    for w in s.warnings:
         c.print(Text("warning: " + shown(w), style="yellow"))
 
 

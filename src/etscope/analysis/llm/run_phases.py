@@ -120,15 +120,15 @@ class PhaseRow:
                     "p50": self.p50_ms, "mean": self.mean_ms, "min": self.min_ms, "max": self.max_ms}}
 
 
-def phase_rows(phases: RunPhases, parts: list[tuple[str, P.Profile, dict]]) -> list[PhaseRow]:
-    """Per phase (name, its profile, its summary), the row that sets it beside the others."""
+def phase_rows(phases: RunPhases, parts: list[tuple[str, P.Profile, object]]) -> list[PhaseRow]:
+    """Per phase (name, its profile, its summary: ``analysis.views.summary_result.Summary``), the row that sets it beside the others."""
     rows = []
     for name, profile, summary in parts:
         k = phases.names.index(name)
-        lat = (summary.get("runs") or {}).get("latency_ms") or {}
+        lat = summary.runs.latency_ms
         runs = phases.runs_of(name)
         rows.append(PhaseRow(name=name, method=phases.methods[k], runs=tuple(int(x) for x in runs),
                              warmup_runs=tuple(int(x) for x in runs[phases.warmup[runs]]),
-                             p50_ms=lat.get("p50"), mean_ms=lat.get("mean"), min_ms=lat.get("min"),
-                             max_ms=lat.get("max")))
+                             p50_ms=lat.p50 if lat else None, mean_ms=lat.mean if lat else None,
+                             min_ms=lat.min if lat else None, max_ms=lat.max if lat else None))
     return rows

@@ -9,6 +9,8 @@ measured, the overhead is the remainder.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -190,66 +192,133 @@ def _run_totals(profile: P.Profile, rows: np.ndarray) -> tuple[np.ndarray, np.nd
             np.bincount(execute, minlength=n).astype(np.float64))
 
 
-def breakdown(profile: P.Profile) -> list[dict]:
+@dataclass(frozen=True)
+class DelegatePart:
+    """A backend's delegate calls as a part of Method::execute: mean per run in ms, ``share`` of the
+    mean latency."""
+    kind: str                       # "delegate"
+    backend: str
+    calls_per_run: float
+    mean_ms: float
+    p50_ms: float
+    share: float
+
+
+@dataclass(frozen=True)
+class LocalPart:
+    """The CPU kernels ("cpu_ops", with their calls per run) or the framework overhead (the
+    remainder, no calls) as a part of Method::execute."""
+    kind: str                       # "cpu_ops" | "framework_overhead"
+    mean_ms: float
+    p50_ms: float
+    share: float
+    calls_per_run: float | None = field(default=None, metadata={"omit_none": True})
+    backend: ClassVar[None] = None  # not a delegate: no backend
+
+
+ExecutePart = DelegatePart | LocalPart
+
+
+def breakdown(profile: P.Profile) -> tuple[ExecutePart, ...]:
     """Mean per run of each part of Method::execute, in ms, with its share of the mean latency."""
     parts = per_run_parts(profile)
     lat = parts["latency"]
     ok = ~np.isnan(lat)
     mean_lat = float(lat[ok].mean()) if ok.any() else float("nan")
-    rows = []
+    rows: list[ExecutePart] = []
     for b in profile.backends():
         d = parts[f"delegate:{b}"][ok]
-        rows.append({"kind": "delegate", "backend": b,
-                     "calls_per_run": float(parts[f"calls:{b}"][ok].mean()) if ok.any() else 0.0,
-                     "mean_ms": _ms(d.mean()) if ok.any() else 0.0,
-                     "p50_ms": _ms(median(d)) if ok.any() else 0.0,
-                     "share": float(d.mean() / mean_lat) if ok.any() and mean_lat else 0.0})
+        rows.append(DelegatePart("delegate", b,
+                                 calls_per_run=float(parts[f"calls:{b}"][ok].mean()) if ok.any() else 0.0,
+                                 mean_ms=_ms(d.mean()) if ok.any() else 0.0,
+                                 p50_ms=_ms(median(d)) if ok.any() else 0.0,
+                                 share=float(d.mean() / mean_lat) if ok.any() and mean_lat else 0.0))
     for kind in ("cpu_ops", "framework_overhead"):
         d = parts[kind][ok]
-        row = {"kind": kind, "mean_ms": _ms(d.mean()) if ok.any() else 0.0,
-               "p50_ms": _ms(median(d)) if ok.any() else 0.0,
-               "share": float(d.mean() / mean_lat) if ok.any() and mean_lat else 0.0}
+        calls = None
         if kind == "cpu_ops":
-            row["calls_per_run"] = float(parts["calls:cpu"][ok].mean()) if ok.any() else 0.0
-        rows.append(row)
-    return rows
+            calls = float(parts["calls:cpu"][ok].mean()) if ok.any() else 0.0
+        rows.append(LocalPart(kind, mean_ms=_ms(d.mean()) if ok.any() else 0.0,
+                              p50_ms=_ms(median(d)) if ok.any() else 0.0,
+                              share=float(d.mean() / mean_lat) if ok.any() and mean_lat else 0.0,
+                              calls_per_run=calls))
+    return tuple(rows)
 
 
-def latency_summary(profile: P.Profile) -> dict:
+@dataclass(frozen=True)
+class LatencyMs:
+    """Method::execute latency over the runs with timing, in ms."""
+    p10: float | None
+    p50: float
+    p90: float | None
+    p99: float | None
+    mean: float
+    min: float
+    max: float
+    total: float | None
+
+
+@dataclass(frozen=True)
+class RunLatency:
+    """How many Execute runs, and their latency (None when no run has timing)."""
+    count: int
+    latency_ms: LatencyMs | None
+
+
+def latency_summary(profile: P.Profile) -> RunLatency:
     lat = profile.runs["latency_ns"]
     lat = lat[~np.isnan(lat)]
     if lat.size == 0:
-        return {"count": profile.n_runs, "latency_ms": None}
+        return RunLatency(profile.n_runs, None)
     s = describe(units.ns_to_ms(lat))
-    return {"count": profile.n_runs,
-            "latency_ms": {k: s[k] for k in ("p10", "p50", "p90", "p99", "mean", "min", "max", "total")}}
+    return RunLatency(profile.n_runs, LatencyMs(**{k: s[k] for k in ("p10", "p50", "p90", "p99", "mean", "min",
+                                                                    "max", "total")}))
 
 
-def fallback_ops(profile: P.Profile) -> list[dict]:
+@dataclass(frozen=True)
+class FallbackOp:
+    """One CPU-kernel instruction: its op type (and where that name came from), kernel, times in
+    ms over the runs it ran in, ``share`` of the summed latency, and its source."""
+    instruction_id: int
+    op_type: str | None
+    op_type_from: str | None
+    kernel: str | None
+    operator: str | None
+    runs: int
+    calls_per_run: float
+    mean_ms: float
+    p50_ms: float | None
+    total_ms: float | None
+    share: float
+    source: str | None
+    nodes: tuple = ()
+
+
+def fallback_ops(profile: P.Profile) -> tuple[FallbackOp, ...]:
     """One entry per CPU-kernel instruction, in instruction order."""
     found = _cpu_stats_by_instruction(profile)
     if found is None:
-        return []
+        return ()
     uniq, calls, st = found
     total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"])))
     rows = []
     for j, i in enumerate(uniq):
         ins = profile.instructions.get(int(i))
-        rows.append({
-            "instruction_id": int(i),
-            "op_type": ins.op_type if ins else None,
-            "op_type_from": _op_type_origin(ins),
-            "kernel": ins.kernel if ins else None,
-            "operator": ins.operator if ins else None,
-            "runs": int(st["count"][j]),
-            "calls_per_run": float(calls[j] / max(profile.n_runs, 1)),
-            "mean_ms": float(st["mean"][j]), "p50_ms": float(st["p50"][j]),
-            "total_ms": float(st["total"][j]),
-            "share": float(st["total"][j] / total_latency_ms) if total_latency_ms else 0.0,
-            "source": ins.source if ins else None,
-            "nodes": ins.nodes if ins else [],
-        })
-    return rows
+        rows.append(FallbackOp(
+            instruction_id=int(i),
+            op_type=ins.op_type if ins else None,
+            op_type_from=_op_type_origin(ins),
+            kernel=ins.kernel if ins else None,
+            operator=ins.operator if ins else None,
+            runs=int(st["count"][j]),
+            calls_per_run=float(calls[j] / max(profile.n_runs, 1)),
+            mean_ms=float(st["mean"][j]), p50_ms=float(st["p50"][j]),
+            total_ms=float(st["total"][j]),
+            share=float(st["total"][j] / total_latency_ms) if total_latency_ms else 0.0,
+            source=ins.source if ins else None,
+            nodes=tuple(ins.nodes) if ins else (),
+        ))
+    return tuple(rows)
 
 
 # A (runs x instructions) table of at most this many cells per call, or this many, replaces a sort.

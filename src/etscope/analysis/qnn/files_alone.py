@@ -88,33 +88,64 @@ def unit_findings(rows: list[dict], optrace_shown: bool = False) -> list[str]:
     return out
 
 
-def qnn_only_summary(qnn: QnnReport | None, inputs: dict[str, str], soc: dict | None, brief: list[dict] | None) -> dict:
-    """A summary (``analysis.views.summary`` shape, schema etscope.summary/1) of QNN files alone: no runs,
-    no ETDump facts; ``qnn_only`` says which files were given and what they cannot show."""
+@dataclass(frozen=True)
+class PartitionFacts:
+    """One partition of the QNN files: executes, nested totals (p50) and per-op rows."""
+    key: str
+    runs: int
+    qnn_execute_us: float | None
+    accel_us: float | None
+    accel_cycles: float | None
+    per_op_rows: int
+
+
+@dataclass(frozen=True)
+class OptraceFacts:
+    ops: int
+    busy_tracks: int
+
+
+@dataclass(frozen=True)
+class QhasFacts:
+    utilization_pct: float
+    timeline_cycles: float
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    """What each given QNN file shows here, as numbers (``render.guide`` says it in words)."""
+    partitions: tuple[PartitionFacts, ...]
+    optrace: OptraceFacts | None
+    qhas: QhasFacts | None
+    runtrace_clock_mhz: float | None
+
+
+@dataclass(frozen=True)
+class QnnOnly:
+    """Which QNN files were given (no ETDump), what they cannot show, and what each shows."""
+    files: tuple[str, ...]
+    missing: tuple[str, ...]
+    facts: FileFacts
+
+
+def qnn_only(qnn: QnnReport | None, inputs: dict[str, str]) -> QnnOnly:
+    """The ``qnn_only`` part of the summary of QNN files alone (``analysis.views.summary``)."""
     have = {k for k in KINDS if k in inputs}
-    gaps = missing(have)
-    return {
-        "schema": "etscope.summary/1", "inputs": dict(inputs), "method": None, "etdump": None,
-        "runs": {"count": 0, "latency_ms": None}, "breakdown": [], "fallback_ops": [],
-        "top_fallback_op_types": [], "delegate_calls": [], "load": [],
-        "memory": {"planned_bytes": None, "planned_buffers": None, "allocation_events": 0,
-                   "allocated_bytes_per_run": None, "delegate_blob_bytes": None},
-        "qnn": brief, "qnn_compile": soc, "warnings": list(qnn.warnings) if qnn is not None else [],
-        "qnn_only": {"files": sorted(have), "missing": gaps, "facts": facts(qnn, have)},
-    }
+    return QnnOnly(files=tuple(sorted(have)), missing=tuple(missing(have)), facts=facts(qnn, have))
 
 
-def facts(qnn: QnnReport | None, have: set[str]) -> dict:
+def facts(qnn: QnnReport | None, have: set[str]) -> FileFacts:
     """What each given QNN file shows here, as numbers (``render.guide`` says it in words)."""
     ot, q, rt = (qnn.optrace, qnn.qhas, qnn.runtrace) if qnn is not None else (None, None, None)
-    return {
-        "partitions": [{"key": p.key, "runs": p.runs, "qnn_execute_us": p.qnn_execute_us,
-                        "accel_us": p.accel_us, "accel_cycles": p.accel_cycles, "per_op_rows": len(p.ops)} for p in (qnn.partitions if qnn is not None else ())],
-        "optrace": None if not ot else {"ops": ot.ops, "busy_tracks": sum(1 for t in ot.tracks if t.busy_cycles)},
-        "qhas": None if not q or q.percent_utilization is None else {
-            "utilization_pct": q.percent_utilization, "timeline_cycles": q.timeline_cycles or 0},
-        "runtrace_clock_mhz": (rt.clock_mhz or None) if rt is not None else None,
-    }
+    return FileFacts(
+        partitions=tuple(PartitionFacts(key=p.key, runs=p.runs, qnn_execute_us=p.qnn_execute_us, accel_us=p.accel_us,
+                                        accel_cycles=p.accel_cycles, per_op_rows=len(p.ops))
+                         for p in (qnn.partitions if qnn is not None else ())),
+        optrace=None if not ot else OptraceFacts(ops=ot.ops, busy_tracks=sum(1 for t in ot.tracks if t.busy_cycles)),
+        qhas=None if not q or q.percent_utilization is None else QhasFacts(
+            utilization_pct=q.percent_utilization, timeline_cycles=q.timeline_cycles or 0),
+        runtrace_clock_mhz=(rt.clock_mhz or None) if rt is not None else None,
+    )
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ _XNN_REPEAT = re.compile(r"#\d+$")   # then rstrip(): "\s*#\d+$" is quadratic on
 class ReportView:
     """Everything one report needs, each analysis run once (see :func:`report_view`)."""
     profile: P.Profile
-    summary: dict
+    summary: object                  # analysis.views.summary_result.Summary (FilesSummary: QNN files alone)
     ops: list[dict]
     qnn: QnnReport | None          # analysis.qnn.result (QNN files alone: the QnnView with their files)
     llm: object | None            # analysis.llm.result.LlmReport (with its memory wall)
@@ -52,7 +52,7 @@ class ReportView:
     modules: dict | None = None
 
 
-def report_view(profile: P.Profile, summary: dict, ops: list[dict], qnn: QnnReport | None, llm,
+def report_view(profile: P.Profile, summary, ops: list[dict], qnn: QnnReport | None, llm,
                 notes: list[str] | None = None, modules: dict | None = None,
                 ranked: list[Finding] | None = None) -> ReportView:
     """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
@@ -80,14 +80,14 @@ def _qnn_partitions(qnn: QnnReport | None) -> dict:
     return {p.instruction_id: p for p in (qnn.partitions if qnn is not None else ())}
 
 
-def hierarchy(summary: dict, ops: list[dict], qnn: QnnReport | None, n_runs: int,
+def hierarchy(summary, ops: list[dict], qnn: QnnReport | None, n_runs: int,
               matched: dict[int, PartitionOps] | None = None) -> dict | None:
     """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
     events inside them, in ms per run (mean). Inside a QNN call: the QNN time levels it logs, outside
     in (QNN execute ⊇ RPC ⊇ … ⊇ Accelerator), then the ops in the innermost, estimated as their
     share of it (``analysis.qnn.container``). Children never add up to more than their box. ``matched`` (``analysis.ops.delegate_ops``): a delegate event matched
     to a graph node is named by the node (``event`` keeps the backend's name for it)."""
-    lat = (summary.get("runs") or {}).get("latency_ms")
+    lat = summary.runs.latency_ms
     if not lat:
         return None
     n = max(n_runs, 1)
@@ -97,27 +97,27 @@ def hierarchy(summary: dict, ops: list[dict], qnn: QnnReport | None, n_runs: int
     for r in ops:
         if r["level"] == 0 and r["role"] == "delegate_call":
             calls_ms[r["instruction_id"]] = calls_ms.get(r["instruction_id"], 0.0) + r["total_ms"] / n
-    root = {"name": "Method::execute", "ms": lat["mean"], "kind": "method", "children": []}
-    for b in summary.get("breakdown") or []:
-        if b["kind"] == "delegate":
-            node = {"name": f"{b['backend']} delegate calls", "ms": b["mean_ms"], "kind": "delegate",
-                    "backend": b["backend"], "children": []}
+    root = {"name": "Method::execute", "ms": lat.mean, "kind": "method", "children": []}
+    for b in summary.breakdown:
+        if b.kind == "delegate":
+            node = {"name": f"{b.backend} delegate calls", "ms": b.mean_ms, "kind": "delegate",
+                    "backend": b.backend, "children": []}
             for r in ops:
-                if r["level"] == 0 and r["role"] == "delegate_call" and r["placement"] == b["backend"]:
+                if r["level"] == 0 and r["role"] == "delegate_call" and r["placement"] == b.backend:
                     iid = r["instruction_id"]
                     call_ms = r["total_ms"] / n
                     # A partition's per-op times cover all its calls in a run: this call's part of them.
                     part_of_calls = call_ms / calls_ms[iid] if calls_ms.get(iid) else 0.0
                     node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": call_ms,
-                                             "kind": "delegate_call", "backend": b["backend"],
+                                             "kind": "delegate_call", "backend": b.backend,
                                              "op_type": r.get("op_type"),
                                              "children": _inside_call(iid, r["occurrence"], qparts, inside, n,
                                                                       (matched or {}).get(iid), part_of_calls)})
             root["children"].append(node)
-        elif b["kind"] == "cpu_ops":
+        elif b.kind == "cpu_ops":
             root["children"].append(_cpu_node(b, ops, inside, n))
         else:
-            root["children"].append({"name": "framework overhead", "ms": b["mean_ms"], "kind": "overhead"})
+            root["children"].append({"name": "framework overhead", "ms": b.mean_ms, "kind": "overhead"})
     _fit_children(root)
     return root
 
@@ -194,8 +194,8 @@ def _qnn_ops_box(part: Partition, factor: float) -> list[dict]:
     return inner
 
 
-def _cpu_node(b: dict, ops: list[dict], inside: dict, n: int) -> dict:
-    node = {"name": "CPU kernels (fallback)", "ms": b["mean_ms"], "kind": "cpu", "children": []}
+def _cpu_node(b, ops: list[dict], inside: dict, n: int) -> dict:
+    node = {"name": "CPU kernels (fallback)", "ms": b.mean_ms, "kind": "cpu", "children": []}
     for r in ops:
         if r["level"] == 0 and r["role"] in ("operator_call", "kernel") and r["unit"] == "ns":
             iid = r["instruction_id"]
@@ -217,7 +217,7 @@ def category_of(placement: str | None) -> str:
     return f"other delegate ({placement})"
 
 
-def placement_by_op_type(summary: dict, ops: list[dict], qnn: QnnReport | None, n_runs: int) -> list[dict]:
+def placement_by_op_type(summary, ops: list[dict], qnn: QnnReport | None, n_runs: int) -> list[dict]:
     """Mean ms per run per (category, op type): CPU kernels by edge op type, QNN ops by op type
     (estimated: their share of the measured accelerator time, ``analysis.qnn.container``; ``estimate``
     says so), other delegates by the op names they log (XNNPACK ``#N`` suffix dropped), partitions
@@ -300,7 +300,7 @@ def run_columns(profile: P.Profile, llm) -> dict:
     return {"columns": cols, "phase": run_phases(llm, profile.n_runs)}
 
 
-def checks(summary: dict, profile: P.Profile, qnn: QnnReport | None, tree: dict | None) -> list[str]:
+def checks(summary, profile: P.Profile, qnn: QnnReport | None, tree: dict | None) -> list[str]:
     """Warnings about units and failed invariants, in plain words (shown in the report)."""
     out: list[str] = []
     parts = per_run_parts(profile)
@@ -308,7 +308,7 @@ def checks(summary: dict, profile: P.Profile, qnn: QnnReport | None, tree: dict 
     if neg:
         out.append(f"In {neg} run(s) the delegate calls and CPU kernels add up to more than Method::execute "
                    "(overhead below zero): events overlap or the clock is not monotonic.")
-    has_qnn_rows = any(d.get("backend") == "QnnBackend" for d in summary.get("delegate_calls") or [])
+    has_qnn_rows = any(d.backend == "QnnBackend" for d in summary.delegate_calls)
     if has_qnn_rows and not (qnn and qnn.partitions):
         out.append("QNN rows are in their own units (cycles, µs, counts); the QNN analysis was not available, "
                    "so no per-op times are estimated from cycles.")

@@ -232,13 +232,50 @@ def digest(doc: dict, phase: str | None = None) -> SummaryDigest:
         warnings=tuple(_clip(w) for w in warnings[:MAX_WARNINGS_SHOWN]), warnings_total=len(warnings))
 
 
-def with_typed_qnn(s: dict) -> dict:
-    """A checked stored summary with its QNN rows as the summary's typed rows
-    (``analysis.views.summary.QnnBrief``, their nesting an ``analysis.qnn.nesting.Nesting``): the
-    renderers read those, whether the summary was just analysed or stored by ``collect``."""
-    if not s.get("qnn"):
-        return s
-    return dict(s, qnn=[_brief(q) for q in s["qnn"]])
+def stored_result(s: dict):
+    """A checked stored summary as the summary's typed result (``analysis.views.summary_result.Summary``;
+    its QNN rows ``QnnBrief``, their nesting an ``analysis.qnn.nesting.Nesting``): the renderers
+    read those, whether the summary was just analysed or stored by ``collect``. A key a document
+    may lack (stored by an older etscope) is None or empty."""
+    from etscope.analysis.ops.placement import DelegatePart, FallbackOp, LatencyMs, LocalPart, RunLatency
+    from etscope.analysis.views import summary_result as R
+
+    runs, lat = s["runs"], s["runs"].get("latency_ms")
+    mem = s.get("memory") or {}
+    return R.Summary(
+        schema=s["schema"], inputs=dict(s["inputs"]), method=s.get("method"),
+        phase=_typed(R.PhaseFacts, s["phase"], runs=tuple(s["phase"]["runs"])) if s.get("phase") else None,
+        etdump=_typed(R.EtdumpFacts, s["etdump"]) if s.get("etdump") else None,
+        runs=RunLatency(runs["count"], _typed(LatencyMs, lat) if lat else None),
+        breakdown=tuple(_typed(DelegatePart, b) if b["kind"] == "delegate" else _typed(LocalPart, b)
+                        for b in s["breakdown"]),
+        fallback_ops=tuple(_typed(FallbackOp, f, nodes=tuple(f.get("nodes") or ())) for f in s["fallback_ops"]),
+        top_fallback_op_types=tuple(_typed(R.OpTypeTime, t, sources=tuple(t["sources"]))
+                                    for t in s["top_fallback_op_types"]),
+        delegate_calls=tuple(_typed(R.DelegateCall, d) for d in s["delegate_calls"]),
+        load=tuple(_typed(R.LoadEvent, e) for e in s.get("load") or ()),
+        memory=_typed(R.Memory, mem, planned_buffers=tuple(mem["planned_buffers"])
+                      if mem.get("planned_buffers") is not None else None),
+        qnn=tuple(_brief(q) for q in s["qnn"]) if s.get("qnn") is not None else None,
+        qnn_compile=_typed(R.QnnCompile, s["qnn_compile"]) if s.get("qnn_compile") else None,
+        warnings=tuple(s["warnings"]))
+
+
+def _typed(cls, d: dict, **given):
+    """``cls`` from a stored JSON object: each field from its JSON key (a field with a default keeps
+    it when the key is missing; one without is None), ``given`` as they are."""
+    from dataclasses import MISSING, fields
+
+    out = dict(given)
+    for f in fields(cls):
+        if f.name in out or not f.init:
+            continue
+        key = f.metadata["json"] if isinstance(f.metadata.get("json"), str) else f.name   # as render.json writes it
+        if key in d:
+            out[f.name] = d[key]
+        elif f.default is MISSING and f.default_factory is MISSING:
+            out[f.name] = None
+    return cls(**out)
 
 
 def stored_findings(s: dict) -> tuple:

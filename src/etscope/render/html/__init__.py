@@ -182,7 +182,7 @@ def _view_data(view: ReportView) -> dict:
         "guide": reading_guide(summary, view.qnn),
         "findings": [dict(f.to_dict(), at_stake=fmt_us(f.us_per_run) if f.us_per_run else None)
                      for f in view.findings],
-        "summary": {k: v for k, v in summary.items() if k != "ops"},
+        "summary": summary,
         "hierarchy": _rounded_tree(view.hierarchy),
         "placement": [dict(a, ms=_r(a["ms"])) for a in view.placement],
         "ops": ops_data(view.ops),
@@ -191,7 +191,7 @@ def _view_data(view: ReportView) -> dict:
         "llm": llm_data(view.llm),
         "graph": graph_data(view.nodes),
         "modules": modules_data(view.modules),
-        "warnings": list(summary.get("warnings") or []) + view.checks + view.notes,
+        "warnings": list(summary.warnings) + view.checks + view.notes,
     }
 
 
@@ -208,7 +208,7 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
     return _clean({
         "schema": SCHEMA,
         "title": title or ("etscope report: " + ((profile.sources.get("etdump") if profile is not None else None)
-                                                  or ", ".join(summary.get("inputs", {}).values()) or "ETDump")),
+                                                  or ", ".join(summary.inputs.values()) or "ETDump")),
         "generator": f"etscope {__version__}",
         "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         **_view_data(view),
