@@ -132,9 +132,9 @@ def _check_nodes(r) -> None:
     bad = [f"instructions {sorted(i for i in group if root(i) == g)}: nodes {s:.6g} µs > {instr_us[g]:.6g} µs"
            for g, s in nodes_us.items() if not _fits(s, instr_us[g])]
     assert not bad, bad
-    lat = (r.summary.get("runs") or {}).get("latency_ms")
+    lat = r.summary.runs.latency_ms
     if lat:
-        assert _fits(sum(nodes_us.values()), lat["mean"] * 1e3)
+        assert _fits(sum(nodes_us.values()), lat.mean * 1e3)
 
 
 @pytest.mark.parametrize("etdump", ALL, ids=lambda p: f"{p.parent.name}/{p.stem}")
@@ -145,11 +145,11 @@ def test_op_types_fit_their_category(etdump):
 def _check_op_types(r) -> None:
     v = r.view
     whole: dict[str, float] = {}
-    for b in r.summary.get("breakdown") or []:
-        if b["kind"] == "delegate":
-            whole[b["backend"]] = b["mean_ms"]
-        elif b["kind"] == "cpu_ops":
-            whole["cpu"] = b["mean_ms"]
+    for b in r.summary.breakdown:
+        if b.kind == "delegate":
+            whole[b.backend] = b.mean_ms
+        elif b.kind == "cpu_ops":
+            whole["cpu"] = b.mean_ms
     per: dict[str, float] = {}
     for row in v.placement:
         per[row["placement"]] = per.get(row["placement"], 0.0) + row["ms"]

@@ -58,11 +58,13 @@ def test_overhead_level_threshold_and_severity():
 
 
 def test_cpu_fallback_by_share_with_source():
-    s = {"top_fallback_op_types": [
-        {"op_type": "aten.pow.Tensor_Scalar", "instructions": 2, "mean_ms": 0.5, "share": 0.25,
-         "sources": ["model.py:12", "model.py:30"]},
-        {"op_type": "aten.sum.dim_IntList", "instructions": 1, "mean_ms": 0.05, "share": 0.025, "sources": []},
-        {"op_type": "aten.tiny", "instructions": 1, "mean_ms": 0.001, "share": 0.0005, "sources": []}]}
+    from summary_typed import op_type, summary
+
+    s = summary(top_fallback_op_types=(
+        op_type(op_type="aten.pow.Tensor_Scalar", instructions=2, mean_ms=0.5, share=0.25,
+                sources=["model.py:12", "model.py:30"]),
+        op_type(op_type="aten.sum.dim_IntList", instructions=1, mean_ms=0.05, share=0.025, sources=[]),
+        op_type(op_type="aten.tiny", instructions=1, mean_ms=0.001, share=0.0005, sources=[])))
     got = F.findings(s, None)
     assert [f.text.split(":")[1].split("×")[0].strip() for f in got] == ["aten.pow.Tensor_Scalar", "aten.sum.dim_IntList"]
     assert got[0].severity == "high" and "model.py:12 (+1 more)" in got[0].evidence

@@ -23,8 +23,8 @@ def _modules(real, name):
 def test_module_totals_add_up_to_method_execute_minus_framework_overhead(real, name):
     p, m, r = _modules(real, name)
     s = r.summary
-    lat = s["runs"]["latency_ms"]["mean"]
-    overhead = sum(b["mean_ms"] for b in s["breakdown"] if b["kind"] == "framework_overhead")
+    lat = s.runs.latency_ms.mean
+    overhead = sum(b.mean_ms for b in s.breakdown if b.kind == "framework_overhead")
     root = m.modules[0]
     assert root.path == "" and root.depth == 0
     assert root.total_us == pytest.approx((lat - overhead) * 1e3, rel=1e-9)
@@ -75,7 +75,7 @@ def test_qnn_op_estimates_are_labelled_and_fit_in_their_delegate_call(real):
     _, m, r = _modules(real, QNN + "cnn")
     root = m.modules[0]
     assert root.how_us["estimated"] > 0 and set(root.placement_us) == {"QnnBackend"}
-    calls = sum(b["mean_ms"] for b in r.summary["breakdown"] if b["kind"] == "delegate") * 1e3
+    calls = sum(b.mean_ms for b in r.summary.breakdown if b.kind == "delegate") * 1e3
     assert root.total_us <= calls * (1 + 1e-9)
 
 

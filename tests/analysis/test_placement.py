@@ -9,10 +9,10 @@ from etscope.profile import load
 @pytest.mark.parametrize("name", ["cnn", "llama_nodebug", "llama"])
 def test_breakdown_adds_up_to_latency(real, name):
     p = load(real / f"{name}.etdump")
-    lat = placement.latency_summary(p)["latency_ms"]
+    lat = placement.latency_summary(p).latency_ms
     rows = placement.breakdown(p)
-    assert sum(r["mean_ms"] for r in rows) == pytest.approx(lat["mean"], rel=0.01)
-    assert sum(r["share"] for r in rows) == pytest.approx(1.0, rel=0.01)
+    assert sum(r.mean_ms for r in rows) == pytest.approx(lat.mean, rel=0.01)
+    assert sum(r.share for r in rows) == pytest.approx(1.0, rel=0.01)
     parts = placement.per_run_parts(p)
     # Overhead is a remainder, but it must never be negative: instruction events nest in Method::execute.
     assert (parts["framework_overhead"] >= 0).all()
@@ -20,23 +20,23 @@ def test_breakdown_adds_up_to_latency(real, name):
 
 def test_cnn_breakdown_is_the_measured_events(real):
     p = load(real / "cnn.etdump")
-    rows = {r["kind"]: r for r in placement.breakdown(p)}
+    rows = {r.kind: r for r in placement.breakdown(p)}
     # From the Inspector's table on this file: DELEGATE_CALL avg 0.0416194 ms, Method::execute avg 0.0461109 ms.
-    assert rows["delegate"]["backend"] == "XnnpackBackend"
-    assert rows["delegate"]["mean_ms"] == pytest.approx(0.0416194, rel=1e-6)
-    assert rows["delegate"]["calls_per_run"] == 1
-    assert placement.latency_summary(p)["latency_ms"]["mean"] == pytest.approx(0.0461109, rel=1e-6)
+    assert rows["delegate"].backend == "XnnpackBackend"
+    assert rows["delegate"].mean_ms == pytest.approx(0.0416194, rel=1e-6)
+    assert rows["delegate"].calls_per_run == 1
+    assert placement.latency_summary(p).latency_ms.mean == pytest.approx(0.0461109, rel=1e-6)
 
 
 def test_fallback_ops_one_entry_per_cpu_instruction(real):
     p = load(real / "llama_nodebug.etdump")
     fb = placement.fallback_ops(p)
-    ids = [f["instruction_id"] for f in fb]
+    ids = [f.instruction_id for f in fb]
     assert ids == sorted(set(ids))
     cpu_ids = {i.id for i in p.instructions.values() if i.kind == "cpu"}
     assert set(ids) == cpu_ids
     # The KV-cache update of the tiny Llama runs on the CPU: 4 index_put instructions (2 layers × k, v).
-    assert sum(1 for f in fb if f["kernel"] == "native_call_index_put.out") == 4
+    assert sum(1 for f in fb if f.kernel == "native_call_index_put.out") == 4
     assert len([i for i in p.instructions.values() if i.kind == "delegate"]) == 23
 
 

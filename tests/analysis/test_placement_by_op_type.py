@@ -14,4 +14,4 @@ def test_framework_overhead_not_ranked_among_ops():
     assert rows and all(x["category"] == "NPU (QNN)" for x in rows)
     assert not any(x["op_type"] == "framework overhead" or x["category"] == "framework overhead" for x in rows)
     # the overhead is still in the split of Method::execute
-    assert any(b["kind"] == "framework_overhead" for b in r.summary["breakdown"])
+    assert any(b.kind == "framework_overhead" for b in r.summary.breakdown)

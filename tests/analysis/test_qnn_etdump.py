@@ -102,9 +102,9 @@ def test_summary_and_ops_keep_qnn_units():
     for r in qnn_rows:
         assert r["p50_ms"] is None and r["share"] is None  # never shown as time of Method::execute
     b = placement.breakdown(profile)
-    assert b[0]["backend"] == "QnnBackend" and b[0]["calls_per_run"] == 2
+    assert b[0].backend == "QnnBackend" and b[0].calls_per_run == 2
     fb = placement.fallback_ops(profile)
-    assert [f["instruction_id"] for f in fb] == [i["instruction_id"] for i in MANIFEST["synthetic_qnn_vit_2part"]["instructions"]
+    assert [f.instruction_id for f in fb] == [i["instruction_id"] for i in MANIFEST["synthetic_qnn_vit_2part"]["instructions"]
                                                 if i["kind"] == "cpu_op"]
 
 

@@ -46,10 +46,10 @@ def test_level_0_rows_add_up_to_the_summary_split(name):
     d = p.ops()
     sums = d[lambda d: d.level == 0].groupby("placement").total_ms.sum()
     expected = {}
-    for b in p.results.summary["breakdown"]:
-        key = b.get("backend") if b["kind"] == "delegate" else "cpu" if b["kind"] == "cpu_ops" else None
-        if key is not None and b["mean_ms"]:
-            expected[key] = b["mean_ms"] * p.n_runs
+    for b in p.results.summary.breakdown:
+        key = b.backend if b.kind == "delegate" else "cpu" if b.kind == "cpu_ops" else None
+        if key is not None and b.mean_ms:
+            expected[key] = b.mean_ms * p.n_runs
     assert set(sums.index) == set(expected)
     for k, v in expected.items():
         assert float(sums[k]) == pytest.approx(v, rel=1e-9), k
@@ -129,8 +129,8 @@ def test_modules_result_adds_up_and_equals_the_cli_json(name):
     m = p.modules()
     assert isinstance(m, ModulesResult)
     s = p.results.summary
-    lat = s["runs"]["latency_ms"]["mean"]
-    overhead = sum(b["mean_ms"] for b in s["breakdown"] if b["kind"] == "framework_overhead")
+    lat = s.runs.latency_ms.mean
+    overhead = sum(b.mean_ms for b in s.breakdown if b.kind == "framework_overhead")
     df = m.modules()
     root = df[df.depth == 0]
     assert len(root) == 1 and root.path.iloc[0] == ""

@@ -55,9 +55,10 @@ def test_report_with_a_qnn_profile_beside_the_etdump(tmp_path, etdump, profile):
 def test_guide_of_a_partition_without_delegate_call():
     from etscope.render.guide import reading_guide
     from qnn_typed import brief
+    from summary_typed import latency, summary
 
-    s = {"runs": {"latency_ms": {"p50": 1.0, "mean": 1.0, "min": 1.0, "max": 1.0}, "count": 2}, "breakdown": [],
-         "qnn": [brief(instruction_id=None, delegate_call_ms=None, runs=2, qnn_execute_us=900.0)]}
+    s = summary(runs=latency(2, 1.0, 1.0, 1.0, 1.0),
+                qnn=(brief(instruction_id=None, delegate_call_ms=None, runs=2, qnn_execute_us=900.0),))
     (line,) = [ln for ln in reading_guide(s) if ln.startswith("QNN partition")]
     assert line.startswith("QNN partition from the QNN profile file (2 execute(s), no DELEGATE_CALL)")
     assert "QNN (execute) p50 900.0 µs" in line

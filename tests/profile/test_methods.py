@@ -104,12 +104,12 @@ def test_summary_of_each_method_counts_that_method_s_calls():
     raw = json.load(gzip.open(REAL / f"{NAME}.raw.json.gz"))
     for name, sub in split.profiles.items():
         s = summarize(sub)
-        assert s["method"] == name and s["runs"]["count"] == sub.n_runs
+        assert s.method == name and s.runs.count == sub.n_runs
         # The file's events, and this method's (its runs plus load/init, which every method shows).
-        assert s["etdump"]["events"] == sum(len(r["events"]) for r in raw["run_data"])
-        assert s["etdump"]["events_of_method"] == sub.n_events
-        delegate = next(b for b in s["breakdown"] if b["kind"] == "delegate")
-        assert delegate["calls_per_run"] == len(_pte_method(name).delegate_calls)
+        assert s.etdump.events == sum(len(r["events"]) for r in raw["run_data"])
+        assert s.etdump.events_of_method == sub.n_events
+        delegate = next(b for b in s.breakdown if b.kind == "delegate")
+        assert delegate.calls_per_run == len(_pte_method(name).delegate_calls)
 
 
 def test_statistics_per_method_match_the_inspector_s_blocks():

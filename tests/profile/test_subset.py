@@ -49,4 +49,4 @@ def test_compact_runs_equals_select_runs_and_uses_the_profile_up():
             assert np.array_equal(moved.events[k], copied.events[k], equal_nan=True), k
         assert [(r.first_event, r.event_count) for r in moved.etdump.runs] == \
             [(r.first_event, r.event_count) for r in copied.etdump.runs]
-        assert summarize(moved)["runs"] == summarize(copied)["runs"]
+        assert summarize(moved).runs == summarize(copied).runs

@@ -9,11 +9,11 @@ def test_grouped_op_types_name_every_source_line():
     # gen_multipart: two CPU cumsums, at make_fixtures.py:563 and :564 (issue 19, defect 7).
     p = etscope.load(REAL / "gen_multipart.etdump", etrecord=REAL / "gen_multipart.etrecord")
     s = api.summary(p)
-    top = s["top_fallback_op_types"][0]
-    assert top["instructions"] == 2 and len(top["sources"]) == 2
+    top = s.top_fallback_op_types[0]
+    assert top.instructions == 2 and len(top.sources) == 2
     line = next(x for x in reading_guide(s) if "CPU kernel" in x)
     assert "aten.cumsum.default ×2 at make_fixtures.py:563, :564" in line
-    assert all(src.rpartition(":")[2] in line for t in s["top_fallback_op_types"][:3] for src in t["sources"])
+    assert all(src.rpartition(":")[2] in line for t in s.top_fallback_op_types[:3] for src in t.sources)
 
 
 def test_compact_sources():
@@ -28,11 +28,11 @@ def test_grouped_sources_are_every_node_source_of_the_group():
     p = etscope.load(REAL / "gen_llama_mixed.etdump", etrecord=REAL / "gen_llama_mixed.etrecord",
                      pte=REAL / "gen_llama_mixed.pte")
     s = api.summary(p)
-    for t in s["top_fallback_op_types"]:
-        ids = [f["instruction_id"] for f in s["fallback_ops"] if (f["op_type"] or f["kernel"] or "?") == t["op_type"]]
-        assert len(ids) == t["instructions"]
+    for t in s.top_fallback_op_types:
+        ids = [f.instruction_id for f in s.fallback_ops if (f.op_type or f.kernel or "?") == t.op_type]
+        assert len(ids) == t.instructions
         want = {src for i in ids for src in (p.instructions[i].sources or [p.instructions[i].source]) if src}
-        assert set(t["sources"]) == want
+        assert set(t.sources) == want
         line = next(x for x in reading_guide(s) if "CPU kernel" in x)
-        if t in s["top_fallback_op_types"][:3] and want:
-            assert f"{t['op_type']} ×{t['instructions']} at {compact_sources(t['sources'])}" in line
+        if t in s.top_fallback_op_types[:3] and want:
+            assert f"{t.op_type} ×{t.instructions} at {compact_sources(t.sources)}" in line

@@ -45,7 +45,9 @@ def live_summary(ds, build: str) -> dict:
 
     c, stored = summaries_of_build(ds, build)[0]
     r = api.results(api.load(stored["inputs"]["etdump"]))
-    return api.summary_document(r)
+    from etscope.render.json import to_jsonable
+
+    return to_jsonable(api.summary_document(r))
 
 
 def test_build_links_open_their_stored_summary(browser, page_file, artifact_dir):
