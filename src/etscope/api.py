@@ -304,7 +304,8 @@ def results(p, qhas=None, optrace=None, runtrace=None, llm_options: dict | None 
 
 
 def summary(p, runtrace=None) -> dict:
-    return results(p, runtrace=runtrace).summary
+    """What ``etscope summary --json`` prints (findings and phases included)."""
+    return summary_document(results(p, runtrace=runtrace))
 
 
 def summary_document(r: Results, consume: bool = False) -> dict:
