@@ -30,6 +30,10 @@ The false-alarm rate and the power are measured on generated series (tests/analy
 benchmarks/trend_false_alarms.py; numbers in BENCHMARKS.md, "trend: false alarms and detection").
 Assumes sessions of unchanged builds are exchangeable: a slow drift over many builds, or a
 device whose spread changes, is not modelled.
+
+Parts: ``trend_result`` (the result: frozen dataclasses, the JSON schema), ``trend_sessions`` (each
+file's steady p50, the builds' order, the rows of each series), ``trend_changes`` (the change test),
+``trend_ops`` (op changes and placement changes); this module puts a series together.
 """
 from __future__ import annotations
 from __future__ import annotations
