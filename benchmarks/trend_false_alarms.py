@@ -41,7 +41,7 @@ def main(argv=None) -> int:
         for seed in range(n):
             s = trend(*series(200_000 + seed, change=(1, factor, 12))).series[0]
             found += bool(s.changes)
-            exact += [c["build"] for c in s.changes] == ["c012"]
+            exact += [c.build for c in s.changes] == ["c012"]
             op += any(c.op == "native_call_cumsum.out" and c.build == "c012" for c in s.op_changes)
         out["planted"].append({"op_factor": factor, "latency_step_pct": round((factor - 1) * 30, 1), "series": n,
                                "found": found / n, "exactly_at_c012": exact / n, "op_at_c012": op / n})

@@ -82,7 +82,7 @@ def test_the_notebook_takes_the_kinds_by_the_cli_names():
     cli = CliRunner().invoke(main, ["summary", str(etd), "--runtrace", str(rt), "--json"])
     assert cli.exit_code == 0, cli.output
     p = etscope.load(etd, runtrace=str(rt))
-    assert json.loads(dumps(etscope.api.summary_document(etscope.api.results(p)))) == json.loads(cli.output)
+    assert json.loads(dumps(etscope.api.summary(p))) == json.loads(cli.output)
     assert json.loads(cli.output)["qnn"] != json.loads(dumps(etscope.api.summary(etscope.load(etd))))["qnn"]
 
 

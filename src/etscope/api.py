@@ -27,12 +27,10 @@ import html
 import os
 from collections.abc import Mapping
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from etscope import profile as P
 from etscope.analysis import qnn as qnn_analysis
-from etscope.analysis.diff.view import DiffView, diff_view
-from etscope.analysis.qnn.partition_files import QnnFiles
-from etscope.analysis.qnn.result import QnnView
 from etscope.analysis.results import Results
 from etscope.formats.kinds import KINDS
 # The input files, read through the registry of input kinds (etscope.inputs); read_view_qnn_files,
@@ -41,6 +39,11 @@ from etscope.inputs import (  # noqa: F401 - re-exported
     _is_path_or_paths, _paths, given_paths, given_values, read_inputs, read_qnn_inputs, read_view_qnn_files,
     shown_inputs, sharded_results, split_pin, view_results,
 )
+
+if TYPE_CHECKING:      # types only: the diff and QNN-file analyses load when a call needs them
+    from etscope.analysis.diff.view import DiffView
+    from etscope.analysis.qnn.partition_files import QnnFiles
+    from etscope.analysis.qnn.result import QnnView
 
 
 # ---- the notebook object ----------------------------------------------------------------------------
@@ -170,6 +173,8 @@ class NotebookProfile:
         options = {"min_effect_pct": min_effect_pct, "fail_on_regression_pct": fail_on_regression_pct,
                    "fail_on_fallback": fail_on_fallback}
         inputs = tuple(base.sources.values()) + tuple(other.sources.values())
+        from etscope.analysis.diff.view import diff_view
+
         return DiffResult(d, view=diff_view(d, base, other, options=options), inputs=inputs)
 
     def sql(self, query: str):
@@ -304,8 +309,10 @@ def results(p, qhas=None, optrace=None, runtrace=None, llm_options: dict | None 
 
 
 def summary(p, runtrace=None):
-    """The summary of a profile (``analysis.views.summary_result.Summary``)."""
-    return results(p, runtrace=runtrace).summary
+    """What ``etscope summary --json`` prints (findings and phases included): ``summary_document``,
+    a ``Summary`` (``analysis.views.summary_result``), or a ``PhasedSummary`` when the runs are
+    several phases."""
+    return summary_document(results(p, runtrace=runtrace))
 
 
 def summary_document(r: Results, consume: bool = False):
@@ -353,6 +360,8 @@ def compare_view(base, new, min_effect_pct: float = 2.0) -> DiffView:
     opts = tuple(p.llm_options if isinstance(p, NotebookProfile) else llm_options_of(profile_of(p)) for p in (base, new))
     base, new = profile_of(base), profile_of(new)
     d = compare(base, new, min_effect_pct=min_effect_pct, llm_options=opts)
+    from etscope.analysis.diff.view import diff_view
+
     return diff_view(d, base, new, options={"min_effect_pct": min_effect_pct})
 
 
@@ -431,7 +440,7 @@ def repr_html(p) -> str:
     from etscope.render.guide import reading_guide
     from etscope.units import fmt_ms
 
-    s = summary(p)
+    s = results(p).summary
     e = html.escape
     parts = ['<div class="etscope-profile">',
              f"<b>etscope Profile</b> — {e(profile.sources.get('etdump') or 'ETDump')}: "

@@ -12,11 +12,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from etscope import profile as P
-from etscope.analysis.qnn.partition_files import QnnFiles, assign, ops_by_partition, partition_op_names
 from etscope.analysis.results import Results
 from etscope.formats.kinds import KINDS, InputKind
+
+if TYPE_CHECKING:
+    from etscope.analysis.qnn.partition_files import QnnFiles
 
 _PIN = re.compile(r"^(?P<method>[^:=/\\]+):(?P<instr>[0-9]+)=(?P<path>.+)$")
 _MAX_INSTRUCTION = 2 ** 31 - 1     # instruction ids are int32 in the ETDump and the .pte
@@ -136,6 +139,8 @@ def read_view_qnn_files(qhas=(), optrace=(), qnn_csv=None, runtrace=None, ort_pr
     field of their own in ``extra`` by the name they feed."""
     values = given_values(given, qhas=_paths(qhas), optrace=_paths(optrace), qnn_profile=qnn_csv,
                           runtrace=runtrace, ort_profile=ort_profile)
+    from etscope.analysis.qnn.partition_files import QnnFiles
+
     out = QnnFiles()
     for name, v in values.items():
         kind = _kind(name)
@@ -191,6 +196,8 @@ def _view_results(profile: P.Profile | None, files: QnnFiles, pte, llm_options: 
 def sharded_results(profile: P.Profile | None, files: QnnFiles, program=None, inputs: dict | None = None,
                     llm_options: dict | None = None):
     """The Results of a view given several QHAS/optrace files (or pinned ones)."""
+    from etscope.analysis.qnn.partition_files import assign, ops_by_partition, partition_op_names
+
     r = Results(profile, None, None, files.runtrace, qnn_profile=files.qnn_profile, program=program, inputs=inputs,
                 llm_options=llm_options)
     parts = partition_op_names(profile, files.qnn_profile)

@@ -31,7 +31,7 @@ def test_chain8_findings_ranked_with_sections():
     top = got[2]
     assert top.severity == "medium" and "FastRPC transport" in top.text and top.section == "qnn-p0"
     assert top.us_per_run == 2191
-    assert top.evidence.startswith("RPC 2.35 ms contains QNN accelerator 157 µs; the difference, p50 over 3 run(s): 2.19 ms")
+    assert top.evidence.startswith("RPC execute 2.35 ms contains QNN accelerator 157 µs; the difference, p50 over 3 run(s): 2.19 ms")
     assert "levels overlap" in top.evidence and "profiled by QNN" in top.evidence
     assert "29,862 of 68,626 active HTP cycles (43.5%)" in got[0].text and got[0].section == "qnn-htp"
     assert got[0].text.startswith("DELEGATE_CALL #0: ") and "fmt_change" in got[0].evidence

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from etscope.cli import main
@@ -72,3 +73,22 @@ def test_bad_heap_one_line_exit_2(tmp_path):
         lines = r.output.strip().splitlines()
         assert len(lines) == 1 and "h.txt: line 2:" in lines[0], r.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_heap_view_is_a_frozen_result_with_the_schema_keys():
+    """The view is typed (issue 33 item 1): frozen, written by render.json with the keys of the schema."""
+    import dataclasses
+
+    from etscope.analysis.qnn.heap import heap_view
+    from etscope.formats.heap import read_heap
+    from etscope.formats.pte import read_pte
+    from etscope.render.json import to_jsonable
+
+    v = heap_view(read_heap(str(HEAP)), read_pte(str(QNN_PTE)))
+    assert type(v).__dataclass_params__.frozen and isinstance(v.notes, tuple)
+    assert list(to_jsonable(v)) == ["path", "before_bytes", "after_bytes", "difference_bytes", "contexts_freed",
+                                    "planned_cpu_bytes", "method", "vtcm_bytes", "vtcm_source", "soc_model", "notes",
+                                    "about"]
+    assert (v.vtcm_bytes, v.soc_model, v.difference_bytes) == (8 << 20, "SM8650", 0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        v.notes = ()

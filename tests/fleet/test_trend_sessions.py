@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from etscope.analysis.diff import trend as T
+from etscope.render.json import to_jsonable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
 from trend_series import series  # noqa: E402
@@ -37,8 +38,8 @@ def test_sessions_give_the_trend_of_the_rows(seed):
     r1, o1 = series(seed, builds=10, change=(0, 1.3, 6), moved=(2, 4), model="m1", soc="s")
     r2, o2 = series(seed + 10, builds=7, model="m2", soc="s")
     runs, ops = _cat(r1, r2), _cat(o1, o2)
-    want = T.trend(runs, ops).to_dict()
-    got = T.trend_of_sessions(_sessions(runs), ops).to_dict()
+    want = to_jsonable(T.trend(runs, ops))
+    got = to_jsonable(T.trend_of_sessions(_sessions(runs), ops))
     assert got == want
     assert want["series"][0]["changes"] and want["series"][0]["placement_changes"]
 

@@ -8,7 +8,7 @@ from views_helpers import REAL
 def test_grouped_op_types_name_every_source_line():
     # gen_multipart: two CPU cumsums, at make_fixtures.py:563 and :564 (issue 19, defect 7).
     p = etscope.load(REAL / "gen_multipart.etdump", etrecord=REAL / "gen_multipart.etrecord")
-    s = api.summary(p)
+    s = api.results(p).summary
     top = s.top_fallback_op_types[0]
     assert top.instructions == 2 and len(top.sources) == 2
     line = next(x for x in reading_guide(s) if "CPU kernel" in x)
@@ -27,7 +27,7 @@ def test_compact_sources():
 def test_grouped_sources_are_every_node_source_of_the_group():
     p = etscope.load(REAL / "gen_llama_mixed.etdump", etrecord=REAL / "gen_llama_mixed.etrecord",
                      pte=REAL / "gen_llama_mixed.pte")
-    s = api.summary(p)
+    s = api.results(p).summary
     for t in s.top_fallback_op_types:
         ids = [f.instruction_id for f in s.fallback_ops if (f.op_type or f.kernel or "?") == t.op_type]
         assert len(ids) == t.instructions

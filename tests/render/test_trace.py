@@ -106,3 +106,25 @@ def test_validate_catches_broken_traces():
     missing = {"traceEvents": [{"name": "a", "ph": "X", "pid": 1, "ts": 0, "dur": 1}]}
     assert validate(missing)
     assert validate({"nope": []})
+
+
+def test_trace_view_is_a_frozen_result_with_its_slices_as_columns():
+    """Issue 33 item 1: the view is frozen (tracks and notes tuples, no dict of extras) and its slices
+    are columns, one entry per slice, not an object per slice (millions of events); the trace writes
+    one event per slice from them, and with the units' slices its X events are all of them."""
+    import dataclasses
+
+    from etscope.analysis.qnn.htp_units import Slices
+
+    path = qnn_fixture("synthetic_qnn_vit_2part")
+    p = etscope.load(path, etrecord=path.with_suffix(".etrecord"))
+    v = trace_view(p, qnn=api.qnn(p))
+    assert type(v).__dataclass_params__.frozen and isinstance(v.tracks, tuple) and isinstance(v.notes, tuple)
+    assert isinstance(v.slices, Slices) and all(isinstance(c, tuple) and len(c) == len(v.slices)
+                                                for c in dataclasses.astuple(v.slices))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        v.notes = ()
+    t = build_trace(v, notes_before=("first",))
+    n_units = len(v.units.slices) if v.units is not None else 0
+    assert len(x_events(t)) == len(v.slices) + n_units and t["otherData"]["notes"] == ["first", *v.notes]
+    assert t["otherData"]["clock_rule"] == v.clock_rule and "time_unit_of_htp_ops" not in t["otherData"]

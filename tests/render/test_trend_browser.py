@@ -14,8 +14,10 @@ from views_helpers import XSS, open_report
 def page_file(tmp_path_factory):
     from etscope.render.trend_html import trend_page
 
+    import dataclasses
+
     t = two_series()
-    t.series[1].model = XSS
+    t = dataclasses.replace(t, series=(t.series[0], dataclasses.replace(t.series[1], model=XSS)))
     out = tmp_path_factory.mktemp("trend") / "trend.html"
     out.write_text(trend_page(t, "ds"), encoding="utf-8")
     return out, t
@@ -35,7 +37,7 @@ def test_trend_page_in_chromium(browser, page_file, artifact_dir):
             labels = card.locator("svg text.x-label")
             shown = [int(x) for x in labels.evaluate_all("ns => ns.map(n => n.getAttribute('data-index'))")]
             changes = {s.builds.index(next(p for p in s.builds if p.build == b))
-                       for b in {c["build"] for c in s.changes} | {o.build for o in s.op_changes}
+                       for b in {c.build for c in s.changes} | {o.build for o in s.op_changes}
                        | {pc.build for pc in s.placement_changes}}
             want, k = labelled_builds(n, changes)
             assert shown == want
@@ -51,8 +53,8 @@ def test_trend_page_in_chromium(browser, page_file, artifact_dir):
             markers = card.locator("svg g.marker")
             assert markers.count() == len(changes) == card.locator("ol.changes > li").count()
             for c in s.changes:
-                item = card.locator("ol.changes > li", has_text=c["build"]).first
-                assert "95% interval" in item.inner_text() and c["verdict"] in item.inner_text()
+                item = card.locator("ol.changes > li", has_text=c.build).first
+                assert "95% interval" in item.inner_text() and c.verdict in item.inner_text()
             # whiskers inside the plot
             box = card.locator("svg").bounding_box()
             for wl in card.locator("svg line.whisker").all()[:50]:

@@ -20,7 +20,7 @@ class Level:
     key: str              # stable name in JSON and code
     event: str            # the exact event identifier the files carry (without ExecuTorch's unit suffix)
     unit: str             # the unit the files carry it in ("ns", "us", "cycles")
-    label: str            # what the views print
+    label: str            # what the views print (pictures, table headers, findings)
     meaning: str          # what the level measures
     adds: str | None      # what it adds over the next level inside it (None: innermost)
 
@@ -28,22 +28,22 @@ class Level:
 METHOD_EXECUTE = Level(
     "method_execute", "Method::execute", "ns", "Method::execute",
     "ExecuTorch's wall time of one execute() of a method: delegate calls, CPU kernels and framework "
-    "overhead", "CPU kernels and ExecuTorch's own work between the delegate calls")
+    "overhead", "the rest of the model: other partitions, CPU kernels, framework overhead")
 DELEGATE_CALL = Level(
     "delegate_call", "DELEGATE_CALL", "ns", "DELEGATE_CALL",
     "ExecuTorch's wall time around the call into the QNN backend (ns, measured by ExecuTorch)",
     "ExecuTorch QNN backend work around QNN's graph execute: input/output tensor setup, "
     "shared-buffer mapping, profiling readout")
 QNN_EXECUTE = Level(
-    "qnn_execute", "QNN (execute) time", "us", "QNN (execute) time",
+    "qnn_execute", "QNN (execute) time", "us", "QNN execute",
     "QNN's graphExecute call on the CPU side",
     "QNN host-side work before and after the remote call (argument marshalling, cache maintenance)")
 RPC_EXECUTE = Level(
-    "rpc_execute", "RPC (execute) time", "us", "RPC (execute) time",
+    "rpc_execute", "RPC (execute) time", "us", "RPC execute",
     "the FastRPC call from the CPU to the HTP (DSP)",
     "FastRPC transport and driver time between CPU and DSP")
 QNN_ACCELERATOR = Level(
-    "qnn_accelerator", "QNN accelerator (execute) time", "us", "QNN accelerator (execute) time",
+    "qnn_accelerator", "QNN accelerator (execute) time", "us", "QNN accelerator",
     "QNN's handling of the execute on the DSP",
     "DSP-side QNN work around the graph (scheduling, VTCM acquire, power-up)")
 ACCELERATOR = Level(
@@ -59,8 +59,10 @@ ACCELERATOR_CYCLES = Level(
 
 # The QNN levels inside a DELEGATE_CALL, outside in (cycles are not a level of time).
 QNN_TIME_LEVELS = (QNN_EXECUTE, RPC_EXECUTE, QNN_ACCELERATOR, ACCELERATOR, ACCELERATOR_EXCL_WAIT)
+BY_EVENT = {lv.event: lv for lv in (*QNN_TIME_LEVELS, ACCELERATOR_CYCLES)}
 # The whole nesting of an ETDump with a QNN partition, outside in.
 NESTING = (METHOD_EXECUTE, DELEGATE_CALL, *QNN_TIME_LEVELS)
+BY_EVENT.update({lv.event: lv for lv in NESTING})
 
 
 @dataclass(frozen=True)

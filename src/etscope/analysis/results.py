@@ -209,14 +209,14 @@ class Results:
         return [(k, q, o) for k, (q, o) in pairs.items()] + loose
 
     @cached_property
-    def heap_view(self) -> dict | None:
+    def heap_view(self):
         """The DSP heap before/after the QNN contexts (``analysis.qnn.heap``), with ``--qnn-heap``."""
         if self.qnn_heap is None:
             return None
         from etscope.analysis.qnn.heap import heap_view
 
         view = heap_view(self.qnn_heap, self.program, self.profile.method if self.profile is not None else None)
-        self.notes += ["DSP heap: " + n for n in view["notes"]]
+        self.notes += ["DSP heap: " + n for n in view.notes]
         return view
 
     @cached_property

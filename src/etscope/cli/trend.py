@@ -41,7 +41,7 @@ def trend(dataset, model, soc, as_json, html_path, summary_of):
     sessions, ops = trend_inputs(ds, model, soc)
     t = trend_of_sessions(sessions, ops)
     if as_json:
-        emit_json(t.to_dict())
+        emit_json(t)
     elif out is None or out.kind != "stdout":
         from etscope.render.trend_text import render_trend
 

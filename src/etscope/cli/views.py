@@ -164,12 +164,11 @@ def trace(etdump, etrecord, pte, method, phase, given, output, runs_spec):
     r = load_results(etdump, etrecord, pte, method, given, phase=phase)
     runs = _runs_in(ranges, r.profile.n_runs if r.profile is not None else _qnn_file_runs(r), runs_spec,
                     clip=r.profile is None)
-    t = build_trace(r.trace(runs))
-    t["otherData"]["notes"] = r.notes + t["otherData"]["notes"]
-    write_trace(out, t)
-    n = sum(1 for e in t["traceEvents"] if e.get("ph") == "X")
+    view = r.trace(runs)
+    write_trace(out, build_trace(view, notes_before=r.notes))
+    n = len(view.slices) + (len(view.units.slices) if view.units is not None else 0)
     echo_wrote(out, f"({n:,} events): open it in https://ui.perfetto.dev or chrome://tracing")
-    for note in t["otherData"]["notes"]:
+    for note in [*r.notes, *view.notes]:
         click.echo(f"note: {note}", err=True)
 
 

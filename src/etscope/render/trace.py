@@ -12,22 +12,29 @@ UNITS_PID = 2         # the optrace's HTP units: a process of their own (their o
 SCHEMA = "etscope.trace/1"
 
 
-def build_trace(view: TraceView) -> dict:
-    """The trace as a dict ``{"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}``."""
-    out = [{"name": s["name"], "cat": s["cat"], "ph": "X", "pid": PID, "tid": s["tid"], "ts": s["ts"],
-            "dur": s["dur"], "args": s["args"]} for s in view.slices]
+def build_trace(view: TraceView, notes_before=()) -> dict:
+    """The trace as a dict ``{"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}``;
+    ``notes_before``: notes of the whole analysis, listed before the view's own.
+    One event dict per slice, made here from the view's columns (the output itself; nothing else
+    is made per slice), ordered by track, start, then longest first."""
+    sl = view.slices
+    track, ts, dur = sl.track, sl.ts, sl.dur
+    order = sorted(range(len(sl)), key=lambda k: (track[k], ts[k], -dur[k]))     # stable: ties keep the view's order
+    name, cat, args = sl.name, sl.cat, sl.args
+    out = [{"name": name[k], "cat": cat[k], "ph": "X", "pid": PID, "tid": track[k], "ts": ts[k], "dur": dur[k],
+            "args": args[k]} for k in order]
     meta = [{"name": "process_name", "ph": "M", "pid": PID, "tid": MAIN_TID, "args": {"name": view.process}}]
     for t in view.tracks:
         meta.append({"name": "thread_name", "ph": "M", "pid": PID, "tid": t.tid, "args": {"name": t.name}})
         meta.append({"name": "thread_sort_index", "ph": "M", "pid": PID, "tid": t.tid,
                      "args": {"sort_index": t.sort_index}})
-    out.sort(key=lambda x: (x["tid"], x["ts"], -x["dur"]))
-    notes = list(view.notes)
     out += _unit_events(view.units)      # optrace HMX/HVX/DMA tracks
-    return {"traceEvents": meta + out, "displayTimeUnit": "ms",
-            "otherData": {"schema": SCHEMA, "generator": "etscope", "inputs": dict(view.sources),
-                          "time_unit": view.time_unit, "time_origin": view.time_origin, "runs": view.runs,
-                          "notes": notes, **view.extra}}
+    other = {"schema": SCHEMA, "generator": "etscope", "inputs": dict(view.sources), "time_unit": view.time_unit,
+             "time_origin": view.time_origin, "runs": view.runs, "notes": [*notes_before, *view.notes],
+             "clock_rule": view.clock_rule}
+    if view.time_unit_of_htp_ops is not None:
+        other.update(time_unit_of_htp_ops=view.time_unit_of_htp_ops)
+    return {"traceEvents": meta + out, "displayTimeUnit": "ms", "otherData": other}
 
 
 def _unit_events(units) -> list[dict]:
@@ -40,8 +47,9 @@ def _unit_events(units) -> list[dict]:
         out.append({"name": "thread_name", "ph": "M", "pid": UNITS_PID, "tid": t.key, "args": {"name": t.name}})
         out.append({"name": "thread_sort_index", "ph": "M", "pid": UNITS_PID, "tid": t.key,
                     "args": {"sort_index": t.key}})
-    out += [{"name": s["name"], "cat": s["cat"], "ph": "X", "pid": UNITS_PID, "tid": s["track"], "ts": s["ts"],
-             "dur": s["dur"], "args": s["args"]} for s in units.slices]
+    sl = units.slices
+    out += [{"name": n, "cat": c, "ph": "X", "pid": UNITS_PID, "tid": k, "ts": t, "dur": d, "args": a}
+            for n, c, k, t, d, a in zip(sl.name, sl.cat, sl.track, sl.ts, sl.dur, sl.args)]
     return out
 
 

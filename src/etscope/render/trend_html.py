@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 
-from etscope.analysis.diff.trend import ALL_PHASES, Series, Trend
+from etscope.analysis.diff.trend_result import ALL_PHASES, Series, Trend
 from etscope.display import without_controls
 from etscope.render.trend_words import backend_counts, explanations, facts_sentence, p_words, pct
 from etscope.version import __version__
@@ -135,8 +135,9 @@ def _title(s: Series) -> str:
     return f"{s.model} on {s.soc}" + (f", {s.phase} runs" if s.phase != ALL_PHASES else "")
 
 
-def series_data(s: Series, index: int, summaries: dict | None = None, dataset_arg: str = "") -> dict:
-    """One series of the page. ``summaries``: {(model, soc, phase, build): BuildSummary} of the builds
+def series_data(s: Series, index: int, summaries: dict | None = None, dataset_arg: str = "",
+                alpha: float = float("nan"), min_effect_pct: float = float("nan")) -> dict:
+    """One series of the page (``alpha``, ``min_effect_pct``: the trend's, said in its summary line). ``summaries``: {(model, soc, phase, build): BuildSummary} of the builds
     whose stored summary the page embeds (``fleet.summaries.build_summaries``; None: none at all);
     ``dataset_arg``: the dataset as a shell word, for the command line that shows any build's."""
     builds = s.builds[-MAX_BUILDS:]
@@ -154,30 +155,32 @@ def series_data(s: Series, index: int, summaries: dict | None = None, dataset_ar
     dp = unit_decimals(max(p50s if log else drawn) * k if drawn else float("nan"))
     why = explanations(s)
     pos = {p.build: i for i, p in enumerate(builds)}
-    markers = []
+    found = []
     for b, lines in why.items():
         if b not in pos:
             continue
-        ch = next((c for c in s.changes if c["build"] == b), None)
-        kind = ch["verdict"] if ch else ("placement" if any(pc.build == b for pc in s.placement_changes) else "op")
-        head = f"{pct(ch['change_pct'])}" if ch else ("placement" if kind == "placement" else "op change")
-        markers.append({"index": pos[b], "build": b, "kind": kind, "headline": head, "explain": lines})
-    markers.sort(key=lambda m: m["index"])
-    for n, m in enumerate(markers, 1):
-        m["n"] = n
+        ch = next((c for c in s.changes if c.build == b), None)
+        kind = ch.verdict if ch else ("placement" if any(pc.build == b for pc in s.placement_changes) else "op")
+        head = f"{pct(ch.change_pct)}" if ch else ("placement" if kind == "placement" else "op change")
+        found.append((pos[b], b, kind, head, lines))
+    found.sort(key=lambda m: m[0])
+    marker_at = {i: n for n, (i, *_) in enumerate(found, 1)}      # build index -> its marker's number
+    markers = [{"index": i, "build": b, "kind": kind, "headline": head, "explain": lines, "n": n}
+               for n, (i, b, kind, head, lines) in enumerate(found, 1)]
     placement_at = {pc.build: backend_counts(pc.counts_after) for pc in s.placement_changes}
     if s.placement_changes and s.placement_changes[0].previous_build in pos:
         placement_at.setdefault(s.placement_changes[0].previous_build, backend_counts(s.placement_changes[0].counts_before))
     facts_at = {fc.build: facts_sentence(fc).split(": ", 1)[1] for fc in s.fact_changes}
     longest = max((len(p.build) if len(p.build) <= MAX_LABEL_CHARS else MAX_LABEL_CHARS for p in builds), default=1)
-    labelled, every = labelled_builds(len(builds), {m["index"] for m in markers},
+    labelled, every = labelled_builds(len(builds), set(marker_at),
                                       WIDTH - max(PAD_L, 12 + int(6.2 * 0.72 * longest)) - PAD_R)
     rows = []
     prev = None
+    shorts = [p.build if len(p.build) <= MAX_LABEL_CHARS else p.build[:MAX_LABEL_CHARS - 1] + "…" for p in builds]
     for i, p in enumerate(builds):
         vs_prev = None if prev is None or not _f(prev.p50_ms) or not _f(p.p50_ms) else (p.p50_ms / prev.p50_ms - 1) * 100
         rows.append({
-            "build": p.build, "short": p.build if len(p.build) <= MAX_LABEL_CHARS else p.build[:MAX_LABEL_CHARS - 1] + "…",
+            "build": p.build, "short": shorts[i],
             "order_key": p.order_key, "sessions": p.sessions, "runs": p.runs,
             "p50": _f(p.p50_ms * k), "lo": _f(p.lo_ms * k), "hi": _f(p.hi_ms * k),
             "q1": _f(p.q1_ms * k), "q3": _f(p.q3_ms * k),
@@ -190,7 +193,7 @@ def series_data(s: Series, index: int, summaries: dict | None = None, dataset_ar
             "test_text": (p.verdict if p.verdict == "not tested" else
                           f"{p.verdict} ({pct(p.change_pct)}, {p_words(p.p_value)})"),
             "verdict": p.verdict, "placement": placement_at.get(p.build, ""), "facts": facts_at.get(p.build, ""),
-            "marker": next((m["n"] for m in markers if m["index"] == i), None),
+            "marker": marker_at.get(i),
             **_summary_link(s, index, p.build, summaries, dataset_arg),
         })
         prev = p
@@ -204,15 +207,19 @@ def series_data(s: Series, index: int, summaries: dict | None = None, dataset_ar
                         "the intervals are wide; more sessions per build narrow them")
     if cut:
         notes.insert(0, f"the first {cut} builds are left out of the chart and the table (at most {MAX_BUILDS} drawn)")
+    spread = sd if s.session_sd_pct is None else f"{sd} ({s.session_sd_df} df)"
     linked = sum(1 for p in builds if (summaries or {}).get((s.model, s.soc, s.phase, p.build)) is not None)
     return {"id": f"series-{index}", "title": _title(s), "model": s.model, "soc": s.soc, "phase": s.phase,
             # rotated x labels reach down and to the left of their build: room for the longest
-            "pad_b": 24 + int(6.2 * 0.72 * max((len(r["short"]) for r in rows), default=1)),
-            "pad_l": max(PAD_L, 12 + int(6.2 * 0.72 * max((len(r["short"]) for r in rows), default=1))),
+            "pad_b": 24 + int(6.2 * 0.72 * max(map(len, shorts), default=1)),
+            "pad_l": max(PAD_L, 12 + int(6.2 * 0.72 * max(map(len, shorts), default=1))),
             "unit": unit, "ticks": ticks, "tick_labels": tick_labels, "log": log,
             "axis_title": "p50 latency (log scale)" if log else f"p50 latency ({unit})", "labelled": labelled, "label_every": every,
             "label_rule": rule, "builds": rows, "markers": markers, "notes": notes,
-            "summary": "", "spread": sd if s.session_sd_pct is None else f"{sd} ({s.session_sd_df} df)", "tests": s.tests,
+            "summary": (f"{len(rows)} builds; between-session spread measured from the series: {spread}; "
+                        f"a change needs p < {alpha:g}/{s.tests} (Bonferroni over the series) "
+                        f"and at least {min_effect_pct:g}%"),
+            "spread": spread, "tests": s.tests,
             "summaries_hint": _summaries_hint(len(builds), linked, summaries is not None, dataset_arg)}
 
 
@@ -260,11 +267,7 @@ def _clean(x):
 
 def trend_page_data(t: Trend, dataset: str = "", title: str | None = None, summaries: dict | None = None,
                     dataset_arg: str = "") -> dict:
-    series = [series_data(s, i, summaries, dataset_arg) for i, s in enumerate(t.series)]
-    for d in series:
-        d["summary"] = (f"{len(d['builds'])} builds; between-session spread measured from the series: {d['spread']}; "
-                        f"a change needs p < {t.alpha:g}/{d['tests']} (Bonferroni over the series) "
-                        f"and at least {t.min_effect_pct:g}%")
+    series = [series_data(s, i, summaries, dataset_arg, t.alpha, t.min_effect_pct) for i, s in enumerate(t.series)]
     return _clean({
         "schema": SCHEMA, "title": title or (f"etscope trend: {dataset}" if dataset else "etscope trend"),
         "dataset": dataset, "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from etscope.analysis.diff.trend import ALL_PHASES, Trend
+from etscope.analysis.diff.trend_result import ALL_PHASES, Trend
 from etscope.render.text import Table, console_or_default, safe_text
 from etscope.render.trend_words import counts_change, facts_sentence, step_sentence
 from etscope.units import fmt_ms
@@ -34,8 +34,8 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10, fo
                    f"series) and at least {t.min_effect_pct:g}%"))
         if s.changes:
             for ch in s.changes:
-                c.print(safe_text(f"• at {ch['build']} (after {ch['previous_build']}): {step_sentence(ch)}"),
-                        style=VERDICT_STYLE.get(ch["verdict"]))
+                c.print(safe_text(f"• at {ch.build} (after {ch.previous_build}): {step_sentence(ch)}"),
+                        style=VERDICT_STYLE.get(ch.verdict))
         else:
             c.print("• no significant change in p50 latency")
         # The shared Table (render.screen): it fits the terminal and cuts nothing when piped; the
@@ -66,7 +66,7 @@ def render_trend(t: Trend, console: Console | None = None, top_ops: int = 10, fo
             c.print(safe_text(f"Placement changed at {pc.build} (after {pc.previous_build}): ops per backend "
                        f"{counts_change(pc.counts_before, pc.counts_after)}"))
             for m in pc.moved[:top_ops]:
-                c.print(safe_text(f"  {m['op']}: {m['before'] or '(absent)'} → {m['after'] or '(absent)'}"))
+                c.print(safe_text(f"  {m.op}: {m.before or '(absent)'} → {m.after or '(absent)'}"))
             if max(pc.moved_total, len(pc.moved)) > top_ops:
                 c.print(f"  … and {max(pc.moved_total, len(pc.moved)) - top_ops} more (all in --json)")
         for fc in s.fact_changes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from etscope.analysis.diff.trend import FactChange, OpChange, PlacementChange, Series
+from etscope.analysis.diff.trend_result import Change, FactChange, OpChange, PlacementChange, Series
 
 MAX_MOVED_SHOWN = 5       # ops named in one sentence about a placement change (the count is whole)
 
@@ -47,13 +47,12 @@ def moved_words(pc: PlacementChange, limit: int = MAX_MOVED_SHOWN) -> str:
     """The ops that moved: "conv1 XnnpackBackend → cpu; conv2 (new) on cpu" and "… and N more"."""
     out = []
     for m in pc.moved[:limit]:
-        before, after = m.get("before"), m.get("after")
-        if before is None:
-            out.append(f"{m['op']} (new) on {after or 'no backend'}")
-        elif after is None:
-            out.append(f"{m['op']} (gone) was on {before}")
+        if m.before is None:
+            out.append(f"{m.op} (new) on {m.after or 'no backend'}")
+        elif m.after is None:
+            out.append(f"{m.op} (gone) was on {m.before}")
         else:
-            out.append(f"{m['op']} {before} → {after}")
+            out.append(f"{m.op} {m.before} → {m.after}")
     total = max(pc.moved_total, len(pc.moved))
     if total > len(out):
         out.append(f"… and {total - len(out)} more")
@@ -66,16 +65,15 @@ def placement_sentence(pc: PlacementChange) -> str:
             f"({counts_change(pc.counts_before, pc.counts_after)}): {moved_words(pc)}")
 
 
-def step_sentence(ch: dict) -> str:
+def step_sentence(ch: Change) -> str:
     """The detector's finding: "regression: p50 +12.3% (95% interval +8.1% to +16.7%), p = 0.001"."""
     interval = ""
-    if ch.get("lo_pct") is not None and ch.get("hi_pct") is not None \
-            and math.isfinite(ch["lo_pct"]) and math.isfinite(ch["hi_pct"]):
-        interval = f" (95% interval {pct(ch['lo_pct'])} to {pct(ch['hi_pct'])})"
-    late = "" if ch.get("significant_at") in (None, ch["build"]) else \
-        f"; significant once {ch['significant_at']} was measured, placed at the best split"
-    return (f"{ch['verdict']}: p50 {pct(ch['change_pct'])}{interval} vs the builds since the last change, "
-            f"{p_words(ch['p_value'])}{late}")
+    if ch.lo_pct is not None and ch.hi_pct is not None and math.isfinite(ch.lo_pct) and math.isfinite(ch.hi_pct):
+        interval = f" (95% interval {pct(ch.lo_pct)} to {pct(ch.hi_pct)})"
+    late = "" if ch.significant_at in (None, ch.build) else \
+        f"; significant once {ch.significant_at} was measured, placed at the best split"
+    return (f"{ch.verdict}: p50 {pct(ch.change_pct)}{interval} vs the builds since the last change, "
+            f"{p_words(ch.p_value)}{late}")
 
 
 def op_sentence(o: OpChange) -> str:
@@ -85,8 +83,8 @@ def op_sentence(o: OpChange) -> str:
 
 def facts_sentence(fc: FactChange) -> str:
     """ "recorded facts changed after b1: executorch 1.4 → 1.5, HTP clock 1000 MHz → (not recorded)"."""
-    parts = [f"{c['name']} {c['before'] if c['before'] is not None else '(not recorded)'} → "
-             f"{c['after'] if c['after'] is not None else '(not recorded)'}" for c in fc.changed]
+    parts = [f"{c.name} {c.before if c.before is not None else '(not recorded)'} → "
+             f"{c.after if c.after is not None else '(not recorded)'}" for c in fc.changed]
     return f"recorded facts changed after {fc.previous_build}: " + ", ".join(parts)
 
 
@@ -96,7 +94,7 @@ def explanations(s: Series, max_ops: int = 5) -> dict[str, list[str]]:
     clock) that differ from the build before (each a sentence, in that order)."""
     out: dict[str, list[str]] = {}
     for ch in s.changes:
-        out.setdefault(ch["build"], []).append(step_sentence(ch))
+        out.setdefault(ch.build, []).append(step_sentence(ch))
     by_build: dict[str, list[OpChange]] = {}
     for o in s.op_changes:
         by_build.setdefault(o.build, []).append(o)

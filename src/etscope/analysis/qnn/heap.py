@@ -11,6 +11,8 @@ Three different memories, never added together:
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from etscope.formats import qnn_compile_spec as qcs
 from etscope.formats.heap import HeapProfile
 
@@ -19,12 +21,26 @@ ABOUT = ("two checkpoints around the QNN contexts' lifetime, not the peak DSP he
          "neither VTCM nor CPU memory")
 
 
-def heap_view(heap: HeapProfile, program=None, method: str | None = None) -> dict:
-    """Plain dict (JSON-ready): ``before_bytes``, ``after_bytes``, ``difference_bytes`` (after -
-    before; null without the second line), ``contexts_freed``, ``planned_cpu_bytes`` {method: bytes}
-    (methods with instructions; empty without the .pte), ``method`` (the runs' method, when
-    known), ``vtcm_bytes`` / ``vtcm_source`` / ``soc_model`` (first QNN compile spec), ``notes``
-    (what this file shows: contexts not freed, heap kept), ``about`` (what the numbers are)."""
+@dataclass(frozen=True)
+class HeapView:
+    """The DSP heap file beside the program's planned memory and VTCM (JSON: ``qnn_heap``)."""
+    path: str
+    before_bytes: int
+    after_bytes: int | None              # None: the contexts were never freed (first line only)
+    difference_bytes: int | None         # after - before; None without the second line
+    contexts_freed: bool
+    planned_cpu_bytes: dict[str, int]    # {method: bytes}, methods with instructions; empty without the .pte
+    method: str | None                   # the runs' method, when known
+    vtcm_bytes: int | None               # first QNN compile spec's (or the SoC table's)
+    vtcm_source: str | None
+    soc_model: str | None
+    notes: tuple[str, ...]               # what this file shows: contexts not freed, heap kept
+    about: str                           # what the numbers are (``ABOUT``)
+
+
+def heap_view(heap: HeapProfile, program=None, method: str | None = None) -> HeapView:
+    """The heap file's checkpoints, the planned CPU memory per method of ``program`` (the .pte, if
+    given), the VTCM of its first QNN compile spec, and notes on what the file shows."""
     notes: list[str] = []
     diff = heap.difference_bytes
     if heap.after_bytes is None:
@@ -51,7 +67,5 @@ def heap_view(heap: HeapProfile, program=None, method: str | None = None) -> dic
         if len(vtcms) > 1:
             notes.append("the program's QNN delegates name different VTCM sizes: "
                          + ", ".join(f"{v:,} bytes" for v in sorted(vtcms)) + "; the first is shown")
-    return {"path": heap.path, "before_bytes": heap.before_bytes, "after_bytes": heap.after_bytes,
-            "difference_bytes": diff, "contexts_freed": heap.after_bytes is not None,
-            "planned_cpu_bytes": planned, "method": method, "vtcm_bytes": vtcm, "vtcm_source": vtcm_source,
-            "soc_model": soc, "notes": notes, "about": ABOUT}
+    return HeapView(heap.path, heap.before_bytes, heap.after_bytes, diff, heap.after_bytes is not None, planned,
+                    method, vtcm, vtcm_source, soc, tuple(notes), ABOUT)

@@ -6,7 +6,7 @@ Execute, else QHAS timeline cycles ÷ graph execute µs, else the ETDump partiti
 records one inference of a separate run: its time axis starts at 0 and is not the ETDump's."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 CLOCK_RULE = ("HTP unit tracks (optrace/QHAS: one inference of a separate run): cycles ÷ the clock of that "
               "inference (the runtrace's first Graph Execute, else QHAS timeline cycles ÷ graph execute µs, else "
@@ -21,12 +21,35 @@ class UnitTrack:
     name: str
 
 
-@dataclass
+@dataclass(frozen=True)
+class Slices:
+    """Slices of a timeline as columns, entry k of each column the k-th slice (µs from the view's
+    origin; ``track``: its track's id). A column per field, not an object per slice: an ETDump's
+    trace holds a slice per event (millions). ``args``: each slice's details, the plain mappings the
+    trace writes as they are (output data, built once here)."""
+    name: tuple[str, ...]
+    cat: tuple[str, ...]
+    track: tuple[int, ...]
+    ts: tuple[float, ...]
+    dur: tuple[float, ...]
+    args: tuple[dict, ...]
+
+    @classmethod
+    def of(cls, rows) -> Slices:
+        """From ``(name, cat, track, ts, dur, args)`` rows, in their order."""
+        cols = tuple(zip(*rows))
+        return cls(*cols) if cols else cls((), (), (), (), (), ())
+
+    def __len__(self) -> int:
+        return len(self.name)
+
+
+@dataclass(frozen=True)
 class HtpUnits:
     process: str
-    tracks: list[UnitTrack] = field(default_factory=list)
-    slices: list[dict] = field(default_factory=list)    # {"name", "cat", "track", "ts", "dur", "args"} (µs)
-    clock_mhz: float | None = None
+    tracks: tuple[UnitTrack, ...]
+    slices: Slices                       # track: the UnitTrack's key
+    clock_mhz: float | None
 
 
 def htp_units(tl, notes: list[str]) -> HtpUnits | None:
@@ -41,25 +64,23 @@ def htp_units(tl, notes: list[str]) -> HtpUnits | None:
                      "(give QHAS or the runtrace of the optrace run)")
         return None
     how = "estimated" if tl.clock_is_estimate else "measured"
-    out = HtpUnits(process=f"HTP units (optrace: one inference of its own run, from 0; cycles ÷ {mhz:,.0f} MHz {how})",
-                   clock_mhz=float(mhz))
+    tracks, rows = [], []
     key = 0
     for t in tl.tracks:
         sl = t.slices
         base = key
         for lane in range(max(t.lanes, 1)):
             key += 1
-            out.tracks.append(UnitTrack(key, f"{t.kind} (tid {t.tid})" + (f" lane {lane + 1}" if lane else "")))
+            tracks.append(UnitTrack(key, f"{t.kind} (tid {t.tid})" + (f" lane {lane + 1}" if lane else "")))
         for s, d, ln, op, qop, cat in zip(sl.start_cycles, sl.dur_cycles, sl.lane, sl.op,
                                           sl.qnn_op, sl.category):
             # Integer ns from cycles, so that µs values of touching ops touch exactly.
             start_ns, end_ns = round(s * 1000 / mhz), round((s + d) * 1000 / mhz)
-            out.slices.append({"name": op, "cat": f"htp_{cat}", "track": base + 1 + ln, "ts": start_ns / 1000,
-                               "dur": (end_ns - start_ns) / 1000,
-                               "args": {"qnn_op": qop, "uses": cat, "cycles": d, "start_cycle": s,
-                                        "clock_mhz": round(mhz, 1), "clock": tl.clock_source,
-                                        "estimated": bool(tl.clock_is_estimate)}})
+            rows.append((op, f"htp_{cat}", base + 1 + ln, start_ns / 1000, (end_ns - start_ns) / 1000,
+                         {"qnn_op": qop, "uses": cat, "cycles": d, "start_cycle": s, "clock_mhz": round(mhz, 1),
+                          "clock": tl.clock_source, "estimated": bool(tl.clock_is_estimate)}))
         if t.slices_total > len(sl.start_cycles):
             notes.append(f"optrace {t.kind} tid {t.tid}: the {len(sl.start_cycles)} longest of "
                          f"{t.slices_total} ops are drawn")
-    return out
+    return HtpUnits(f"HTP units (optrace: one inference of its own run, from 0; cycles ÷ {mhz:,.0f} MHz {how})",
+                    tuple(tracks), Slices.of(rows), float(mhz))

@@ -16,31 +16,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from etscope.analysis import glossary
 from etscope.arrays import median
 from etscope.units import fmt_us
 
-METHOD = "Method::execute"
-DELEGATE_CALL = "DELEGATE_CALL"
-ACCEL = "Accelerator (execute) time"
-ACCEL_EXCL_WAIT = "Accelerator (execute excluding wait) time"
+METHOD = glossary.METHOD_EXECUTE.event
+DELEGATE_CALL = glossary.DELEGATE_CALL.event
+ACCEL = glossary.ACCELERATOR.event
+ACCEL_EXCL_WAIT = glossary.ACCELERATOR_EXCL_WAIT.event
 
-# Level name -> (short label, what this level adds over the next one inside it, in plain words).
-# The innermost level shown adds nothing: it is described by INNERMOST_WORDS instead.
-LEVEL_WORDS = {
-    METHOD: ("Method::execute", "the rest of the model: other partitions, CPU kernels, framework"),
-    DELEGATE_CALL: ("DELEGATE_CALL", "ExecuTorch's QNN backend around QNN's execute (tensor setup, "
-                                     "profiling readout)"),
-    "QNN (execute) time": ("QNN execute", "QNN host-side work before and after the remote call"),
-    "RPC (execute) time": ("RPC", "FastRPC transport between CPU and DSP"),
-    "QNN accelerator (execute) time": ("QNN accelerator", "DSP-side QNN work around the graph (scheduling, "
-                                                          "VTCM acquire, power-up)"),
-    ACCEL: ("Accelerator", "waits (VTCM, DMA, other clients) while the graph runs"),
-    ACCEL_EXCL_WAIT: ("Accelerator excl. wait", "HTP compute: the graph itself"),
-}
-INNERMOST_WORDS = {
-    ACCEL: "the HTP executing the graph, waits included",
-    ACCEL_EXCL_WAIT: "HTP compute: the graph itself, waits excluded",
-}
+# Level name -> (label, what this level adds over the next one inside it), and the innermost
+# level's own words: the glossary's (one name and one description per level).
+LEVEL_WORDS = {name: (lv.label, lv.adds or lv.meaning) for name, lv in glossary.BY_EVENT.items()}
+INNERMOST_WORDS = {name: lv.meaning for name, lv in glossary.BY_EVENT.items()}
 
 # Which statistic the headline's figures are: `llm` gives per-run means of the same levels (its
 # shard table adds up), so each view says which it shows.

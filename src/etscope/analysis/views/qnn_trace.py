@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from etscope.analysis.qnn.htp_timeline import timeline_clock
-from etscope.analysis.qnn.htp_units import CLOCK_RULE, htp_units
+from etscope.analysis.qnn.htp_units import CLOCK_RULE, Slices, htp_units
 from etscope.analysis.qnn.partition_result import Partition
 from etscope.analysis.qnn.result import QnnReport
 from etscope.analysis.views.trace import MAIN_TID, Track, TraceView
@@ -33,7 +33,7 @@ def qnn_trace_view(qnn: QnnReport | None, optrace, runtrace, inputs: dict, runs:
                    qhas=None) -> TraceView:
     parts = qnn.partitions if qnn is not None else ()
     tracks = [Track(MAIN_TID, "QNN files (no ETDump: no Method::execute / DELEGATE_CALL)", 0)]
-    slices: list[dict] = []
+    slices: list[tuple] = []     # (name, cat, tid, ts, dur, args) rows (see TraceView)
     notes: list[str] = []
     for k, p in enumerate(parts):
         tid = 100 + 2 * k
@@ -56,16 +56,15 @@ def qnn_trace_view(qnn: QnnReport | None, optrace, runtrace, inputs: dict, runs:
         unit_tracks, unit_slices, unit = _qhas_units(qhas, clock, clock_from or "", notes)
         tracks += unit_tracks
         slices += unit_slices
-    only_ops = all(s["cat"] == "htp_op" for s in slices)
+    only_ops = all(cat == "htp_op" for _, cat, *_ in slices)
     if unit == "cycles" and not only_ops:
         notes.append("the HTP ops are in cycles and the other spans in µs on one axis (no clock to convert)")
     n_runs = max([p.runs or 0 for p in parts] + [0])
-    return TraceView(process="QNN files: " + ", ".join(sorted(inputs)), tracks=tracks, slices=slices, notes=notes,
-                     runs=n_runs if runs is None else len(runs), sources=dict(inputs),
+    return TraceView(process="QNN files: " + ", ".join(sorted(inputs)), tracks=tuple(tracks), slices=Slices.of(slices),
+                     notes=tuple(notes), runs=n_runs if runs is None else len(runs), sources=dict(inputs),
                      time_origin="the first span laid out (the QNN files hold no common clock origin)",
-                     time_unit="cycles" if unit == "cycles" and only_ops else "us", units=units,
-                     extra={"clock_rule": CLOCK_RULE,
-                            **({} if unit == "us" or only_ops else {"time_unit_of_htp_ops": "cycles"})})
+                     time_unit="cycles" if unit == "cycles" and only_ops else "us", clock_rule=CLOCK_RULE,
+                     time_unit_of_htp_ops=None if unit == "us" or only_ops else "cycles", units=units)
 
 
 def _etdump_clock(parts) -> float | None:
@@ -73,7 +72,7 @@ def _etdump_clock(parts) -> float | None:
     return next((float(p.clock_mhz_used) for p in parts if p.clock_mhz_used), None)
 
 
-def _partition_runs(p: Partition, tid: int, runs, notes: list[str]) -> list[dict]:
+def _partition_runs(p: Partition, tid: int, runs, notes: list[str]) -> list[tuple]:
     """Executes back to back; inside each, the QNN levels it has, start-aligned with their parent."""
     pr = p.per_run
     levels = [("QNN (execute) time", pr.qnn_execute_us or []), ("Accelerator (execute) time", pr.accel_us or []),
@@ -96,7 +95,7 @@ def _partition_runs(p: Partition, tid: int, runs, notes: list[str]) -> list[dict
                 args["cycles"] = cycles[r]
                 if r < len(clock) and clock[r]:
                     args["clock_mhz"] = _r(clock[r])
-            out.append({"name": name, "cat": "qnn_level", "tid": tid, "ts": _r(t), "dur": _r(dur), "args": args})
+            out.append((name, "qnn_level", tid, _r(t), _r(dur), args))
             parent_end = t + dur if parent_end is None else min(parent_end, t + dur)
             width = max(width, dur)
         t += width + GAP_US
@@ -106,7 +105,7 @@ def _partition_runs(p: Partition, tid: int, runs, notes: list[str]) -> list[dict
     return out
 
 
-def _partition_ops(p: Partition, tid: int, notes: list[str]) -> list[dict]:
+def _partition_ops(p: Partition, tid: int, notes: list[str]) -> list[tuple]:
     clock = p.clock_mhz_used
     ops = [o for o in p.ops if o.unit == "cycles" and o.cycles_p50]
     if not ops:
@@ -123,12 +122,12 @@ def _partition_ops(p: Partition, tid: int, notes: list[str]) -> list[dict]:
         for key, x in (("node", o.node), ("op_type", o.op_type), ("hmx", o.hmx), ("hvx", o.hvx)):
             if x is not None:
                 args[key] = x
-        out.append({"name": str(o.qnn_name) + " (est.)", "cat": "qnn_op_estimated", "tid": tid,
-                    "ts": bounds[k] / 1000, "dur": (bounds[k + 1] - bounds[k]) / 1000, "args": args})
+        out.append((str(o.qnn_name) + " (est.)", "qnn_op_estimated", tid, bounds[k] / 1000,
+                    (bounds[k + 1] - bounds[k]) / 1000, args))
     return out
 
 
-def _runtrace_spans(rt, tid: int, runs, notes: list[str]) -> list[dict]:
+def _runtrace_spans(rt, tid: int, runs, notes: list[str]) -> list[tuple]:
     """Each ``QNN DSP Execute`` with the spans of its execute one after the other inside it.
     Linear in the spans: they are grouped by execute once (400,000 spans took 56 s when each
     execute searched all of them)."""
@@ -155,14 +154,12 @@ def _runtrace_spans(rt, tid: int, runs, notes: list[str]) -> list[dict]:
             args = {"execute": ex, "graph": graphs[i] or None, "cycles": float(cycles[i]),
                     "clock_mhz": _r(mhz[i]) if mhz[i] == mhz[i] else None}
             if i == head:
-                out.append({"name": str(names[i]), "cat": "runtrace", "tid": tid, "ts": _r(start), "dur": _r(d),
-                            "args": args})
+                out.append((str(names[i]), "runtrace", tid, _r(start), _r(d), args))
                 continue
             if total is not None:
                 d = min(d, max(start + total - inner_t, 0.0))
             args["position"] = "laid one after the other inside the execute (start not kept)"
-            out.append({"name": str(names[i]), "cat": "runtrace", "tid": tid, "ts": _r(inner_t), "dur": _r(d),
-                        "args": args})
+            out.append((str(names[i]), "runtrace", tid, _r(inner_t), _r(d), args))
             inner_t += d
         t = start + max(total or 0.0, inner_t - start) + GAP_US
     if len(rt):
@@ -191,8 +188,8 @@ def _optrace_units(ot, clock: float | None, clock_from: str, notes: list[str]):
              "qnn_op": args.get("QNN Op Name")}
         if clock:
             a["clock_mhz"], a["clock_from"] = _r(clock), clock_from
-        out.append({"name": str(ev.name[i]), "cat": "htp_op", "tid": tid_of[(int(ev.pid[i]), int(ev.tid[i]))],
-                    "ts": _r((s - t0) * scale), "dur": _r(d * scale), "args": a})
+        out.append((str(ev.name[i]), "htp_op", tid_of[(int(ev.pid[i]), int(ev.tid[i]))], _r((s - t0) * scale),
+                    _r(d * scale), a))
     notes.append("optrace: " + (f"cycles ÷ {clock:,.0f} MHz ({clock_from})" if clock else
                                 "no clock (give --runtrace or a QNN profile): ts/dur are cycles, not µs"))
     return tracks, out, unit
@@ -225,9 +222,8 @@ def _qhas_units(qhas, clock: float | None, clock_from: str, notes: list[str]):
              **{k: r[k] for k in ("cycles_used", "utilization_pct") if r.get(k) is not None}}
         if clock:
             a["clock_mhz"], a["clock_from"] = _r(clock), clock_from
-        out.append({"name": str(r.get("htp_op") or r.get("qnn_op") or "op"), "cat": "htp_op", "tid": tid_of[r["tid"]],
-                    "ts": _r((float(r["start_cycle"]) - t0) * scale), "dur": _r(float(r["cycles"]) * scale),
-                    "args": a})
+        out.append((str(r.get("htp_op") or r.get("qnn_op") or "op"), "htp_op", tid_of[r["tid"]],
+                    _r((float(r["start_cycle"]) - t0) * scale), _r(float(r["cycles"]) * scale), a))
     notes.append("QHAS: " + (f"cycles ÷ {clock:,.0f} MHz ({clock_from})" if clock else
                              "no clock (give --runtrace or a QNN profile): ts/dur are cycles, not µs"))
     return tracks, out, "us" if clock else "cycles"

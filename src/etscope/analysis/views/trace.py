@@ -19,14 +19,14 @@ Tracks:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from etscope import profile as P
 from etscope import units
 from etscope.analysis import glossary
-from etscope.analysis.qnn.htp_units import CLOCK_RULE, HtpUnits, htp_units
+from etscope.analysis.qnn.htp_units import CLOCK_RULE, HtpUnits, Slices, htp_units
 from etscope.analysis.qnn.lookup import clock_mhz, qnn_op_lookup, qnn_partitions
 from etscope.analysis.llm.run_phases import ALL, RunPhases, one_phase
 from etscope.analysis.views.timeline import first_timed_ns, since_origin
@@ -38,27 +38,32 @@ MAIN_TID = 1
 PARTITION_TID_BASE = 100
 
 
-@dataclass
+@dataclass(frozen=True)
 class Track:
     tid: int
     name: str
     sort_index: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class TraceView:
-    """Slices on tracks. A slice is ``{"name", "cat", "tid", "ts", "dur", "args"}`` (µs from
-    ``time_origin``); every slice of a track nests inside the ones enclosing it."""
+    """Slices on tracks (``Slices``: columns; a slice's ``track`` is its Track's ``tid``; µs from
+    ``time_origin``); every slice of a track nests inside the ones enclosing it. While the view is
+    built a slice is a row ``(name, cat, tid, ts, dur, args)``: a tuple, the cheapest object."""
     process: str
-    tracks: list[Track]
-    slices: list[dict]
-    notes: list[str]
+    tracks: tuple[Track, ...]
+    slices: Slices
+    notes: tuple[str, ...]
     runs: int
-    sources: dict
-    time_origin: str = "first timed event of the ETDump"
-    time_unit: str = "us"          # "cycles" when nothing could turn cycles into time (QNN files alone)
-    extra: dict = field(default_factory=dict)
-    units: HtpUnits | None = None  # the optrace's HMX/HVX/DMA tracks (analysis.qnn.htp_units), own time axis
+    sources: dict[str, str]        # input kind -> the file (as given)
+    time_origin: str
+    time_unit: str                 # "cycles" when nothing could turn cycles into time (QNN files alone)
+    clock_rule: str                # how the HTP unit tracks and QNN per-op slices turn cycles into time
+    time_unit_of_htp_ops: str | None   # "cycles": the HTP ops are cycles beside µs spans (no clock)
+    units: HtpUnits | None         # the optrace's HMX/HVX/DMA tracks (analysis.qnn.htp_units), own time axis
+
+
+ETDUMP_ORIGIN = "first timed event of the ETDump"
 
 
 def _us(ns: int) -> float:
@@ -110,9 +115,9 @@ def trace_view(profile: P.Profile, qnn: QnnReport | None = None, runs: list[int]
         ins = profile.instructions.get(iid)
         all_tracks.append(Track(tid, f"partition: DELEGATE_CALL #{iid} ({ins.backend if ins else 'delegate'})", tid))
     n_runs = profile.n_runs if runs is None else len([r for r in runs if 0 <= r < profile.n_runs])
-    return TraceView(process="ExecuTorch " + (profile.method or "program"), tracks=all_tracks, slices=slices,
-                     notes=notes, runs=n_runs, sources=dict(profile.sources),
-                     units=htp_units(qnn.htp_timeline if qnn is not None else None, notes), extra={"clock_rule": CLOCK_RULE})
+    units = htp_units(qnn.htp_timeline if qnn is not None else None, notes)     # its notes after the tracks'
+    return TraceView("ExecuTorch " + (profile.method or "program"), tuple(all_tracks), Slices.of(slices), tuple(notes),
+                     n_runs, dict(profile.sources), ETDUMP_ORIGIN, "us", CLOCK_RULE, None, units)
 
 
 def _run_labels(profile: P.Profile, phases: RunPhases) -> list[tuple[str | None, dict]]:
@@ -131,7 +136,7 @@ def _run_labels(profile: P.Profile, phases: RunPhases) -> list[tuple[str | None,
     return out
 
 
-def _main_track(profile: P.Profile, e: _Events, phases: RunPhases) -> list[dict]:
+def _main_track(profile: P.Profile, e: _Events, phases: RunPhases) -> list[tuple]:
     """Framework events, operator calls, kernels and delegate calls at their recorded times."""
     role, instr, strings, instructions = e.role, e.instr, e.strings, profile.instructions
     main_roles = np.isin(role, [P.ROLE_METHOD, P.ROLE_OTHER, P.ROLE_OPERATOR_CALL, P.ROLE_KERNEL,
@@ -146,7 +151,7 @@ def _main_track(profile: P.Profile, e: _Events, phases: RunPhases) -> list[dict]
     run_l = P.event_runs(profile, sel).tolist()
     label: dict[tuple[int, int, int], tuple[str, dict]] = {}   # (role, instruction, name) -> (name, args)
     run_labels = _run_labels(profile, phases)
-    out: list[dict] = []
+    out: list[tuple] = []
     for k in range(len(sel)):
         r, iid, ex = role_l[k], instr_l[k], ex_l[k]
         key = (r, iid if attached_l[k] else -1, name_l[k])
@@ -166,8 +171,7 @@ def _main_track(profile: P.Profile, e: _Events, phases: RunPhases) -> list[dict]
             if renamed is not None:
                 args["event"] = nm
                 nm = renamed
-        out.append({"name": nm, "cat": P.ROLE_NAMES[r], "tid": MAIN_TID, "ts": ts_l[k], "dur": dur_l[k],
-                    "args": args})
+        out.append((nm, P.ROLE_NAMES[r], MAIN_TID, ts_l[k], dur_l[k], args))
     return out
 
 
@@ -205,7 +209,7 @@ def _partition_tracks(profile: P.Profile, e: _Events, qnn: QnnReport | None, not
     lookup, parts = qnn_op_lookup(qnn), qnn_partitions(qnn)
     backend_of = {iid: (ins.backend if ins else "delegate") for iid, ins in
                   ((i, profile.instructions.get(i)) for i in tracks)}
-    out: list[dict] = []
+    out: list[tuple] = []
     counts = {"skipped": 0, "compressed": 0}
     for i in dcall.tolist():
         iid, ex = int(instr[i]), int(execute[i])
@@ -219,16 +223,16 @@ def _partition_tracks(profile: P.Profile, e: _Events, qnn: QnnReport | None, not
         if qnn_ops:     # inside the innermost measured level (the ops' container), else the call
             children += _qnn_op_slices(qnn_ops, parts.get(iid), lookup, iid, ex, backend_of[iid], tracks[iid],
                                        c_start, c_end, args, counts)
-        out.append({"name": f"DELEGATE_CALL #{iid} ({backend_of[iid]})", "cat": "delegate_call",
-                    "tid": tracks[iid], "ts": _us(s), "dur": _us(t_end - s), "args": args})
+        out.append((f"DELEGATE_CALL #{iid} ({backend_of[iid]})", "delegate_call", tracks[iid], _us(s),
+                    _us(t_end - s), args))
         # Keep children inside the parent after rounding.
         pstart, pend = _us(s), _us(t_end)
-        for c in children:
-            if c["ts"] < pstart:
-                c["ts"] = pstart
-            if c["ts"] + c["dur"] > pend:
-                c["dur"] = max(round(pend - c["ts"], 3), 0.0)
-        out.extend(children)
+        for name, cat, tid, ts, dur, a in children:
+            if ts < pstart:
+                ts = pstart
+            if ts + dur > pend:
+                dur = max(round(pend - ts, 3), 0.0)
+            out.append((name, cat, tid, ts, dur, a))
     if counts["skipped"]:
         notes.append(f"{counts['skipped']} QNN per-op rows were left out: no clock estimate for their partition "
                      "(QNN rows are cycles, not times; pass the QNN analysis to lay them out)")
@@ -246,13 +250,12 @@ def _timed_children(e: _Events, ti: np.ndarray, tp: np.ndarray, tracks: dict[int
     cs = np.minimum(np.maximum(e.start[ti], e.start[tp]), e.end[tp])
     ce = np.maximum(np.minimum(e.end[ti], e.end[tp]), cs)
     clamped = int(((cs != e.start[ti]) | (ce != e.end[ti])).sum())
-    children_by_parent: dict[int, list[dict]] = {}
+    children_by_parent: dict[int, list[tuple]] = {}
     for p_, a, d, ex, iid, nmc in zip(tp.tolist(), np.round(cs / 1e3, 3).tolist(),
                                       np.round((ce - cs) / 1e3, 3).tolist(), e.execute[ti].tolist(),
                                       e.instr[ti].tolist(), e.names[ti].tolist()):
         children_by_parent.setdefault(p_, []).append(
-            {"name": e.strings[nmc] if nmc >= 0 else "", "cat": "delegate_internal", "tid": tracks[iid],
-             "ts": a, "dur": d, "args": {"run": ex}})
+            (e.strings[nmc] if nmc >= 0 else "", "delegate_internal", tracks[iid], a, d, {"run": ex}))
     return children_by_parent, clamped
 
 
@@ -283,7 +286,7 @@ def _backend_values(e: _Events, idx: list[int], args: dict, levels: dict[str, fl
 QNN_LEVELS = tuple(lv.event for lv in glossary.QNN_TIME_LEVELS)
 
 
-def _level_slices(levels: dict[str, float], ex: int, tid: int, s: int, t_end: int) -> tuple[list[dict], int, int]:
+def _level_slices(levels: dict[str, float], ex: int, tid: int, s: int, t_end: int) -> tuple[list[tuple], int, int]:
     """QNN's levels of one call as nested slices (each inside the one around it, start-aligned: QNN
     records durations, not start times), in whole ns so that nothing overlaps after rounding; and
     the innermost level's [start, end) ns, the container the per-op rows are laid into."""
@@ -294,14 +297,14 @@ def _level_slices(levels: dict[str, float], ex: int, tid: int, s: int, t_end: in
         if us is None:
             continue
         d = min(int(round(us * 1000)), end - s)
-        out.append({"name": name, "cat": "qnn_level", "tid": tid, "ts": s / 1000, "dur": d / 1000,
-                    "args": {"run": ex, "measured_us": us,
-                             "position": "start-aligned with the level around it (QNN records durations, not starts)"}})
+        out.append((name, "qnn_level", tid, s / 1000, d / 1000,
+                    {"run": ex, "measured_us": us,
+                     "position": "start-aligned with the level around it (QNN records durations, not starts)"}))
         end = s + d
     return out, s, end
 
 
-def _qnn_op_slices(qnn_ops, part, lookup, iid, ex, backend, tid, s, t_end, args, counts) -> list[dict]:
+def _qnn_op_slices(qnn_ops, part, lookup, iid, ex, backend, tid, s, t_end, args, counts) -> list[tuple]:
     """QNN per-op rows one after the other from the container's start (``s``..``t_end`` ns: the
     innermost measured QNN level, else the DELEGATE_CALL), each cycles / the run's clock, scaled
     into the container when they exceed it; boundaries in whole ns (touching, never overlapping)."""
@@ -337,8 +340,7 @@ def _qnn_op_slices(qnn_ops, part, lookup, iid, ex, backend, tid, s, t_end, args,
             for k, x in (("node", op.node), ("op_type", op.op_type), ("hmx", op.hmx), ("hvx", op.hvx)):
                 if x is not None:
                     a[k] = x
-        out.append({"name": nm + " (est.)", "cat": "qnn_op_estimated", "tid": tid, "ts": bounds[j] / 1000,
-                    "dur": (bounds[j + 1] - bounds[j]) / 1000, "args": a})
+        out.append((nm + " (est.)", "qnn_op_estimated", tid, bounds[j] / 1000, (bounds[j + 1] - bounds[j]) / 1000, a))
     return out
 
 

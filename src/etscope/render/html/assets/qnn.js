@@ -102,8 +102,12 @@
 
   function perRunTable(p) {
     var pr = p.per_run || {};
-    var cols = [['delegate_call_us', 'DELEGATE_CALL', 'us'], ['qnn_execute_us', 'QNN execute', 'us'], ['accel_us', 'Accelerator (waits incl.)', 'us'],
-                ['accel_excl_wait_us', 'Accelerator (excl. wait)', 'us'], ['accel_cycles', 'HTP cycles', 'cycles'],
+    // level names: the glossary's (WORDS, by key), the same as every other view
+    var word = function (key, fallback) { return WORDS[key] || fallback; };
+    var cols = [['delegate_call_us', word('delegate_call', 'DELEGATE_CALL'), 'us'], ['qnn_execute_us', word('qnn_execute', 'QNN execute'), 'us'],
+                ['accel_us', word('accelerator', 'accelerator'), 'us'],
+                ['accel_excl_wait_us', word('accelerator_excl_wait', 'accelerator, waits excluded'), 'us'],
+                ['accel_cycles', word('accelerator_cycles', 'accelerator cycles'), 'cycles'],
                 ['clock_mhz_est', 'clock estimate', 'mhz'], ['clock_mhz_used', 'clock used for µs', 'mhz'], ['power_on_us', 'HVX+HMX power-on', 'us']]
       .filter(function (c) { return Array.isArray(pr[c[0]]) && pr[c[0]].some(isNum); });
     if (!cols.length) return null;
