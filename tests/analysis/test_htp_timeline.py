@@ -12,7 +12,7 @@ from etscope.analysis.qnn.htp_timeline import htp_timeline, lanes
 from etscope.formats.optrace import parse_optrace, read_optrace
 from etscope.formats.qhas import read_qhas
 from etscope.formats.runtrace import read_runtrace
-from etscope.render.trace import validate
+from trace_format import validate
 from etscope.analysis.qnn.htp_units import htp_units
 from etscope.render.trace import _unit_events
 from qnn_typed import plain

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from etscope.cli import main
-from etscope.render.trace import validate
+from trace_format import validate
 from pathlib import Path
 
 QNN = Path(__file__).resolve().parents[1] / "fixtures" / "qnn"

@@ -6,7 +6,9 @@ import pytest
 import etscope
 from etscope import api
 from etscope.analysis.views.trace import trace_view
-from etscope.render.trace import build_trace, validate, write_trace
+from trace_format import validate
+
+from etscope.render.trace import build_trace, write_trace
 from views_helpers import REAL, qnn_fixture
 
 
