@@ -22,7 +22,8 @@ class Level:
     unit: str             # the unit the files carry it in ("ns", "us", "cycles")
     label: str            # what the views print (pictures, table headers, findings)
     meaning: str          # what the level measures
-    adds: str | None      # what it adds over the next level inside it (None: innermost)
+    adds: str | None      # what it adds over the next level inside it, short enough for a headline
+                          # (None: innermost)
 
 
 METHOD_EXECUTE = Level(
@@ -32,16 +33,16 @@ METHOD_EXECUTE = Level(
 DELEGATE_CALL = Level(
     "delegate_call", "DELEGATE_CALL", "ns", "DELEGATE_CALL",
     "ExecuTorch's wall time around the call into the QNN backend (ns, measured by ExecuTorch)",
-    "ExecuTorch QNN backend work around QNN's graph execute: input/output tensor setup, "
-    "shared-buffer mapping, profiling readout")
+    "ExecuTorch's QNN backend around QNN's execute (tensor setup, shared-buffer mapping, profiling "
+    "readout)")
 QNN_EXECUTE = Level(
     "qnn_execute", "QNN (execute) time", "us", "QNN execute",
     "QNN's graphExecute call on the CPU side",
-    "QNN host-side work before and after the remote call (argument marshalling, cache maintenance)")
+    "QNN host-side work before and after the remote call")
 RPC_EXECUTE = Level(
     "rpc_execute", "RPC (execute) time", "us", "RPC execute",
     "the FastRPC call from the CPU to the HTP (DSP)",
-    "FastRPC transport and driver time between CPU and DSP")
+    "FastRPC transport between CPU and DSP")
 QNN_ACCELERATOR = Level(
     "qnn_accelerator", "QNN accelerator (execute) time", "us", "QNN accelerator",
     "QNN's handling of the execute on the DSP",
@@ -49,7 +50,7 @@ QNN_ACCELERATOR = Level(
 ACCELERATOR = Level(
     "accelerator", "Accelerator (execute) time", "us", "accelerator",
     "the HTP executing the graph, waits included",
-    "waiting (for VTCM, DMA, other clients) while the graph runs")
+    "waits (VTCM, DMA, other clients) while the graph runs")
 ACCELERATOR_EXCL_WAIT = Level(
     "accelerator_excl_wait", "Accelerator (execute excluding wait) time", "us", "accelerator, waits excluded",
     "the HTP executing the graph, waits excluded", None)
