@@ -318,17 +318,19 @@ def trend_page(t: Trend, dataset: str = "", title: str | None = None, summaries:
     """The page. ``summaries``: the builds' stored summaries to embed (see :func:`series_data`)."""
     from markupsafe import Markup
 
-    from etscope.render.html import _asset, _template, json_for_script
+    from etscope.render.html import _asset, _template, glossary_words, json_for_script
 
     data = trend_page_data(t, dataset, title, summaries, dataset_arg)
     js = "\n".join(["(function () {", "  'use strict';",
                     "  var DATA = JSON.parse(document.getElementById('etscope-data').textContent);",
+                    # the glossary's names of statistics, as the report page has them
+                    "  var WORDS = JSON.parse(document.getElementById('etscope-words').textContent);",
                     _asset("common.js"), _asset("trend.js"), "})();"])
     if "</" in js:      # cannot end the <script> element early
         raise ValueError("inlined trend script contains '</'")
     return _template("trend.html.j2").render(
-        data=data, data_json=Markup(json_for_script(data)), css=Markup(_asset("report.css") + PAGE_CSS),
-        js=Markup(js))
+        data=data, data_json=Markup(json_for_script(data)), words_json=Markup(json_for_script(glossary_words())),
+        css=Markup(_asset("report.css") + PAGE_CSS), js=Markup(js))
 
 
 def write_trend_page(out, t: Trend, dataset: str = "", summaries: dict | None = None, dataset_arg: str = "") -> int:

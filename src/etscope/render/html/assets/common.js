@@ -58,6 +58,25 @@
     box.appendChild(el('div', { 'class': 'table-wrap' }, table));
     return { thead: thead, tbody: tbody };
   }
+  // Sorts a sortableTable's items ({i: original index, ...}) in place by state.sort / state.dir
+  // (values from sortKey(item, key)): missing values last, numbers as numbers, ties in original
+  // order; then marks the sorted header (aria-sort). `isMissing` says which values count as missing.
+  function sortRows(list, thead, state, sortKey, isMissing) {
+    if (state.sort) {
+      var k = state.sort, d = state.dir;
+      list.sort(function (a, b) {
+        var va = sortKey(a, k), vb = sortKey(b, k);
+        var na = isMissing(va), nb = isMissing(vb);
+        if (na || nb) return na === nb ? a.i - b.i : (na ? 1 : -1);
+        if (typeof va === 'number' && typeof vb === 'number') return (va - vb) * d || a.i - b.i;
+        return String(va).localeCompare(String(vb)) * d || a.i - b.i;
+      });
+    }
+    Array.prototype.forEach.call(thead.querySelectorAll('th'), function (th) {
+      if (th.getAttribute('data-key') === state.sort) th.setAttribute('aria-sort', state.dir > 0 ? 'ascending' : 'descending');
+      else th.removeAttribute('aria-sort');
+    });
+  }
   function isNum(x) { return typeof x === 'number' && isFinite(x); }
   function fmtMs(ms) {
     if (!isNum(ms)) return 'n/a';

@@ -56,20 +56,7 @@
           return v !== null && v !== undefined && String(v).toLowerCase().indexOf(q) >= 0;
         });
       });
-      if (state.sort) {
-        var k = state.sort, d = state.dir;
-        list.sort(function (a, b) {
-          var va = sortKey(a, k), vb = sortKey(b, k);
-          var na = va === null || va === undefined || va === '', nb = vb === null || vb === undefined || vb === '';
-          if (na || nb) return na === nb ? a.i - b.i : (na ? 1 : -1);
-          if (typeof va === 'number' && typeof vb === 'number') return (va - vb) * d || a.i - b.i;
-          return String(va).localeCompare(String(vb)) * d || a.i - b.i;
-        });
-      }
-      Array.prototype.forEach.call(thead.querySelectorAll('th'), function (th) {
-        if (th.getAttribute('data-key') === state.sort) th.setAttribute('aria-sort', state.dir > 0 ? 'ascending' : 'descending');
-        else th.removeAttribute('aria-sort');
-      });
+      sortRows(list, thead, state, sortKey, function (v) { return v === null || v === undefined || v === ''; });
       tbody.textContent = '';
       var frag = document.createDocumentFragment();
       list.slice(0, LIMIT).forEach(function (x) {

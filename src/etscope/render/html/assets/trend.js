@@ -154,10 +154,10 @@
       card.appendChild(el('p', { 'class': 'hint', text: 'These are the file\u2019s own figures over every run, as etscope summary ' +
         'printed them when it was collected; the chart\u2019s p50 drops warm-up runs and pools the build\u2019s sessions.' }));
       c.facts.forEach(function (f) { card.appendChild(el('p', { 'class': 'summary-fact', text: f })); });
-      card.appendChild(el('h5', { text: 'Where Method::execute\u2019s time goes (mean per run)' }));
+      card.appendChild(el('h5', { text: 'Where Method::execute\u2019s time goes (' + WORDS.mean_per_run + ')' }));
       card.appendChild(summaryTable([{ label: 'part', key: 'part' }, { label: 'calls/run', key: 'calls', num: true },
         { label: 'mean', key: 'mean', num: true }, { label: 'p50', key: 'p50', num: true },
-        { label: 'share of mean', key: 'share', num: true }], c.parts, 'summary-parts'));
+        { label: WORDS.share_of_mean, key: 'share', num: true }], c.parts, 'summary-parts'));
       if (c.ops.length) {
         card.appendChild(el('h5', { text: 'Largest instructions (share of the mean latency)' }));
         card.appendChild(summaryTable([{ label: 'instr', key: 'instr', num: true }, { label: 'kind', key: 'kind' },
