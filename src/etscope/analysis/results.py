@@ -10,6 +10,8 @@ one line in ``notes`` and that result is None.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import dataclasses
 from functools import cached_property
 
@@ -26,6 +28,10 @@ from etscope.analysis.llm.result import with_memory_wall
 from etscope.analysis.llm.run_phases import RunPhases, one_phase, phase_rows, run_phases
 from etscope.errors import FormatError
 from etscope.formats.qnn_compile_spec import soc_from_pte
+
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
 
 
 def is_llm(report) -> bool:
@@ -160,7 +166,7 @@ class Results:
         return soc_from_pte(self.program)
 
     @cached_property
-    def ops(self) -> list[dict]:
+    def ops(self) -> list[OpRow]:
         return ops_analysis.op_table(self.profile) if self.profile is not None else []
 
     @cached_property

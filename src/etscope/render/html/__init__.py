@@ -36,6 +36,7 @@ from etscope.analysis import glossary
 from etscope.analysis.diff.view import DiffView, RunSeries
 from etscope.analysis.ops.modules import ModuleTimes
 from etscope.analysis.ops.nodes import NodeTable
+from etscope.analysis.ops.per_op import OpRow
 from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
 from etscope.render.files import write_text
@@ -129,13 +130,12 @@ def runs_data(runs: dict) -> dict:
     return {"columns": cols, "phase": runs["phase"], **({"total_runs": n} if n > MAX_LIST else {})}
 
 
-def ops_data(ops: list[dict]) -> dict:
-    cols = ["instruction_id", "level", "role", "name", "occurrence", "op_type", "placement", "runs",
-            "calls_per_run", "unit", "p50", "mean", "total", "min", "max", "p50_ms", "mean_ms",
-            "total_ms", "share", "source"]
+def ops_data(ops: list[OpRow]) -> dict:
+    cols = [f.name for f in dataclasses.fields(OpRow)]
     rows = []
     for r in ops[:MAX_TABLE_ROWS]:
-        rows.append([_r(r.get(c)) if isinstance(r.get(c), float) else r.get(c) for c in cols])
+        values = (getattr(r, c) for c in cols)
+        rows.append([_r(v) if isinstance(v, float) else v for v in values])
     return {"columns": cols, "rows": rows, "total_rows": len(ops)}
 
 
