@@ -17,7 +17,8 @@ def emit_modules(results, as_json: bool, limit: int, parts=()) -> None:
         raise SystemExit(EXIT_BAD_INPUT)
     if as_json:
         phased = dict(phases_pooled="the module times pool every run of every phase; phases[] gives each phase's own",
-                      phases=[dict(row.to_dict(), modules=pr.modules) for row, (_, pr) in zip(results.phase_rows, parts)])
+                      phases=[dict(row.to_dict(), modules=pr.modules)
+                              for row, (_, pr) in zip(results.phase_rows, parts)])
         emit_json({"schema": "etscope.modules/1", "inputs": results.summary.inputs,
                    "method": results.profile.method, **as_fields(mt), **(phased if parts else {})})
         return
