@@ -103,7 +103,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_bas
                                                              "fail_on_regression_pct": fail_on_regression,
                                                              "fail_on_fallback": fail_on_fallback}))
         if out.kind != "stdout":
-            click.echo(f"wrote {out.shown} ({human_size(w['bytes'])}): open it in a browser"
+            click.echo(f"wrote {out.shown} ({human_size(w.bytes)}): open it in a browser"
                        + (f" (file://{display(os.path.abspath(html_path))})" if out.kind == "file" else ""),
                        err=True)
     if d.gate.fail:

@@ -38,7 +38,7 @@ def summarize(profile: P.Profile, top: int = 10, runtrace=None) -> Summary:
     return summary_of(profile, ops_analysis.op_table(profile), report, soc, top)
 
 
-def summary_of(profile: P.Profile, ops: list[OpRow], qnn_report: QnnReport | None, soc: dict | None,
+def summary_of(profile: P.Profile, ops: list[OpRow], qnn_report: QnnReport | None, soc: QnnCompile | None,
                top: int = 10) -> Summary:
     """The summary from analyses already made: the op table, the QNN report (None when the program
     has no QNN partition) and the QNN compile spec of the .pte (``soc_from_pte``)."""
@@ -62,7 +62,7 @@ def summary_of(profile: P.Profile, ops: list[OpRow], qnn_report: QnnReport | Non
     )
 
 
-def files_alone_summary(qnn: QnnReport | None, inputs: dict[str, str], soc: dict | None) -> FilesSummary:
+def files_alone_summary(qnn: QnnReport | None, inputs: dict[str, str], soc: QnnCompile | None) -> FilesSummary:
     """The summary of QNN files alone (schema etscope.summary/1): no runs, no ETDump facts;
     ``qnn_only`` says which files were given and what they cannot show."""
     return FilesSummary(schema=SCHEMA, inputs=dict(inputs), method=None, etdump=None,
@@ -80,9 +80,9 @@ def phased_summary(whole: Summary, phases) -> PhasedSummary:
                      summary=s) for row, s in phases))
 
 
-def qnn_compile(soc: dict | None) -> QnnCompile | None:
-    """The QNN compile spec read from the .pte (``soc_from_pte``), typed."""
-    return None if soc is None else QnnCompile(**soc)
+def qnn_compile(soc: QnnCompile | None) -> QnnCompile | None:
+    """The QNN compile spec read from the .pte (``soc_from_pte``: already typed)."""
+    return soc
 
 
 def phase_facts(profile: P.Profile) -> PhaseFacts | None:
