@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from etscope import profile as P
 from etscope.analysis.ops.kinds import kind_of_delegate_event, kind_of_op_type
 from etscope.analysis.ops.per_op import inner_rows_by_call
+from etscope.formats.backends import events_name_nodes
 
 MATCHED_HOW = "matched by kind and order"
 SKIP_TARGETS = ("operator.getitem", "executorch_call_delegate")
@@ -152,7 +153,7 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph) -> dict[int, 
             continue
         iid = r["instruction_id"]
         ins = profile.instructions.get(iid)
-        if ins is None or ins.backend == "QnnBackend":
+        if ins is None or events_name_nodes(ins.backend):     # joined by node name (analysis.qnn)
             continue
         part = out.setdefault(iid, PartitionOps(iid, ins.backend, 0.0))
         part.call_us += (r["total"] or 0.0) / 1e3 / n_runs
