@@ -27,9 +27,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from etscope import profile as P
+from etscope.formats.backends import events_name_nodes
 from etscope.analysis.ops.kinds import kind_of_delegate_event, kind_of_op_type
 from etscope.analysis.ops.per_op import inner_rows_by_call
-from etscope.formats.backends import events_name_nodes
 
 MATCHED_HOW = "matched by kind and order"
 SKIP_TARGETS = ("operator.getitem", "executorch_call_delegate")
