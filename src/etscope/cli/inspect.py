@@ -7,6 +7,7 @@ from etscope.cli.common import (
     dram_gbps_option, echo_heap, emit_json, etdump_inputs, heap_view_of, kind_options, load_profile, narrowed,
     read_heap_file, require_files, sort_option, view_inputs,
 )
+from etscope.cli.kind_options import kind_flags
 
 
 @click.command()
@@ -104,8 +105,7 @@ def qnn(etdump, etrecord, pte, method, phase, qnn_heap, given, dram_gbps, as_jso
     from etscope.api import qnn_from_files
 
     if not (etdump or given or qnn_heap):
-        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv / --runtrace / --ort-profile / "
-                               "--qnn-heap")
+        raise click.UsageError("give an ETDump and/or " + " / ".join(kind_flags("qnn")))
     require_files(etdump, etrecord, pte, *given.paths(), qnn_heap)
     heap = read_heap_file(qnn_heap)
     report = None

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from etscope.errors import FormatError
+from etscope.formats.backends import QNN_BACKEND_ID
 from etscope.formats.flatbuf import Buffer
 from etscope.formats.qnn_compile_spec_schema import (
     BACKEND_TYPE, GPU_PERFORMANCE_MODE, GPU_PRECISION, HTP_PD_SESSION, HTP_PERFORMANCE_MODE,
@@ -67,7 +68,7 @@ __all__ = ["BACKEND_ID", "COMPILE_SPEC_KEY", "LAYOUTS", "QnnCompileSpec", "QnnGp
            "find_qnn_compile_specs", "soc_table"]
 
 COMPILE_SPEC_KEY = "qnn_compile_spec"
-BACKEND_ID = "QnnBackend"
+BACKEND_ID = QNN_BACKEND_ID
 MAX_SPEC_BYTES = 16 << 20  # real specs are a few hundred bytes
 MIB = 1 << 20
 
@@ -519,17 +520,9 @@ def soc_from_pte(program) -> QnnSoc | None:
         return None
     for m in program.methods:
         for d in m.delegates:
-            if d.backend_id == "QnnBackend":
+            if d.backend_id == BACKEND_ID:
                 spec = find_qnn_compile_spec(d)
                 if spec is not None:
                     return QnnSoc(soc_model=spec.soc_model, htp_arch=spec.htp_arch,
                                   vtcm_bytes=spec.vtcm_bytes, profile_level=spec.profile_level)
-    return None
-    for m in program.methods:
-        for d in m.delegates:
-            if d.backend_id == "QnnBackend":
-                spec = find_qnn_compile_spec(d)
-                if spec is not None:
-                    return {"soc_model": spec.soc_model, "htp_arch": spec.htp_arch,
-                            "vtcm_bytes": spec.vtcm_bytes, "profile_level": spec.profile_level}
     return None

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from etscope import profile as P
 from etscope.analysis.ops.nodes import NodeTable
-
+from etscope.formats.backends import QNN_BACKEND_ID
 
 if TYPE_CHECKING:
     from etscope.analysis.ops.per_op import OpRow
 
-PLACEMENT_COLORS = {"QnnBackend": "#2e7d32", "cpu": "#c62828"}
+PLACEMENT_COLORS = {QNN_BACKEND_ID: "#2e7d32", "cpu": "#c62828"}
 OTHER_DELEGATE_COLOR = "#1565c0"
 MODEL_EXPLORER_FILES = ("node_time_us.json", "node_time_how.json", "node_placement.json")
 HOW_COLORS = {"measured": "#c62828", "matched by kind and order": "#1565c0", "estimate": "#2e7d32"}

@@ -27,6 +27,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from etscope import profile as P
+from etscope.formats.backends import events_name_nodes
 from etscope.analysis.ops.kinds import kind_of_delegate_event, kind_of_op_type
 from etscope.analysis.ops.per_op import OpRow, inner_rows_by_call
 
@@ -152,7 +153,7 @@ def match_delegate_ops(profile: P.Profile, ops: list[OpRow], graph) -> dict[int,
             continue
         iid = r.instruction_id
         ins = profile.instructions.get(iid)
-        if ins is None or ins.backend == "QnnBackend":
+        if ins is None or events_name_nodes(ins.backend):     # joined by node name (analysis.qnn)
             continue
         part = out.setdefault(iid, PartitionOps(iid, ins.backend, 0.0))
         part.call_us += (r.total or 0.0) / 1e3 / n_runs

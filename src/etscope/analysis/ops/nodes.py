@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from etscope import profile as P
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_delegate_ops
+from etscope.formats.backends import QNN_BACKEND_ID
 
 
 if TYPE_CHECKING:
@@ -176,7 +177,7 @@ def node_table(profile: P.Profile, ops: list[OpRow], qnn=None) -> NodeTable | No
             estimated.add(name)
             how.setdefault(name, q["estimate"])
         if name not in placement:
-            placement[name] = "QnnBackend"
+            placement[name] = QNN_BACKEND_ID
         if q["partition"] is not None:
             instr_of.setdefault(name, q["partition"])
     nodes = []

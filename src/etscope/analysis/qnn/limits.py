@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from etscope.analysis.qnn.htp_ops import HtpBreakdown, QnnOpHtp
+from etscope.formats.backends import is_qnn
 from etscope.formats.qnn_compile_spec import QnnSoc
 
 # SoC model (QNN compile spec) -> (theoretical peak DRAM bandwidth GB/s, memory, source).
@@ -215,7 +216,7 @@ def llm_memory_wall(program, llm, soc: QnnSoc | None, dram_gbps: float | None, s
     """The memory wall of an LLM result (``analysis.llm``'s ``LlmRuns``) whose program has a QNN
     delegate; None otherwise. ``sources``: the input paths (an ETDump named ``synthetic_*`` is a
     fixture made by a script: the figure then says so)."""
-    if program is None or not llm or not any(d.backend_id == "QnnBackend" for m in program.methods
+    if program is None or not llm or not any(is_qnn(d.backend_id) for m in program.methods
                                              for d in m.delegates):
         return None
     decode = llm.phase("decode")

@@ -15,6 +15,7 @@ from etscope.analysis.qnn.partition import analyse_series
 from etscope.analysis.qnn.profile_series import series_from_qnn_profile
 from etscope.analysis.qnn.partition_result import Partition
 from etscope.analysis.qnn.result import HtpView, PerCall, QnnReport, RuntraceClock
+from etscope.formats.backends import QNN_BACKEND_ID
 from etscope.formats.qnn_compile_spec import QnnSoc
 
 
@@ -78,7 +79,7 @@ def _backends(profile, series: list[QnnSeries]) -> list[str | None]:
     out = []
     for s in series:
         ins = profile.instructions.get(s.instruction_id) if s.instruction_id is not None else None
-        out.append(ins.backend if ins else "QnnBackend")
+        out.append(ins.backend if ins else QNN_BACKEND_ID)
     return out
 
 

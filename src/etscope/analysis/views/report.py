@@ -30,6 +30,7 @@ from etscope.analysis.ops.nodes import graph_for_views, node_table
 from etscope.analysis.ops.per_op import OpRow, inner_rows_by_call
 from etscope.analysis.ops.placement import per_run_parts
 from etscope.analysis.views.timeline import first_timed_ns, since_origin
+from etscope.formats.backends import backend_of, is_qnn
 
 _XNN_REPEAT = re.compile(r"#\d+$")   # then rstrip(): "\s*#\d+$" is quadratic on runs of spaces
 
@@ -208,8 +209,9 @@ def _cpu_node(b, ops: list[OpRow], inside: dict, n: int) -> dict:
 
 
 def category_of(placement: str | None) -> str:
-    if placement == "QnnBackend":
-        return "NPU (QNN)"
+    backend = backend_of(placement)
+    if backend is not None and backend.npu:
+        return f"NPU ({backend.name})"
     if placement == "cpu":
         return "CPU"
     if placement is None:
@@ -308,7 +310,7 @@ def checks(summary, profile: P.Profile, qnn: QnnReport | None, tree: dict | None
     if neg:
         out.append(f"In {neg} run(s) the delegate calls and CPU kernels add up to more than Method::execute "
                    "(overhead below zero): events overlap or the clock is not monotonic.")
-    has_qnn_rows = any(d.backend == "QnnBackend" for d in summary.delegate_calls)
+    has_qnn_rows = any(is_qnn(d.backend) for d in summary.delegate_calls)
     if has_qnn_rows and not (qnn and qnn.partitions):
         out.append("QNN rows are in their own units (cycles, µs, counts); the QNN analysis was not available, "
                    "so no per-op times are estimated from cycles.")
