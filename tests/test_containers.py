@@ -152,7 +152,7 @@ def _check_op_types(r) -> None:
             whole["cpu"] = b.mean_ms
     per: dict[str, float] = {}
     for row in v.placement:
-        per[row["placement"]] = per.get(row["placement"], 0.0) + row["ms"]
+        per[row.placement] = per.get(row.placement, 0.0) + row.ms
     bad = [f"{pl}: op types {s:.6g} ms > {whole.get(pl, 0.0):.6g} ms" for pl, s in per.items()
            if not _fits(s, whole.get(pl, 0.0))]
     assert not bad, bad
@@ -170,12 +170,12 @@ def _check_hierarchy(r) -> None:
     bad: list[str] = []
 
     def walk(node, path):
-        kids = node.get("children") or []
-        s = sum(k["ms"] for k in kids)
-        if kids and not _fits(s, node["ms"]):
-            bad.append(f"{' > '.join(path + [node['name']])}: children {s:.6g} ms > {node['ms']:.6g} ms")
+        kids = node.children or ()
+        s = sum(k.ms for k in kids)
+        if kids and not _fits(s, node.ms):
+            bad.append(f"{' > '.join(path + [node.name])}: children {s:.6g} ms > {node.ms:.6g} ms")
         for k in kids:
-            walk(k, path + [node["name"]])
+            walk(k, path + [node.name])
 
     walk(tree, [])
     assert not bad, bad

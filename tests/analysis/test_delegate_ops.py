@@ -97,10 +97,10 @@ def test_same_kind_nodes_the_graph_leaves_unordered_are_ambiguous():
 def _icicle_events(tree):
     """The delegate-internal boxes of the report's icicle (``report_view.hierarchy``)."""
     out = []
-    for backend in tree["children"]:
-        for call in backend.get("children") or []:
-            if call.get("kind") == "delegate_call":
-                out += [(call, c) for c in call["children"]]
+    for backend in tree.children:
+        for call in backend.children or ():
+            if call.kind == "delegate_call":
+                out += [(call, c) for c in call.children]
     return out
 
 
@@ -110,11 +110,11 @@ def test_icicle_names_matched_xnnpack_events_by_their_node(real):
     from etscope.analysis.results import Results
 
     p = load(real / "cnn.etdump", real / "cnn.etrecord", real / "cnn.pte")
-    boxes = {c["name"]: c for _, c in _icicle_events(Results(p).view.hierarchy)}
+    boxes = {c.name: c for _, c in _icicle_events(Results(p).view.hierarchy)}
     for node, event in CNN_MATCHES.items():
-        assert boxes[node]["event"] == event and boxes[node]["node"] == node and boxes[node]["how"] == MATCHED_HOW
+        assert boxes[node].event == event and boxes[node].node == node and boxes[node].how == MATCHED_HOW
     transposes = [b for name, b in boxes.items() if name.startswith("Transpose")]      # those with time
-    assert transposes and all("event" not in b and "node" not in b for b in transposes)
+    assert transposes and all(b.event is None and b.node is None for b in transposes)
 
 
 @pytest.mark.parametrize("name, at_least", [("llama", 20), ("gen_llama_mixed", 1)])
@@ -130,11 +130,11 @@ def test_icicle_node_labels_are_the_matches_and_keep_every_event(real, name, at_
     parts = match_delegate_ops(p, r.ops, g)
     labelled = _icicle_events(r.view.hierarchy)
     plain = _icicle_events(hierarchy(r.summary, r.ops, r.qnn, p.n_runs))
-    assert [(c["ms"], c.get("event", c["name"])) for _, c in labelled] == [(c["ms"], c["name"]) for _, c in plain]
-    named = [(call, c) for call, c in labelled if "event" in c]
+    assert [(c.ms, c.event or c.name) for _, c in labelled] == [(c.ms, c.name) for _, c in plain]
+    named = [(call, c) for call, c in labelled if c.event is not None]
     assert len(named) >= at_least        # (events of 0 ns have no box)
     for call, c in named:
-        part = parts[int(call["name"].split("#")[1])]
-        assert c["name"] == c["node"] and c["node"] in part.node_us and c["event"] in part.node_events[c["node"]]
-        assert kind_of_delegate_event(c["event"], in_partition=True) == kind_of_op_type(g.by_name[c["node"]].target,
+        part = parts[int(call.name.split("#")[1])]
+        assert c.name == c.node and c.node in part.node_us and c.event in part.node_events[c.node]
+        assert kind_of_delegate_event(c.event, in_partition=True) == kind_of_op_type(g.by_name[c.node].target,
                                                                                        in_partition=True)

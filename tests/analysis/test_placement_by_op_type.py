@@ -11,7 +11,7 @@ FIX = Path(__file__).parents[1] / "fixtures"
 def test_framework_overhead_not_ranked_among_ops():
     r = results(etscope.load(FIX / "qnn_etdump" / "synthetic_qnn_chain8_device.etdump"))
     rows = r.view.placement
-    assert rows and all(x["category"] == "NPU (QNN)" for x in rows)
-    assert not any(x["op_type"] == "framework overhead" or x["category"] == "framework overhead" for x in rows)
+    assert rows and all(x.category == "NPU (QNN)" for x in rows)
+    assert not any(x.op_type == "framework overhead" or x.category == "framework overhead" for x in rows)
     # the overhead is still in the split of Method::execute
     assert any(b.kind == "framework_overhead" for b in r.summary.breakdown)

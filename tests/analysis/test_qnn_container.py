@@ -160,14 +160,17 @@ def test_a_run_without_its_delegate_call_gets_no_op_times():
 
 
 def test_logged_events_longer_than_their_box_become_shares_with_a_check():
-    from etscope.analysis.views.report import _fit_children, _overfull
+    from etscope.analysis.views.report import _overfull
+    from etscope.analysis.views.report_parts import Box, fitted
 
-    tree = {"name": "Method::execute", "ms": 10.0, "children": [
-        {"name": "op (#1)", "ms": 4.0, "children": [{"name": "kernel", "ms": 6.0, "children": [{"name": "x", "ms": 3.0}]}]}]}
-    _fit_children(tree)
-    k = tree["children"][0]["children"][0]
-    assert k["ms"] == pytest.approx(4.0) and k["children"][0]["ms"] == pytest.approx(2.0)
-    assert k["estimate"] == "estimate: share of measured op (#1)"
+    def box(name, ms, *children):
+        return Box(name=name, ms=ms, kind="k", children=children or None)
+
+    tree = fitted(box("Method::execute", 10.0, box("op (#1)", 4.0, box("kernel", 6.0, box("x", 3.0)))))
+    k = tree.children[0].children[0]
+    assert k.ms == pytest.approx(4.0) and k.children[0].ms == pytest.approx(2.0)
+    assert k.estimate == "estimate: share of measured op (#1)"
+    assert tree.children[0].children_logged_ms == pytest.approx(6.0)
     out: list[str] = []
     _overfull(tree, [], out)
     assert out == ["'Method::execute > op (#1)': the events logged inside add up to 6 ms per run, more than its own "
@@ -193,7 +196,7 @@ def test_the_qnn_levels_nest_run_by_run_inside_the_delegate_call():
 
 
 def test_graph_nodes_of_qnn_say_what_their_estimate_is_a_share_of(tmp_path):
-    from etscope.render.model_explorer import HOW_COLORS, node_data
+    from etscope.render.model_explorer import ESTIMATE_COLOR, node_data
 
     hyb = FIX / "qnn_hybrid" / "synthetic_qnn_hybrid_stories"
     from etscope import api
@@ -203,4 +206,4 @@ def test_graph_nodes_of_qnn_say_what_their_estimate_is_a_share_of(tmp_path):
     assert qnn_nodes and {n.time_how for n in qnn_nodes} == {"estimate: share of measured Accelerator (execute) time"}
     assert all(n.instruction_id == 0 for n in qnn_nodes)
     how = node_data(r.nodes)["node_time_how.json"]["results"]
-    assert how[qnn_nodes[0].name]["bgColor"] == HOW_COLORS["estimate"]
+    assert how[qnn_nodes[0].name]["bgColor"] == ESTIMATE_COLOR

@@ -74,12 +74,16 @@ def test_repeated_calls_of_one_instruction_are_linear(tmp_path, argv):
 
 def test_report_pairs_each_call_with_its_own_kernel():
     """The k-th OPERATOR_CALL of an instruction holds the k-th kernel event (not all of them)."""
-    from etscope.analysis.views.report import inner_rows_by_call
+    from etscope.analysis.ops.per_op import OpRow, inner_rows_by_call
 
-    ops = [{"instruction_id": 0, "level": 0, "occurrence": k} for k in range(3)]
-    ops += [{"instruction_id": 0, "level": 1, "occurrence": k, "name": f"kernel{k}"} for k in range(4)]
+    def row(level, k, name):
+        return OpRow(instruction_id=0, level=level, role="kernel", name=name, occurrence=k, op_type=None,
+                     placement="cpu", runs=1, calls_per_run=1.0, unit="ns", p50=1.0, mean=1.0, total=1.0,
+                     min=1.0, max=1.0, p50_ms=1e-6, mean_ms=1e-6, total_ms=1e-6, share=None, source=None)
+
+    ops = [row(0, k, "call") for k in range(3)] + [row(1, k, f"kernel{k}") for k in range(4)]
     inside = inner_rows_by_call(ops)
-    assert [[r["name"] for r in inside[(0, k)]] for k in range(3)] == [["kernel0"], ["kernel1"], ["kernel2", "kernel3"]]
+    assert [[r.name for r in inside[(0, k)]] for k in range(3)] == [["kernel0"], ["kernel1"], ["kernel2", "kernel3"]]
 
 
 # ---- item 6: optrace tracks x events, QHAS HTP ops under one QNN op -------------------------------

@@ -389,7 +389,7 @@ class Results:
             # The QNN section: the report, the files without a partition, ONNX Runtime's profile.
             qnn = files_alone_view(self)
             return ReportView(profile=None, summary=self.summary, ops=[], qnn=qnn, llm=None, hierarchy=None,
-                              placement=[], runs={"columns": {}, "phase": None}, nodes=None,
+                              placement=[], runs=None, nodes=None,
                               checks=["QNN files only: " + m for m in self.summary.qnn_only.missing],
                               notes=self.notes, findings=list(self.findings))
         return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules,

@@ -21,14 +21,15 @@ if TYPE_CHECKING:
 PLACEMENT_COLORS = {QNN_BACKEND_ID: "#2e7d32", "cpu": "#c62828"}
 OTHER_DELEGATE_COLOR = "#1565c0"
 MODEL_EXPLORER_FILES = ("node_time_us.json", "node_time_how.json", "node_placement.json")
-HOW_COLORS = {"measured": "#c62828", "matched by kind and order": "#1565c0", "estimate": "#2e7d32"}
+ESTIMATE_COLOR = "#2e7d32"
+HOW_COLORS = {"measured": "#c62828", "matched by kind and order": "#1565c0", "estimate": ESTIMATE_COLOR}
 UNTIMED_COLOR = "#9e9e9e"
 
 
 def _how_color(how: str | None) -> str:
     """QNN nodes say what their estimate is a share of ("estimate: share of measured ...")."""
     if how and how.startswith("estimate"):
-        return HOW_COLORS["estimate"]
+        return ESTIMATE_COLOR
     return HOW_COLORS.get(how or "", UNTIMED_COLOR)
 
 

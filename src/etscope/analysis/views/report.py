@@ -29,13 +29,15 @@ from etscope.analysis.ops.modules import module_times
 from etscope.analysis.ops.nodes import graph_for_views, node_table
 from etscope.analysis.ops.per_op import OpRow, inner_rows_by_call
 from etscope.analysis.ops.placement import per_run_parts
+from etscope.analysis.views.report_parts import (AnyBox, Box, CallBox, CpuOpBox, DelegateBox, EventBox, OpTypeTime,
+                                                 QnnOpBox, RunColumns, fitted)
 from etscope.analysis.views.timeline import first_timed_ns, since_origin
 from etscope.formats.backends import backend_of, is_qnn
 
 _XNN_REPEAT = re.compile(r"#\d+$")   # then rstrip(): "\s*#\d+$" is quadratic on runs of spaces
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReportView:
     """Everything one report needs, each analysis run once (see :func:`report_view`)."""
     profile: P.Profile
@@ -43,9 +45,9 @@ class ReportView:
     ops: list[OpRow]
     qnn: QnnReport | None          # analysis.qnn.result (QNN files alone: the QnnView with their files)
     llm: object | None            # analysis.llm.result.LlmReport (with its memory wall)
-    hierarchy: dict | None
-    placement: list[dict]
-    runs: dict
+    hierarchy: AnyBox | None
+    placement: list[OpTypeTime]
+    runs: RunColumns | None      # None: no ETDump (QNN files alone)
     nodes: dict | None
     checks: list[str]
     notes: list[str] = field(default_factory=list)
@@ -82,7 +84,7 @@ def _qnn_partitions(qnn: QnnReport | None) -> dict:
 
 
 def hierarchy(summary, ops: list[OpRow], qnn: QnnReport | None, n_runs: int,
-              matched: dict[int, PartitionOps] | None = None) -> dict | None:
+              matched: dict[int, PartitionOps] | None = None) -> AnyBox | None:
     """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
     events inside them, in ms per run (mean). Inside a QNN call: the QNN time levels it logs, outside
     in (QNN execute ⊇ RPC ⊇ … ⊇ Accelerator), then the ops in the innermost, estimated as their
@@ -98,59 +100,31 @@ def hierarchy(summary, ops: list[OpRow], qnn: QnnReport | None, n_runs: int,
     for r in ops:
         if r.level == 0 and r.role == "delegate_call":
             calls_ms[r.instruction_id] = calls_ms.get(r.instruction_id, 0.0) + r.total_ms / n
-    root = {"name": "Method::execute", "ms": lat.mean, "kind": "method", "children": []}
+    boxes: list[AnyBox] = []
     for b in summary.breakdown:
         if b.kind == "delegate":
-            node = {"name": f"{b.backend} delegate calls", "ms": b.mean_ms, "kind": "delegate",
-                    "backend": b.backend, "children": []}
+            calls: list[AnyBox] = []
             for r in ops:
                 if r.level == 0 and r.role == "delegate_call" and r.placement == b.backend:
                     iid = r.instruction_id
                     call_ms = r.total_ms / n
                     # A partition's per-op times cover all its calls in a run: this call's part of them.
                     part_of_calls = call_ms / calls_ms[iid] if calls_ms.get(iid) else 0.0
-                    node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": call_ms,
-                                             "kind": "delegate_call", "backend": b.backend,
-                                             "op_type": r.op_type,
-                                             "children": _inside_call(iid, r.occurrence, qparts, inside, n,
-                                                                      (matched or {}).get(iid), part_of_calls)})
-            root["children"].append(node)
+                    calls.append(CallBox(name=f"DELEGATE_CALL #{iid}", ms=call_ms, kind="delegate_call",
+                                         backend=b.backend, op_type=r.op_type,
+                                         children=_inside_call(iid, r.occurrence, qparts, inside, n,
+                                                               (matched or {}).get(iid), part_of_calls)))
+            boxes.append(DelegateBox(name=f"{b.backend} delegate calls", ms=b.mean_ms, kind="delegate",
+                                     backend=b.backend, children=tuple(calls)))
         elif b.kind == "cpu_ops":
-            root["children"].append(_cpu_node(b, ops, inside, n))
+            boxes.append(_cpu_node(b, ops, inside, n))
         else:
-            root["children"].append({"name": "framework overhead", "ms": b.mean_ms, "kind": "overhead"})
-    _fit_children(root)
-    return root
-
-
-FIT_SLACK = 1e-9
-
-
-def _fit_children(node: dict) -> None:
-    """Children never add up to more than their box: where logged events do (overlapping events, a
-    clock that is not monotonic, whole-µs rounding), they become their shares of the box, marked
-    (``estimate``) and the box keeps what they added up to (``children_logged_ms``, a check)."""
-    kids = node.get("children") or []
-    s = sum(k.get("ms") or 0.0 for k in kids)
-    ms = node.get("ms")
-    # Float sums in another order (the breakdown's parts add up to the latency) are not an overflow.
-    if kids and isinstance(ms, (int, float)) and s > ms * (1 + FIT_SLACK) + 1e-12 and s > 0:
-        node["children_logged_ms"] = s
-        for k in kids:
-            _scale(k, max(ms, 0.0) / s)
-            k["estimate"] = f"estimate: share of measured {node['name']}"
-    for k in kids:
-        _fit_children(k)
-
-
-def _scale(node: dict, factor: float) -> None:
-    node["ms"] = (node.get("ms") or 0.0) * factor
-    for k in node.get("children") or []:
-        _scale(k, factor)
+            boxes.append(Box(name="framework overhead", ms=b.mean_ms, kind="overhead"))
+    return fitted(Box(name="Method::execute", ms=lat.mean, kind="method", children=tuple(boxes)))
 
 
 def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int,
-                 matched: PartitionOps | None = None, part_of_calls: float = 1.0) -> list[dict]:
+                 matched: PartitionOps | None = None, part_of_calls: float = 1.0) -> tuple[AnyBox, ...]:
     """The events inside one delegate call: its QNN ops when there are (shown under the
     instruction's first call, at that call's part of the partition's time per run), else its own
     rows (named by their graph node where ``matched`` paired them)."""
@@ -163,15 +137,14 @@ def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int,
     event_node = matched.event_node if matched is not None else {}
     for k, r in enumerate(inside.get((iid, occurrence), [])):
         if r.unit == "ns" and r.total:
-            item = {"name": r.name, "ms": _ns_to_ms(r.total) / n, "kind": r.role}
+            ms = _ns_to_ms(r.total) / n
             node = event_node.get((occurrence, k))
-            if node is not None:
-                item.update(name=node, node=node, event=r.name, how=MATCHED_HOW)
-            out.append(item)
-    return out
+            out.append(EventBox(name=r.name, ms=ms, kind=r.role) if node is None else
+                       EventBox(name=node, ms=ms, kind=r.role, node=node, event=r.name, how=MATCHED_HOW))
+    return tuple(out)
 
 
-def _qnn_ops_box(part: Partition, factor: float) -> list[dict]:
+def _qnn_ops_box(part: Partition, factor: float) -> tuple[AnyBox, ...]:
     """The measured QNN levels inside the call, outside in (QNN execute ⊇ RPC ⊇ … ⊇ Accelerator:
     none when the ops are shares of the DELEGATE_CALL itself), the partition's ops inside the
     innermost: each op's share of it, ms per run (mean); ``factor``: this call's part of them."""
@@ -181,31 +154,30 @@ def _qnn_ops_box(part: Partition, factor: float) -> list[dict]:
     for op in part.ops:
         us = op.us_in_container
         if isinstance(us, (int, float)) and us > 0:
-            ops.append({"name": str(op.qnn_name or op.node or "?"), "ms": _us_to_ms(us) * factor,
-                        "kind": "qnn_op", "estimated": True, "estimate": estimate, "op_type": op.op_type,
-                        "node": op.node})
+            ops.append(QnnOpBox(name=str(op.qnn_name or op.node or "?"), ms=_us_to_ms(us) * factor,
+                                kind="qnn_op", estimated=True, estimate=estimate, op_type=op.op_type,
+                                node=op.node))
     if not ops:
-        return []
-    inner = ops
+        return ()
+    inner: tuple[AnyBox, ...] = tuple(ops)
     for level in reversed(ot.levels):
         if level.us_mean is None:
             continue
-        inner = [{"name": f"{level.name} (QNN, measured)", "ms": _us_to_ms(level.us_mean) * factor,
-                  "kind": "qnn_level", "children": inner}]
+        inner = (Box(name=f"{level.name} (QNN, measured)", ms=_us_to_ms(level.us_mean) * factor,
+                     kind="qnn_level", children=inner),)
     return inner
 
 
-def _cpu_node(b, ops: list[OpRow], inside: dict, n: int) -> dict:
-    node = {"name": "CPU kernels (fallback)", "ms": b.mean_ms, "kind": "cpu", "children": []}
+def _cpu_node(b, ops: list[OpRow], inside: dict, n: int) -> Box:
+    kernels = []
     for r in ops:
         if r.level == 0 and r.role in ("operator_call", "kernel") and r.unit == "ns":
             iid = r.instruction_id
-            node["children"].append({
-                "name": f"{r.op_type or r.name} (#{iid})", "ms": r.total_ms / n,
-                "kind": "operator_call", "source": r.source,
-                "children": [{"name": k.name, "ms": _ns_to_ms(k.total) / n, "kind": "kernel"}
-                             for k in inside.get((iid, r.occurrence), []) if k.unit == "ns"]})
-    return node
+            kernels.append(CpuOpBox(
+                name=f"{r.op_type or r.name} (#{iid})", ms=r.total_ms / n, kind="operator_call", source=r.source,
+                children=tuple(Box(name=k.name, ms=_ns_to_ms(k.total) / n, kind="kernel")
+                               for k in inside.get((iid, r.occurrence), []) if k.unit == "ns")))
+    return Box(name="CPU kernels (fallback)", ms=b.mean_ms, kind="cpu", children=tuple(kernels))
 
 
 def category_of(placement: str | None) -> str:
@@ -219,7 +191,7 @@ def category_of(placement: str | None) -> str:
     return f"other delegate ({placement})"
 
 
-def placement_by_op_type(summary, ops: list[OpRow], qnn: QnnReport | None, n_runs: int) -> list[dict]:
+def placement_by_op_type(summary, ops: list[OpRow], qnn: QnnReport | None, n_runs: int) -> list[OpTypeTime]:
     """Mean ms per run per (category, op type): CPU kernels by edge op type, QNN ops by op type
     (estimated: their share of the measured accelerator time, ``analysis.qnn.container``; ``estimate``
     says so), other delegates by the op names they log (XNNPACK ``#N`` suffix dropped), partitions
@@ -264,10 +236,10 @@ def placement_by_op_type(summary, ops: list[OpRow], qnn: QnnReport | None, n_run
             add(cat, pl, f"whole partition (DELEGATE_CALL #{iid}, no per-op times)", r.total_ms / n)
     # Framework overhead is not an op type: the Method::execute split (summary breakdown) shows it;
     # ranked here it sat among the NPU ops (issue 15: "framework overhead 6.2 µs" second).
-    return sorted(agg.values(), key=lambda a: -a["ms"])
+    return [OpTypeTime(**a) for a in sorted(agg.values(), key=lambda a: -a["ms"])]
 
 
-def run_phases(llm, n_runs: int) -> list[str | None] | None:
+def run_phases(llm, n_runs: int) -> tuple[str | None, ...] | None:
     """Phase name per Execute run from the LLM analysis (``analysis.llm.result.LlmReport``: its
     phases list their run indices)."""
     if llm is None:
@@ -279,10 +251,10 @@ def run_phases(llm, n_runs: int) -> list[str | None] | None:
             if 0 <= r < n_runs:
                 out[r] = ph.name
                 any_set = True
-    return out if any_set else None
+    return tuple(out) if any_set else None
 
 
-def run_columns(profile: P.Profile, llm) -> dict:
+def run_columns(profile: P.Profile, llm) -> RunColumns:
     """Per-run columns (the ``runs`` table of render.export) as arrays: execute, start (µs since
     the first timed event; NaN for a run without a start), latency and its parts (ms); and the
     phases (a list)."""
@@ -294,15 +266,13 @@ def run_columns(profile: P.Profile, llm) -> dict:
     def ms(a):
         return np.asarray(units.to_ms(np.asarray(a), units.NS), dtype=np.float64)
 
-    cols = {"execute": np.arange(profile.n_runs), "start_us": start_us, "latency_ms": ms(parts["latency"])}
-    for b in profile.backends():
-        cols[f"delegate_{b}_ms"] = ms(parts[f"delegate:{b}"])
-    cols["cpu_ops_ms"] = ms(parts["cpu_ops"])
-    cols["framework_overhead_ms"] = ms(parts["framework_overhead"])
-    return {"columns": cols, "phase": run_phases(llm, profile.n_runs)}
+    return RunColumns(execute=np.arange(profile.n_runs), start_us=start_us, latency_ms=ms(parts["latency"]),
+                      delegate_ms=tuple((b, ms(parts[f"delegate:{b}"])) for b in profile.backends()),
+                      cpu_ops_ms=ms(parts["cpu_ops"]), framework_overhead_ms=ms(parts["framework_overhead"]),
+                      phase=run_phases(llm, profile.n_runs))
 
 
-def checks(summary, profile: P.Profile, qnn: QnnReport | None, tree: dict | None) -> list[str]:
+def checks(summary, profile: P.Profile, qnn: QnnReport | None, tree: AnyBox | None) -> list[str]:
     """Warnings about units and failed invariants, in plain words (shown in the report)."""
     out: list[str] = []
     parts = per_run_parts(profile)
@@ -325,12 +295,12 @@ def checks(summary, profile: P.Profile, qnn: QnnReport | None, tree: dict | None
     return out
 
 
-def _overfull(node: dict, path: list[str], out: list[str]) -> None:
-    """Boxes whose logged events added up to more than the box (``_fit_children`` made them shares)."""
-    logged = node.get("children_logged_ms")
-    if logged is not None and logged > node["ms"] * 1.01 + 1e-6:
-        out.append(f"'{' > '.join(path + [node['name']])}': the events logged inside add up to {logged:.4g} ms per "
-                   f"run, more than its own {node['ms']:.4g} ms (events overlap, or the clock is not monotonic); "
+def _overfull(box: AnyBox, path: list[str], out: list[str]) -> None:
+    """Boxes whose logged events added up to more than the box (``fitted`` made them shares)."""
+    logged = box.children_logged_ms
+    if logged is not None and logged > box.ms * 1.01 + 1e-6:
+        out.append(f"'{' > '.join(path + [box.name])}': the events logged inside add up to {logged:.4g} ms per "
+                   f"run, more than its own {box.ms:.4g} ms (events overlap, or the clock is not monotonic); "
                    "they are shown as their shares of it.")
-    for k in node.get("children") or []:
-        _overfull(k, path + [node["name"]], out)
+    for k in box.children or ():
+        _overfull(k, path + [box.name], out)

@@ -39,6 +39,7 @@ from etscope.analysis.ops.nodes import NodeTable
 from etscope.analysis.ops.per_op import OpRow
 from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
+from etscope.analysis.views.report_parts import AnyBox, RunColumns
 from etscope.render.files import Written, write_text
 from etscope.render.guide import reading_guide
 from etscope.render.json import PLAIN_NUMBERS, as_fields, non_finite_as_null, to_jsonable
@@ -106,10 +107,14 @@ def _r(x, nd: int = 6):
 
 
 # ---- pieces of the page: the analysed view, rounded and cut for the page --------------------------------
-def _rounded_tree(node: dict | None) -> dict | None:
-    if node is None:
+def _rounded_tree(box: AnyBox | None) -> dict | None:
+    if box is None:
         return None
-    return {k: _r(v) if k == "ms" else [_rounded_tree(c) for c in v] if k == "children" else v
+    return _rounded_ms(to_jsonable(box))
+
+
+def _rounded_ms(node: dict) -> dict:
+    return {k: _r(v) if k == "ms" else [_rounded_ms(c) for c in v] if k == "children" else v
             for k, v in node.items()}
 
 
@@ -121,13 +126,16 @@ def _rounded_column(values: list) -> list:
             else _r(x) if isinstance(x, float) else x for x in values]
 
 
-def runs_data(runs: dict) -> dict:
+def runs_data(runs: RunColumns | None) -> dict:
     """Per-run columns (``ReportView.runs``: arrays), floats rounded, NaN as null: the first
     MAX_LIST runs (as many as _clean keeps), and how many there are when that is fewer (the chart
     says so)."""
-    n = len(runs["columns"].get("execute", ()))
-    cols = {k: _rounded_column(np.asarray(v[:MAX_LIST]).tolist()) for k, v in runs["columns"].items()}
-    return {"columns": cols, "phase": runs["phase"], **({"total_runs": n} if n > MAX_LIST else {})}
+    if runs is None:
+        return {"columns": {}, "phase": None}
+    n = len(runs.execute)
+    cols = {k: _rounded_column(np.asarray(v[:MAX_LIST]).tolist()) for k, v in runs.columns().items()}
+    phase = None if runs.phase is None else list(runs.phase)
+    return {"columns": cols, "phase": phase, **({"total_runs": n} if n > MAX_LIST else {})}
 
 
 def ops_data(ops: list[OpRow]) -> dict:
@@ -184,7 +192,7 @@ def _view_data(view: ReportView) -> dict:
                      for f in view.findings],
         "summary": summary,
         "hierarchy": _rounded_tree(view.hierarchy),
-        "placement": [dict(a, ms=_r(a["ms"])) for a in view.placement],
+        "placement": [dict(to_jsonable(a), ms=_r(a.ms)) for a in view.placement],
         "ops": ops_data(view.ops),
         "runs": runs_data(view.runs),
         "qnn": view.qnn,
@@ -207,7 +215,7 @@ def report_data(view: ReportView, title: str | None = None, compare: DiffView | 
     profile, summary = view.profile, view.summary
     return _clean({
         "schema": SCHEMA,
-        "title": title or ("etscope report: " + ((profile.sources.get("etdump") if profile is not None else None)
+        "title": title or ("etscope report: " + ((profile.source_files.etdump if profile is not None else None)
                                                   or ", ".join(summary.inputs.values()) or "ETDump")),
         "generator": f"etscope {__version__}",
         "generated": _dt.datetime.now().astimezone().isoformat(timespec="seconds"),

@@ -18,7 +18,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-import numpy as np
 
 from etscope.analysis.diff.view import DiffView
 from etscope.analysis.views.report import ReportView
@@ -33,27 +32,6 @@ PHASE_KEYS = ("guide", "findings", "summary", "hierarchy", "placement", "ops", "
 def default_phase(names: Sequence[str]) -> str:
     """The phase the page opens on: decode (what an LLM spends its time in) if there is one, else the first."""
     return "decode" if "decode" in names else names[0]
-
-
-def runs_at_file_positions(runs: dict, file_runs: Sequence[int], n_file_runs: int) -> dict:
-    """A phase's per-run columns (``ReportView.runs``, one value per run of the phase) placed at the
-    file's Execute indices ``file_runs``: ``execute`` counts the file's runs, the other columns are
-    NaN where a run belongs to another phase. Unchanged when the indices do not fit the columns."""
-    cols = runs["columns"]
-    idx = np.asarray(file_runs, dtype=np.int64)
-    n_phase = len(cols.get("execute", ()))
-    if n_phase != len(idx) or (len(idx) and (idx.min() < 0 or idx.max() >= n_file_runs)):
-        return runs
-    out = {}
-    for k, v in cols.items():
-        if k == "execute":
-            out[k] = np.arange(n_file_runs)
-            continue
-        full = np.full(n_file_runs, np.nan)
-        full[idx] = np.asarray(v, dtype=np.float64)
-        out[k] = full
-    # The phase of each run is the page's selection: the chart needs no colour per phase.
-    return {"columns": out, "phase": None}
 
 
 @dataclass(frozen=True)
@@ -76,7 +54,7 @@ def phases_data(phases: Sequence[PhasePage], how: str, n_file_runs: int, view_da
     for page in phases:
         row = page.row
         rows.append(dict(row.to_dict(), n_runs=len(row.runs), n_warmup=len(row.warmup_runs)))
-        placed = dataclasses.replace(page.view, runs=runs_at_file_positions(page.view.runs, row.runs, n_file_runs))
+        placed = dataclasses.replace(page.view, runs=page.view.runs and page.view.runs.at_file_positions(row.runs, n_file_runs))
         v = view_data(placed)
         views.append({**{k: v[k] for k in PHASE_KEYS},
                       **({"compare": compare_data(page.compare)} if page.compare is not None else {})})
