@@ -12,7 +12,8 @@
 
 Readers list parts from the manifest only (never by globbing or walking folders), check each
 part's footer against its entry (rows, bytes) before reading it, and skip a bad part with one
-warning. Later layouts extend an entry with more keys (``program``, ``environment``: facts stored
+warning. An entry's JSON is checked and parsed once (``parse_entry``) into a :class:`ManifestEntry`
+that the rest of etscope reads by attribute; ``entry_bytes`` is the one writer of an entry. Later layouts extend an entry with more keys (``program``, ``environment``: facts stored
 per file); readers ignore keys they do not know and refuse a layout newer than theirs.
 
 Columns: a part holds the file's tables as ``etscope export`` writes them (``analysis.views.tables``),
