@@ -49,7 +49,7 @@ def test_event_stats_and_samples_share_one_computation(monkeypatch, fast):
     # Each row's statistics are those of its samples.
     for i in (0, len(rows) // 2, len(rows) - 1):
         v = values[i][~np.isnan(values[i])]
-        assert v.size == rows[i]["runs"] and np.median(v) == pytest.approx(rows[i]["p50"])
+        assert v.size == rows[i].runs and np.median(v) == pytest.approx(rows[i].p50)
 
 
 def test_placement_tables_are_copies_of_one_computation():

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 import pyarrow as pa
 
 from etscope.formats.kinds import companions
+from etscope.formats.qnn_compile_spec import QnnSoc
 from etscope.errors import FormatError
 from etscope.fleet.dataset import Dataset
 from etscope.fleet.folder import UnsafeEntry
@@ -223,7 +224,7 @@ def content_hash(path: str) -> str:
 
 
 # ---- the per-file function ------------------------------------------------------------------------
-def resolved_meta(job: Job, soc: dict | None = None) -> FileKey:
+def resolved_meta(job: Job, soc: QnnSoc | None = None) -> FileKey:
     """The file's partition values and order key: ``model``, ``soc`` (else ``device``, else the
     .pte's QNN compile spec), ``build`` (else ``commit``), ``date`` (else the order key's date,
     else the file's modification date, UTC) and ``order`` (else ``time``, else ``date``, else the
@@ -232,7 +233,7 @@ def resolved_meta(job: Job, soc: dict | None = None) -> FileKey:
     mtime = dt.datetime.fromtimestamp(os.stat(job.etdump).st_mtime, dt.timezone.utc)
     order = m.order or m.time or m.date or mtime.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     date = m.date or (order[:10] if _is_iso_date(order[:10]) else mtime.strftime("%Y-%m-%d"))
-    spec_soc = (soc or {}).get("soc_model")
+    spec_soc = soc.soc_model if soc is not None else None
     values = (m.model, m.soc or m.device or (str(spec_soc) if spec_soc else None), m.build or m.commit, date)
     return FileKey(Partition(*(str(v or UNKNOWN) for v in values)), order)
 

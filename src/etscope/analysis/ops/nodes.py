@@ -17,10 +17,17 @@ measured <container>" (QNN), "matched by kind and order" (XNNPACK and other dele
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 from etscope import profile as P
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_delegate_ops
+from etscope.formats.backends import QNN_BACKEND_ID
+
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
 
 MEASURED = "measured"
 ESTIMATED_FROM_CYCLES = "estimate: share of measured accelerator time"    # when a partition does not say
@@ -92,14 +99,14 @@ def module_instances(node) -> list[tuple[str, str]]:
     return out
 
 
-def instruction_us(profile: P.Profile, ops: list[dict]) -> dict[int, float]:
+def instruction_us(profile: P.Profile, ops: list[OpRow]) -> dict[int, float]:
     """Time of each instruction (mean per run, µs; all its calls in a run) from the op table's
     level-0 time rows."""
     n_runs = max(profile.n_runs, 1)
     out: dict[int, float] = {}
     for r in ops:
-        if r.get("level") == 0 and r.get("unit") == "ns" and r.get("instruction_id") is not None:
-            out[r["instruction_id"]] = out.get(r["instruction_id"], 0.0) + (r["total"] or 0.0) / 1e3 / n_runs
+        if r.level == 0 and r.unit == "ns" and r.instruction_id is not None:
+            out[r.instruction_id] = out.get(r.instruction_id, 0.0) + (r.total or 0.0) / 1e3 / n_runs
     return out
 
 
@@ -135,7 +142,7 @@ class NodeTable:
     module_types: dict[str, str]      # module instance -> type
 
 
-def node_table(profile: P.Profile, ops: list[dict], qnn=None) -> NodeTable | None:
+def node_table(profile: P.Profile, ops: list[OpRow], qnn=None) -> NodeTable | None:
     """Nodes of the graph with placement and time, or None without an ETRecord graph."""
     g = graph_for_views(profile)
     if g is None:
@@ -170,7 +177,7 @@ def node_table(profile: P.Profile, ops: list[dict], qnn=None) -> NodeTable | Non
             estimated.add(name)
             how.setdefault(name, q["estimate"])
         if name not in placement:
-            placement[name] = "QnnBackend"
+            placement[name] = QNN_BACKEND_ID
         if q["partition"] is not None:
             instr_of.setdefault(name, q["partition"])
     nodes = []
