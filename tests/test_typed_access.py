@@ -21,7 +21,16 @@ PKG = ROOT / "src" / "etscope"
 CONSUMERS = ("render", "cli", "fleet", "api.py", "inputs.py", "frames.py")
 BUDGET_FILE = Path(__file__).with_name("typed_access_budget.json")
 # "file:function" -> why its string keys are not access to an analysed result.
-RAW_READERS: dict[str, str] = {}
+RAW_READERS: dict[str, str] = {
+    "fleet/layout.py:parse_entry": "a manifest entry's raw JSON, checked and parsed once into a ManifestEntry",
+    "fleet/layout.py:marker_layout": "the dataset marker's raw JSON: the layout it names",
+    "fleet/collect.py:read_meta_file": "a --meta-from or sidecar file's raw JSON into the user's metadata (their keys)",
+    "fleet/collect.py:parse_build_meta": "the user's metadata (--meta, sidecar, --meta-from), parsed once into BuildMeta",
+    "fleet/collect.py:program_files": "a job's companions by kind (--meta-from paths or found by suffix) into ProgramFiles",
+    "fleet/reading.py:run_columns": "a stored runs part's columns by name (pyarrow, checked by read_part) into RunColumns",
+    "fleet/reading.py:level0_op_columns": "a stored ops part's columns by name (pyarrow, checked by read_part) "
+                                          "into OpColumns",
+}
 
 
 def _receiver_is_environment(node: ast.AST) -> bool:

@@ -13,7 +13,7 @@ import pytest
 
 from etdump_series import write_series
 from etscope.fleet import dataset as D
-from etscope.fleet.collect import collect, counts, file_tables, find_etdumps, jobs_for
+from etscope.fleet.collect import Counts, collect, counts, file_tables, find_etdumps, jobs_for
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "tests" / "fixtures" / "real"
@@ -57,14 +57,14 @@ def inputs(tmp_path_factory) -> Path:
 def test_collect_then_rerun_adds_nothing(inputs, tmp_path):
     ds = tmp_path / "ds"
     out = collect([inputs], ds, meta={"model": "cnn", "build": "b1"}, workers=2)
-    assert counts(out) == {"added": 4, "skipped": 0, "rejected": 1}
+    assert counts(out) == Counts(added=4, skipped=0, rejected=1)
     before = listing(ds)
     again = collect([inputs], ds, meta={"model": "cnn", "build": "b1"}, workers=2)
-    assert counts(again) == {"added": 0, "skipped": 5, "rejected": 0}     # a rejected file is not retried either
+    assert counts(again) == Counts(added=0, skipped=5, rejected=0)     # a rejected file is not retried either
     assert same(before, listing(ds))
     # the same bytes under another name and other metadata are the same file: skipped
     shutil.copy(inputs / "gen_cnn.etdump", tmp_path / "copy.etdump")
-    assert counts(collect([tmp_path / "copy.etdump"], ds, meta={"build": "b2"}, workers=1))["skipped"] == 1
+    assert counts(collect([tmp_path / "copy.etdump"], ds, meta={"build": "b2"}, workers=1)).skipped == 1
     assert same(before, listing(ds))
 
 
@@ -122,7 +122,7 @@ def test_interrupted_commit_leaves_nothing_visible_after_the_next_collect(inputs
     assert dset.parts("runs") == [] and not (ds / D.LOCK).exists()
     del on_disk
     out = collect([inputs / "gen_cnn.etdump"], ds, meta={"model": "other"}, workers=1)
-    assert counts(out)["added"] == 1
+    assert counts(out).added == 1
     assert [Path(p).parts[-5] for p in dset.parts("runs")] == ["model=other"]
     assert [p.parts[-5] for p in (ds / "runs").rglob("*.parquet")] == ["model=other"]   # the torn part is gone
     for t in ("runs", "ops", "events", "files"):
@@ -167,7 +167,7 @@ def test_same_dataset_through_a_dask_local_cluster(inputs, tmp_path):
                                   worker_dashboard_address=None) as cluster:
         out = collect([inputs], tmp_path / "dask", meta={"model": "cnn", "order": "5", "date": "2026-11-30"},
                       engine="dask", scheduler=cluster.scheduler_address)
-    assert counts(out) == {"added": 4, "skipped": 0, "rejected": 1}
+    assert counts(out) == Counts(added=4, skipped=0, rejected=1)
     assert same(listing(local), listing(tmp_path / "dask"))
 
 
@@ -243,5 +243,5 @@ def test_copies_in_one_batch_are_collected_once(tmp_path):
         shutil.copy(REAL / "gen_cnn.etdump", tmp_path / f"c{i}.etdump")
         (tmp_path / f"c{i}.meta.json").write_text(json.dumps({"build": f"b{i}"}))
     out = collect([tmp_path], tmp_path / "ds", workers=2)
-    assert counts(out) == {"added": 1, "skipped": 3, "rejected": 0}
+    assert counts(out) == Counts(added=1, skipped=3, rejected=0)
     assert len(D.Dataset(tmp_path / "ds").parts("runs")) == 1

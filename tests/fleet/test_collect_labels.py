@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from etscope.fleet import dataset as D
-from etscope.fleet.collect import collect, counts
+from etscope.fleet.collect import Counts, collect, counts
 from test_collect import REAL, cli, listing, same
 
 
@@ -36,7 +36,7 @@ def two_copies(tmp_path):
 def test_same_content_other_label_says_which_labels(two_copies, tmp_path):
     x, y = two_copies
     ds = tmp_path / "ds"
-    assert counts(collect([x], ds, meta={"model": "cnn", "build": "b1"}, workers=1))["added"] == 1
+    assert counts(collect([x], ds, meta={"model": "cnn", "build": "b1"}, workers=1)).added == 1
     before = listing(ds)
     r = cli("collect", y, "--to", ds, "--meta", "model=cnn", "--meta", "build=b2", "--workers", "1")
     assert r.returncode == 0, r.stderr
@@ -87,7 +87,7 @@ def test_also_label_in_one_batch(two_copies, tmp_path):
     y.with_suffix(".meta.json").write_text('{"build": "b2", "order": "2"}')
     ds = tmp_path / "ds"
     out = collect([x.parent, y.parent], ds, meta={"model": "cnn"}, workers=2, also_label=True)
-    assert counts(out) == {"added": 1, "skipped": 1, "rejected": 0}
+    assert counts(out) == Counts(added=1, skipped=1, rejected=0)
     (entry,) = _entry(ds)
     assert {entry["partition"]["build"], *entry["also_builds"]} == {"b1", "b2"}
 

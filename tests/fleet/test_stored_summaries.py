@@ -288,7 +288,7 @@ def test_a_collect_killed_at_any_rename_leaves_no_summary_behind(tmp_path, monke
             collect([src], ds, meta={"build": "b"}, workers=1)
         monkeypatch.setattr(D.os, "replace", real_replace)
         assert D.Dataset(ds).collected() == set()
-        assert counts(collect([src], ds, meta={"build": "b"}, workers=1))["added"] == 1
+        assert counts(collect([src], ds, meta={"build": "b"}, workers=1)).added == 1
         assert len(list((ds / "summary").rglob("*.parquet"))) == 1, kill
         ((c, doc),) = summaries_of_build(D.Dataset(ds), "b")
         assert doc["inputs"]["etdump"] == str(src)

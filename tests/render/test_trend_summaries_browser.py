@@ -28,7 +28,7 @@ def page_file(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("trendsum")
     write_series(d / "in", seed=4, builds=6, sessions=2, runs=6, slower=(1.3, 4))
-    assert counts(collect([d / "in"], d / "ds", workers=1))["added"] == 12
+    assert counts(collect([d / "in"], d / "ds", workers=1)).added == 12
     ds = Dataset(d / "ds")
     sessions, ops = trend_inputs(ds)
     t = trend_of_sessions(sessions, ops)

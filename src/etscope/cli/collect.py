@@ -72,15 +72,16 @@ def collect(inputs, dataset, adopt, meta, meta_from, engine, scheduler, workers,
     if as_json:
         from etscope.cli.common import emit_json
 
-        emit_json({"schema": "etscope.collect/1", "dataset": dataset, **n,
+        emit_json({"schema": "etscope.collect/1", "dataset": dataset,
+                   "added": n.added, "skipped": n.skipped, "rejected": n.rejected,
                    "rejects": [{"path": o.etdump, "reason": o.reason} for o in rejects],
                    "labels": [{"path": o.etdump, "build": o.build, "note": o.note} for o in notes]})
     else:
         from etscope.render.text import screen, shown
 
         # The shared Screen: the lines fit the terminal; piped (or in a log) nothing is cut.
-        screen().print(f"{len(outcomes)} file(s): {n['added']} added, {n['skipped']} already in the dataset, "
-                       f"{n['rejected']} rejected")
+        screen().print(f"{len(outcomes)} file(s): {n.added} added, {n.skipped} already in the dataset, "
+                       f"{n.rejected} rejected")
         err = screen(stderr=True)
         for o in rejects[:20]:
             err.print("rejected: " + shown(o.reason))

@@ -10,8 +10,8 @@ import stat
 from urllib.parse import unquote
 
 from etscope.fleet.folder import Root, UnsafeEntry
-from etscope.fleet.layout import (COLLECTED, HASH, MANIFEST, PARTITION_KEYS, REJECTS, TABLES, TMP, entry,
-                                  part_path)
+from etscope.fleet.layout import (COLLECTED, HASH, MANIFEST, PARTITION_KEYS, REJECTS, TABLES, TMP, Partition,
+                                  PartRef, entry, entry_bytes, part_path)
 from etscope.paths import display
 
 MAX_WARNINGS = 20
@@ -67,8 +67,6 @@ def _footer(r: Root, path: str) -> tuple[int, int, str]:
 def adopt_entries(r: Root, put) -> tuple[int, list[str]]:
     """Write an entry per committed file of a layout-1 dataset (``put(r, tmp, target, body)``
     writes one atomically). Returns (entries written, warning lines)."""
-    import json
-
     warnings: list[str] = []
     hidden = [0]
 
@@ -86,7 +84,7 @@ def adopt_entries(r: Root, put) -> tuple[int, list[str]]:
                 warn(f"{display(os.path.join(r.path, path))}: no commit marker (an interrupted collect), left in "
                      "place and not adopted")
                 continue
-            if part_path(table, h, partition) != path:
+            if part_path(table, h, Partition(**partition)) != path:
                 warn(f"{display(os.path.join(r.path, path))}: its folder names cannot be written again "
                      "(a value cut by layout 1), not adopted")
                 continue
@@ -108,12 +106,12 @@ def adopt_entries(r: Root, put) -> tuple[int, list[str]]:
                 warn(f"{display(os.path.join(r.path, path))}: not a readable Parquet part ({str(e)[:200]}), not adopted")
                 continue
             order_key = order_key or key
-            parts[table] = {"path": path, "rows": rows, "bytes": size}
+            parts[table] = PartRef(table, path, rows, size)
         if not parts:
             continue
-        partition = dict(next(iter(partitions))) if partitions else {}
-        doc = entry(h, "rejected" if REJECTS in parts else "added", partition, order_key, parts)
-        put(r, f"{TMP}/{h}.entry.tmp", f"{MANIFEST}/{h}.json", (json.dumps(doc, sort_keys=True) + "\n").encode())
+        partition = Partition(**dict(next(iter(partitions)))) if partitions else Partition()
+        doc = entry(h, "rejected" if REJECTS in parts else "added", partition, order_key, tuple(parts.values()))
+        put(r, f"{TMP}/{h}.entry.tmp", f"{MANIFEST}/{h}.json", entry_bytes(doc))
         written += 1
     if hidden[0]:
         warnings.append(f"({hidden[0]} more warnings)")

@@ -17,14 +17,16 @@ import json
 import os
 import resource
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
 from etscope.formats.kinds import companions
+from etscope.formats.qnn_compile_spec import QnnSoc
 from etscope.errors import FormatError
 from etscope.fleet.dataset import Dataset
 from etscope.fleet.folder import UnsafeEntry
+from etscope.fleet.layout import UNKNOWN, Partition
 from etscope.fleet.summaries import TABLE as SUMMARY, summary_table
 
 ETDUMP_SUFFIXES = (".etdump", ".etdp")
@@ -37,30 +39,86 @@ HASH_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
+class BuildMeta:
+    """The keys of a file's metadata that collect itself reads (each as given; None when not
+    given). Every key, these and the user's own, is kept in ``files.meta_json``."""
+    model: str | None = None
+    soc: str | None = None
+    device: str | None = None             # when there is no ``soc``
+    build: str | None = None
+    commit: str | None = None             # when there is no ``build``
+    date: str | None = None
+    time: str | None = None               # the order, when there is no ``order``
+    order: str | None = None              # how builds follow each other (sorted as text)
+    method: str | None = None             # the program's method to profile
+
+
+def parse_build_meta(meta: dict) -> BuildMeta:
+    """The keys collect reads of a file's metadata ({key: value} from ``--meta``, the sidecar,
+    ``--meta-from``): the one place they are looked up by name."""
+    return BuildMeta(meta.get("model"), meta.get("soc"), meta.get("device"), meta.get("build"), meta.get("commit"),
+                     meta.get("date"), meta.get("time"), meta.get("order"), meta.get("method"))
+
+
+@dataclass(frozen=True)
+class ProgramFiles:
+    """The program's companions of an ETDump (paths; None when not found)."""
+    etrecord: str | None = None
+    pte: str | None = None
+
+
+def program_files(companions: dict) -> ProgramFiles:
+    """The program's files among a job's companions ({kind: path}; the other kinds are the
+    registry's, read by their kind's reader)."""
+    return ProgramFiles(companions.get("etrecord"), companions.get("pte"))
+
+
+@dataclass(frozen=True)
 class Job:
     """One ETDump to collect: its path, its companions and its metadata (strings)."""
     etdump: str
     meta: tuple = ()                      # sorted (key, value) pairs
     companions: tuple = ()                # sorted (kind, path) pairs
     problem: str = ""                     # why its metadata could not be read (a reject, not the end of the batch)
+    build_meta: BuildMeta = field(init=False, repr=False, compare=False)       # of ``meta``
+    program: ProgramFiles = field(init=False, repr=False, compare=False)       # of ``companions``
+
+    def __post_init__(self) -> None:      # parsed once, with the job (frozen: set through object)
+        object.__setattr__(self, "build_meta", parse_build_meta(dict(self.meta)))
+        object.__setattr__(self, "program", program_files(dict(self.companions)))
 
     def meta_dict(self) -> dict:
         return dict(self.meta)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
     """What collecting one job did (``status``: added, skipped, rejected)."""
     etdump: str
     status: str
     file_hash: str = ""
     reason: str = ""
-    rows: dict = field(default_factory=dict)
+    rows: tuple[tuple[str, int], ...] = ()     # added: (table, rows) of each part
     seconds: float = 0.0
     cpu_seconds: float = 0.0              # CPU time of the worker on this file
     max_rss_bytes: int = 0
     build: str = ""                       # skipped as content already there: the build label it was given
     note: str = ""                        # skipped: under which labels the content is there (label_skipped)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How many files a collect added, skipped (content already there) and rejected."""
+    added: int
+    skipped: int
+    rejected: int
+
+
+@dataclass(frozen=True)
+class FileKey:
+    """Where a collected file goes: its partition values and its order key."""
+    partition: Partition
+    order_key: str
 
 
 # ---- finding the files and their metadata -----------------------------------------------------------
@@ -166,19 +224,18 @@ def content_hash(path: str) -> str:
 
 
 # ---- the per-file function ------------------------------------------------------------------------
-def resolved_meta(job: Job, soc: dict | None = None) -> dict:
+def resolved_meta(job: Job, soc: QnnSoc | None = None) -> FileKey:
     """The file's partition values and order key: ``model``, ``soc`` (else ``device``, else the
     .pte's QNN compile spec), ``build`` (else ``commit``), ``date`` (else the order key's date,
     else the file's modification date, UTC) and ``order`` (else ``time``, else ``date``, else the
     modification time)."""
-    m = job.meta_dict()
+    m = job.build_meta
     mtime = dt.datetime.fromtimestamp(os.stat(job.etdump).st_mtime, dt.timezone.utc)
-    order = m.get("order") or m.get("time") or m.get("date") or mtime.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    date = m.get("date") or (order[:10] if _is_iso_date(order[:10]) else mtime.strftime("%Y-%m-%d"))
+    order = m.order or m.time or m.date or mtime.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    date = m.date or (order[:10] if _is_iso_date(order[:10]) else mtime.strftime("%Y-%m-%d"))
     spec_soc = soc.soc_model if soc is not None else None
-    return {"model": m.get("model") or "unknown",
-            "soc": m.get("soc") or m.get("device") or (str(spec_soc) if spec_soc else "unknown"),
-            "build": m.get("build") or m.get("commit") or "unknown", "date": date, "order_key": order}
+    values = (m.model, m.soc or m.device or (str(spec_soc) if spec_soc else None), m.build or m.commit, date)
+    return FileKey(Partition(*(str(v or UNKNOWN) for v in values)), order)
 
 
 def _is_iso_date(s: str) -> bool:
@@ -205,19 +262,16 @@ def qnn_table(qnn, phases: list[tuple[str, object]] | None = None) -> pa.Table |
     if not rows:
         return None
     parts = [p for _, p in rows]
-    cols = {}
-    for name, typ in QNN_COLUMNS:
-        vals = []
-        for p in parts:
-            v = getattr(p, name)
-            if isinstance(v, (list, dict, tuple)) or (isinstance(v, float) and v != v):
-                v = None
-            vals.append(None if v is None else (str(v) if typ == pa.string() else
-                                                 int(v) if typ == pa.int64() else float(v)))
-        cols[name] = pa.array(vals, typ)
-    if phases is not None:
-        cols["phase"] = pa.array([name for name, _ in rows], pa.string())
-    return pa.table(cols)
+    cols = {name: pa.array([_qnn_cell(getattr(p, name), typ) for p in parts], typ) for name, typ in QNN_COLUMNS}
+    phase = {} if phases is None else {"phase": pa.array([name for name, _ in rows], pa.string())}
+    return pa.table({**cols, **phase})
+
+
+def _qnn_cell(v, typ):
+    """A partition's field as a cell of ``typ`` (None for a missing, NaN or non-scalar value)."""
+    if v is None or isinstance(v, (list, dict, tuple)) or (isinstance(v, float) and v != v):
+        return None
+    return str(v) if typ == pa.string() else int(v) if typ == pa.int64() else float(v)
 
 
 def _with_file_columns(table: pa.Table, file_hash: str, order_key: str) -> pa.Table:
@@ -226,9 +280,9 @@ def _with_file_columns(table: pa.Table, file_hash: str, order_key: str) -> pa.Ta
     return table.append_column("order_key", pa.array([order_key] * n, pa.string()))
 
 
-def file_tables(job: Job, file_hash: str | None = None) -> tuple[dict, dict[str, pa.Table]]:
-    """The pure per-file function: (partition metadata, {table: Arrow table}) of one ETDump with
-    its companions. Raises FormatError (or any error of a reader) on a bad file."""
+def file_tables(job: Job, file_hash: str | None = None) -> tuple[FileKey, dict[str, pa.Table]]:
+    """The pure per-file function: (partition values and order key, {table: Arrow table}) of one
+    ETDump with its companions. Raises FormatError (or any error of a reader) on a bad file."""
     from etscope import api
     from etscope.analysis.views.tables import whole_phase
     from etscope.paths import display
@@ -236,25 +290,25 @@ def file_tables(job: Job, file_hash: str | None = None) -> tuple[dict, dict[str,
 
     file_hash = file_hash or content_hash(job.etdump)
     comps = dict(job.companions)
-    p = api.load(job.etdump, etrecord=comps.get("etrecord"), pte=comps.get("pte"), method=job.meta_dict().get("method"))
+    prog = job.program
+    p = api.load(job.etdump, etrecord=prog.etrecord, pte=prog.pte, method=job.build_meta.method)
     # The token options of ``etscope llm`` with this .pte: the runs' phases are the ones it finds;
     # the other companions read by their kinds' readers (formats.kinds).
-    r = api.results(p, llm_options=api.llm_options(comps.get("pte")),
+    r = api.results(p, llm_options=api.llm_options(prog.pte),
                     given={k: v for k, v in comps.items() if k not in PROGRAM_COMPANIONS})
     try:
         soc = r.soc
     except FormatError:
         soc = None
-    meta = resolved_meta(job, soc)
+    key = resolved_meta(job, soc)
     tables = dict(api.tables_of(r))     # runs/events/ops: phase and method columns (analysis.views.tables)
     q = qnn_table(r.qnn, [(n, x.qnn) for n, x in r.by_phase()] or [(whole_phase(r.phases), r.qnn)])
-    if q is not None:
-        tables["qnn"] = q
-    tables[SUMMARY] = summary_table(r)      # what ``etscope summary --json`` prints for the file (fleet.summaries)
-    tables = {k: _with_file_columns(t, file_hash, meta["order_key"]) for k, t in tables.items()}
+    tables = {**tables, **({} if q is None else {"qnn": q}),
+              SUMMARY: summary_table(r)}    # what ``etscope summary --json`` prints for the file (fleet.summaries)
+    tables = {k: _with_file_columns(t, file_hash, key.order_key) for k, t in tables.items()}
     views = r.kind_views       # before the warnings: a view that fails says so there
-    tables["files"] = pa.table({
-        "file_hash": [file_hash], "order_key": [meta["order_key"]], "path": [display(job.etdump)],
+    files = pa.table({
+        "file_hash": [file_hash], "order_key": [key.order_key], "path": [display(job.etdump)],
         "bytes": pa.array([os.path.getsize(job.etdump)], pa.int64()),
         **{k: pa.array([display(comps[k]) if k in comps else None], pa.string()) for k in COMPANIONS},
         "meta_json": [json.dumps(job.meta_dict(), sort_keys=True)],
@@ -262,7 +316,7 @@ def file_tables(job: Job, file_hash: str | None = None) -> tuple[dict, dict[str,
         "warnings": [json.dumps(list(p.profile.warnings) + list(r.notes))],
         # The views of companion kinds without an analysis of their own (formats.kinds ``view``).
         **{f"{name}_view_json": [dumps(v, indent=None)] for name, v in views.items()}})
-    return meta, tables
+    return key, {**tables, "files": files}
 
 
 def collect_one(job: Job, root: str) -> Outcome:
@@ -289,52 +343,55 @@ def collect_one(job: Job, root: str) -> Outcome:
     if ds.is_collected(file_hash) or not ds.claim(file_hash):     # in the dataset, or a copy in this batch
         return Outcome(shown, "skipped", file_hash, build=given_build(job), **_costs(t0))
     try:
-        meta, tables = file_tables(job, file_hash)
+        key, tables = file_tables(job, file_hash)
     except MemoryError:
         return _reject(ds, job, file_hash, f"{shown}: out of memory while reading it", t0)
     except Exception as e:  # noqa: BLE001 - a bad file is a reject with its reason, never the end of the batch
         reason = str(e) if isinstance(e, FormatError) else f"{shown}: {type(e).__name__}: {e}"
         return _reject(ds, job, file_hash, reason, t0)
     try:
-        ds.commit(file_hash, meta, tables)
+        ds.commit(file_hash, key.partition, key.order_key, tables)
     except UnsafeEntry as e:     # a link planted inside the dataset: refused, nothing written through it
         return Outcome(shown, "rejected", file_hash, f"{shown}: not written: {e}", **_costs(t0))
-    return Outcome(shown, "added", file_hash, rows={k: t.num_rows for k, t in tables.items()}, **_costs(t0))
+    return Outcome(shown, "added", file_hash, rows=tuple((k, t.num_rows) for k, t in tables.items()), **_costs(t0))
 
 
 def given_build(job: Job) -> str:
     """The build label the job's metadata gives (``build``, else ``commit``); "" when none."""
-    m = job.meta_dict()
-    return str(m.get("build") or m.get("commit") or "")
+    m = job.build_meta
+    return str(m.build or m.commit or "")
 
 
-def label_skipped(ds: Dataset, outcomes: list[Outcome], also_label: bool = False) -> None:
+def label_skipped(ds: Dataset, outcomes: list[Outcome], also_label: bool = False) -> list[Outcome]:
     """For each file skipped because its content is in the dataset under another build label:
     with ``also_label``, record the label in its manifest entry (``Dataset.add_build_label``: no
     part is duplicated); else say under which labels it is there and how to add this one. Runs
     in the collecting process after the workers (one writer of the manifest), so the entries of
-    copies collected in this same batch are committed by then."""
-    for o in outcomes:
-        if o.status != "skipped" or not o.build or not o.file_hash:
-            continue
-        doc = ds.entry(o.file_hash)
-        if doc is None or doc["status"] != "added":
-            continue
-        from etscope.fleet.layout import labels_of
+    copies collected in this same batch are committed by then. Returns the outcomes, these with
+    their ``note``."""
+    return [_labelled(ds, o, also_label) for o in outcomes]
 
-        labels = labels_of(doc)
-        shown = ", ".join(labels[:10]) + (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
-        if o.build in labels:
-            o.note = f"{o.etdump}: already in the dataset as build {shown}"
-        elif also_label:
-            try:
-                ds.add_build_label(o.file_hash, o.build)
-                o.note = f"{o.etdump}: same content as build {shown}; build {o.build} recorded for it too"
-            except FormatError as e:
-                o.note = f"{o.etdump}: build {o.build} not recorded ({e})"
-        else:
-            o.note = (f"{o.etdump}: same content already in the dataset as build {shown}, not as build {o.build}; "
-                      f"collect it again with --also-label to record build {o.build} for it too")
+
+def _labelled(ds: Dataset, o: Outcome, also_label: bool) -> Outcome:
+    if o.status != "skipped" or not o.build or not o.file_hash:
+        return o
+    e = ds.entry(o.file_hash)
+    if e is None or e.status != "added":
+        return o
+    labels = e.labels
+    shown = ", ".join(labels[:10]) + (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
+    if o.build in labels:
+        note = f"{o.etdump}: already in the dataset as build {shown}"
+    elif also_label:
+        try:
+            ds.add_build_label(o.file_hash, o.build)
+            note = f"{o.etdump}: same content as build {shown}; build {o.build} recorded for it too"
+        except FormatError as why:
+            note = f"{o.etdump}: build {o.build} not recorded ({why})"
+    else:
+        note = (f"{o.etdump}: same content already in the dataset as build {shown}, not as build {o.build}; "
+                f"collect it again with --also-label to record build {o.build} for it too")
+    return replace(o, note=note)
 
 
 def _reject(ds: Dataset, job: Job, file_hash: str, reason: str, t0: tuple) -> Outcome:
@@ -345,7 +402,7 @@ def _reject(ds: Dataset, job: Job, file_hash: str, reason: str, t0: tuple) -> Ou
     row = pa.table({"file_hash": [file_hash], "path": [display(job.etdump)], "reason": [reason],
                     "meta_json": [json.dumps(job.meta_dict(), sort_keys=True)]})
     try:
-        ds.commit(file_hash, {}, {"rejects": row}, reject=True)
+        ds.commit(file_hash, Partition(), "", {"rejects": row}, reject=True)
     except UnsafeEntry as e:
         reason = f"{reason} (not recorded: {e})"
     return Outcome(display(job.etdump), "rejected", file_hash, reason, **_costs(t0))
@@ -433,9 +490,8 @@ def collect(patterns, to, meta: dict | None = None, meta_from=None, engine: str 
             out = run_dask(jobs, ds.root, scheduler, on_done)
         else:
             out = run_local(jobs, ds.root, workers or os.cpu_count() or 1, on_done)
-        label_skipped(ds, out, also_label)
-        return out
+        return label_skipped(ds, out, also_label)
 
 
-def counts(outcomes: list[Outcome]) -> dict:
-    return {s: sum(o.status == s for o in outcomes) for s in ("added", "skipped", "rejected")}
+def counts(outcomes: list[Outcome]) -> Counts:
+    return Counts(*(sum(o.status == s for o in outcomes) for s in ("added", "skipped", "rejected")))

@@ -23,8 +23,9 @@ from etscope.errors import FormatError
 from etscope.fleet.folder import Root, UnsafeEntry
 from etscope.fleet.layout import (load_json_bytes, ALL_TABLES, ENTRY, HASH, LAYOUT, LOCK, MANIFEST, MARKER,
                                   MAX_ENTRY_BYTES, MAX_MARKER_BYTES, OLD_LAYOUTS, PARTITION_KEYS, PENDING,
-                                  REJECTS, TABLE_NAME, TABLES, TMP, TMP_NAME, UNKNOWN, check_entry, entry,
-                                  partition_dir, partition_value, part_path)
+                                  REJECTS, TABLE_NAME, TABLES, TMP, TMP_NAME, UNKNOWN, EntryProblem, ManifestEntry,
+                                  Partition, PartRef, entry, entry_bytes, marker_layout, parse_entry, partition_dir,
+                                  partition_value, part_path)
 from etscope.paths import display
 
 __all__ = ["Dataset", "LAYOUT", "MARKER", "PARTITION_KEYS", "TABLES", "REJECTS", "UNKNOWN", "partition_value",
@@ -59,9 +60,7 @@ class Dataset:
             raise FormatError(f"{display(self.root)}: cannot read the dataset ({e.strerror or e})") from None
         with self.open() as r:
             data = r.read_bytes(MARKER, MAX_MARKER_BYTES)
-        doc = load_json_bytes(data, os.path.join(self.root, MARKER), "the dataset marker")
-        layout = doc.get("layout") if isinstance(doc, dict) else None
-        return layout if isinstance(layout, str) else "etscope.dataset/1"
+        return marker_layout(load_json_bytes(data, os.path.join(self.root, MARKER), "the dataset marker"))
 
     def is_dataset(self) -> bool:
         return os.path.lexists(os.path.join(self.root, MARKER))
@@ -147,7 +146,7 @@ class Dataset:
         with self.open() as r:
             return r.lstat(f"{MANIFEST}/{file_hash}.json") is not None
 
-    def entry(self, file_hash: str) -> dict | None:
+    def entry(self, file_hash: str) -> ManifestEntry | None:
         """The checked manifest entry of a collected file; None when there is none or it is bad."""
         if not HASH.match(file_hash):
             return None
@@ -159,30 +158,32 @@ class Dataset:
                 doc = load_json_bytes(r.read_bytes(rel, MAX_ENTRY_BYTES), os.path.join(self.root, rel), "manifest entry")
             except FormatError:
                 return None
-        return doc if check_entry(doc, file_hash) is None else None
+        try:
+            return parse_entry(doc, file_hash)
+        except EntryProblem:
+            return None
 
-    def add_build_label(self, file_hash: str, build: str) -> list[str]:
+    def add_build_label(self, file_hash: str, build: str) -> tuple[str, ...]:
         """Record ``build`` as another build label of a collected file (``also_builds`` of its
         entry; the parts stay as they are). Returns the file's labels after. The entry is replaced
         atomically; only one collect writes a dataset at a time (``lock``) and labels are added by
         its parent process only."""
-        from etscope.fleet.layout import MAX_ALSO_BUILDS, MAX_LABEL_CHARS, labels_of
+        from etscope.fleet.layout import MAX_ALSO_BUILDS, MAX_LABEL_CHARS
 
-        doc = self.entry(file_hash)
-        if doc is None or doc["status"] != "added":
+        e = self.entry(file_hash)
+        if e is None or e.status != "added":
             raise FormatError(f"{display(self.root)}: no collected file {file_hash[:12]}… to label")
         if not 0 < len(build) <= MAX_LABEL_CHARS:
             raise FormatError(f"build label of {len(build)} characters (1 to {MAX_LABEL_CHARS})")
-        if build in labels_of(doc):
-            return labels_of(doc)
-        also = list(doc.get("also_builds", [])) + [build]
+        if build in e.labels:
+            return e.labels
+        also = e.also_builds + (build,)
         if len(also) > MAX_ALSO_BUILDS:
             raise FormatError(f"{display(self.root)}: file {file_hash[:12]}… has {MAX_ALSO_BUILDS} build labels already")
-        new = entry(file_hash, doc["status"], doc["partition"], doc["order_key"], doc["parts"], also)
-        body = (json.dumps(new, sort_keys=True) + "\n").encode()
+        new = entry(file_hash, e.status, e.partition, e.order_key, e.parts, also)
         with self.open() as r:
-            self._put(r, f"{TMP}/{file_hash}.entry.tmp", f"{MANIFEST}/{file_hash}.json", body)
-        return labels_of(new)
+            self._put(r, f"{TMP}/{file_hash}.entry.tmp", f"{MANIFEST}/{file_hash}.json", entry_bytes(new))
+        return new.labels
 
     def claim(self, file_hash: str) -> bool:
         """Take the file for this collect (False: another worker has the same content in hand).
@@ -203,8 +204,8 @@ class Dataset:
         from etscope.fleet.reading import entries
 
         with self.open() as r:
-            docs = entries(self, r, lambda line: None)
-        return sorted(os.path.join(self.root, d["parts"][table]["path"]) for d in docs if table in d["parts"])
+            found = entries(self, r, lambda line: None)
+        return sorted(os.path.join(self.root, p.path) for p in (e.part(table) for e in found) if p is not None)
 
     def recover(self) -> int:
         """Undo interrupted commits: for each journal without its entry, delete the parts the
@@ -233,19 +234,23 @@ class Dataset:
             doc = load_json_bytes(r.read_bytes(rel, MAX_ENTRY_BYTES), rel, "a journal")
         except FormatError:
             return []
-        if check_entry(doc, file_hash) is not None:
+        try:
+            return [p.path for p in parse_entry(doc, file_hash).parts]
+        except EntryProblem:
             return []          # not a journal etscope wrote: delete nothing it names
-        return [p["path"] for p in doc["parts"].values()]
 
     # ---- writing one file's tables: the commit ----
-    def commit(self, file_hash: str, meta: dict, tables: dict[str, pa.Table], reject: bool = False) -> None:
+    def commit(self, file_hash: str, partition: Partition, order_key: str, tables: dict[str, pa.Table],
+               reject: bool = False) -> None:
         """Write ``tables`` ({table name: Arrow table}) of one collected file into their
-        partitions (``rejects`` for a reject, unpartitioned), then its manifest entry."""
+        partitions (``rejects`` for a reject, unpartitioned: its entry names no partition), then
+        its manifest entry."""
         import pyarrow.parquet as pq
 
         if not HASH.match(file_hash):
             raise ValueError(f"not a sha256 hex digest: {file_hash!r}")
-        partition = {} if reject else {k: str(meta.get(k) or UNKNOWN) for k in PARTITION_KEYS}
+        if reject:
+            partition, order_key = Partition(), ""
         with self.open() as r:
             staged, parts = [], {}
             try:
@@ -257,13 +262,12 @@ class Dataset:
                         f.flush()
                         size = os.fstat(f.fileno()).st_size
                     staged.append((name, tmp))
-                    parts[name] = {"path": part_path(name, file_hash, partition), "rows": table.num_rows,
-                                   "bytes": size}
-                doc = entry(file_hash, "rejected" if reject else "added", partition, meta.get("order_key", ""), parts)
-                body = (json.dumps(doc, sort_keys=True) + "\n").encode()
+                    parts[name] = PartRef(name, part_path(name, file_hash, partition), table.num_rows, size)
+                doc = entry(file_hash, "rejected" if reject else "added", partition, order_key, tuple(parts.values()))
+                body = entry_bytes(doc)
                 self._put(r, f"{TMP}/{file_hash}.pending.tmp", f"{MANIFEST}/{file_hash}.pending", body)
                 for name, tmp in sorted(staged, key=lambda s: s[0] == "files"):     # the index entry last
-                    r.replace(tmp, parts[name]["path"], make_folder=True)
+                    r.replace(tmp, parts[name].path, make_folder=True)
                 self._put(r, f"{TMP}/{file_hash}.entry.tmp", f"{MANIFEST}/{file_hash}.json", body)
                 r.unlink_file(f"{MANIFEST}/{file_hash}.pending")
             finally:

@@ -12,7 +12,8 @@
 
 Readers list parts from the manifest only (never by globbing or walking folders), check each
 part's footer against its entry (rows, bytes) before reading it, and skip a bad part with one
-warning. Later layouts extend an entry with more keys (``program``, ``environment``: facts stored
+warning. An entry's JSON is checked and parsed once (``parse_entry``) into a :class:`ManifestEntry`
+that the rest of etscope reads by attribute; ``entry_bytes`` is the one writer of an entry. Later layouts extend an entry with more keys (``program``, ``environment``: facts stored
 per file); readers ignore keys they do not know and refuse a layout newer than theirs.
 
 Columns: a part holds the file's tables as ``etscope export`` writes them (``analysis.views.tables``),
@@ -41,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 
 from etscope.errors import FormatError
 from etscope.paths import DATASET_MARKER
@@ -91,70 +93,133 @@ def partition_value(value) -> str:
     return s
 
 
-def partition_dir(partition: dict) -> str:
+@dataclass(frozen=True)
+class Partition:
+    """A file's partition values (None: the entry names no such value; a reject's are all None)."""
+    model: str | None = None
+    soc: str | None = None
+    build: str | None = None
+    date: str | None = None
+
+    def values(self) -> tuple[str | None, ...]:
+        """The values in ``PARTITION_KEYS`` order."""
+        return (self.model, self.soc, self.build, self.date)
+
+
+@dataclass(frozen=True)
+class PartRef:
+    """One part of a collected file: where it lives (relative to the dataset) and what it holds."""
+    table: str
+    path: str
+    rows: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """A checked manifest entry (``parse_entry``): the commit of one collected file."""
+    file_hash: str
+    status: str                      # "added" or "rejected"
+    partition: Partition
+    order_key: str
+    parts: tuple[PartRef, ...]       # in the entry's order
+    also_builds: tuple[str, ...] = ()      # other build labels of the same content, as stored
+
+    def part(self, table: str) -> PartRef | None:
+        """The part of ``table`` (a name of the layout's open set of tables); None without one."""
+        return next((p for p in self.parts if p.table == table), None)
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        return tuple(p.table for p in self.parts)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Its build labels: the partition's build first (``unknown`` when it names none), then
+        ``also_builds``."""
+        own = UNKNOWN if self.partition.build is None else self.partition.build
+        return (own,) + tuple(b for b in self.also_builds if b != own)
+
+
+def partition_dir(partition: Partition) -> str:
     """``model=M/soc=S/build=B/date=D`` for a file's partition values."""
-    return "/".join(f"{k}={partition_value(partition.get(k))}" for k in PARTITION_KEYS)
+    return "/".join(f"{k}={partition_value(v)}" for k, v in zip(PARTITION_KEYS, partition.values()))
 
 
-def part_path(table: str, file_hash: str, partition: dict) -> str:
+def part_path(table: str, file_hash: str, partition: Partition) -> str:
     """Where a file's part of ``table`` lives (relative to the dataset)."""
     if table == REJECTS:
         return f"{REJECTS}/{file_hash}.parquet"
     return f"{table}/{partition_dir(partition)}/{file_hash}.parquet"
 
 
-def entry(file_hash: str, status: str, partition: dict, order_key: str, parts: dict,
-          also_builds: list[str] | None = None) -> dict:
-    """A manifest entry (``parts``: {table: {"path", "rows", "bytes"}}; ``also_builds``: the file's
-    other build labels, when it has any)."""
-    doc = {"layout": LAYOUT, "file_hash": file_hash, "status": status,
-           "partition": {k: str(partition[k]) for k in PARTITION_KEYS if k in partition},
-           "order_key": str(order_key), "parts": parts}
-    if also_builds:
-        doc["also_builds"] = sorted(set(map(str, also_builds)))
-    return doc
+def entry(file_hash: str, status: str, partition: Partition, order_key: str, parts: tuple[PartRef, ...],
+          also_builds=()) -> ManifestEntry:
+    """A manifest entry to write (``also_builds``: the file's other build labels, stored sorted, once each)."""
+    return ManifestEntry(file_hash, status, partition, str(order_key), tuple(parts),
+                         tuple(sorted(set(map(str, also_builds)))))
 
 
-def labels_of(doc: dict) -> list[str]:
-    """The build labels of a checked entry: its partition's build first, then ``also_builds``."""
-    own = doc.get("partition", {}).get("build", UNKNOWN)
-    return [own] + [b for b in doc.get("also_builds", []) if b != own]
+def entry_bytes(e: ManifestEntry) -> bytes:
+    """The entry as its file holds it (sorted keys, one line): the one writer of a manifest entry
+    (``also_builds`` only when the file has other labels; a partition value only when named)."""
+    doc = {"layout": LAYOUT, "file_hash": e.file_hash, "status": e.status,
+           "partition": {k: v for k, v in zip(PARTITION_KEYS, e.partition.values()) if v is not None},
+           "order_key": e.order_key,
+           "parts": {p.table: {"path": p.path, "rows": p.rows, "bytes": p.bytes} for p in e.parts},
+           **({"also_builds": list(e.also_builds)} if e.also_builds else {})}
+    return (json.dumps(doc, sort_keys=True) + "\n").encode()
 
 
-def check_entry(doc, file_hash: str) -> str | None:
-    """What is wrong with a manifest entry read from ``<file_hash>.json`` (None: nothing).
-    Every part must sit exactly where the layout puts it for this hash and partition, so an
-    entry can name no other file, inside or outside the dataset."""
+class EntryProblem(ValueError):
+    """What is wrong with a manifest entry (one phrase)."""
+
+
+def parse_entry(doc, file_hash: str) -> ManifestEntry:
+    """A manifest entry read from ``<file_hash>.json`` (its raw JSON) as a :class:`ManifestEntry`;
+    EntryProblem says what is wrong with a bad one. Every part must sit exactly where the layout
+    puts it for this hash and partition, so an entry can name no other file, inside or outside
+    the dataset. Keys it does not know are ignored (later layouts' facts)."""
     if not isinstance(doc, dict):
-        return "not a JSON object"
+        raise EntryProblem("not a JSON object")
     if doc.get("layout") != LAYOUT:
-        return f"layout {str(doc.get('layout'))[:40]!r}, expected {LAYOUT!r}"
+        raise EntryProblem(f"layout {str(doc.get('layout'))[:40]!r}, expected {LAYOUT!r}")
     if doc.get("file_hash") != file_hash:
-        return "its file_hash is not its name"
-    if doc.get("status") not in ("added", "rejected"):
-        return "status is neither 'added' nor 'rejected'"
-    part = doc.get("partition")
-    if not isinstance(part, dict) or not all(isinstance(part.get(k, ""), str) for k in PARTITION_KEYS):
-        return "partition must map model/soc/build/date to strings"
-    if not isinstance(doc.get("order_key"), str):
-        return "order_key must be a string"
+        raise EntryProblem("its file_hash is not its name")
+    status = doc.get("status")
+    if status not in ("added", "rejected"):
+        raise EntryProblem("status is neither 'added' nor 'rejected'")
+    raw = doc.get("partition")
+    if not isinstance(raw, dict) or not all(isinstance(raw.get(k, ""), str) for k in PARTITION_KEYS):
+        raise EntryProblem("partition must map model/soc/build/date to strings")
+    partition = Partition(raw.get("model"), raw.get("soc"), raw.get("build"), raw.get("date"))
+    order_key = doc.get("order_key")
+    if not isinstance(order_key, str):
+        raise EntryProblem("order_key must be a string")
     also = doc.get("also_builds", [])
     if not isinstance(also, list) or len(also) > MAX_ALSO_BUILDS \
             or not all(isinstance(b, str) and 0 < len(b) <= MAX_LABEL_CHARS for b in also):
-        return f"also_builds must be a list of at most {MAX_ALSO_BUILDS} build labels"
+        raise EntryProblem(f"also_builds must be a list of at most {MAX_ALSO_BUILDS} build labels")
     parts = doc.get("parts")
     if not isinstance(parts, dict) or not parts:
-        return "parts must be a non-empty object"
+        raise EntryProblem("parts must be a non-empty object")
+    refs = []
     for table, p in parts.items():
-        if not isinstance(table, str) or not TABLE_NAME.match(table) \
-                or (table == REJECTS) != (doc["status"] == "rejected"):
-            return f"unexpected table {str(table)[:40]!r}"
-        if not isinstance(p, dict) or p.get("path") != part_path(table, file_hash, part):
-            return f"part {table!r} is not where the layout puts it"
+        if not isinstance(table, str) or not TABLE_NAME.match(table) or (table == REJECTS) != (status == "rejected"):
+            raise EntryProblem(f"unexpected table {str(table)[:40]!r}")
+        if not isinstance(p, dict) or p.get("path") != part_path(table, file_hash, partition):
+            raise EntryProblem(f"part {table!r} is not where the layout puts it")
         for k in ("rows", "bytes"):
             if type(p.get(k)) is not int or not 0 <= p[k] < 1 << 62:
-                return f"part {table!r}: {k} must be a count"
-    return None
+                raise EntryProblem(f"part {table!r}: {k} must be a count")
+        refs.append(PartRef(table, p["path"], p["rows"], p["bytes"]))
+    return ManifestEntry(file_hash, status, partition, order_key, tuple(refs), tuple(also))
+
+
+def marker_layout(doc) -> str:
+    """The layout a dataset marker (its raw JSON) names; a marker without one is layout 1's."""
+    layout = doc.get("layout") if isinstance(doc, dict) else None
+    return layout if isinstance(layout, str) else "etscope.dataset/1"
 
 
 MAX_DIGITS = 200     # an integer longer than this in metadata or the manifest is refused, not converted

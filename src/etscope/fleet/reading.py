@@ -16,13 +16,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pyarrow as pa
 
 from etscope.errors import FormatError
 from etscope.fleet.folder import Root
-from etscope.fleet.layout import (load_json_bytes, ALL_TABLES, ENTRY, MANIFEST, MAX_ENTRY_BYTES, PARTITION_KEYS, REJECTS, check_entry)
+from etscope.fleet.layout import (load_json_bytes, ALL_TABLES, ENTRY, MANIFEST, MAX_ENTRY_BYTES, PARTITION_KEYS, REJECTS,
+                                  EntryProblem, ManifestEntry, PartRef, parse_entry)
 from etscope.paths import display
 
 MAX_WARNINGS = 20
@@ -75,7 +77,7 @@ class BadPart(Exception):
     pass
 
 
-def entries(ds, r: Root, warn) -> list[dict]:
+def entries(ds, r: Root, warn) -> list[ManifestEntry]:
     """The good manifest entries (sorted by hash); a bad one is skipped with a warning."""
     out = []
     for name in r.listdir(MANIFEST):
@@ -88,11 +90,10 @@ def entries(ds, r: Root, warn) -> list[dict]:
         except FormatError as e:
             warn(f"{e}; skipped")
             continue
-        why = check_entry(doc, m.group(1))
-        if why:
+        try:
+            out.append(parse_entry(doc, m.group(1)))
+        except EntryProblem as why:
             warn(f"{display(os.path.join(ds.root, rel))}: manifest entry skipped ({why})")
-            continue
-        out.append(doc)
     return out
 
 
@@ -102,18 +103,18 @@ def _optional_present(pf, optional: dict) -> dict:
     return {c: k for c, k in (optional or {}).items() if schema.get_field_index(c) >= 0}
 
 
-def _check_footer(pf, part: dict, need: dict) -> None:
+def _check_footer(pf, part: PartRef, need: dict) -> None:
     md = pf.metadata
-    if md.num_rows != part["rows"]:
-        raise BadPart(f"declares {md.num_rows} rows, the manifest recorded {part['rows']}")
+    if md.num_rows != part.rows:
+        raise BadPart(f"declares {md.num_rows} rows, the manifest recorded {part.rows}")
     if md.num_columns > MAX_COLUMNS:
         raise BadPart(f"declares {md.num_columns} columns (limit {MAX_COLUMNS})")
     groups = [md.row_group(i) for i in range(md.num_row_groups)]
-    if sum(g.num_rows for g in groups) != part["rows"]:
+    if sum(g.num_rows for g in groups) != part.rows:
         raise BadPart("its row groups do not add up to its rows")
-    limit = MAX_UNCOMPRESSED_BASE + MAX_UNCOMPRESSED_PER_ROW * part["rows"]
+    limit = MAX_UNCOMPRESSED_BASE + MAX_UNCOMPRESSED_PER_ROW * part.rows
     if sum(max(0, g.total_byte_size) for g in groups) > limit:
-        raise BadPart(f"declares more than {limit} bytes uncompressed for {part['rows']} rows")
+        raise BadPart(f"declares more than {limit} bytes uncompressed for {part.rows} rows")
     schema = pf.schema_arrow
     for col, kind in need.items():
         i = schema.get_field_index(col)
@@ -126,20 +127,19 @@ def _check_footer(pf, part: dict, need: dict) -> None:
             raise BadPart(f"column {col!r} is {t}, expected {kind}")
 
 
-def read_part(ds, r: Root, doc: dict, table: str, warn, need: dict | None = None,
+def read_part(ds, r: Root, part: PartRef, warn, need: dict | None = None,
               every_column: bool = False, dictionary: tuple = (), optional: dict | None = None) -> pa.Table | None:
     """One part of a manifest entry as an Arrow table (only the ``need`` columns, and those of
     ``optional`` it has, unless ``every_column``), checked against the entry first; None (and one
     warning) when it is bad."""
     import pyarrow.parquet as pq
 
-    part = doc["parts"][table]
-    shown = display(os.path.join(ds.root, part["path"]))
+    shown = display(os.path.join(ds.root, part.path))
     try:
-        with r.open_file(part["path"]) as f:
+        with r.open_file(part.path) as f:
             size = os.fstat(f.fileno()).st_size
-            if size != part["bytes"]:
-                raise BadPart(f"is {size} bytes, the manifest recorded {part['bytes']}")
+            if size != part.bytes:
+                raise BadPart(f"is {size} bytes, the manifest recorded {part.bytes}")
             pf = pq.ParquetFile(f)
             wanted = None if need is None else {**need, **_optional_present(pf, optional)}
             _check_footer(pf, part, wanted or {})
@@ -147,8 +147,8 @@ def read_part(ds, r: Root, doc: dict, table: str, warn, need: dict | None = None
                 present = [c for c in dictionary if pf.schema_arrow.get_field_index(c) >= 0]
                 pf = pq.ParquetFile(f, read_dictionary=present) if present else pf
             t = pf.read(columns=None if every_column or wanted is None else list(wanted), use_threads=False)
-        if t.num_rows != part["rows"]:
-            raise BadPart(f"holds {t.num_rows} rows, the manifest recorded {part['rows']}")
+        if t.num_rows != part.rows:
+            raise BadPart(f"holds {t.num_rows} rows, the manifest recorded {part.rows}")
         return t
     except FormatError as e:          # fleet.folder: a link, FIFO, folder, missing file ...
         warn(f"{e}; part skipped")
@@ -161,21 +161,21 @@ def read_part(ds, r: Root, doc: dict, table: str, warn, need: dict | None = None
     return None
 
 
-def _with_partition(t: pa.Table, doc: dict, table: str) -> pa.Table:
+def _with_partition(t: pa.Table, e: ManifestEntry, table: str) -> pa.Table:
     """The part with its entry's partition values as columns (as a Hive reader adds them from the
     folder names, but the full values); a column of the part with such a name is replaced."""
     if table == REJECTS:
         return t
     zeros = pa.array(np.zeros(t.num_rows, np.int32))
-    for k in PARTITION_KEYS:
+    for k, v in zip(PARTITION_KEYS, e.partition.values()):
         if k in t.column_names:
             t = t.drop_columns([k])
         # one value per part: a dictionary column (4 bytes a row, whatever the value's length)
-        t = t.append_column(k, pa.DictionaryArray.from_arrays(zeros, pa.array([doc["partition"].get(k, "")], pa.string())))
+        t = t.append_column(k, pa.DictionaryArray.from_arrays(zeros, pa.array([v or ""], pa.string())))
     if table == "files":       # other build labels of the same bytes (collect --also-label), JSON text
         if "also_builds" in t.column_names:
             t = t.drop_columns(["also_builds"])
-        also = doc.get("also_builds")
+        also = list(e.also_builds)
         t = t.append_column("also_builds", pa.array([json.dumps(also) if also else None] * t.num_rows, pa.string()))
     return t
 
@@ -206,23 +206,24 @@ def dataset_tables(ds, warn=None) -> dict[str, pa.Table]:
     pieces: dict[str, list[pa.Table]] = {t: [] for t in ALL_TABLES}
     schemas: dict[str, pa.Schema] = {}
     with ds.open() as r:
-        for doc in entries(ds, r, w):
-            for table in doc["parts"]:
-                t = read_part(ds, r, doc, table, w, REQUIRED.get(table, {"file_hash": "str"}), every_column=True,
+        for e in entries(ds, r, w):
+            for part in e.parts:
+                table = part.table
+                t = read_part(ds, r, part, w, REQUIRED.get(table, {"file_hash": "str"}), every_column=True,
                               dictionary=("file_hash", "order_key"))
                 if t is None:
                     continue
-                if not _own_rows(t, doc["file_hash"]):
-                    w(f"{display(os.path.join(ds.root, doc['parts'][table]['path']))}: holds rows of another file "
+                if not _own_rows(t, e.file_hash):
+                    w(f"{display(os.path.join(ds.root, part.path))}: holds rows of another file "
                       "(file_hash is not its own); part skipped")
                     continue
-                t = _with_partition(t, doc, table)
+                t = _with_partition(t, e, table)
                 try:
                     merged = t.schema if table not in schemas else pa.unify_schemas(
                         [schemas[table], t.schema], promote_options="permissive")
-                except PART_ERRORS as e:
-                    w(f"{display(os.path.join(ds.root, doc['parts'][table]['path']))}: its columns do not merge with "
-                      f"the other parts' ({str(e)[:200]}); part skipped")
+                except PART_ERRORS as why:
+                    w(f"{display(os.path.join(ds.root, part.path))}: its columns do not merge with "
+                      f"the other parts' ({str(why)[:200]}); part skipped")
                     continue
                 schemas[table] = merged
                 pieces.setdefault(table, []).append(t)
@@ -236,17 +237,6 @@ def dataset_tables(ds, warn=None) -> dict[str, pa.Table]:
                 raise FormatError(f"{display(ds.root)}: the {table} parts cannot be merged ({str(e)[:200]})") from None
     if REJECTS not in out:
         out[REJECTS] = pa.table({c: pa.array([], pa.string()) for c in ("file_hash", "path", "reason", "meta_json")})
-    return out
-
-
-def _series_columns(docs: list[dict], counts: list[int]) -> dict[str, np.ndarray]:
-    """Per-row columns that are constant per file, as object arrays sharing one string per file
-    (8 bytes a row, whatever the length of a value)."""
-    counts_a = np.asarray(counts, np.int64)
-    out = {"file_hash": np.repeat(np.array([d["file_hash"] for d in docs] + [""], object)[:-1], counts_a),
-           "order_key": np.repeat(np.array([d["order_key"] for d in docs] + [""], object)[:-1], counts_a)}
-    for k in ("model", "soc", "build"):
-        out[k] = np.repeat(np.array([d["partition"].get(k, "") for d in docs] + [""], object)[:-1], counts_a)
     return out
 
 
@@ -272,9 +262,66 @@ def _arrays(t: pa.Table, spec: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def _concat(parts: list[dict], spec: dict) -> dict[str, np.ndarray]:
-    dtypes = {"str": object, "int": np.int64, "float": np.float64}
-    return {c: (np.concatenate([p[c] for p in parts]) if parts else np.zeros(0, dtypes[k])) for c, k in spec.items()}
+@dataclass(frozen=True)
+class RunColumns:
+    """What trend reads of one runs part, one element per run."""
+    execute: np.ndarray          # int64: the run's execute index
+    latency_ms: np.ndarray       # float64, NaN for null
+    phase: np.ndarray            # object: the run's phase (``all`` in parts collected before phases)
+
+
+@dataclass(frozen=True)
+class OpColumns:
+    """What trend reads of level-0 ops rows, one element per row (of one part, or concatenated)."""
+    level: np.ndarray            # int64
+    name: np.ndarray             # object: strings and None
+    instruction_id: np.ndarray   # int64
+    occurrence: np.ndarray       # int64
+    placement: np.ndarray        # object
+    unit: np.ndarray             # object
+    p50: np.ndarray              # float64, NaN for null
+    phase: np.ndarray            # object (``all`` in parts collected before phases)
+
+    @property
+    def size(self) -> int:
+        return self.level.size
+
+
+def run_columns(t: pa.Table) -> RunColumns:
+    """A runs part's columns (checked by ``read_part`` against TREND_RUNS_COLUMNS) as numpy arrays."""
+    from etscope.analysis.diff.trend import phase_values
+
+    cols = _arrays(t, _with_optional(t, TREND_RUNS_COLUMNS))
+    return RunColumns(cols["execute"], cols["latency_ms"], phase_values(cols, cols["execute"].size))
+
+
+def level0_op_columns(t: pa.Table) -> OpColumns:
+    """The level-0 rows of an ops part (checked by ``read_part`` against TREND_OPS_COLUMNS) as numpy arrays."""
+    import pyarrow.compute as pc
+
+    from etscope.analysis.diff.trend import phase_values
+
+    level0 = t.filter(pc.fill_null(pc.equal(t.column("level"), 0), False))
+    cols = _arrays(level0, _with_optional(level0, TREND_OPS_COLUMNS))
+    return OpColumns(cols["level"], cols["name"], cols["instruction_id"], cols["occurrence"], cols["placement"],
+                     cols["unit"], cols["p50"], phase_values(cols, cols["level"].size))
+
+
+def _trend_ops(files: list[ManifestEntry], parts: list[OpColumns]) -> dict[str, np.ndarray]:
+    """The ops rows of ``files`` (``parts``: their level-0 rows, in the same order) as the column
+    dict ``analysis.diff.trend`` reads: the file's hash, order key, model, SoC and build per row
+    (object arrays sharing one string per file: 8 bytes a row, whatever the length of a value),
+    then the :class:`OpColumns` concatenated."""
+    counts = np.asarray([p.size for p in parts], np.int64)
+
+    def per_row(values) -> np.ndarray:
+        return np.repeat(np.array(list(values) + [""], object)[:-1], counts)
+
+    return {"file_hash": per_row(e.file_hash for e in files), "order_key": per_row(e.order_key for e in files),
+            "model": per_row(e.partition.model or "" for e in files),
+            "soc": per_row(e.partition.soc or "" for e in files),
+            "build": per_row(e.partition.build or "" for e in files),
+            **{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(OpColumns)}}
 
 
 def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None):
@@ -285,59 +332,54 @@ def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None
     several phases (its rows' ``phase``: an LLM's prefill and decode) is a session per phase, never
     pooled; a part without the column (collected before it existed) is phase ``all``. A file whose
     runs or ops part is bad is left out whole (one warning per part)."""
-    import pyarrow.compute as pc
-
-    from etscope.analysis.diff.trend import Session, factorize, phase_values, session_summary
+    from etscope.analysis.diff.trend import Session, factorize, session_summary
 
     ds.require()
     w = Warnings(warn)
-    sessions, ops_p, op_docs = [], [], []
+    sessions, ops_p, op_files = [], [], []
     with ds.open() as r:
-        for doc in entries(ds, r, w):
-            part = doc["partition"]
-            if doc["status"] != "added" or "runs" not in doc["parts"]:
+        for e in entries(ds, r, w):
+            part = e.partition
+            runs_part, ops_part = e.part("runs"), e.part("ops")
+            if e.status != "added" or runs_part is None:
                 continue
-            if (model is not None and part.get("model") != model) or (soc is not None and part.get("soc") != soc):
+            if (model is not None and part.model != model) or (soc is not None and part.soc != soc):
                 continue
-            runs = read_part(ds, r, doc, "runs", w, TREND_RUNS_COLUMNS, optional=TREND_OPTIONAL)
+            runs = read_part(ds, r, runs_part, w, TREND_RUNS_COLUMNS, optional=TREND_OPTIONAL)
             if runs is None:
                 continue
             ops = None
-            if "ops" in doc["parts"]:
-                ops = read_part(ds, r, doc, "ops", w, TREND_OPS_COLUMNS, optional=TREND_OPTIONAL)
+            if ops_part is not None:
+                ops = read_part(ds, r, ops_part, w, TREND_OPS_COLUMNS, optional=TREND_OPTIONAL)
                 if ops is None:
                     continue
             try:
-                runs_a = _arrays(runs, _with_optional(runs, TREND_RUNS_COLUMNS))
+                runs_a = run_columns(runs)
                 del runs
                 if ops is not None:
-                    level0 = ops.filter(pc.fill_null(pc.equal(ops.column("level"), 0), False))
-                    ops = _arrays(level0, _with_optional(level0, TREND_OPS_COLUMNS))
-                    ops["phase"] = phase_values(ops, ops["level"].size)
-            except PART_ERRORS as e:
-                w(f"{display(os.path.join(ds.root, doc['parts']['runs']['path']))}: values out of range "
-                  f"({type(e).__name__}: {str(e)[:200]}); file skipped")
+                    ops = level0_op_columns(ops)
+            except PART_ERRORS as why:
+                w(f"{display(os.path.join(ds.root, runs_part.path))}: values out of range "
+                  f"({type(why).__name__}: {str(why)[:200]}); file skipped")
                 continue
-            facts = file_facts(ds, r, doc, w)
-            codes, phases = factorize(phase_values(runs_a, runs_a["execute"].size))
+            facts = file_facts(ds, r, e, w)
+            codes, phases = factorize(runs_a.phase)
             for k, phase in enumerate(phases or [None]):      # a file without runs: one session, no p50
                 sel = codes == k
-                one = session_summary(runs_a["execute"][sel], runs_a["latency_ms"][sel])
-                sessions.append(Session(doc["file_hash"], part.get("model", ""), part.get("soc", ""),
-                                        part.get("build", ""), doc["order_key"], None if one is None else one[0],
+                one = session_summary(runs_a.execute[sel], runs_a.latency_ms[sel])
+                sessions.append(Session(e.file_hash, part.model or "", part.soc or "", part.build or "", e.order_key,
+                                        None if one is None else one[0],
                                         0 if one is None else one[1], **({"phase": phase} if phase else {}),
                                         **({} if one is None else {"q1_ms": one[2], "q3_ms": one[3]}),
-                                        also_builds=tuple(doc.get("also_builds", ())), facts=facts))
+                                        also_builds=e.also_builds, facts=facts))
             del runs_a
             if ops is not None:
                 ops_p.append(ops)
-                op_docs.append(doc)
+                op_files.append(e)
     w.close()
     if not ops_p:
         return sessions, None
-    ops = _series_columns(op_docs, [p["level"].size for p in ops_p])
-    ops.update(_concat(ops_p, {**TREND_OPS_COLUMNS, "phase": "str"}))
-    return sessions, ops
+    return sessions, _trend_ops(op_files, ops_p)
 
 
 # Metadata keys that are the partition or the order, not facts about the program or the device.
@@ -347,7 +389,7 @@ MAX_FACT_CHARS = 200
 MAX_META_JSON = 64 << 10
 
 
-def file_facts(ds, r: Root, doc: dict, warn) -> tuple:
+def file_facts(ds, r: Root, e: ManifestEntry, warn) -> tuple:
     """What the dataset stores about a file's program and environment, as sorted (name, value)
     strings: its metadata (``files.meta_json``: the keys given with ``--meta``, a sidecar or
     ``--meta-from``, but the partition and order keys) and the HTP clock its QNN rows used (the
@@ -356,8 +398,9 @@ def file_facts(ds, r: Root, doc: dict, warn) -> tuple:
     from etscope.display import clean
 
     out: dict[str, str] = {}
-    if "files" in doc["parts"]:
-        t = read_part(ds, r, doc, "files", warn, {"file_hash": "str"}, optional={"meta_json": "str"})
+    files, qnn = e.part("files"), e.part("qnn")
+    if files is not None:
+        t = read_part(ds, r, files, warn, {"file_hash": "str"}, optional={"meta_json": "str"})
         if t is not None and "meta_json" in t.column_names and t.num_rows:
             text = t.column("meta_json")[0].as_py()
             try:
@@ -370,15 +413,15 @@ def file_facts(ds, r: Root, doc: dict, warn) -> tuple:
                     v = meta[k]
                     if k not in NOT_FACTS and isinstance(v, (str, int, float)) and len(out) < MAX_FACTS:
                         out[clean(str(k), 80)] = clean(str(v), MAX_FACT_CHARS)
-    if "qnn" in doc["parts"]:
-        t = read_part(ds, r, doc, "qnn", warn, {}, optional={"clock_mhz_used": "float", "clock_source": "str"})
+    if qnn is not None:
+        t = read_part(ds, r, qnn, warn, {}, optional={"clock_mhz_used": "float", "clock_source": "str"})
         if t is not None and "clock_mhz_used" in t.column_names:
             mhz = t.column("clock_mhz_used").cast(pa.float64()).to_numpy(zero_copy_only=False)
             mhz = mhz[np.isfinite(mhz)]
             if mhz.size:
                 src = [x for x in (t.column("clock_source").to_pylist() if "clock_source" in t.column_names else [])
                        if isinstance(x, str)]
-                out["HTP clock"] = f"{float(np.median(mhz)):.0f} MHz" + (f" ({clean(src[0], 60)})" if src else "")
+                out.update({"HTP clock": f"{float(np.median(mhz)):.0f} MHz" + (f" ({clean(src[0], 60)})" if src else "")})
     return tuple(sorted(out.items()))
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from etscope.analysis.views.stored_summary import BuildSummary, digest, shape_problem
 from etscope.errors import FormatError
-from etscope.fleet.layout import load_json_bytes, part_path
+from etscope.fleet.layout import ManifestEntry, load_json_bytes
 from etscope.paths import display
 
 TABLE = "summary"
@@ -57,7 +57,7 @@ def summary_table(r) -> pa.Table:
 # ---- reading ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Collected:
-    """A checked manifest entry (``fleet.layout.check_entry``) as the fields this module reads."""
+    """A checked manifest entry (``fleet.layout.parse_entry``) as the fields this module reads."""
     file_hash: str
     status: str
     order_key: str
@@ -66,19 +66,13 @@ class Collected:
     build: str
     labels: tuple[str, ...]          # its build first, then its other labels (``also_builds``)
     tables: tuple[str, ...]
-    entry: dict                      # the entry itself, for ``fleet.reading.read_part``
+    entry: ManifestEntry             # the entry itself, for its parts
 
     @classmethod
-    def of(cls, entry: dict) -> "Collected":
-        from etscope.fleet.layout import labels_of
-
-        partition = entry.get(PARTITION)
-        return cls(*(str(entry.get(k)) for k in ("file_hash", "status", "order_key")),
-                   *(str(partition.get(k, "")) for k in ("model", "soc", "build")),
-                   tuple(labels_of(entry)), tuple(entry.get(PARTS)), entry)
-
-
-PARTITION, PARTS = "partition", "parts"
+    def of(cls, e: ManifestEntry) -> "Collected":
+        p = e.partition
+        return cls(e.file_hash, e.status, e.order_key, p.model or "", p.soc or "", p.build or "", e.labels,
+                   e.tables, e)
 
 
 def stored_summary(ds, r, c: Collected) -> dict | None:
@@ -86,11 +80,12 @@ def stored_summary(ds, r, c: Collected) -> dict | None:
     summaries were stored (``NOT_STORED`` says so). Raises SummaryProblem."""
     from etscope.fleet.reading import read_part
 
-    if TABLE not in c.tables:
+    part = c.entry.part(TABLE)
+    if part is None:
         return None
-    shown = display(os.path.join(ds.root, part_path(TABLE, c.file_hash, c.entry.get(PARTITION))))
+    shown = display(os.path.join(ds.root, part.path))
     said: list[str] = []
-    t = read_part(ds, r, c.entry, TABLE, said.append, {"summary_json": "str"}, optional={"summary_note": "str"})
+    t = read_part(ds, r, part, said.append, {"summary_json": "str"}, optional={"summary_note": "str"})
     if t is None:
         raise SummaryProblem(said[0] if said else f"{shown}: stored summary not readable")
     if t.num_rows != 1:
