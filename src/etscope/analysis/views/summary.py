@@ -33,18 +33,20 @@ def summarize(profile: P.Profile, top: int = 10, runtrace=None) -> Summary:
 
 
 def summary_of(profile: P.Profile, ops: list[dict], qnn_report: QnnReport | None, soc: dict | None,
-               top: int = 10) -> Summary:
+               top: int = 10, steady: np.ndarray | None = None) -> Summary:
     """The summary from analyses already made: the op table, the QNN report (None when the program
-    has no QNN partition) and the QNN compile spec of the .pte (``soc_from_pte``)."""
-    fallback = placement.fallback_ops(profile)
+    has no QNN partition) and the QNN compile spec of the .pte (``soc_from_pte``). Its statistics
+    over runs are over the steady runs (``steady``: bool per run, the op table's; default
+    ``stats.steady_runs``)."""
+    fallback = placement.fallback_ops(profile, steady)
     return Summary(
         schema=SCHEMA,
         inputs=dict(profile.sources),
         method=profile.method,
         phase=phase_facts(profile),
         etdump=_file_facts(profile),
-        runs=placement.latency_summary(profile),
-        breakdown=placement.breakdown(profile),
+        runs=placement.latency_summary(profile, steady),
+        breakdown=placement.breakdown(profile, steady),
         fallback_ops=fallback,
         top_fallback_op_types=_top_op_types(profile, fallback, top),
         delegate_calls=delegate_calls(profile, ops),
