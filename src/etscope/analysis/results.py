@@ -170,6 +170,16 @@ class Results:
         return ~self.phases.warmup
 
     @cached_property
+    def warmup(self):
+        """The warm-up runs left out of these results' statistics (``placement.WarmupLeftOut``, as
+        ``summary.runs.warmup`` says them; None when none was), without making the summary."""
+        if self.profile is None:
+            return None
+        from etscope.analysis.ops.placement import latency_summary
+
+        return latency_summary(self.profile, self.steady).warmup
+
+    @cached_property
     def ops(self) -> list[dict]:
         return ops_analysis.op_table(self.profile, self.steady) if self.profile is not None else []
 
@@ -310,7 +320,7 @@ class Results:
         """Inclusive time per source module (``analysis.ops.modules``), None without an ETRecord graph."""
         if self.profile is None:
             return None
-        return module_times(self.profile, self.ops, self.qnn)
+        return module_times(self.profile, self.ops, self.qnn, self.steady)
 
     @cached_property
     def tables(self) -> dict:
@@ -354,7 +364,7 @@ class Results:
 
         if self.profile is None:
             return None
-        return node_table(self.profile, self.ops, self.qnn)
+        return node_table(self.profile, self.ops, self.qnn, self.steady)
 
     @cached_property
     def qnn_files(self):
@@ -397,4 +407,4 @@ class Results:
                               checks=["QNN files only: " + m for m in self.summary.qnn_only.missing],
                               notes=self.notes, findings=list(self.findings))
         return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules,
-                           ranked=self.findings)
+                           ranked=self.findings, steady=self.steady)

@@ -261,6 +261,11 @@ def steady_or_default(profile: P.Profile, steady: np.ndarray | None) -> np.ndarr
     return steady_runs(profile) if steady is None else np.asarray(steady, dtype=bool)
 
 
+def runs_counted(profile: P.Profile, steady: np.ndarray | None = None) -> int:
+    """How many runs a mean per run divides by: the steady ones (at least 1)."""
+    return max(int(np.count_nonzero(steady_or_default(profile, steady))), 1)
+
+
 def _betacf(a: float, b: float, x: float) -> float:
     """Continued fraction of the regularised incomplete beta function (modified Lentz)."""
     tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0

@@ -19,7 +19,7 @@ def emit_modules(results, as_json: bool, limit: int, parts=()) -> None:
         out = {"schema": "etscope.modules/1", "inputs": results.summary.inputs,
                "method": results.profile.method, **as_fields(mt)}
         if parts:
-            out["phases_pooled"] = "the module times pool every run of every phase; phases[] gives each phase's own"
+            out["phases_pooled"] = "the module times pool the steady runs of every phase; phases[] gives each phase's own"
             out["phases"] = [dict(row.to_dict(), modules=pr.modules) for row, (_, pr) in zip(results.phase_rows, parts)]
         emit_json(out)
         return

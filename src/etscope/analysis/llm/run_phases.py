@@ -105,7 +105,7 @@ def choose(phases: RunPhases, phase: str | None = None, method: str | None = Non
 @dataclass(frozen=True)
 class PhaseRow:
     """One phase side by side with the others: its runs (indices among the Execute runs) and their latency
-    (Method::execute, every run of the phase, as that phase's summary gives it)."""
+    (Method::execute over its steady runs, as that phase's summary gives it)."""
 
     name: str
     method: str | None

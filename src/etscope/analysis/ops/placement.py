@@ -289,17 +289,20 @@ def latency_summary(profile: P.Profile, steady: np.ndarray | None = None) -> Run
     s = describe(units.ns_to_ms(lat))
     return RunLatency(profile.n_runs, LatencyMs(**{k: s[k] for k in ("p10", "p50", "p90", "p99", "mean", "min",
                                                                     "max", "total")}),
-                      warmup=warmup_left_out(lat_all, steady, s["p50"]))
+                      warmup=warmup_left_out(lat_all, steady, s["p50"], profile.phase))
 
 
-def warmup_left_out(latency_ns: np.ndarray, steady: np.ndarray, steady_p50_ms: float) -> WarmupLeftOut | None:
+def warmup_left_out(latency_ns: np.ndarray, steady: np.ndarray, steady_p50_ms: float,
+                    phase: P.PhaseSelection | None = None) -> WarmupLeftOut | None:
     """The runs ``steady`` leaves out, each with its latency and its ratio to the steady p50 (None
-    when none is left out)."""
+    when none is left out); ``runs`` are the file's run numbers (``phase``: the runs these are), as
+    `etscope llm` numbers them."""
     runs = np.flatnonzero(~steady)
     if runs.size == 0:
         return None
     ms = [units.ns_to_ms(float(latency_ns[r])) for r in runs]
-    return WarmupLeftOut(count=int(runs.size), runs=tuple(int(r) for r in runs), latency_ms=tuple(ms),
+    numbers = [int(phase.runs[r]) if phase is not None and r < len(phase.runs) else int(r) for r in runs]
+    return WarmupLeftOut(count=int(runs.size), runs=tuple(numbers), latency_ms=tuple(ms),
                          times_steady_p50=tuple(m / steady_p50_ms if steady_p50_ms else None for m in ms))
 
 
