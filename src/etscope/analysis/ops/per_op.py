@@ -130,7 +130,9 @@ def _event_table_over(profile: P.Profile, steady: np.ndarray) -> EventTable:
 
 
 def general_event_table(profile: P.Profile, steady: np.ndarray | None = None) -> EventTable:
-    """``event_table`` by sorting the signature keys of every profile event (any profile)."""
+    """``event_table`` by sorting the signature keys of every profile event (any profile);
+    statistics over the ``steady`` runs (default ``stats.steady_runs``)."""
+    steady = steady_runs(profile) if steady is None else steady
     ev = profile.events
     sel = ev["kind"] == etdump_format.PROFILE
     idx = np.nonzero(sel)[0]
@@ -201,11 +203,13 @@ def template_event_table(profile: P.Profile, steady: np.ndarray | None = None) -
     static graph: the common case). Each position of the first run is then one signature and its
     values over the runs are one column of a (runs x events) matrix: no sorting of signature
     keys, memory of one value per event. Same rows as the general path; None when it does not apply.
+    Statistics over the ``steady`` runs (default ``stats.steady_runs``).
     """
     ev = profile.events
     n_runs = profile.n_runs
     if n_runs < 2:
         return None
+    steady = steady_runs(profile) if steady is None else steady
     counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
     k = int(counts[0])
     if k == 0 or (counts != k).any():
