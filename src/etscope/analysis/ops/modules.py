@@ -161,7 +161,8 @@ def _time_pieces(profile: P.Profile, ops: list[dict], qnn, g, module_of: dict[st
     ins_us: dict[int, float] = {}
     if len(it["instruction_id"]):
         ids, inv = unique_inverse(it["instruction_id"])
-        sums = np.bincount(inv.reshape(-1), weights=np.where(steady[it["execute"]], it["ns"], 0.0))
+        weights = it["ns"] if steady.all() else np.where(steady[it["execute"]], it["ns"], 0.0)
+        sums = np.bincount(inv.reshape(-1), weights=weights)
         ins_us = {int(i): float(s) / 1e3 / n_runs for i, s in zip(ids, sums)}
     pieces: list[tuple[str, float, str, str]] = []
     matched = match_delegate_ops(profile, ops, g, steady)
