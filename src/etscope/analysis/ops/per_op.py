@@ -110,16 +110,22 @@ def event_stats(profile: P.Profile, execute_only: bool = False, steady: np.ndarr
 
 def event_table(profile: P.Profile, steady: np.ndarray | None = None) -> EventTable:
     """The event table of the profile: one row per event signature of every run; its statistics
-    over the steady runs (``steady``: bool per run; default ``stats.steady_runs``, memoised):
-    the warm-up runs are left out, as ``etscope llm`` and ``etscope diff`` leave them out."""
-    if steady is None:
-        return _event_table(profile)
-    return _event_table_over(profile, np.asarray(steady, dtype=bool))
+    over the steady runs (``steady``: bool per run; default ``stats.steady_runs``): the warm-up
+    runs are left out, as ``etscope llm`` and ``etscope diff`` leave them out. Computed once per
+    profile and set of runs."""
+    steady = steady_runs(profile) if steady is None else np.asarray(steady, dtype=bool)
+    tables = _tables_by_runs(profile)
+    key = np.packbits(steady).tobytes() + steady.size.to_bytes(8, "little")
+    if key not in tables:
+        tables[key] = _event_table_over(profile, steady)
+    return tables[key]
 
 
 @per_profile
-def _event_table(profile: P.Profile) -> EventTable:
-    return _event_table_over(profile, steady_runs(profile))
+def _tables_by_runs(profile: P.Profile) -> dict[bytes, EventTable]:
+    """The profile's event tables, by the runs their statistics are over (a view of several
+    phases pooled counts each phase's steady runs; each phase's own profile, its own)."""
+    return {}
 
 
 def _event_table_over(profile: P.Profile, steady: np.ndarray) -> EventTable:

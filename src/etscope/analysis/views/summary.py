@@ -50,7 +50,7 @@ def summary_of(profile: P.Profile, ops: list[dict], qnn_report: QnnReport | None
         fallback_ops=fallback,
         top_fallback_op_types=_top_op_types(profile, fallback, top),
         delegate_calls=delegate_calls(profile, ops),
-        load=load_events(profile),
+        load=load_events(profile, steady),
         memory=memory(profile),
         qnn=qnn_brief(qnn_report),
         qnn_compile=qnn_compile(soc) if profile.pte is not None else None,
@@ -131,9 +131,11 @@ def delegate_calls(profile: P.Profile, table: list[dict]) -> tuple[DelegateCall,
     return tuple(rows)
 
 
-def load_events(profile: P.Profile) -> tuple[LoadEvent, ...]:
-    """Events outside the Execute runs (Program::load_method, Method::init)."""
-    return tuple(LoadEvent(name=s["name"], ms=s["total_ms"], count=s["runs"]) for s in ops_analysis.event_stats(profile)
+def load_events(profile: P.Profile, steady: np.ndarray | None = None) -> tuple[LoadEvent, ...]:
+    """Events outside the Execute runs (Program::load_method, Method::init); from the event table
+    of the summary's runs (``steady``: the op table's), the one already made."""
+    return tuple(LoadEvent(name=s["name"], ms=s["total_ms"], count=s["runs"])
+                 for s in ops_analysis.event_stats(profile, steady=steady)
                  if s["block"] == "Default" and s["unit"] == "ns")
 
 
