@@ -105,7 +105,7 @@ def _render_partition(c, p: Partition, top: int, sort: str) -> None:
         have_qhas = any(o.hmx is not None or o.hvx is not None for o in ops)
         have_graph = any(o.node for o in ops)
         t = Table(title=f"Per-op HTP cycles, {OVER_RUNS} ({len(ops)} ops, {QNN_SORT_TITLE[sort]}; µs are "
-                        "estimates; share = the op's cycles summed over all runs ÷ the accelerator's)")
+                        "estimates; share = the op's cycles summed over the runs ÷ the accelerator's)")
         stats = [f"cycles {P50.label}"] + (["cycles mean"] if sort == "mean" else []) + ["est. µs", "share"]
         cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + stats
         if have_qhas:
