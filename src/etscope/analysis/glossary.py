@@ -92,9 +92,10 @@ class Term:
 
 TERMS = (
     Term("run", "one execute() of a method: one Execute RunData of the ETDump"),
-    Term("steady run", "a run that is not warm-up: warm-up runs are leading runs each more than 2× the "
-                       "median of the runs after it, at most 10% of the runs (at least one), judged "
-                       "only in series of 4 runs or more (analysis/stats.py)"),
+    Term("steady run", "a run that is not warm-up: warm-up runs are a phase's leading runs each more than 2× "
+                       "the median of its runs after it, at most 10% of the runs (at least one), judged "
+                       "only in series of 4 runs or more (analysis/stats.py: steady_runs, the one rule of "
+                       "every view)"),
     Term("phase", "the runs of one kind of an LLM: prefill (the prompt) or decode (one token per run); "
                   "a model that is not an LLM has one phase"),
     Term("placement", "where an instruction ran: a delegate backend (QnnBackend, XnnpackBackend, ...) or "
