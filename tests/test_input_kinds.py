@@ -8,6 +8,7 @@ from __future__ import annotations
 import filecmp
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,50 @@ def test_no_command_takes_a_kind_option_the_registry_does_not_give_it():
         for p in command.params:
             for flag in set(p.opts) & set(flags):
                 assert name in flags[flag].option.commands, (name, flag)
+
+
+def test_every_per_side_option_is_on_its_command_with_the_registry_help():
+    """``diff --runtrace-base/--runtrace-new`` and ``numerics --reference-taps`` come from the registry."""
+    assert [s.flag for s in K.side_flags_of("diff")] == ["--runtrace-base", "--runtrace-new"]
+    assert [s.flag for s in K.side_flags_of("numerics")] == ["--reference-taps"]
+    for name in K.SIDES:
+        params = {p.name: p for p in main.commands[name].params}
+        for s in K.side_flags_of(name):
+            p = params[s.param]
+            assert p.opts == [s.flag] and p.multiple == s.kind.option.multiple and p.help == s.help, s.flag
+    sides = {s.flag: name for name in K.SIDES for s in K.side_flags_of(name)}
+    for name, command in main.commands.items():
+        for p in command.params:
+            for flag in set(p.opts) & set(sides):
+                assert sides[flag] == name, (name, flag)
+
+
+def test_a_command_must_name_its_per_side_options():
+    from etscope.cli.kind_options import side_options
+
+    def diff_without_runtraces(base, new):
+        return None
+
+    with pytest.raises(TypeError, match="--runtrace-base, --runtrace-new"):
+        side_options("diff")(diff_without_runtraces)
+
+
+@pytest.mark.parametrize("command", ["qnn", "report", "trace", "export", "sql"])
+def test_the_usage_error_without_inputs_lists_exactly_the_registry_flags(command):
+    """Given nothing, a view names what it could read: the registry's flags of the kinds it reads
+    without an ETDump (``qnn``: all of its kinds; the others: the kinds they hand on in ``given``)."""
+    import inspect
+
+    from click.testing import CliRunner
+
+    args = [command] + (["SELECT 1"] if command == "sql" else [])
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2
+    line = next(ln for ln in r.output.splitlines() if "give an ETDump" in ln)
+    listed = re.findall(r"--[a-z-]+", line)
+    named = inspect.signature(main.commands[command].callback).parameters
+    want = [k.option.flag for k in K.options_of(command) if command == "qnn" or k.option.param not in named]
+    assert listed == want and len(want) >= 4
 
 
 def test_registry_names_are_unique_and_point_the_right_way():

@@ -100,7 +100,7 @@ class NotebookProfile:
 
     @cached_property
     def tables(self) -> dict:
-        """The events, ops and runs tables (pyarrow), built once."""
+        """The events, ops and runs tables (pyarrow) by name, built once (the QNN tables too)."""
         return tables_of(self.results)
 
     def __getattr__(self, name):
@@ -191,19 +191,16 @@ class NotebookProfile:
 
     def __repr__(self) -> str:
         """One line: file, method, runs, instructions by placement, p50 latency."""
-        import numpy as np
-
-        from etscope.arrays import median
+        from etscope.analysis.ops.placement import latency_summary
         from etscope.units import fmt_ms
 
         p = self.profile
         kinds: dict[str, int] = {}
         for ins in p.instructions.values():
             kinds[ins.backend] = kinds.get(ins.backend, 0) + 1
-        lat = np.asarray(p.runs["latency_ns"], dtype=float)
-        lat = lat[np.isfinite(lat)]
-        p50 = f"; Method::execute p50 {fmt_ms(float(median(lat)) / 1e6)}" if lat.size else ""
-        return (f"<etscope profile {p.sources.get('etdump') or 'ETDump'}: method {p.method}, {p.n_runs} run(s), "
+        lat = latency_summary(p).latency_ms          # the summary's figure (its runs with timing)
+        p50 = f"; Method::execute p50 {fmt_ms(lat.p50)}" if lat is not None else ""
+        return (f"<etscope profile {p.source_files.etdump or 'ETDump'}: method {p.method}, {p.n_runs} run(s), "
                 f"{len(p.instructions)} instruction(s) ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))})"
                 f"{p50}; .ops() .qnn() .llm() .modules() .diff(new) .report(path)>")
 
@@ -211,32 +208,35 @@ class NotebookProfile:
         return repr_html(self)
 
 
-def load(*args, prompt_tokens: int | None = None, decode_tokens: int | None = None, **kwargs) -> NotebookProfile:
+def load(etdump, etrecord=None, pte=None, method: str | None = None, progress=None, *,
+         prompt_tokens: int | None = None, decode_tokens: int | None = None, **given) -> NotebookProfile:
     """Load an ETDump (and optional ETRecord/.pte) into a :class:`NotebookProfile`; the arguments
     are those of ``etscope.profile.load``, plus the LLM token counts of ``etscope llm``
     (``prompt_tokens``, ``decode_tokens``; the .pte's ``get_ar_len`` is read when a .pte path is given),
     plus input files by kind name (``runtrace=``, ``qnn_heap=``, ...: the kinds of ``formats.kinds``,
     the files the CLI's options take)."""
-    pte = kwargs.get("pte", args[2] if len(args) > 2 else None)
     kinds = {k.name for k in KINDS if k.reader is not None}       # input files by kind name (formats.kinds)
-    given = {k: kwargs.pop(k) for k in list(kwargs) if k in kinds}
-    return NotebookProfile(P.load(*args, **kwargs), llm_options(pte, prompt_tokens, decode_tokens), given)
+    unknown = sorted(set(given) - kinds)
+    if unknown:
+        raise TypeError(f"load() got an unexpected keyword argument {unknown[0]!r}")
+    return NotebookProfile(P.load(etdump, etrecord=etrecord, pte=pte, method=method, progress=progress),
+                           llm_options(pte, prompt_tokens, decode_tokens), given)
 
 
 def llm_options(pte=None, prompt_tokens: int | None = None, decode_tokens: int | None = None) -> dict:
     """The token options of ``analysis.llm.llm_report`` that ``llm``, ``report`` and the notebook
     share: the user's counts, and the constant methods (``get_ar_len``) of the .pte at path ``pte``."""
-    out = {"prompt_tokens": prompt_tokens, "decode_tokens": decode_tokens}
+    constants = {}
     if isinstance(pte, (str, os.PathLike)):
         from etscope.formats.pte_constants import constant_method_values
 
-        out["program_constants"] = constant_method_values(pte)
-    return out
+        constants = {"program_constants": constant_method_values(pte)}
+    return {"prompt_tokens": prompt_tokens, "decode_tokens": decode_tokens, **constants}
 
 
 def llm_options_of(profile: P.Profile) -> dict:
     """The LLM token options of a loaded profile: its .pte's constant methods (``get_ar_len``)."""
-    return llm_options(profile.sources.get("pte"))
+    return llm_options(profile.source_files.pte)
 
 
 def profile_of(p) -> P.Profile:
@@ -367,12 +367,13 @@ def compare_view(base, new, min_effect_pct: float = 2.0) -> DiffView:
 
 # ---- tables -------------------------------------------------------------------------------------------
 def tables_of(r: Results) -> dict:
-    """The events, ops and runs tables (pyarrow) of analysed results."""
-    return r.tables
+    """The events, ops and runs tables (pyarrow) of analysed results, by name (the QNN tables too)."""
+    return r.tables.named()
 
 
-def _tables(p) -> dict:
-    return p.tables if isinstance(p, NotebookProfile) else tables_of(results(p))
+def _tables(p):
+    """The tables of ``p``'s analyses (``analysis.views.table_set.TableSet``)."""
+    return results(p).tables
 
 
 def _df(table):
@@ -383,24 +384,24 @@ def _df(table):
 
 def events_df(p):
     """One row per event (pandas DataFrame, Arrow-backed)."""
-    return _df(_tables(p)["events"])
+    return _df(_tables(p).events)
 
 
 def ops_df(p):
     """The per-op table (pandas DataFrame, Arrow-backed)."""
-    return _df(_tables(p)["ops"])
+    return _df(_tables(p).ops)
 
 
 def runs_df(p):
     """One row per Execute run (pandas DataFrame, Arrow-backed)."""
-    return _df(_tables(p)["runs"])
+    return _df(_tables(p).runs)
 
 
 def sql(p, query: str):
     """DuckDB over the events / ops / runs tables; returns a pandas DataFrame."""
     from etscope.sql.engine import query as run_query
 
-    return _df(run_query(_tables(p), query))
+    return _df(run_query(_tables(p).named(), query))
 
 
 def report(p, path: str | os.PathLike = "report.html", qhas=None, optrace=None) -> str:
@@ -443,7 +444,7 @@ def repr_html(p) -> str:
     s = results(p).summary
     e = html.escape
     parts = ['<div class="etscope-profile">',
-             f"<b>etscope Profile</b> — {e(profile.sources.get('etdump') or 'ETDump')}: "
+             f"<b>etscope Profile</b> — {e(profile.source_files.etdump or 'ETDump')}: "
              f"{profile.n_runs} run(s), {profile.etdump.event_count:,} events",
              "<ol>" + "".join(f"<li>{e(line)}</li>" for line in reading_guide(s)) + "</ol>"]
     if s.runs.latency_ms:

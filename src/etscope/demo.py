@@ -2,6 +2,7 @@
 a CPU/XNNPACK run (provenance in ``data/README.md``)."""
 from __future__ import annotations
 
+from dataclasses import astuple, dataclass, fields, replace
 from importlib import resources
 
 QNN_SAMPLE_DESCRIPTION = (
@@ -21,26 +22,53 @@ def _data(name: str) -> str:
     return str(resources.files("etscope") / "data" / name)
 
 
-def qnn_sample_paths() -> dict[str, str]:
-    return {"etdump": _data("synthetic_qnn_chain8.etdump"), "qhas": _data("sample_qnn_chain8.qhas.json"),
-            "optrace": _data("sample_qnn_chain8.optrace.json"), "runtrace": _data("sample_qnn_chain8.runtrace.json")}
+@dataclass(frozen=True)
+class QnnSample:
+    """The QNN sample's files: the ETDump and the QNN files measured with it."""
+    etdump: str
+    qhas: str
+    optrace: str
+    runtrace: str
+
+    def files(self) -> tuple[str, ...]:
+        return astuple(self)
 
 
-def sample_paths() -> dict[str, str]:
-    return {"etdump": _data("sample_cnn.etdump"), "etrecord": _data("sample_cnn.etrecord"),
-            "pte": _data("sample_cnn.pte")}
+@dataclass(frozen=True)
+class CpuSample:
+    """The CPU/XNNPACK sample's files."""
+    etdump: str
+    etrecord: str
+    pte: str
+
+    def files(self) -> tuple[str, ...]:
+        return astuple(self)
 
 
-def try_next(qnn: dict[str, str], cpu: dict[str, str], quote) -> list[str]:
+def qnn_sample_paths() -> QnnSample:
+    return QnnSample(etdump=_data("synthetic_qnn_chain8.etdump"), qhas=_data("sample_qnn_chain8.qhas.json"),
+                     optrace=_data("sample_qnn_chain8.optrace.json"), runtrace=_data("sample_qnn_chain8.runtrace.json"))
+
+
+def sample_paths() -> CpuSample:
+    return CpuSample(etdump=_data("sample_cnn.etdump"), etrecord=_data("sample_cnn.etrecord"),
+                     pte=_data("sample_cnn.pte"))
+
+
+def _quoted(sample, quote):
+    """The sample with each path shell-quoted."""
+    return replace(sample, **{f.name: quote(getattr(sample, f.name)) for f in fields(sample)})
+
+
+def try_next(qnn: QnnSample, cpu: CpuSample, quote) -> list[str]:
     """Commands to run next on the samples (``quote``: shell quoting of a path)."""
-    q = {k: quote(v) for k, v in qnn.items()}
-    c = {k: quote(v) for k, v in cpu.items()}
-    qnn_files = f"--qhas {q['qhas']} --optrace {q['optrace']} --runtrace {q['runtrace']}"
+    q, c = _quoted(qnn, quote), _quoted(cpu, quote)
+    qnn_files = f"--qhas {q.qhas} --optrace {q.optrace} --runtrace {q.runtrace}"
     return [
-        f"etscope qnn {q['etdump']} {qnn_files}   # the QNN nesting, clock, per-op cycles, HMX/HVX",
-        f"etscope report {q['etdump']} {qnn_files} -o qnn-report.html",
-        f"etscope trace {q['etdump']} --runtrace {q['runtrace']} -o qnn-trace.json   # open in ui.perfetto.dev",
-        f"etscope qnn --optrace {q['optrace']}   # a QNN file alone",
-        f"etscope ops {c['etdump']} --etrecord {c['etrecord']} --pte {c['pte']}   # the CPU sample's op table",
-        f"etscope sql {c['etdump']} \"SELECT op_type, sum(dur_us) FROM events GROUP BY 1 ORDER BY 2 DESC\"",
+        f"etscope qnn {q.etdump} {qnn_files}   # the QNN nesting, clock, per-op cycles, HMX/HVX",
+        f"etscope report {q.etdump} {qnn_files} -o qnn-report.html",
+        f"etscope trace {q.etdump} --runtrace {q.runtrace} -o qnn-trace.json   # open in ui.perfetto.dev",
+        f"etscope qnn --optrace {q.optrace}   # a QNN file alone",
+        f"etscope ops {c.etdump} --etrecord {c.etrecord} --pte {c.pte}   # the CPU sample's op table",
+        f"etscope sql {c.etdump} \"SELECT op_type, sum(dur_us) FROM events GROUP BY 1 ORDER BY 2 DESC\"",
     ]

@@ -85,9 +85,9 @@ class QnnResult:
         """One row per HTP op of each QNN op (QHAS/optrace given): unit and category from its flags,
         cycles, bytes, graph node, and its QNN op's achieved DRAM GB/s and bound (the ``htp_ops``
         table of export/sql)."""
-        from etscope.analysis.qnn.tables import QNN_COLUMNS, htp_op_rows
+        from etscope.analysis.qnn.tables import HTP_OP_COLUMNS, htp_op_rows
 
-        return frame(htp_op_rows(self.report), list(QNN_COLUMNS["htp_ops"]))
+        return frame(htp_op_rows(self.report), list(HTP_OP_COLUMNS))
 
     def htp_split(self):
         """The whole graph's HTP cycles by category (compute on HMX / HVX, layout conversion, data

@@ -179,9 +179,8 @@ def _view_results(profile: P.Profile | None, files: QnnFiles, pte, llm_options: 
         from etscope.formats.pte import read_pte
 
         program = read_pte(pte)
-    inputs = dict(files.inputs)
-    if pte is not None and profile is None:
-        inputs["pte"] = display(pte)
+    # The .pte is shown beside the files when no profile names it (the profile's sources do).
+    inputs = dict(files.inputs, **({"pte": display(pte)} if pte is not None and profile is None else {}))
     if len(files.qhas) > 1 or len(files.optrace) > 1 or any(pin for pin, _, _ in files.qhas + files.optrace):
         r = sharded_results(profile, files, program, inputs, llm_options=llm_options)
     else:
@@ -205,9 +204,9 @@ def sharded_results(profile: P.Profile | None, files: QnnFiles, program=None, in
     r.shards = rows
     r.qhas_ops_by_key = ops_by_partition(rows)
     # Units and ops of files that landed on no partition stay visible at file level.
-    loose = [x for x in rows if x["partition"] is None]
-    r.loose_qhas = next((x["data"] for x in loose if x["kind"] == "qhas"), None)
-    r.loose_optrace = next((x["data"] for x in loose if x["kind"] == "optrace"), None)
+    loose = [x for x in rows if x.partition is None]
+    r.loose_qhas = next((x.data for x in loose if x.kind == "qhas"), None)
+    r.loose_optrace = next((x.data for x in loose if x.kind == "optrace"), None)
     return r
 
 

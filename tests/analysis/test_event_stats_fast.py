@@ -1,5 +1,6 @@
 """The fast path of ops.event_stats (runs with identical event sequences) gives exactly the rows and
 samples of the general path."""
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ def test_fast_path_equals_general_path(path):
     gen, gen_samples = general.rows, general.samples(general.rows, p.n_runs)
 
     def strip(rows):
-        return [{k: v for k, v in r.items() if k != "group"} for r in rows]
+        return [dataclasses.replace(r, group=0) for r in rows]
 
     assert strip(fast) == strip(gen)
     np.testing.assert_array_equal(fast_samples, gen_samples)
@@ -46,8 +47,8 @@ def test_fast_path_reads_the_value_column_in_place_and_leaves_it_as_it_was():
         assert fast is not None
         np.testing.assert_array_equal(p.events["value"], kept)
         general = ops.general_event_table(p)
-        assert [{k: v for k, v in r.items() if k != "group"} for r in fast.rows] == \
-               [{k: v for k, v in r.items() if k != "group"} for r in general.rows]
+        assert [dataclasses.replace(r, group=0) for r in fast.rows] == \
+               [dataclasses.replace(r, group=0) for r in general.rows]
 
 
 @pytest.mark.parametrize("name", ["cnn.etdump", "gen_llama.etdump"])
@@ -67,14 +68,14 @@ def test_fast_path_equals_general_path_over_some_runs(name, pattern):
     fast = ops.template_event_table(p, steady)
     assert fast is not None
     general = ops.general_event_table(p, steady)
-    strip = lambda rows: [{k: v for k, v in r.items() if k != "group"} for r in rows]  # noqa: E731
-    assert strip(fast.rows) == strip(general.rows)
+    assert [dataclasses.replace(r, group=0) for r in fast.rows] == \
+           [dataclasses.replace(r, group=0) for r in general.rows]
     np.testing.assert_array_equal(p.events["value"], kept)
     every = ops.general_event_table(p, np.ones(p.n_runs, dtype=bool))
     samples = every.samples(every.rows, p.n_runs)
     for row, values in zip(general.rows, samples):
-        if row["block"] == "Execute":      # each row's statistics are its samples' in the kept runs
+        if row.block == "Execute":      # each row's statistics are its samples' in the kept runs
             v = values[steady][~np.isnan(values[steady])]
-            assert row["runs"] == v.size and row["total"] == pytest.approx(float(v.sum()), rel=1e-12)
+            assert row.runs == v.size and row.total == pytest.approx(float(v.sum()), rel=1e-12)
             if v.size:
-                assert row["p50"] == pytest.approx(float(np.percentile(v, 50)), rel=1e-12)
+                assert row.p50 == pytest.approx(float(np.percentile(v, 50)), rel=1e-12)

@@ -149,5 +149,5 @@ def test_qhas_rates_sit_beside_this_etdumps_calls():
 
 def test_counters_have_no_sum_over_runs():
     """'Number of HVX threads used' is 4 per run: a total of 12 over 3 runs means nothing."""
-    rows = [o for o in _chain8().ops if o["unit"] == "count"]
-    assert rows and all(o["total"] is None and o["p50"] is not None for o in rows)
+    rows = [o for o in _chain8().ops if o.unit == "count"]
+    assert rows and all(o.total is None and o.p50 is not None for o in rows)

@@ -20,8 +20,8 @@ def test_every_inspector_row_matches_within_0_1_percent(real, name):
     # The Inspector counts every run (the views leave warm-up runs out: stats.steady_runs); the
     # statistics code is checked over the same runs as the Inspector's.
     for s in ops.event_stats(profile, steady=np.ones(profile.n_runs, dtype=bool)):
-        if s["role"] != "operator_call":
-            ours[(s["block"], s["name"])].append(s)
+        if s.role != "operator_call":
+            ours[(s.block, s.name)].append(s)
     rows = list(csv.DictReader(open(real / f"{name}.inspector.tsv"), delimiter="\t"))
     assert rows
     for r in rows:
@@ -29,5 +29,5 @@ def test_every_inspector_row_matches_within_0_1_percent(real, name):
         assert candidates, r["event_name"]
         s = candidates.pop(0)  # both list signatures in order of first appearance
         for mine, theirs in STATS:
-            assert s[mine] == pytest.approx(float(r[theirs]), rel=1e-3, abs=1e-9), (r["event_name"], mine)
+            assert s.in_ms(mine.removesuffix("_ms")) == pytest.approx(float(r[theirs]), rel=1e-3, abs=1e-9), (r["event_name"], mine)
     assert not any(ours.values()), "etscope has events the Inspector does not show"

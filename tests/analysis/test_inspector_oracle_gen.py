@@ -30,7 +30,7 @@ def test_matches_inspector(real, name):
     # The Inspector counts every run: the statistics code is checked over the same runs (the views
     # leave warm-up runs out, stats.steady_runs).
     for s in ops.event_stats(profile, execute_only=True, steady=np.ones(profile.n_runs, dtype=bool)):
-        ours[(s["name"], s["instruction_id"])].append(s)
+        ours[(s.name, s.instruction_id)].append(s)
     checked = 0
     for block in _inspector(real, name)["event_blocks"]:
         if block["name"] != "Execute":
@@ -42,11 +42,11 @@ def test_matches_inspector(real, name):
             key = (e["name"], iid)
             rows = ours.get(key)
             assert rows, key
-            last = max(rows, key=lambda r: r["occurrence"])
-            assert last["runs"] == e["num_runs"], key
+            last = max(rows, key=lambda r: r.occurrence)
+            assert last.runs == e["num_runs"], key
             for mine, theirs in (("p50_ms", "p50"), ("mean_ms", "avg"), ("min_ms", "min"), ("max_ms", "max"),
                                  ("p10_ms", "p10"), ("p90_ms", "p90")):
-                assert last[mine] == pytest.approx(e[theirs], rel=1e-3, abs=1e-9), (key, mine)
+                assert last.in_ms(mine.removesuffix("_ms")) == pytest.approx(e[theirs], rel=1e-3, abs=1e-9), (key, mine)
             checked += 1
     assert checked > 5
 
@@ -55,14 +55,14 @@ def test_repeated_events_in_one_run_are_all_kept(real):
     """gen_loop: the Inspector reports cumsum once per run (the last loop pass); etscope has all 4."""
     profile = load(real / "gen_loop.etdump")
     rows = [s for s in ops.event_stats(profile, execute_only=True, steady=np.ones(profile.n_runs, dtype=bool))
-            if s["name"] == "native_call_cumsum.out"]
-    assert sorted(r["occurrence"] for r in rows) == [0, 1, 2, 3]
-    assert all(r["runs"] == 5 for r in rows)
+            if s.name == "native_call_cumsum.out"]
+    assert sorted(r.occurrence for r in rows) == [0, 1, 2, 3]
+    assert all(r.runs == 5 for r in rows)
     insp = [e for b in _inspector(real, "gen_loop")["event_blocks"] if b["name"] == "Execute"
             for e in b["events"] if e["name"] == "native_call_cumsum.out"]
     assert len(insp) == 1 and insp[0]["num_runs"] == 5
     # Execute 0: [3877, 150, 90, 90] ns over the 4 passes; the Inspector only has the last, 90 ns.
-    first_run = {r["occurrence"]: r for r in rows}
-    assert first_run[0]["max_ms"] > 10 * insp[0]["max"]
-    total_ours = sum(r["total_ms"] for r in rows)
+    first_run = {r.occurrence: r for r in rows}
+    assert first_run[0].in_ms("max") > 10 * insp[0]["max"]
+    total_ours = sum(r.total_ms for r in rows)
     assert total_ours > sum(insp[0]["raw"]) * 2

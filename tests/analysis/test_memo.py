@@ -52,7 +52,7 @@ def test_event_stats_and_samples_share_one_computation(monkeypatch, fast):
     steady = steady_runs(p)
     for i in (0, len(rows) // 2, len(rows) - 1):
         v = values[i][steady][~np.isnan(values[i][steady])]
-        assert v.size == rows[i]["runs"] and np.median(v) == pytest.approx(rows[i]["p50"])
+        assert v.size == rows[i].runs and np.median(v) == pytest.approx(rows[i].p50)
 
 
 def test_placement_tables_are_copies_of_one_computation():

@@ -27,8 +27,8 @@ def _wrapper_time_per_module(p, ops) -> dict[str, float]:
         nodes = [x for x in ins.nodes if x in g.by_name]
         if ins.kind != "cpu" or not nodes:
             continue
-        wrapper = sum(r["total"] for r in ops if r["instruction_id"] == iid and r["role"] == "operator_call")
-        kernel = sum(r["total"] for r in ops if r["instruction_id"] == iid and r["role"] == "kernel")
+        wrapper = sum(r.total for r in ops if r.instruction_id == iid and r.role == "operator_call")
+        kernel = sum(r.total for r in ops if r.instruction_id == iid and r.role == "kernel")
         for x in nodes:
             path = g.by_name[x].module_path or ""
             parts = path.split(".") if path else []

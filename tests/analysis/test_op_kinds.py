@@ -43,4 +43,4 @@ def test_a_backend_uses_its_own_naming_rule():
     assert kind_of_delegate_event(qnn, backend="XnnpackBackend") is None
     assert kind_of_delegate_event(xnn, backend="QnnBackend") is None
     assert kind_of_delegate_event(xnn, backend="SomeNewBackend") == "conv"     # unknown: every rule
-    assert set(op_kinds.EVENT_KINDS) == {"QnnBackend", "XnnpackBackend"}
+    assert set(op_kinds.event_kind_rules()) == {"QnnBackend", "XnnpackBackend"}

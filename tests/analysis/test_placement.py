@@ -47,10 +47,10 @@ def test_fallback_ops_one_entry_per_cpu_instruction(real):
 
 def test_same_name_events_in_one_run_are_all_kept(real):
     p = load(real / "llama_nodebug.etdump")
-    stats = [s for s in event_stats(p, steady=np.ones(p.n_runs, dtype=bool)) if s["name"] == "native_call_index_put.out"]
+    stats = [s for s in event_stats(p, steady=np.ones(p.n_runs, dtype=bool)) if s.name == "native_call_index_put.out"]
     assert len(stats) == 4
-    assert {s["instruction_id"] for s in stats} == {54, 65, 102, 113}
-    assert all(s["runs"] == 24 for s in stats)
+    assert {s.instruction_id for s in stats} == {54, 65, 102, 113}
+    assert all(s.runs == 24 for s in stats)
 
 
 def _fixture_profiles():

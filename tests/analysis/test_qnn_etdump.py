@@ -96,11 +96,11 @@ def test_without_etrecord_ops_still_listed_but_unjoined():
 def test_summary_and_ops_keep_qnn_units():
     profile = _load("synthetic_qnn_vit_2part")
     rows = op_table(profile)
-    qnn_rows = [r for r in rows if r["role"] == "delegate_internal"]
-    units = {r["unit"] for r in qnn_rows}
+    qnn_rows = [r for r in rows if r.role == "delegate_internal"]
+    units = {r.unit for r in qnn_rows}
     assert units <= {"us", "cycles", "count", "bytes", "unknown"} and "cycles" in units and "us" in units
     for r in qnn_rows:
-        assert r["p50_ms"] is None and r["share"] is None  # never shown as time of Method::execute
+        assert r.p50_ms is None and r.share is None  # never shown as time of Method::execute
     b = placement.breakdown(profile)
     assert b[0].backend == "QnnBackend" and b[0].calls_per_run == 2
     fb = placement.fallback_ops(profile)

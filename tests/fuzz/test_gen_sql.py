@@ -47,7 +47,7 @@ def test_shape_through_the_library(folder, shape):
     from etscope.sql.engine import SqlError, query
     from etscope.render.sql_cells import UnwritableError
 
-    tables = load_results("in.etdump", None, None, None, {}).tables
+    tables = load_results("in.etdump", None, None, None, {}).tables.named()
     before = _state(folder)
     for seed in range(SEEDS):
         q = gen_sql(random.Random(seed), shape)

@@ -73,7 +73,7 @@ def test_events_become_those_of_the_plain_twin(twins):
 def test_ops_agree(twins):
     plain, acc, _ = twins
     assert op_table(acc) == op_table(plain)
-    assert all(r["calls_per_run"] == 1 for r in op_table(acc))
+    assert all(r.calls_per_run == 1 for r in op_table(acc))
 
 
 def test_diff_against_the_twin_finds_no_change(twins):

@@ -25,23 +25,23 @@ def test_op_type_from_the_pte_is_not_denied():
     missing = _without_handles(p)
     assert w.startswith(f"{len(missing)} CPU instruction(s)") and len(missing) == 28
     assert "op type from the .pte" in w and "no op type" not in w
-    rows = {r["instruction_id"]: r for r in op_table(p) if r["level"] == 0}
+    rows = {r.instruction_id: r for r in op_table(p) if r.level == 0}
     for ins in missing:
-        assert rows[ins.id]["op_type"] == ins.operator.replace("::", ".")
-        assert rows[ins.id]["source"] is None
+        assert rows[ins.id].op_type == ins.operator.replace("::", ".")
+        assert rows[ins.id].source is None
 
 
 def test_without_the_pte_each_kind_is_counted_as_the_table_shows():
     p = load(REAL / "gen_llama.etdump", etrecord=REAL / "gen_llama.etrecord")
     w = _handles_warning(p)
-    rows = {r["instruction_id"]: r for r in op_table(p) if r["level"] == 0}
+    rows = {r.instruction_id: r for r in op_table(p) if r.level == 0}
     missing = _without_handles(p)
-    no_type = [i for i in missing if rows[i.id]["op_type"] is None]
-    guessed = [i for i in missing if rows[i.id]["op_type"] is not None]
+    no_type = [i for i in missing if rows[i.id].op_type is None]
+    guessed = [i for i in missing if rows[i.id].op_type is not None]
     assert no_type and guessed
     assert re.search(rf"no op type for {len(no_type)} \(", w)
     assert re.search(rf"op type guessed from the kernel name for {len(guessed)} \(", w)
-    assert all(rows[i.id]["source"] is None for i in missing)
+    assert all(rows[i.id].source is None for i in missing)
 
 
 def test_runtime_calls_of_control_flow_match_the_pte():

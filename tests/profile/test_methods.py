@@ -124,13 +124,13 @@ def test_statistics_per_method_match_the_inspector_s_blocks():
         ours = defaultdict(list)
         # The Inspector counts every run of the block (the views: the steady ones).
         for s in ops.event_stats(sub, execute_only=True, steady=np.ones(sub.n_runs, dtype=bool)):
-            ours[(s["name"], s["instruction_id"])].append(s)
+            ours[(s.name, s.instruction_id)].append(s)
         for e in block["events"]:
             key = (e["name"], None if e["name"] == "Method::execute" else e["instruction_id"])
-            last = max(ours[key], key=lambda r: r["occurrence"])
-            assert last["runs"] == e["num_runs"], key
-            assert last["p50_ms"] == pytest.approx(e["p50"], rel=1e-3, abs=1e-9), key
-            assert last["max_ms"] == pytest.approx(e["max"], rel=1e-3, abs=1e-9), key
+            last = max(ours[key], key=lambda r: r.occurrence)
+            assert last.runs == e["num_runs"], key
+            assert last.p50_ms == pytest.approx(e["p50"], rel=1e-3, abs=1e-9), key
+            assert last.in_ms("max") == pytest.approx(e["max"], rel=1e-3, abs=1e-9), key
 
 
 def test_method_option_picks_that_method_s_runs():

@@ -168,7 +168,7 @@ def test_write_diff_page_is_atomic(tmp_path):
     out = tmp_path / "sub" / "d.html"
     out.parent.mkdir()          # folders are never created (etscope.paths)
     r = write_diff_page(str(out), diff_view(compare(a, b), a, b))
-    assert out.exists() and r["bytes"] == out.stat().st_size
+    assert out.exists() and r.bytes == out.stat().st_size
     assert [p.name for p in out.parent.iterdir()] == ["d.html"]
 
 

@@ -69,7 +69,7 @@ def test_runs_table_has_llm_phases():
     r = api.results(p)
     runs = T.runs_table(p.profile, r.phases).to_pylist()
     assert {x["phase"] for x in runs} == {"prefill", "decode"}
-    assert runs == r.tables["runs"].to_pylist()
+    assert runs == r.tables.runs.to_pylist()
     assert [x["phase"] for x in runs] == list(api.llm(p).llm.series.phase)
 
 

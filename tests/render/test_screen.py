@@ -91,14 +91,15 @@ def test_order_ops_keeps_instructions_together(key):
         assert sorted(map(id, out)) == sorted(map(id, rows))             # a permutation
         seen, order = set(), []
         for r in out:                                                  # each instruction one block
-            if not order or order[-1] != r["instruction_id"]:
-                assert r["instruction_id"] not in seen
-                seen.add(r["instruction_id"])
-                order.append(r["instruction_id"])
-                assert r["level"] == 0
+            if not order or order[-1] != r.instruction_id:
+                assert r.instruction_id not in seen
+                seen.add(r.instruction_id)
+                order.append(r.instruction_id)
+                assert r.level == 0
         if key in ("p50", "mean", "total", "share"):
             field = "share" if key == "share" else f"{key}_ms"
-            firsts = [next(r for r in out if r["instruction_id"] == i and r["level"] == 0)[field] for i in order]
+            firsts = [next(r for r in out if r.instruction_id == i and r.level == 0) for i in order]
+            firsts = [getattr(r, field) for r in firsts]
             firsts = [v for v in firsts if v is not None]
             assert firsts == sorted(firsts, reverse=True)
 
@@ -106,7 +107,7 @@ def test_order_ops_keeps_instructions_together(key):
 def test_order_ops_cycles_puts_the_qnn_partitions_first():
     p = etscope.load(qnn_fixture("synthetic_qnn_llm"), etrecord=QNN_ETDUMP / "synthetic_qnn_llm.etrecord")
     out = order_ops(p.results.ops, "cycles")
-    assert out[0]["placement"] == "QnnBackend" and out[1]["unit"] == "cycles"
+    assert out[0].placement == "QnnBackend" and out[1].unit == "cycles"
     with pytest.raises(ValueError):
         order_qnn_ops([], "median")
 

@@ -10,6 +10,8 @@ one line in ``notes`` and that result is None.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import dataclasses
 from functools import cached_property
 
@@ -25,7 +27,11 @@ from etscope.analysis.views.report import ReportView, report_view
 from etscope.analysis.llm.result import with_memory_wall
 from etscope.analysis.llm.run_phases import RunPhases, one_phase, phase_rows, run_phases
 from etscope.errors import FormatError
-from etscope.formats.qnn_compile_spec import soc_from_pte
+from etscope.formats.qnn_compile_spec import QnnSoc, soc_from_pte
+
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
 
 
 def is_llm(report) -> bool:
@@ -52,7 +58,7 @@ class Results:
         self.llm_options = dict(llm_options or {})
         self.notes: list[str] = []
         # Several QHAS/optrace files, one per partition (set by api.sharded_results).
-        self.shards: list[dict] | None = None
+        self.shards: list | None = None     # analysis.qnn.partition_files.PlacedFile per file
         self.qhas_ops_by_key: dict | None = None
         self.loose_qhas = self.loose_optrace = None
         # The DRAM bandwidth (GB/s) to compare achieved bytes/s with (``--dram-gbps``; None: the
@@ -155,7 +161,7 @@ class Results:
         return ort_view(self.ort, self.qnn)
 
     @cached_property
-    def soc(self) -> dict | None:
+    def soc(self) -> QnnSoc | None:
         """The QNN compile spec of the .pte (SoC, HTP arch, VTCM, profile level)."""
         return soc_from_pte(self.program)
 
@@ -180,7 +186,7 @@ class Results:
         return latency_summary(self.profile, self.steady).warmup
 
     @cached_property
-    def ops(self) -> list[dict]:
+    def ops(self) -> list[OpRow]:
         return ops_analysis.op_table(self.profile, self.steady) if self.profile is not None else []
 
     @cached_property
@@ -223,11 +229,11 @@ class Results:
         pairs: dict = {}
         loose = []
         for r in self.shards or []:
-            if r["partition"] is None:
-                loose.append((None, r["data"], None) if r["kind"] == "qhas" else (None, None, r["data"]))
+            if r.partition is None:
+                loose.append((None, r.data, None) if r.kind == "qhas" else (None, None, r.data))
                 continue
-            q, o = pairs.get(r["partition"], (None, None))
-            pairs[r["partition"]] = (r["data"], o) if r["kind"] == "qhas" else (q, r["data"])
+            q, o = pairs.get(r.partition, (None, None))
+            pairs[r.partition] = (r.data, o) if r.kind == "qhas" else (q, r.data)
         return [(k, q, o) for k, (q, o) in pairs.items()] + loose
 
     @cached_property
@@ -309,11 +315,11 @@ class Results:
         except FormatError:
             soc = None
         prefill = llm.phase("prefill").method if llm.phase("prefill") is not None else None
-        pinned = next((r for r in self.shards or [] if r["kind"] == "qhas" and prefill
-                       and r["how"].startswith(f"pinned {prefill}:")), None)
+        pinned = next((r for r in self.shards or [] if r.kind == "qhas" and prefill
+                       and r.how.startswith(f"pinned {prefill}:")), None)
         return llm_memory_wall(self.program, llm, soc, self.dram_gbps, self.profile.sources.values(),
-                               pinned["data"].htp_resources if pinned else None,
-                               pinned["data"].path if pinned else None)
+                               pinned.data.htp_resources if pinned else None,
+                               pinned.data.path if pinned else None)
 
     @cached_property
     def modules(self) -> dict | None:
@@ -323,18 +329,20 @@ class Results:
         return module_times(self.profile, self.ops, self.qnn, self.steady)
 
     @cached_property
-    def tables(self) -> dict:
-        """The events, ops and runs tables (pyarrow, ``analysis.views.tables``) that export, sql and the
-        notebook DataFrames show."""
+    def tables(self):
+        """The events, ops and runs tables (pyarrow, ``analysis.views.tables``) and the QNN tables that
+        export, sql and the notebook DataFrames show (``analysis.views.table_set.TableSet``)."""
         from etscope.analysis.qnn.tables import qnn_tables
+        from etscope.analysis.views.table_set import TableSet
         from etscope.analysis.views.tables import tables, whole_phase
 
         if self.profile is None:
-            return qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace)
+            return TableSet(None, None, None, qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace))
         parts = self.by_phase()          # one block of aggregated rows per phase, never pooled
         out = tables(self.profile, self.ops, self.qnn, self.phases, parts)
-        return {**out, **qnn_tables(self.qnn, self.file_ops, self.file_ops_source, self.runtrace,
-                                    [(n, r.qnn) for n, r in parts] or [(whole_phase(self.phases), self.qnn)])}
+        return TableSet(out["events"], out["ops"], out["runs"], qnn_tables(
+            self.qnn, self.file_ops, self.file_ops_source, self.runtrace,
+            [(n, r.qnn) for n, r in parts] or [(whole_phase(self.phases), self.qnn)]))
 
     @cached_property
     def file_ops(self) -> dict | None:

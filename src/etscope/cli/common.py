@@ -134,7 +134,7 @@ def qnn_view_options(command: str):
 def load_results(etdump, etrecord, pte, method, given, llm_options: dict | None = None,
                  dram_gbps: float | None = None, phase: str | None = None):
     """The analyses of the views' inputs: of the ETDump (with any input files ``given``, by kind
-    name: ``kind_options.Given`` or a dict), or of QNN files alone; ``llm_options``: token counts of the LLM
+    name: a ``kind_options.Given``), or of QNN files alone; ``llm_options``: token counts of the LLM
     section (``api.llm_options``, default: the .pte's); ``dram_gbps``: the DRAM bandwidth of the
     HTP limits (``--dram-gbps``); ``phase``: ``--phase`` (with a look-alike ``--method``, the runs
     of one phase: ``narrowed``)."""
@@ -142,7 +142,7 @@ def load_results(etdump, etrecord, pte, method, given, llm_options: dict | None 
 
     if etdump is None:
         if not given:
-            raise click.UsageError("give an ETDump, or QNN files alone: --qnn-csv, --optrace, --qhas, --runtrace")
+            raise click.UsageError("give an ETDump, or QNN files alone: " + ", ".join(given.flags))
         if etrecord or method or phase:
             raise click.UsageError("--etrecord / --method / --phase describe an ETDump's runs: give the ETDUMP too")
     require_files(etdump, etrecord, pte, *api.given_paths(given))

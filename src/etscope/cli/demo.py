@@ -22,12 +22,12 @@ def demo(as_json, report_path, no_report):
     from etscope.demo import QNN_SAMPLE_DESCRIPTION, SAMPLE_DESCRIPTION, qnn_sample_paths, sample_paths, try_next
 
     qnn_paths, cpu_paths = qnn_sample_paths(), sample_paths()
-    out = None if no_report else output_target(report_path, *qnn_paths.values(), *cpu_paths.values())
+    out = None if no_report else output_target(report_path, *qnn_paths.files(), *cpu_paths.files())
     if out is not None and out.kind == "stdout" and as_json:
         raise click.UsageError("--report - and --json both write to standard output; give --report a file")
-    files = api.read_view_qnn_files((qnn_paths["qhas"],), (qnn_paths["optrace"],), None, qnn_paths["runtrace"])
-    q = api.view_results(load_profile(qnn_paths["etdump"], None, None, None), files)
-    c = api.view_results(load_profile(cpu_paths["etdump"], cpu_paths["etrecord"], cpu_paths["pte"], None),
+    files = api.read_view_qnn_files((qnn_paths.qhas,), (qnn_paths.optrace,), None, qnn_paths.runtrace)
+    q = api.view_results(load_profile(qnn_paths.etdump, None, None, None), files)
+    c = api.view_results(load_profile(cpu_paths.etdump, cpu_paths.etrecord, cpu_paths.pte, None),
                          api.read_view_qnn_files())
     qnn_title, cpu_title = "etscope demo 1/2 — " + QNN_SAMPLE_DESCRIPTION, "etscope demo 2/2 — " + SAMPLE_DESCRIPTION
     if as_json:
@@ -52,4 +52,4 @@ def demo(as_json, report_path, no_report):
 
         w = write_report(out, q.view, title=qnn_title)
         if out.kind != "stdout":
-            click.echo(f"wrote {out.shown} ({human_size(w['bytes'])}): the QNN run as an HTML report", err=True)
+            click.echo(f"wrote {out.shown} ({human_size(w.bytes)}): the QNN run as an HTML report", err=True)

@@ -8,6 +8,7 @@ import click
 from etscope.cli.common import (
     emit_json, human_size, load_profile, output_target, with_runs,
 )
+from etscope.cli.kind_options import side_options
 
 
 def _percent(ctx, param, value):
@@ -31,8 +32,7 @@ def _percent(ctx, param, value):
 @click.option("--etrecord-new", type=str, help="ETRecord of the new run.")
 @click.option("--pte-base", type=str, help=".pte of the base run.")
 @click.option("--pte-new", type=str, help=".pte of the new run.")
-@click.option("--runtrace-base", type=str, help="QNN runtrace JSON of the base run: its measured HTP clock.")
-@click.option("--runtrace-new", type=str, help="QNN runtrace JSON of the new run: its measured HTP clock.")
+@side_options("diff")
 @click.option("--fail-on-regression", callback=_percent,
               help="Exit 1 when p50 latency is significantly worse by more than this (e.g. 5%).")
 @click.option("--fail-on-fallback", is_flag=True, help="Exit 1 when any op moved from a delegate to the CPU.")
@@ -103,7 +103,7 @@ def diff(base, new, etrecord_base, etrecord_new, pte_base, pte_new, runtrace_bas
                                                              "fail_on_regression_pct": fail_on_regression,
                                                              "fail_on_fallback": fail_on_fallback}))
         if out.kind != "stdout":
-            click.echo(f"wrote {out.shown} ({human_size(w['bytes'])}): open it in a browser"
+            click.echo(f"wrote {out.shown} ({human_size(w.bytes)}): open it in a browser"
                        + (f" (file://{display(os.path.abspath(html_path))})" if out.kind == "file" else ""),
                        err=True)
     if d.gate.fail:

@@ -7,6 +7,7 @@ from etscope.cli.common import (
     dram_gbps_option, echo_heap, emit_json, etdump_inputs, heap_view_of, kind_options, load_profile, narrowed,
     read_heap_file, require_files, sort_option, view_inputs,
 )
+from etscope.cli.kind_options import kind_flags
 
 
 @click.command()
@@ -107,8 +108,7 @@ def qnn(etdump, etrecord, pte, method, phase, qnn_heap, given, dram_gbps, as_jso
     from etscope.api import qnn_from_files
 
     if not (etdump or given or qnn_heap):
-        raise click.UsageError("give an ETDump and/or --qhas / --optrace / --qnn-csv / --runtrace / --ort-profile / "
-                               "--qnn-heap")
+        raise click.UsageError("give an ETDump and/or " + " / ".join(kind_flags("qnn")))
     require_files(etdump, etrecord, pte, *given.paths(), qnn_heap)
     heap = read_heap_file(qnn_heap)
     report = None
@@ -125,14 +125,11 @@ def qnn(etdump, etrecord, pte, method, phase, qnn_heap, given, dram_gbps, as_jso
     if as_json:
         from etscope.paths import display
 
-        inputs = dict(report.inputs) if report is not None else {
-            k: display(v) for k, v in (("pte", pte), ("qnn_heap", qnn_heap)) if v is not None}
-        if report is not None and qnn_heap is not None:
-            inputs["qnn_heap"] = display(qnn_heap)
-        out = {"schema": "etscope.qnn/1", "inputs": inputs, "qnn": report}
-        if heap_view is not None:
-            out["qnn_heap"] = heap_view
-        emit_json(out)
+        # The inputs as shown: the report's (or the .pte's), then the heap file; the heap view last.
+        shown = dict(report.inputs) if report is not None else {} if pte is None else {"pte": display(pte)}
+        heap_file = {} if qnn_heap is None else {"qnn_heap": display(qnn_heap)}
+        emit_json({"schema": "etscope.qnn/1", "inputs": {**shown, **heap_file}, "qnn": report,
+                   **({} if heap_view is None else {"qnn_heap": heap_view})})
     else:
         if report is not None and report.phases:
             from etscope.render.phases_text import render_phase_heading, render_phase_table
@@ -141,7 +138,7 @@ def qnn(etdump, etrecord, pte, method, phase, qnn_heap, given, dram_gbps, as_jso
             render_phase_table(report.phase_rows, report.phases_how, "qnn")
             for row, part in zip(report.phase_rows, report.phases):
                 render_phase_heading(row)
-                render_qnn(part["qnn"], top=top, sort=sort)
+                render_qnn(part.qnn, top=top, sort=sort)
         elif report is not None and (report.partitions or report.qhas or report.htp_timeline
                                      or not (report.files or report.ort)):
             from etscope.render.qnn_text import render_qnn

@@ -16,12 +16,11 @@ def emit_modules(results, as_json: bool, limit: int, parts=()) -> None:
                    "comes from its nn_module_stack", err=True)
         raise SystemExit(EXIT_BAD_INPUT)
     if as_json:
-        out = {"schema": "etscope.modules/1", "inputs": results.summary.inputs,
-               "method": results.profile.method, **as_fields(mt)}
-        if parts:
-            out["phases_pooled"] = "the module times pool the steady runs of every phase; phases[] gives each phase's own"
-            out["phases"] = [dict(row.to_dict(), modules=pr.modules) for row, (_, pr) in zip(results.phase_rows, parts)]
-        emit_json(out)
+        phased = dict(phases_pooled="the module times pool the steady runs of every phase; phases[] gives each phase's own",
+                      phases=[dict(row.to_dict(), modules=pr.modules)
+                              for row, (_, pr) in zip(results.phase_rows, parts)])
+        emit_json({"schema": "etscope.modules/1", "inputs": results.summary.inputs,
+                   "method": results.profile.method, **as_fields(mt), **(phased if parts else {})})
         return
     from etscope.render.modules_text import render_modules
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import click
 
 from etscope.cli.common import emit_json, etdump_inputs, load_profile, require_files
+from etscope.cli.kind_options import kind_options, side_options
 
 
 def _thresholds(ctx, param, values):
@@ -37,11 +38,8 @@ def _thresholds(ctx, param, values):
 @click.option("--reference-buffer", type=str, help="The reference's debug buffer.")
 @click.option("--reference-etrecord", type=str, help="The reference's ETRecord (matching by graph node).")
 @click.option("--reference-pte", type=str, help="The reference's .pte.")
-@click.option("--taps", "taps", type=str,
-              help="Intermediate-output tap sidecar (etscope.taps/1 JSON, written next to the program with one line: "
-                   "json.dump({\"schema\": \"etscope.taps/1\", \"taps\": [dataclasses.asdict(s) for s in specs]}, "
-                   "open(\"model.taps.json\", \"w\"))): which program outputs are taps of which nodes.")
-@click.option("--reference-taps", type=str, help="The reference's tap sidecar.")
+@kind_options("numerics")
+@side_options("numerics")
 @click.option("--threshold", "thresholds", multiple=True, callback=_thresholds,
               help="Divergence threshold, cosine=V or snr=DB, or METRIC=off (repeatable; default cosine=0.999 "
                    "and snr=30: a tensor diverges below either).")

@@ -84,7 +84,7 @@ def report(etdump, etrecord, pte, method, phase, qnn_heap, given, output, compar
     # modules, is not walked (10-20 ms on 10M events, the same memory freed).
     gc.collect(1)
     w = write_report_data(out, data)
-    echo_wrote(out, f"({human_size(w['bytes'])}): open it in a browser"
+    echo_wrote(out, f"({human_size(w.bytes)}): open it in a browser"
                 + (f" (file://{display(os.path.abspath(output))})" if out.kind == "file" else ""))
 
 
@@ -244,7 +244,7 @@ def sql(etdump_and_query, etrecord, pte, method, phase, given, dataset, fmt, lim
             sys.exit(EXIT_BAD_INPUT)
     else:
         r = load_results(etdump, etrecord, pte, method, given, phase=phase)
-        tables = r.tables
+        tables = r.tables.named()
         try:
             result = run_query(tables, query)
         except SqlError as err:

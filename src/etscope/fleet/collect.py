@@ -175,7 +175,7 @@ def resolved_meta(job: Job, soc: dict | None = None) -> dict:
     mtime = dt.datetime.fromtimestamp(os.stat(job.etdump).st_mtime, dt.timezone.utc)
     order = m.get("order") or m.get("time") or m.get("date") or mtime.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     date = m.get("date") or (order[:10] if _is_iso_date(order[:10]) else mtime.strftime("%Y-%m-%d"))
-    spec_soc = (soc or {}).get("soc_model")
+    spec_soc = soc.soc_model if soc is not None else None
     return {"model": m.get("model") or "unknown",
             "soc": m.get("soc") or m.get("device") or (str(spec_soc) if spec_soc else "unknown"),
             "build": m.get("build") or m.get("commit") or "unknown", "date": date, "order_key": order}

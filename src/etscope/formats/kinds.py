@@ -54,15 +54,44 @@ class Form:
 
 
 @dataclass(frozen=True)
+class SideOption:
+    """A kind's option once per side of a command that reads two runs (``SIDES``: ``diff``'s base and
+    new, ``numerics``' reference): ``diff --runtrace-base/--runtrace-new``. ``help`` may name the side
+    as ``{side}``."""
+    command: str
+    help: str
+
+
+@dataclass(frozen=True)
 class Option:
     """A kind's command-line option: ``flag`` (``--qnn-csv``), the click parameter name (``qnn_csv``),
-    its help, the commands that take it, and whether it is repeatable (one file per partition,
-    ``METHOD:INSTR=FILE`` pins allowed)."""
+    its help, the commands that take it, whether it is repeatable (one file per partition,
+    ``METHOD:INSTR=FILE`` pins allowed), and its options per side of the commands reading two runs."""
     flag: str
     param: str
     help: str
     commands: tuple[str, ...]
     multiple: bool = False
+    sides: tuple[SideOption, ...] = ()
+
+
+# How a command that reads two runs names a kind's option per side: (side, flag) with the kind's
+# ``{flag}`` (``--runtrace``) or its ``{name}`` (``runtrace``).
+SIDES = {"diff": (("base", "{flag}-base"), ("new", "{flag}-new")),
+         "numerics": (("reference", "--reference-{name}"),)}
+
+
+@dataclass(frozen=True)
+class SideFlag:
+    """One side's option of a kind (``--runtrace-base``), made from the kind's ``SideOption``."""
+    kind: "InputKind"
+    side: str
+    flag: str
+    help: str
+
+    @property
+    def param(self) -> str:
+        return self.flag[2:].replace("-", "_")
 
 
 @dataclass(frozen=True)
@@ -163,7 +192,8 @@ KINDS: tuple[InputKind, ...] = (
               "etscope qnn --runtrace FILE (or summary/report --runtrace)",
               reader="etscope.formats.runtrace:read_runtrace",
               option=Option("--runtrace", "runtrace", "QNN runtrace JSON (*_runtrace.json, RUN_TRACE): the measured "
-                            "HTP clock, used instead of the estimate to turn cycles into µs.", ("summary",) + QNN_VIEWS),
+                            "HTP clock, used instead of the estimate to turn cycles into µs.", ("summary",) + QNN_VIEWS,
+                            sides=(SideOption("diff", "QNN runtrace JSON of the {side} run: its measured HTP clock."),)),
               companion=".runtrace.json"),
     InputKind("qnn_profile", (Form("a QNN profile CSV", "etscope.formats.qnn_csv:sniff"),
                               Form("a QNN profile JSON (qnn-profile-viewer)", "etscope.formats.qnn_json:sniff"),
@@ -180,7 +210,12 @@ KINDS: tuple[InputKind, ...] = (
                             "(enable_profiling): model_run, each QNN partition's EP kernel time and the CPU-fallback "
                             "nodes; with --qnn-csv (the QNN profile ORT wrote beside it) the partitions join QNN's own "
                             "levels.", ("qnn", "report"))),
-    InputKind("taps", (Form("an etscope tap sidecar (etscope.taps/1)", _taps),), "etscope numerics --taps FILE"),
+    InputKind("taps", (Form("an etscope tap sidecar (etscope.taps/1)", _taps),),
+              option=Option("--taps", "taps", "Intermediate-output tap sidecar (etscope.taps/1 JSON, written next to "
+                            "the program with one line: json.dump({\"schema\": \"etscope.taps/1\", \"taps\": "
+                            "[dataclasses.asdict(s) for s in specs]}, open(\"model.taps.json\", \"w\"))): which program "
+                            "outputs are taps of which nodes.", ("numerics",),
+                            sides=(SideOption("numerics", "The reference's tap sidecar."),))),
     InputKind("qnn_heap", (Form("a QNN DSP heap usage log", _heap),), "etscope summary/qnn/report --qnn-heap FILE",
               reader="etscope.formats.heap:read_heap", wrong_kind_hint=False,
               option=Option("--qnn-heap", "qnn_heap", "QNN HTP DSP heap profile (htp_heap_usage.txt): heap "
@@ -199,6 +234,18 @@ def kind_named(name: str) -> InputKind:
 def options_of(command: str) -> tuple[InputKind, ...]:
     """The kinds whose option the command ``command`` takes, in registry order."""
     return tuple(k for k in KINDS if k.option is not None and command in k.option.commands)
+
+
+def side_flags_of(command: str) -> tuple[SideFlag, ...]:
+    """The per-side options of ``command`` (a command of ``SIDES``), kind by kind in registry order,
+    then side by side."""
+    out = []
+    for k in KINDS:
+        for so in (k.option.sides if k.option is not None else ()):
+            if so.command == command:
+                out += [SideFlag(k, side, pattern.format(flag=k.option.flag, name=k.option.flag[2:]),
+                                 so.help.format(side=side)) for side, pattern in SIDES[command]]
+    return tuple(out)
 
 
 def companions() -> tuple[InputKind, ...]:

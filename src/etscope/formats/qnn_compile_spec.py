@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from etscope.errors import FormatError
+from etscope.formats.backends import QNN_BACKEND_ID
 from etscope.formats.flatbuf import Buffer
 from etscope.formats.qnn_compile_spec_schema import (
     BACKEND_TYPE, GPU_PERFORMANCE_MODE, GPU_PRECISION, HTP_PD_SESSION, HTP_PERFORMANCE_MODE,
@@ -63,11 +64,11 @@ from etscope.formats.qnn_compile_spec_schema import (
     SHORT_NAMES, SOC_TABLE, TableLayout, soc_table)
 
 __all__ = ["BACKEND_ID", "COMPILE_SPEC_KEY", "LAYOUTS", "QnnCompileSpec", "QnnGpuOptions",
-           "QnnHtpOptions", "decode_qnn_compile_spec", "find_qnn_compile_spec",
+           "QnnHtpOptions", "QnnSoc", "decode_qnn_compile_spec", "find_qnn_compile_spec",
            "find_qnn_compile_specs", "soc_table"]
 
 COMPILE_SPEC_KEY = "qnn_compile_spec"
-BACKEND_ID = "QnnBackend"
+BACKEND_ID = QNN_BACKEND_ID
 MAX_SPEC_BYTES = 16 << 20  # real specs are a few hundred bytes
 MIB = 1 << 20
 
@@ -500,16 +501,28 @@ def find_qnn_compile_specs(program) -> dict[tuple[str, int], QnnCompileSpec]:
     return out
 
 
-def soc_from_pte(program) -> dict | None:
+@dataclass(frozen=True)
+class QnnSoc:
+    """What a .pte was compiled for, from its first QNN compile spec (``soc_from_pte``): the SoC,
+    its HTP arch, VTCM size in bytes and the compiled-in profile level. The summary's
+    ``qnn_compile`` and the QNN report's ``soc`` (JSON keys: the field names). Defaults: a stored
+    summary read back (``analysis.views.stored_summary``) may lack a key."""
+    soc_model: Any = None         # "SM8650"; "UNKNOWN_SM" when unset
+    htp_arch: Any = None          # "V75", or None
+    vtcm_bytes: int | None = None
+    profile_level: Any = None     # "off" | "basic" | "detailed" | "optrace" | "unknown_<n>"
+
+
+def soc_from_pte(program) -> QnnSoc | None:
     """SoC model, HTP arch, VTCM size and profile level from the first QNN compile spec of a read
     .pte (``formats.pte.read_pte``); None without a program or a QNN delegate with a spec."""
     if program is None:
         return None
     for m in program.methods:
         for d in m.delegates:
-            if d.backend_id == "QnnBackend":
+            if d.backend_id == BACKEND_ID:
                 spec = find_qnn_compile_spec(d)
                 if spec is not None:
-                    return {"soc_model": spec.soc_model, "htp_arch": spec.htp_arch,
-                            "vtcm_bytes": spec.vtcm_bytes, "profile_level": spec.profile_level}
+                    return QnnSoc(soc_model=spec.soc_model, htp_arch=spec.htp_arch,
+                                  vtcm_bytes=spec.vtcm_bytes, profile_level=spec.profile_level)
     return None

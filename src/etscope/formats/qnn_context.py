@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 import re
 
+from etscope.formats.backends import QNN_BACKEND_ID
 from etscope.formats.pte import PteProgram, mapped_pte, parse_pte
 
-QNN_BACKEND = "QnnBackend"
 _BUILD_ID = re.compile(rb"v(\d{1,3}\.\d{1,3}\.\d{1,3})\.(\d{6,14})_(\d{1,10})")
 
 
@@ -25,7 +25,7 @@ def qnn_sdk_builds(path: str | os.PathLike, program: PteProgram | None = None) -
         budget = 4 * len(mm) + (1 << 20)      # bytes searched: distinct overlapping blobs stay linear
         for m in program.methods:
             for d in m.delegates:
-                if d.backend_id != QNN_BACKEND:
+                if d.backend_id != QNN_BACKEND_ID:
                     continue
                 end = d.blob_offset + d.blob_size
                 if not (0 <= d.blob_offset <= end <= len(mm)):

@@ -13,12 +13,12 @@ from etscope.profile.methods import MAX_INSTRUCTION_SETS
 from etscope.profile.model import (CPU, DELEGATE_CALL, METHOD_EXECUTE, OPERATOR_CALL, ROLE_ALLOCATION, ROLE_DEBUG,
                                    ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL, ROLE_METHOD, ROLE_NAMES,
                                    ROLE_OPERATOR_CALL, ROLE_OTHER, UNKNOWN_DELEGATE, Accumulation, Instruction,
-                                   MethodSplit, PhaseSelection, Profile, end_times, event_runs, guess_op_from_kernel,
-                                   run_ends)
+                                   MethodSplit, PhaseSelection, Profile, SourceFiles, end_times, event_runs,
+                                   guess_op_from_kernel, run_ends)
 from etscope.profile.subset import compact_runs, select_runs
 
 __all__ = ["Accumulation", "CPU", "DELEGATE_CALL", "Instruction", "MAX_INSTRUCTION_SETS", "METHOD_EXECUTE",
            "MethodSplit", "OPERATOR_CALL", "PhaseSelection", "Profile", "ROLE_ALLOCATION", "ROLE_DEBUG", "ROLE_DELEGATE_CALL",
            "ROLE_DELEGATE_INTERNAL", "ROLE_KERNEL", "ROLE_METHOD", "ROLE_NAMES", "ROLE_OPERATOR_CALL", "ROLE_OTHER",
-           "UNKNOWN_DELEGATE", "build", "end_times", "event_runs", "guess_op_from_kernel", "load", "run_ends",
-           "compact_runs", "select_runs"]
+           "SourceFiles", "UNKNOWN_DELEGATE", "build", "end_times", "event_runs", "guess_op_from_kernel", "load",
+           "run_ends", "compact_runs", "select_runs"]

@@ -3,11 +3,10 @@ ETDump's events), a delegate's backend guessed from its event names, the method 
 join to the .pte and ETRecord."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from etscope.arrays import unique, unique_chunked
+from etscope.formats.backends import backend_from_event_names
 from etscope.profile.join import join_etrecord, join_pte
 from etscope.profile.model import (CPU, ROLE_DELEGATE_CALL, ROLE_DELEGATE_INTERNAL, ROLE_KERNEL,
                                    ROLE_OPERATOR_CALL, UNKNOWN_DELEGATE, Instruction, Profile)
@@ -56,8 +55,6 @@ def join_method(profile: Profile, etrecord, pte, method_hint):
         join_pte(profile, pte)
     if etrecord is not None:
         join_etrecord(profile, etrecord)
-_XNNPACK_HINT = re.compile(r"\((?:N[CDH]|ND|NHWC|NCHW)[^()]*\)|#\d+$")
-_QNN_HINT = re.compile(r"\((?:us|cycles|bytes|count)\)$|OpId_\d+|^QNN ")
 
 
 def delegate_internal_names(profile: Profile) -> dict[int, list[int]]:
@@ -93,11 +90,7 @@ def _guess_backend(profile: Profile, instruction_id: int, codes: list[int] | Non
     if codes is None:
         codes = delegate_internal_names(profile).get(instruction_id, [])
     names = [profile.strings[c] for c in codes[:50] if c >= 0]
-    if any(_QNN_HINT.search(n) for n in names):
-        return "QnnBackend"
-    if any(_XNNPACK_HINT.search(n) for n in names):
-        return "XnnpackBackend"
-    return UNKNOWN_DELEGATE
+    return backend_from_event_names(names) or UNKNOWN_DELEGATE
 
 
 def choose_method(profile: Profile, etrecord, pte, hint) -> str | None:

@@ -54,6 +54,16 @@ class Instruction:
         return None
 
 
+@dataclass(frozen=True)
+class SourceFiles:
+    """The files a profile was read from, as shown (``paths.display``: escaped, valid UTF-8); None
+    for one given already read. ``render.json`` writes only those given, in this order (the
+    ``omit_none`` field metadata), as the ``sources`` mapping it is read from holds them."""
+    etdump: str | None = field(default=None, metadata={"omit_none": True})
+    etrecord: str | None = field(default=None, metadata={"omit_none": True})
+    pte: str | None = field(default=None, metadata={"omit_none": True})
+
+
 @dataclass(eq=False)   # one profile is one object: equal means the same (analysis memoises per profile)
 class Profile:
     etdump: etdump_format.EtdumpData
@@ -64,7 +74,7 @@ class Profile:
     method: str | None
     etrecord: object | None = None
     pte: object | None = None
-    sources: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)   # by input kind; typed: ``source_files``
     warnings: list[str] = field(default_factory=list)
     # Set when the ETDump holds runs of several methods with different instructions: this profile
     # then holds only its method's runs (see MethodSplit).
@@ -77,11 +87,17 @@ class Profile:
     def __repr__(self) -> str:
         """One line (the generated repr printed every array: 100 kB for a small model)."""
         ev = self.events.get("value")
-        return (f"Profile({self.sources.get('etdump') or 'ETDump'!r}, method={self.method!r}, runs={self.n_runs}, "
+        return (f"Profile({self.source_files.etdump or 'ETDump'!r}, method={self.method!r}, runs={self.n_runs}, "
                 f"instructions={len(self.instructions)}, events={0 if ev is None else len(ev)}, "
                 f"warnings={len(self.warnings)})")
 
     # ---- small accessors -----------------------------------------------------------------------
+    @property
+    def source_files(self) -> SourceFiles:
+        """``sources`` typed: the ETDump, ETRecord and .pte as shown, each None when not read from a path."""
+        s = self.sources
+        return SourceFiles(etdump=s.get("etdump"), etrecord=s.get("etrecord"), pte=s.get("pte"))
+
     @property
     def n_runs(self) -> int:
         return int(self.runs["etdump_run"].shape[0])

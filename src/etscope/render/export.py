@@ -65,7 +65,7 @@ def export(results: Results, fmt: str, out_dir: str | os.PathLike, inputs=None) 
                     f.write(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         return written
     ext = {"csv": "csv", "parquet": "parquet", "json": "json"}[fmt]
-    named = results.tables
+    named = results.tables.named()
     written = [os.path.join(out_dir, f"{name}.{ext}") for name in named]
     outs = check_output_dir(out_dir, [os.path.basename(w) for w in written], inputs)
     with atomic_paths(outs, make_folder=True) as tmps:

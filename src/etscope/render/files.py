@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+from dataclasses import dataclass
 from typing import Iterator
 
 from etscope.paths import Output, atomic_paths, check_output, write_bytes, write_text, write_with
 
-__all__ = ["Output", "atomic_path", "atomic_paths", "check_output", "write_bytes", "write_text", "write_with"]
+__all__ = ["Output", "Written", "atomic_path", "atomic_paths", "check_output", "write_bytes", "write_text",
+           "write_with"]
+
+
+@dataclass(frozen=True)
+class Written:
+    """A page written (``render.html.write_report`` and the like): where, and how many bytes."""
+    path: object            # the path or ``paths.Output`` it was written to
+    bytes: int
 
 
 @contextlib.contextmanager

@@ -42,9 +42,10 @@ def render_llm(r, console: Console | None = None) -> None:
     """``r``: the ``etscope llm`` result (``analysis.llm.result.LlmReport``)."""
     c = console_or_default(console)
     llm = r.llm
-    names = ", ".join(shown(i.get("etdump", "?")) for i in r.inputs)
+    names = ", ".join(shown("?" if i.etdump is None else i.etdump) for i in r.inputs)
     c.print(Text(f"etscope llm — {names}", style="bold"))
-    extra = sorted({f"{k}: {shown(v)}" for i in r.inputs for k, v in i.items() if k != "etdump"})
+    extra = sorted({f"{k}: {shown(v)}" for i in r.inputs for k, v in (("etrecord", i.etrecord), ("pte", i.pte))
+                    if v is not None})
     if extra:
         c.print(Text(", ".join(extra), style="dim"))
     split = llm.phase_split

@@ -9,10 +9,16 @@ backend, coloured per backend).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from etscope import profile as P
 from etscope.analysis.ops.nodes import NodeTable
+from etscope.formats.backends import QNN_BACKEND_ID
 
-PLACEMENT_COLORS = {"QnnBackend": "#2e7d32", "cpu": "#c62828"}
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
+
+PLACEMENT_COLORS = {QNN_BACKEND_ID: "#2e7d32", "cpu": "#c62828"}
 OTHER_DELEGATE_COLOR = "#1565c0"
 MODEL_EXPLORER_FILES = ("node_time_us.json", "node_time_how.json", "node_placement.json")
 HOW_COLORS = {"measured": "#c62828", "matched by kind and order": "#1565c0", "estimate": "#2e7d32"}
@@ -60,7 +66,7 @@ def node_data(nodes: NodeTable | None) -> dict[str, dict]:
     }
 
 
-def model_explorer(profile: P.Profile, ops: list[dict] | None = None, qnn: dict | None = None) -> dict[str, dict]:
+def model_explorer(profile: P.Profile, ops: list[OpRow] | None = None, qnn: dict | None = None) -> dict[str, dict]:
     """Model Explorer node data files of a profile: {file name: GraphNodeData dict}. Empty without
     an ETRecord graph."""
     from etscope.analysis.ops.nodes import node_table

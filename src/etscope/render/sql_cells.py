@@ -162,7 +162,8 @@ def _decimals(a: pa.Array) -> list:
     return [None if d is None else str(d) for d in vals]
 
 
-_NS_PER = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+_NS_PER_S = 1_000_000_000
+_NS_PER = {"s": _NS_PER_S, "ms": 1_000_000, "us": 1_000, "ns": 1}
 
 
 def _timestamps(a: pa.Array) -> list:
@@ -192,7 +193,7 @@ def _infinities(ints: np.ndarray, text: list, largest: int) -> list:
 def _times(a: pa.Array) -> list:
     unit = a.type.unit
     digits = {"s": 0, "ms": 3, "us": 6, "ns": 9}[unit]
-    per_s = _NS_PER["s"] // _NS_PER[unit]
+    per_s = _NS_PER_S // _NS_PER[unit]
     out = []
     for v in _ints(a).tolist():
         s, frac = divmod(v, per_s)

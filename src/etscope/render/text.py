@@ -1,6 +1,8 @@
 """Terminal output (rich). For people; the layout may change (use --json for machines)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.text import Text
 
@@ -10,6 +12,10 @@ from etscope.render.nesting_text import nesting_table
 from etscope.display import without_controls
 from etscope.render.screen import Screen, Table, screen
 from etscope.units import fmt_ms
+
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
 
 __all__ = ["Screen", "Table", "breakdown_table", "console_or_default", "render_ops", "render_summary", "safe_text",
            "screen", "shown"]
@@ -106,18 +112,18 @@ OPS_SHOWN = 60                        # rows on a terminal without --limit; pipe
 def _ops_cells(r: dict, nested_placement: bool = True) -> list[str]:
     """The row's cells; ``nested_placement`` False leaves a nested row's placement (its
     instruction's, on the row above) blank."""
-    if r["unit"] == "ns":
-        p50, mean, total = fmt_ms(r["p50_ms"]), fmt_ms(r["mean_ms"]), fmt_ms(r["total_ms"])
+    if r.unit == "ns":
+        p50, mean, total = fmt_ms(r.p50_ms), fmt_ms(r.mean_ms), fmt_ms(r.total_ms)
     else:
-        unit = r["unit"]
-        p50, mean = f"{r['p50']:,.0f} {unit}", f"{r['mean']:,.0f} {unit}"
-        total = f"{r['total']:,.0f} {unit}" if r["total"] is not None else "— (per run)"
-    return [str(r["instruction_id"]), "  " * r["level"] + shown(r["name"]), shown(r["op_type"]),
-            shown(r["placement"]) if nested_placement or not r["level"] else "", f"{r['calls_per_run']:g}" if r["calls_per_run"] is not None else "",
-            p50, mean, total, f"{r['share']:.1%}" if r["share"] is not None else "", shown(r["source"])]
+        unit = r.unit
+        p50, mean = f"{r.p50:,.0f} {unit}", f"{r.mean:,.0f} {unit}"
+        total = f"{r.total:,.0f} {unit}" if r.total is not None else "— (per run)"
+    return [str(r.instruction_id), "  " * r.level + shown(r.name), shown(r.op_type),
+            shown(r.placement) if nested_placement or not r.level else "", f"{r.calls_per_run:g}" if r.calls_per_run is not None else "",
+            p50, mean, total, f"{r.share:.1%}" if r.share is not None else "", shown(r.source)]
 
 
-def render_ops(rows: list[dict], console: Console | Screen | None = None, limit: int | None = None,
+def render_ops(rows: list[OpRow], console: Console | Screen | None = None, limit: int | None = None,
                order: str | None = None, sort: str | None = None) -> None:
     """The per-op table. ``limit``: rows shown (0: all; None: all when piped, OPS_SHOWN on a
     terminal); ``order``: how the rows were sorted, said in the title; ``sort``: the column sorted
@@ -136,8 +142,8 @@ def render_ops(rows: list[dict], console: Console | Screen | None = None, limit:
     for r in shown_rows + below[:FALLBACKS_BELOW_SHOWN]:
         t.add_row(*_ops_cells(r, nested_placement=c.complete))
     if limit is not None and len(rows) > limit:
-        calls = sum(1 for r in below if r["role"] == "operator_call")
-        listed = sum(1 for r in below[:FALLBACKS_BELOW_SHOWN] if r["role"] == "operator_call")
+        calls = sum(1 for r in below if r.role == "operator_call")
+        listed = sum(1 for r in below[:FALLBACKS_BELOW_SHOWN] if r.role == "operator_call")
         more = len(rows) - limit - min(len(below), FALLBACKS_BELOW_SHOWN)
         t.caption = (f"… {more} more rows (--limit 0 shows all)" if more else "") + (
             ("; " if more else "") + f"the {listed} CPU fallback op(s) below the cut are listed last"
@@ -148,15 +154,15 @@ def render_ops(rows: list[dict], console: Console | Screen | None = None, limit:
 FALLBACKS_BELOW_SHOWN = 20    # CPU fallback rows (with their kernels) listed past the row limit
 
 
-def _fallbacks_below(rows: list[dict], limit: int | None) -> list[dict]:
+def _fallbacks_below(rows: list[OpRow], limit: int | None) -> list[OpRow]:
     """The CPU fallback rows (OPERATOR_CALL, with the kernel rows nested under them) that the row
     limit would hide: a user's second question (what fell back to the CPU) is never cut off."""
     if limit is None or len(rows) <= limit:
         return []
     out, keep = [], False
     for r in rows[limit:]:
-        if r.get("level", 0) == 0:
-            keep = r["role"] == "operator_call"
+        if r.level == 0:
+            keep = r.role == "operator_call"
         if keep:
             out.append(r)
     return out

@@ -19,6 +19,7 @@ from etscope.analysis.diff.result import (
     Attribution, BreakdownPart, DelegateCallPart, Latency, NestingPart, OpChange, OpPart, Part, PlacementChange,
     QnnPartitionChange,
 )
+from etscope.formats.backends import is_qnn
 
 TOP_LEVEL = ("delegate_call", "operator_call", "kernel")
 
@@ -89,7 +90,7 @@ def _qnn_nesting(qnn: tuple[QnnPartitionChange, ...] | None, op: OpChange,
     """A QNN DELEGATE_CALL's change split by the levels of the nesting (accelerator time, the rest
     of QnnGraph_execute, the rest of the call) and, when the clock estimate moved, how much of the
     accelerator change the clock explains (same cycles at another clock)."""
-    if not qnn or not op.identity or op.identity[1] != "QnnBackend":
+    if not qnn or not op.identity or not is_qnn(op.identity[1]):
         return None
     try:
         k = int(op.identity[2])

@@ -2,6 +2,8 @@
 (matched by an identity that survives re-export) its per-run values over the steady runs."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import Counter
 
 import numpy as np
@@ -11,6 +13,10 @@ from etscope import units
 from etscope.analysis.ops import per_op as ops_analysis
 from etscope.analysis.stats import steady_runs
 from etscope.formats.qnn_names import parse_qnn_event_name
+
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import EventStats
 
 
 def steady_latency_ms(profile: P.Profile) -> tuple[np.ndarray, int]:
@@ -50,33 +56,33 @@ def strip_qnn(name: str) -> str:
 def op_samples(profile: P.Profile) -> dict[tuple, dict]:
     """Identity -> row info and per-run values, for instruction rows and what they contain."""
     rows = [r for r in ops_analysis.event_stats(profile, execute_only=True)
-            if r["role"] in ("delegate_call", "operator_call", "delegate_internal") and r["instruction_id"] is not None]
+            if r.role in ("delegate_call", "operator_call", "delegate_internal") and r.instruction_id is not None]
     # Instructions with only a kernel event (no OPERATOR_CALL) are represented by the kernel.
-    have_top = {r["instruction_id"] for r in rows if r["role"] in ("delegate_call", "operator_call")}
+    have_top = {r.instruction_id for r in rows if r.role in ("delegate_call", "operator_call")}
     rows += [r for r in ops_analysis.event_stats(profile, execute_only=True)
-             if r["role"] == "kernel" and r["instruction_id"] not in have_top]
+             if r.role == "kernel" and r.instruction_id not in have_top]
     runs_values = _sparse_samples(profile, rows)
     ident = _instruction_identities(profile)
     out: dict[tuple, dict] = {}
     for r, (runs, v) in zip(rows, runs_values):
-        iid = r["instruction_id"]
+        iid = r.instruction_id
         parent = ident.get(iid, ("instruction", iid))
         ins = profile.instructions.get(iid)
         where = f"{parent[1]} #{parent[-1] + 1}" if parent[0] == "delegate" else None
-        if r["role"] == "delegate_internal":
-            key = parent + ("internal", strip_qnn(r["name"]), r["occurrence"])
-            name = f"{r['name']} (in {where})" if where else r["name"]
+        if r.role == "delegate_internal":
+            key = parent + ("internal", strip_qnn(r.name), r.occurrence)
+            name = f"{r.name} (in {where})" if where else r.name
         else:
-            key = parent + ("call", r["occurrence"])
+            key = parent + ("call", r.occurrence)
             name = (ins.kernel or ins.op_type) if ins and ins.kind == "cpu" else f"DELEGATE_CALL {where}"
-        out[key] = {"identity": key, "name": name, "role": r["role"], "unit": r["unit"],
-                    "op_type": ins.op_type if ins and r["role"] != "delegate_internal" else None,
-                    "source": ins.source if ins and r["role"] != "delegate_internal" else None,
+        out[key] = {"identity": key, "name": name, "role": r.role, "unit": r.unit,
+                    "op_type": ins.op_type if ins and r.role != "delegate_internal" else None,
+                    "source": ins.source if ins and r.role != "delegate_internal" else None,
                     "placement": ins.backend if ins else None, "runs": runs, "values": v}
     return out
 
 
-def _sparse_samples(profile: P.Profile, rows: list[dict]) -> list[tuple[np.ndarray, np.ndarray]]:
+def _sparse_samples(profile: P.Profile, rows: list[EventStats]) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per row, (runs holding it, its value in each), in run order: what ``ops.samples``' (rows x
     runs) matrix holds without its NaN cells. Memory is a multiple of the events, not rows x runs
     (every run calling its own instruction made that matrix 8000 x 8000: 1.2 GB for a 1.2 MB
@@ -84,7 +90,7 @@ def _sparse_samples(profile: P.Profile, rows: list[dict]) -> list[tuple[np.ndarr
     execute, value, inv, n_groups = ops_analysis.event_table(profile).groups()
     want = np.full(n_groups, -1, dtype=np.int64)
     for i, r in enumerate(rows):
-        want[r["group"]] = i
+        want[r.group] = i
     row_of = want[inv] if inv.size else np.zeros(0, dtype=np.int64)
     m = (row_of >= 0) & (execute >= 0)
     row_m, run_m = row_of[m], np.asarray(execute[m], dtype=np.int64)

@@ -87,7 +87,7 @@ def llm_report(profiles, prompt_runs: list[int] | None = None, phases: str = "au
                        _methods(profiles[0], splits[0]))
     return LlmReport(
         schema=SCHEMA,
-        inputs=tuple(dict(p.sources) for p in profiles),
+        inputs=tuple(p.source_files for p in profiles),
         method=method,
         llm=LlmRuns(
             runs=len(assign),

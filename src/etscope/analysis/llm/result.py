@@ -235,7 +235,7 @@ class LlmRuns:
 class LlmReport:
     """``etscope llm``'s result: the inputs, the method(s), the analysis, its findings and warnings."""
     schema: str
-    inputs: tuple[dict, ...]           # each input's source paths by kind (etdump, etrecord, pte)
+    inputs: tuple                      # profile.SourceFiles per input: its ETDump, ETRecord, .pte
     method: str | tuple[str | None, ...] | None
     llm: LlmRuns
     findings: tuple[str, ...]

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from etscope import profile as P
+from etscope.formats.backends import events_name_nodes
 from etscope.analysis.ops.kinds import kind_of_delegate_event, kind_of_op_type
-from etscope.analysis.ops.per_op import inner_rows_by_call
+from etscope.analysis.ops.per_op import OpRow, inner_rows_by_call
 from etscope.analysis.stats import runs_counted
 
 MATCHED_HOW = "matched by kind and order"
@@ -140,7 +141,7 @@ def match_call(nodes: list, events: list[tuple[str, float]], backend: str | None
     return pairs, why
 
 
-def match_delegate_ops(profile: P.Profile, ops: list[dict], graph,
+def match_delegate_ops(profile: P.Profile, ops: list[OpRow], graph,
                        steady: np.ndarray | None = None) -> dict[int, PartitionOps]:
     """Per delegate instruction with per-op time events (not QNN): its events matched to its graph
     nodes. Empty without a graph. ``steady``: the runs the op table is over (default
@@ -153,17 +154,17 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph,
     nodes_of: dict[int, list] = {}
     out: dict[int, PartitionOps] = {}
     for r in ops:
-        if r["level"] != 0 or r["role"] != "delegate_call" or r["unit"] != "ns":
+        if r.level != 0 or r.role != "delegate_call" or r.unit != "ns":
             continue
-        iid = r["instruction_id"]
+        iid = r.instruction_id
         ins = profile.instructions.get(iid)
-        if ins is None or ins.backend == "QnnBackend":
+        if ins is None or events_name_nodes(ins.backend):     # joined by node name (analysis.qnn)
             continue
         part = out.setdefault(iid, PartitionOps(iid, ins.backend, 0.0))
-        part.call_us += (r["total"] or 0.0) / 1e3 / n_runs
-        rows = [(k, x) for k, x in enumerate(inside.get((iid, r["occurrence"]), []))
-                if x["unit"] == "ns" and x["role"] == "delegate_internal"]
-        events = [(x["name"], (x["total"] or 0.0) / 1e3 / n_runs) for _, x in rows]
+        part.call_us += (r.total or 0.0) / 1e3 / n_runs
+        rows = [(k, x) for k, x in enumerate(inside.get((iid, r.occurrence), []))
+                if x.unit == "ns" and x.role == "delegate_internal"]
+        events = [(x.name, (x.total or 0.0) / 1e3 / n_runs) for _, x in rows]
         if not events:
             continue
         part.events_us += sum(us for _, us in events)
@@ -177,7 +178,7 @@ def match_delegate_ops(profile: P.Profile, ops: list[dict], graph,
         for name, e in pairs.items():
             part.node_us[name] = part.node_us.get(name, 0.0) + events[e][1]
             part.node_events.setdefault(name, []).append(events[e][0])
-            part.event_node[(r["occurrence"], rows[e][0])] = name
+            part.event_node[(r.occurrence, rows[e][0])] = name
         for i, (name, us) in enumerate(events):
             if i not in used:
                 part.unmatched_events[name] = part.unmatched_events.get(name, 0.0) + us

@@ -6,11 +6,17 @@ that appeared is the op whose delegate events disappeared (XNNPACK
 Only kinds that are unambiguous on both sides are listed; anything else has no kind (None), and
 the caller then says it cannot decide. XNNPACK names are the operator names XNNPACK's runtime
 logs (``xnn_operator_type`` strings, e.g. ``Fully Connected (NC, F32) GEMM``); QNN per-op events
-carry the edge FX node name (``aten_convolution_default_3``), i.e. the ATen op itself.
+carry the edge FX node name (``aten_convolution_default_3``), i.e. the ATen op itself. Each
+backend's rule is named by its entry in the registry of delegate backends (``formats.backends``).
 """
 from __future__ import annotations
 
+import functools
 import re
+from typing import Callable
+
+from etscope.formats.backends import BACKENDS
+from etscope.formats.kinds import resolve
 
 # ATen op base name -> kind. Decompositions XNNPACK fuses into one operator map to one kind
 # (linear / addmm / mm -> a Fully Connected operator).
@@ -75,19 +81,28 @@ def kind_of_op_type(op_type: str | None, in_partition: bool = False) -> str | No
 def kind_of_delegate_event(name: str, backend: str | None = None, in_partition: bool = False) -> str | None:
     """Kind of a delegate's per-op event name (QNN's ``:OpId_N`` already stripped), or None.
     ``backend``: the delegate's backend id (``QnnBackend``, ``XnnpackBackend``): its own naming
-    rule (``EVENT_KINDS``, the seam a new backend's per-op events plug into); None or another
-    backend: every known rule in turn. ``in_partition``: as for :func:`kind_of_op_type`."""
+    rule (``formats.backends``, the registry a new backend's per-op events plug into); None or a
+    backend without a rule: every registered rule in turn. ``in_partition``: as for
+    :func:`kind_of_op_type`."""
     if not name:
         return None
-    rule = EVENT_KINDS.get(backend) if backend is not None else None
-    for r in ((rule,) if rule is not None else tuple(EVENT_KINDS.values())):
+    rules = event_kind_rules()
+    rule = rules.get(backend) if backend is not None else None
+    for r in ((rule,) if rule is not None else tuple(rules.values())):
         kind = r(name, in_partition)
         if kind:
             return kind
     return None
 
 
-def _qnn_event_kind(name: str, in_partition: bool) -> str | None:
+@functools.cache
+def event_kind_rules() -> dict[str, Callable[[str, bool], str | None]]:
+    """Per registered backend id with a per-op naming rule (``formats.backends``), the rule, in
+    registry order."""
+    return {b.backend_id: resolve(b.event_kind) for b in BACKENDS if b.event_kind is not None}
+
+
+def qnn_event_kind(name: str, in_partition: bool) -> str | None:
     """QNN names a per-op event after the edge FX node, e.g. ``aten_convolution_default_3``."""
     if not name.startswith("aten_"):
         return None
@@ -99,14 +114,10 @@ def _qnn_event_kind(name: str, in_partition: bool) -> str | None:
     return None
 
 
-def _xnnpack_event_kind(name: str, in_partition: bool) -> str | None:
+def xnnpack_event_kind(name: str, in_partition: bool) -> str | None:
     """XNNPACK names a per-op event after its operator, e.g. ``Convolution (NHWC, F32) IGEMM #3``."""
     m = _XNNPACK_NAME.match(name.strip())
     if not m:
         return None
     kind = _XNNPACK_KIND.get(m.group("op"))
     return kind or (_PARTITION_XNNPACK_KIND.get(m.group("op")) if in_partition else None)
-
-
-# Per backend id, how its per-op event names tell the op kind.
-EVENT_KINDS = {"QnnBackend": _qnn_event_kind, "XnnpackBackend": _xnnpack_event_kind}

@@ -18,6 +18,8 @@ overhead, nothing counted twice or lost:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +30,10 @@ from etscope.analysis.ops.nodes import graph_for_views, qnn_ops_by_node
 from etscope.analysis.ops.placement import instruction_times, per_run_parts
 from etscope.analysis.stats import runs_counted, steady_or_default
 from etscope.arrays import unique_inverse
+
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
 
 MEASURED, MATCHED, PARTITION, ESTIMATED = "measured", MATCHED_HOW, "partition", "estimated"
 HOW = (MEASURED, MATCHED, PARTITION, ESTIMATED)
@@ -116,7 +122,7 @@ class ModuleTimes:
     estimates: tuple[QnnEstimate, ...] = field(default=(), metadata={"omit_empty": True})
 
 
-def module_times(profile: P.Profile, ops: list[dict], qnn=None, steady: np.ndarray | None = None) -> ModuleTimes | None:
+def module_times(profile: P.Profile, ops: list[OpRow], qnn=None, steady: np.ndarray | None = None) -> ModuleTimes | None:
     """The module tree with inclusive time per module (mean per run, µs), or None without an
     ETRecord graph; over the steady runs (``steady``: the op table's; default ``stats.steady_runs``)."""
     g = graph_for_views(profile)
@@ -151,7 +157,7 @@ def qnn_estimates(qnn) -> tuple[QnnEstimate, ...]:
     return tuple(out)
 
 
-def _time_pieces(profile: P.Profile, ops: list[dict], qnn, g, module_of: dict[str, str], steady: np.ndarray
+def _time_pieces(profile: P.Profile, ops: list[OpRow], qnn, g, module_of: dict[str, str], steady: np.ndarray
                  ) -> list[tuple[str, float, str, str]]:
     """Each instruction's mean time per run (µs) cut into (module, µs, placement, how) pieces:
     a CPU kernel on its node(s), a delegate call on its matched / estimated nodes, the rest of the

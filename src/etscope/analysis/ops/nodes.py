@@ -17,6 +17,8 @@ measured <container>" (QNN), "matched by kind and order" (XNNPACK and other dele
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +26,11 @@ import numpy as np
 from etscope import profile as P
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_delegate_ops
 from etscope.analysis.stats import runs_counted
+from etscope.formats.backends import QNN_BACKEND_ID
+
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
 
 MEASURED = "measured"
 ESTIMATED_FROM_CYCLES = "estimate: share of measured accelerator time"    # when a partition does not say
@@ -95,14 +102,14 @@ def module_instances(node) -> list[tuple[str, str]]:
     return out
 
 
-def instruction_us(profile: P.Profile, ops: list[dict], steady: np.ndarray | None = None) -> dict[int, float]:
+def instruction_us(profile: P.Profile, ops: list[OpRow], steady: np.ndarray | None = None) -> dict[int, float]:
     """Time of each instruction (mean per run, µs; all its calls in a run) from the op table's
     level-0 time rows (``steady``: the runs the table is over; default ``stats.steady_runs``)."""
     n_runs = runs_counted(profile, steady)
     out: dict[int, float] = {}
     for r in ops:
-        if r.get("level") == 0 and r.get("unit") == "ns" and r.get("instruction_id") is not None:
-            out[r["instruction_id"]] = out.get(r["instruction_id"], 0.0) + (r["total"] or 0.0) / 1e3 / n_runs
+        if r.level == 0 and r.unit == "ns" and r.instruction_id is not None:
+            out[r.instruction_id] = out.get(r.instruction_id, 0.0) + (r.total or 0.0) / 1e3 / n_runs
     return out
 
 
@@ -138,7 +145,7 @@ class NodeTable:
     module_types: dict[str, str]      # module instance -> type
 
 
-def node_table(profile: P.Profile, ops: list[dict], qnn=None, steady: np.ndarray | None = None) -> NodeTable | None:
+def node_table(profile: P.Profile, ops: list[OpRow], qnn=None, steady: np.ndarray | None = None) -> NodeTable | None:
     """Nodes of the graph with placement and time, or None without an ETRecord graph."""
     g = graph_for_views(profile)
     if g is None:
@@ -173,7 +180,7 @@ def node_table(profile: P.Profile, ops: list[dict], qnn=None, steady: np.ndarray
             estimated.add(name)
             how.setdefault(name, q["estimate"])
         if name not in placement:
-            placement[name] = "QnnBackend"
+            placement[name] = QNN_BACKEND_ID
         if q["partition"] is not None:
             instr_of.setdefault(name, q["partition"])
     nodes = []

@@ -1,10 +1,16 @@
 """Row orders of the per-op tables (``--sort``): largest first, by the statistic the table shows.
 
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
+
 The ops table keeps its nesting when sorted: an instruction's rows (the call, then what is logged
 inside it) stay together; instructions are ordered by their call row, the rows inside by the same
 key. Ties and rows without the key keep their original (instruction) order.
 """
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 SORT_KEYS = ("p50", "mean", "total", "share", "cycles")
 OPS_DEFAULT = "total"
@@ -21,25 +27,25 @@ QNN_SORT_TITLE = {"cycles": "highest p50 first", "p50": "highest p50 first", "me
 _NONE = float("-inf")
 
 
-def _op_value(row: dict, by: str) -> float:
+def _op_value(row: OpRow, by: str) -> float:
     """The row's value for ``by``: time keys in ms (rows in time units only), ``share``, or the p50
     of a row counted in cycles; -inf when the row has none."""
     if by == "cycles":
-        v = row["p50"] if row.get("unit") == "cycles" else None
+        v = row.p50 if row.unit == "cycles" else None
     elif by == "share":
-        v = row.get("share")
+        v = row.share
     else:
-        v = row.get(f"{by}_ms")
+        v = getattr(row, f"{by}_ms")          # p50_ms, mean_ms, total_ms
     return _NONE if v is None or v != v else float(v)
 
 
-def order_ops(rows: list[dict], by: str = OPS_DEFAULT) -> list[dict]:
+def order_ops(rows: list[OpRow], by: str = OPS_DEFAULT) -> list[OpRow]:
     """``analysis.ops.per_op.op_table`` rows, instructions from the largest ``by`` down (see the module doc)."""
     if by not in SORT_KEYS:
         raise ValueError(f"sort key {by!r}: use one of {', '.join(SORT_KEYS)}")
-    groups: list[list[dict]] = []
+    groups: list[list[OpRow]] = []
     for r in rows:
-        if groups and r["instruction_id"] == groups[-1][0]["instruction_id"]:
+        if groups and r.instruction_id == groups[-1][0].instruction_id:
             groups[-1].append(r)
         else:
             groups.append([r])
@@ -48,22 +54,22 @@ def order_ops(rows: list[dict], by: str = OPS_DEFAULT) -> list[dict]:
         return -_op_value(r, by)
 
     def group_key(g):
-        calls = [r for r in g if r["level"] == 0] or g
+        calls = [r for r in g if r.level == 0] or g
         best = max(_op_value(r, by) for r in (g if by == "cycles" else calls))
         return -best
 
-    out: list[dict] = []
+    out: list[OpRow] = []
     for g in sorted(groups, key=group_key):
-        out += sorted((r for r in g if r["level"] == 0), key=key)
-        out += sorted((r for r in g if r["level"] != 0), key=key)
+        out += sorted((r for r in g if r.level == 0), key=key)
+        out += sorted((r for r in g if r.level != 0), key=key)
     return out
 
 
-def ops_sort_used(rows: list[dict], by: str) -> tuple[str, str]:
+def ops_sort_used(rows: list[OpRow], by: str) -> tuple[str, str]:
     """The key the ops table is really sorted by, and its title: ``cycles`` on a profile without
     rows in cycles (a CPU-only or XNNPACK model) would leave instruction order under a "most cycles
     first" title, so it falls back to ``total``, and the title says so."""
-    if by == "cycles" and not any(r.get("unit") == "cycles" for r in rows):
+    if by == "cycles" and not any(r.unit == "cycles" for r in rows):
         return "total", "no rows in cycles, so " + OPS_SORT_TITLE["total"]
     return by, OPS_SORT_TITLE[by]
 

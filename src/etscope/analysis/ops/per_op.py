@@ -7,6 +7,7 @@ with the same name in one run are two rows, never one overwriting the other.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -51,6 +52,78 @@ def occurrences(run: np.ndarray, instr: np.ndarray, name: np.ndarray) -> np.ndar
     return occ
 
 
+@dataclass(frozen=True, slots=True)
+class EventStats:
+    """One profile-event signature (block, role, name, instruction, occurrence, unit) and its
+    values' statistics over the runs that hold it, in the event's own unit."""
+    block: str                        # "Execute" (inside a run) or "Default" (load, init)
+    role: str                         # profile.model.ROLE_NAMES
+    name: str
+    instruction_id: int | None        # None for framework events (Method::execute, ...)
+    occurrence: int                   # k-th event of this name and instruction in a run
+    unit: str                         # units.NAMES
+    runs: int                         # runs holding it (events, outside Execute)
+    calls_per_run: float | None       # None outside Execute
+    group: int = field(metadata={"json": False})    # its row in EventTable.samples()
+    p10: float
+    p50: float
+    p90: float
+    mean: float
+    min: float
+    max: float
+    total: float
+
+    @property
+    def is_time(self) -> bool:
+        return self.unit == units.NAMES[units.NS]
+
+    def in_ms(self, stat: str) -> float | None:
+        """One of the statistics (``p10`` ... ``total``) in ms; None for a unit that is not time."""
+        return units.ns_to_ms(getattr(self, stat)) if self.is_time else None
+
+    @property
+    def p50_ms(self) -> float | None:
+        return units.ns_to_ms(self.p50) if self.is_time else None
+
+    @property
+    def mean_ms(self) -> float | None:
+        return units.ns_to_ms(self.mean) if self.is_time else None
+
+    @property
+    def total_ms(self) -> float | None:
+        return units.ns_to_ms(self.total) if self.is_time else None
+
+
+@dataclass(frozen=True, slots=True)
+class OpRow:
+    """One row of the per-op table: an instruction's call (level 0: a DELEGATE_CALL or a CPU
+    kernel) or an event inside it (level 1: a kernel, a delegate's per-op event)."""
+    instruction_id: int
+    level: int
+    role: str
+    name: str
+    occurrence: int
+    op_type: str | None               # level 0 only
+    placement: str | None             # backend id, "cpu", or None without a plan
+    runs: int
+    calls_per_run: float | None
+    unit: str
+    p50: float
+    mean: float
+    total: float | None               # None for counters: a sum over runs means nothing
+    min: float
+    max: float
+    p50_ms: float | None              # time units only
+    mean_ms: float | None
+    total_ms: float | None
+    share: float | None               # total over the sum of Method::execute (time units only)
+    source: str | None                # level 0 only: the op's source line (ETRecord)
+
+    @property
+    def is_time(self) -> bool:
+        return self.unit == units.NAMES[units.NS]
+
+
 def unique_columns(keys: np.ndarray):
     """np.unique(keys, axis=1) with first index and inverse, via one packed int64 key when it fits."""
     lo = keys.min(axis=1, keepdims=True)
@@ -74,7 +147,7 @@ class EventTable:
 
     __slots__ = ("rows", "_build_groups", "_groups")
 
-    def __init__(self, rows: list[dict], build_groups: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray, int]]):
+    def __init__(self, rows: list[EventStats], build_groups: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray, int]]):
         self.rows = rows
         self._build_groups = build_groups
         self._groups: tuple[np.ndarray, np.ndarray, np.ndarray, int] | None = None
@@ -84,20 +157,21 @@ class EventTable:
             self._groups = self._build_groups()
         return self._groups
 
-    def samples(self, rows: list[dict], n_runs: int) -> np.ndarray:
+    def samples(self, rows: list[EventStats], n_runs: int) -> np.ndarray:
         """Per-run values of the given rows of this table: array (rows, runs), NaN where a run lacks it."""
         execute, value, inv, n_groups = self.groups()
         out = np.full((len(rows), n_runs), np.nan)
         want = np.full(n_groups, -1, dtype=np.int64)
         for i, r in enumerate(rows):
-            want[r["group"]] = i
+            want[r.group] = i
         row_of = want[inv]
         m = (row_of >= 0) & (execute >= 0)
         out[row_of[m], execute[m]] = value[m]
         return out
 
 
-def event_stats(profile: P.Profile, execute_only: bool = False, steady: np.ndarray | None = None) -> list[dict]:
+def event_stats(profile: P.Profile, execute_only: bool = False,
+                steady: np.ndarray | None = None) -> list[EventStats]:
     """Statistics of every profile event signature over the steady runs holding it (see
     ``event_table``).
 
@@ -105,7 +179,7 @@ def event_stats(profile: P.Profile, execute_only: bool = False, steady: np.ndarr
     first appearance. Computed once per profile (``event_table`` is memoised).
     """
     rows = event_table(profile, steady).rows
-    return [r for r in rows if r["block"] == "Execute"] if execute_only else rows
+    return [r for r in rows if r.block == "Execute"] if execute_only else rows
 
 
 def event_table(profile: P.Profile, steady: np.ndarray | None = None) -> EventTable:
@@ -189,19 +263,14 @@ ROW_QUANTILES = (10, 50, 90)     # the percentiles an event row shows (with min,
 _ROW_STATS = (*(f"p{q}" for q in ROW_QUANTILES), "mean", "min", "max", "total")
 
 
-def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int, n_exec: int) -> dict:
+def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int, n_exec: int) -> EventStats:
     b, rl, nm, ins, oc, un = (int(x) for x in key)
     n_exec = max(n_exec, 1)
-    row = {"block": "Execute" if b else "Default", "role": P.ROLE_NAMES[rl],
-           "name": profile.name_of(nm), "instruction_id": ins if ins >= 0 else None,
-           "occurrence": oc, "unit": units.NAMES[un], "runs": int(st["count"][j]),
-           "calls_per_run": float(st["count"][j] / n_exec) if b else None, "group": group}
-    for k in _ROW_STATS:
-        row[k] = float(st[k][j])
-    if un == units.NS:
-        for k in _ROW_STATS:
-            row[f"{k}_ms"] = units.ns_to_ms(row[k])
-    return row
+    return EventStats(
+        block="Execute" if b else "Default", role=P.ROLE_NAMES[rl], name=profile.name_of(nm),
+        instruction_id=ins if ins >= 0 else None, occurrence=oc, unit=units.NAMES[un],
+        runs=int(st["count"][j]), calls_per_run=float(st["count"][j] / n_exec) if b else None, group=group,
+        **{k: float(st[k][j]) for k in _ROW_STATS})
 
 
 def template_event_table(profile: P.Profile, steady: np.ndarray | None = None) -> EventTable | None:
@@ -307,12 +376,12 @@ def _steady_rows(values: np.ndarray, steady: np.ndarray | None) -> np.ndarray:
     return values[steady]
 
 
-def samples(profile: P.Profile, rows: list[dict]) -> np.ndarray:
+def samples(profile: P.Profile, rows: list[EventStats]) -> np.ndarray:
     """Per-run values of the given event_stats rows: array (rows, runs), NaN where a run lacks it."""
     return event_table(profile).samples(rows, profile.n_runs)
 
 
-def op_table(profile: P.Profile, steady: np.ndarray | None = None) -> list[dict]:
+def op_table(profile: P.Profile, steady: np.ndarray | None = None) -> list[OpRow]:
     """The per-op table: each instruction (delegate call or CPU kernel), then what it contains.
 
     Statistics over the steady runs (``steady``: bool per run; default ``stats.steady_runs``);
@@ -322,23 +391,23 @@ def op_table(profile: P.Profile, steady: np.ndarray | None = None) -> list[dict]
     stats = event_stats(profile, execute_only=True, steady=steady)
     counted = steady_runs(profile) if steady is None else np.asarray(steady, dtype=bool)
     total_ns = float(np.nansum(profile.runs["latency_ns"][counted]))
-    by_instr: dict[int, list[dict]] = {}
+    by_instr: dict[int, list[EventStats]] = {}
     for s in stats:
-        if s["instruction_id"] is not None and s["role"] in (
+        if s.instruction_id is not None and s.role in (
                 "delegate_call", "operator_call", "kernel", "delegate_internal"):
-            by_instr.setdefault(s["instruction_id"], []).append(s)
+            by_instr.setdefault(s.instruction_id, []).append(s)
     rows = []
     for iid in sorted(by_instr):
         ins = profile.instructions.get(iid)
         group = by_instr[iid]
-        top = [s for s in group if s["role"] in ("delegate_call", "operator_call")]
+        top = [s for s in group if s.role in ("delegate_call", "operator_call")]
         if not top:
             # No call wrapper (a build logging only kernel events, or the runtime's own JF_CALL):
             # each kernel event is a call of the instruction, not something inside the first one.
-            top = [s for s in group if s["role"] == "kernel"]
-        in_top = {id(s) for s in top}      # identity, not dict equality: O(1) per row
-        kernel_rows = [s for s in group if s["role"] == "kernel" and id(s) not in in_top]
-        inner = [s for s in group if s["role"] == "delegate_internal"]
+            top = [s for s in group if s.role == "kernel"]
+        in_top = {id(s) for s in top}      # identity, not value equality: O(1) per row
+        kernel_rows = [s for s in group if s.role == "kernel" and id(s) not in in_top]
+        inner = [s for s in group if s.role == "delegate_internal"]
         for s in top:
             rows.append(_row(s, ins, level=0, total_ns=total_ns))
         for s in kernel_rows + inner:
@@ -346,43 +415,39 @@ def op_table(profile: P.Profile, steady: np.ndarray | None = None) -> list[dict]
     return rows
 
 
-def _row(s: dict, ins, level: int, total_ns: float) -> dict:
-    is_time = s["unit"] == "ns"
+def _row(s: EventStats, ins, level: int, total_ns: float) -> OpRow:
     placement = ins.backend if ins else None
-    if s["role"] == "delegate_call":
+    if s.role == "delegate_call":
         name = f"DELEGATE_CALL ({placement})" if placement else "DELEGATE_CALL"
-    elif s["role"] == "operator_call":
+    elif s.role == "operator_call":
         name = (ins.kernel or ins.operator) if ins and (ins.kernel or ins.operator) else "OPERATOR_CALL"
     else:   # a delegate event may have neither name nor string id (only an integer debug id)
-        name = s["name"] or (ins.kernel if ins else None) or (
-            "(unnamed delegate event)" if s["role"] == "delegate_internal" else "")
-    return {
-        "instruction_id": s["instruction_id"], "level": level, "role": s["role"], "name": name,
-        "occurrence": s["occurrence"],
-        "op_type": (ins.op_type if ins and level == 0 else None),
-        "placement": placement, "runs": s["runs"], "calls_per_run": s["calls_per_run"],
-        "unit": s["unit"],
+        name = s.name or (ins.kernel if ins else None) or (
+            "(unnamed delegate event)" if s.role == "delegate_internal" else "")
+    return OpRow(
+        instruction_id=s.instruction_id, level=level, role=s.role, name=name, occurrence=s.occurrence,
+        op_type=ins.op_type if ins and level == 0 else None, placement=placement, runs=s.runs,
+        calls_per_run=s.calls_per_run, unit=s.unit, p50=s.p50, mean=s.mean,
         # A counter's sum over runs means nothing ("HVX threads used": 4 per run, not 12 in all).
-        "p50": s["p50"], "mean": s["mean"], "total": None if s["unit"] == "count" else s["total"],
-        "min": s["min"], "max": s["max"],
-        "p50_ms": s.get("p50_ms"), "mean_ms": s.get("mean_ms"), "total_ms": s.get("total_ms"),
-        "share": (s["total"] / total_ns) if is_time and total_ns else None,
-        "source": ins.source if ins and level == 0 else None,
-    }
+        total=None if s.unit == "count" else s.total, min=s.min, max=s.max,
+        p50_ms=s.p50_ms, mean_ms=s.mean_ms, total_ms=s.total_ms,
+        share=(s.total / total_ns) if s.is_time and total_ns else None,
+        source=ins.source if ins and level == 0 else None)
 
 
-def inner_rows_by_call(ops: list[dict]) -> dict[tuple[int, int], list[dict]]:
+def inner_rows_by_call(ops: list[OpRow]) -> dict[tuple[int, int], list[OpRow]]:
     """Level-1 rows (kernels, delegate-internal events) under the level-0 row (instruction id,
     occurrence) that holds them: the k-th call of an instruction in a run holds the k-th event of
     each name inside it (occurrences beyond the last call go to the last call). Each row is listed
     under one call only: an instruction called K times per run gives K calls, not K x K rows."""
     calls: dict[int, int] = {}
     for r in ops:
-        if r["level"] == 0:
-            calls[r["instruction_id"]] = max(calls.get(r["instruction_id"], 0), r["occurrence"] + 1)
-    out: dict[tuple[int, int], list[dict]] = {}
+        if r.level == 0:
+            calls[r.instruction_id] = max(calls.get(r.instruction_id, 0), r.occurrence + 1)
+    out: dict[tuple[int, int], list[OpRow]] = {}
     for r in ops:
-        if r["level"] == 1:
-            iid = r["instruction_id"]
-            out.setdefault((iid, min(r["occurrence"], calls.get(iid, 1) - 1)), []).append(r)
+        if r.level == 1:
+            iid = r.instruction_id
+            out.setdefault((iid, min(r.occurrence, calls.get(iid, 1) - 1)), []).append(r)
     return out
+

@@ -10,6 +10,7 @@ from etscope import profile as P
 from etscope.analysis.memo import per_profile
 from etscope.analysis.qnn.model import QnnSeries, is_node_name, root_key
 from etscope.arrays import stable_argsort
+from etscope.formats.backends import is_qnn
 from etscope.profile.instructions import delegate_internal_names
 
 _QNN_ROOT_HINT = re.compile(r"^(QNN|RPC|Accelerator|Number of HVX|Num times yield|Time for )")
@@ -68,7 +69,7 @@ def qnn_instructions(profile: P.Profile) -> list[int]:
     for ins in sorted(profile.instructions.values(), key=lambda i: i.id):
         if ins.kind != "delegate":
             continue
-        if ins.backend == "QnnBackend":
+        if is_qnn(ins.backend):
             ids.append(ins.id)
             continue
         if ins.backend_from == "event names":

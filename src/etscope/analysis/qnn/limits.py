@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from etscope.analysis.qnn.htp_ops import HtpBreakdown, QnnOpHtp
+from etscope.formats.backends import is_qnn
+from etscope.formats.qnn_compile_spec import QnnSoc
 
 # SoC model (QNN compile spec) -> (theoretical peak DRAM bandwidth GB/s, memory, source).
 DRAM_BANDWIDTH = {
@@ -209,12 +211,12 @@ def _synthetic(path) -> bool:
     return bool(path) and str(path).replace("\\", "/").rsplit("/", 1)[-1].startswith("synthetic_")
 
 
-def llm_memory_wall(program, llm, soc: dict | None, dram_gbps: float | None, sources,
+def llm_memory_wall(program, llm, soc: QnnSoc | None, dram_gbps: float | None, sources,
                     prefill_resources: list[dict] | None = None, prefill_path: str | None = None) -> MemoryWall | None:
     """The memory wall of an LLM result (``analysis.llm``'s ``LlmRuns``) whose program has a QNN
     delegate; None otherwise. ``sources``: the input paths (an ETDump named ``synthetic_*`` is a
     fixture made by a script: the figure then says so)."""
-    if program is None or not llm or not any(d.backend_id == "QnnBackend" for m in program.methods
+    if program is None or not llm or not any(is_qnn(d.backend_id) for m in program.methods
                                              for d in m.delegates):
         return None
     decode = llm.phase("decode")
@@ -223,7 +225,7 @@ def llm_memory_wall(program, llm, soc: dict | None, dram_gbps: float | None, sou
     tps = llm.decode_tokens_per_s
     tokens_from = (f"decode p50 {decode.ms_per_token:.3f} ms per token over {decode.steady_runs} steady "
                    f"run(s); tokens per run: {decode.tokens_from or 'unknown'}") if tps else "unknown"
-    bw = dram_bandwidth((soc or {}).get("soc_model"), dram_gbps)
+    bw = dram_bandwidth(soc.soc_model if soc is not None else None, dram_gbps)
     synthetic = any(_synthetic(s) for s in sources or ())
     return memory_wall(program, decode.method, tps, tokens_from, bw, synthetic,
                        prefill_resources=prefill_resources, prefill_path=prefill_path)

@@ -16,10 +16,12 @@ from etscope.analysis.qnn.profile_series import series_from_qnn_profile
 from etscope.analysis.qnn.partition_result import Partition
 from etscope.analysis.qnn.result import HtpView, PerCall, QnnReport, RuntraceClock
 from etscope.analysis.stats import steady_or_default
+from etscope.formats.backends import QNN_BACKEND_ID
+from etscope.formats.qnn_compile_spec import QnnSoc
 
 
 def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
-               soc: dict | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None,
+               soc: QnnSoc | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None,
                htp_sources: list[tuple] | None = None, dram_gbps: float | None = None,
                shards=None, steady: np.ndarray | None = None) -> QnnReport:
     """Everything QNN, as a typed result (``analysis.qnn.result.QnnReport``: the ``qnn`` object of
@@ -52,13 +54,13 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
                                  and steady is not None else None)
                   for s, b in zip(series, backends)]
     warnings = _warnings(partitions, profile, series, qnn_profile, runtrace, measured) + _shard_warnings(shards)
-    vtcm = soc.get("vtcm_bytes") if soc else None
+    vtcm = soc.vtcm_bytes if soc is not None else None
     if htp_sources is None and (qhas is not None or optrace is not None):
         htp_sources = [(None, qhas, optrace)]
     htp = htp_view(htp_sources or [], partitions, runtrace, soc, dram_gbps)
     qhas_out = None
     if qhas is not None:
-        qhas_out = qhas_summary(qhas, vtcm, soc.get("soc_model") if soc else None, per_call=_per_call(partitions))
+        qhas_out = qhas_summary(qhas, vtcm, soc.soc_model if soc is not None else None, per_call=_per_call(partitions))
     return QnnReport(
         schema=SCHEMA,
         partitions=tuple(partitions),
@@ -83,7 +85,7 @@ def _backends(profile, series: list[QnnSeries]) -> list[str | None]:
     out = []
     for s in series:
         ins = profile.instructions.get(s.instruction_id) if s.instruction_id is not None else None
-        out.append(ins.backend if ins else "QnnBackend")
+        out.append(ins.backend if ins else QNN_BACKEND_ID)
     return out
 
 
@@ -135,7 +137,7 @@ def _per_call(partitions: list[Partition]) -> tuple[PerCall, ...]:
     return tuple(out)
 
 
-def htp_view(sources: list[tuple], partitions: list[Partition], runtrace, soc: dict | None,
+def htp_view(sources: list[tuple], partitions: list[Partition], runtrace, soc: QnnSoc | None,
              dram_gbps: float | None) -> list[HtpView]:
     """Per QHAS/optrace file pair: the HTP-op breakdown (``analysis.qnn.htp_ops``) joined to its
     partition's graph nodes, and its limits (``analysis.qnn.limits``) at the clock of the optrace
@@ -144,7 +146,7 @@ def htp_view(sources: list[tuple], partitions: list[Partition], runtrace, soc: d
     from etscope.analysis.qnn.htp_ops import breakdown, joined
     from etscope.analysis.qnn.limits import dram_bandwidth, limits
 
-    bw = dram_bandwidth(soc.get("soc_model") if soc else None, dram_gbps)
+    bw = dram_bandwidth(soc.soc_model if soc is not None else None, dram_gbps)
     by_key = {p.key: p for p in partitions}
     out = []
     for key, qhas, optrace in sources:

@@ -49,7 +49,7 @@ class QnnReport:
     qhas: object | None                    # analysis.qnn.op_tables.QhasSummary, with ``per_call``
     optrace: object | None                 # analysis.qnn.op_tables.OptraceSummary
     htp_timeline: object | None            # analysis.qnn.htp_timeline.TimelineView
-    soc: dict | None                       # the .pte's QNN compile spec
+    soc: object | None                     # formats.qnn_compile_spec.QnnSoc: the .pte's QNN compile spec
     runtrace: RuntraceClock | None
     warnings: tuple[str, ...]
     htp_ops: tuple[HtpView, ...] | None = field(default=None, metadata=OPTIONAL)   # with QHAS/optrace
@@ -75,7 +75,7 @@ class QnnView(QnnReport):
     ort: object | None = field(default=None, metadata=OPTIONAL)     # analysis.qnn.ort_view.OrtView
     findings: tuple | None = field(default=None, metadata=OPTIONAL)  # analysis.findings.Finding
     phase: QnnPhase | None = field(default=None, metadata=OPTIONAL)
-    phases: tuple | None = field(default=None, metadata=OPTIONAL)   # per phase: its row's keys, qnn: QnnView
+    phases: tuple | None = field(default=None, metadata=OPTIONAL)   # analysis.views.qnn_view.QnnPhaseView
     # Handles, not JSON: the phases side by side (their rows, how they were told apart), the inputs.
     phase_rows: tuple | None = field(default=None, metadata={"json": False})
     phases_how: str | None = field(default=None, metadata={"json": False})

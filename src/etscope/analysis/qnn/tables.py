@@ -99,6 +99,7 @@ QNN_COLUMNS: dict[str, dict[str, str]] = {
         "clock_mhz": "measured clock over the span (MHz)",
     },
 }
+HTP_OP_COLUMNS = tuple(QNN_COLUMNS["htp_ops"])      # the htp_ops table's columns, in order (p.qnn().htp_ops())
 
 _TYPES = {"partition": pa.string(), "instruction_id": pa.int64(), "from": pa.string(), "qnn_name": pa.string(),
           "op_id": pa.int64(), "node": pa.string(), "op_type": pa.string(), "runs": pa.int64(),

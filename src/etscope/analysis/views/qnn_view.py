@@ -4,9 +4,18 @@ ONNX Runtime's view, the ranked findings of the same inputs (the list ``summary`
 show) and, when the runs form several phases, each phase's own view."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from etscope.analysis.qnn.report import qnn_report
 from etscope.analysis.qnn.result import QnnPhase, QnnReport, QnnView, report_fields
 from etscope.analysis.qnn.model import SCHEMA
+from etscope.analysis.views.summary_result import PhaseHead
+
+
+@dataclass(frozen=True)
+class QnnPhaseView(PhaseHead):
+    """One phase of several (``QnnView.phases``): its runs and latency, and its own QNN view."""
+    qnn: QnnView
 
 
 def qnn_view(r, phases: bool = False, consume: bool = False, inputs: dict | None = None) -> QnnView:
@@ -17,7 +26,7 @@ def qnn_view(r, phases: bool = False, consume: bool = False, inputs: dict | None
     parts = r.by_phase(consume=consume) if phases else []   # after the whole runs' view: they take the events
     if not parts:
         return view if inputs is None else QnnView(**_fields(view), inputs=inputs)
-    return QnnView(**_fields(view), phases=tuple(dict(row.to_dict(), qnn=_one(pr))
+    return QnnView(**_fields(view), phases=tuple(QnnPhaseView.of(row, qnn=_one(pr))
                                                  for row, (_, pr) in zip(r.phase_rows, parts)),
                    phase_rows=tuple(r.phase_rows), phases_how=r.phases.how, inputs=inputs)
 

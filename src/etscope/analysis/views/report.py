@@ -27,10 +27,11 @@ from etscope.analysis.qnn.result import QnnReport
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, PartitionOps, match_delegate_ops
 from etscope.analysis.ops.modules import module_times
 from etscope.analysis.ops.nodes import graph_for_views, node_table
-from etscope.analysis.ops.per_op import inner_rows_by_call
+from etscope.analysis.ops.per_op import OpRow, inner_rows_by_call
 from etscope.analysis.ops.placement import per_run_parts
 from etscope.analysis.stats import runs_counted
 from etscope.analysis.views.timeline import first_timed_ns, since_origin
+from etscope.formats.backends import backend_of, is_qnn
 
 _XNN_REPEAT = re.compile(r"#\d+$")   # then rstrip(): "\s*#\d+$" is quadratic on runs of spaces
 
@@ -40,7 +41,7 @@ class ReportView:
     """Everything one report needs, each analysis run once (see :func:`report_view`)."""
     profile: P.Profile
     summary: object                  # analysis.views.summary_result.Summary (FilesSummary: QNN files alone)
-    ops: list[dict]
+    ops: list[OpRow]
     qnn: QnnReport | None          # analysis.qnn.result (QNN files alone: the QnnView with their files)
     llm: object | None            # analysis.llm.result.LlmReport (with its memory wall)
     hierarchy: dict | None
@@ -53,7 +54,7 @@ class ReportView:
     modules: dict | None = None
 
 
-def report_view(profile: P.Profile, summary, ops: list[dict], qnn: QnnReport | None, llm,
+def report_view(profile: P.Profile, summary, ops: list[OpRow], qnn: QnnReport | None, llm,
                 notes: list[str] | None = None, modules: dict | None = None,
                 ranked: list[Finding] | None = None, steady: np.ndarray | None = None) -> ReportView:
     """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
@@ -84,7 +85,7 @@ def _qnn_partitions(qnn: QnnReport | None) -> dict:
     return {p.instruction_id: p for p in (qnn.partitions if qnn is not None else ())}
 
 
-def hierarchy(summary, ops: list[dict], qnn: QnnReport | None, n_runs: int,
+def hierarchy(summary, ops: list[OpRow], qnn: QnnReport | None, n_runs: int,
               matched: dict[int, PartitionOps] | None = None) -> dict | None:
     """Method::execute -> delegate calls per backend / CPU kernels / overhead -> instructions -> the
     events inside them, in ms per run (mean). Inside a QNN call: the QNN time levels it logs, outside
@@ -99,23 +100,23 @@ def hierarchy(summary, ops: list[dict], qnn: QnnReport | None, n_runs: int,
     inside = inner_rows_by_call(ops)
     calls_ms: dict[int, float] = {}
     for r in ops:
-        if r["level"] == 0 and r["role"] == "delegate_call":
-            calls_ms[r["instruction_id"]] = calls_ms.get(r["instruction_id"], 0.0) + r["total_ms"] / n
+        if r.level == 0 and r.role == "delegate_call":
+            calls_ms[r.instruction_id] = calls_ms.get(r.instruction_id, 0.0) + r.total_ms / n
     root = {"name": "Method::execute", "ms": lat.mean, "kind": "method", "children": []}
     for b in summary.breakdown:
         if b.kind == "delegate":
             node = {"name": f"{b.backend} delegate calls", "ms": b.mean_ms, "kind": "delegate",
                     "backend": b.backend, "children": []}
             for r in ops:
-                if r["level"] == 0 and r["role"] == "delegate_call" and r["placement"] == b.backend:
-                    iid = r["instruction_id"]
-                    call_ms = r["total_ms"] / n
+                if r.level == 0 and r.role == "delegate_call" and r.placement == b.backend:
+                    iid = r.instruction_id
+                    call_ms = r.total_ms / n
                     # A partition's per-op times cover all its calls in a run: this call's part of them.
                     part_of_calls = call_ms / calls_ms[iid] if calls_ms.get(iid) else 0.0
                     node["children"].append({"name": f"DELEGATE_CALL #{iid}", "ms": call_ms,
                                              "kind": "delegate_call", "backend": b.backend,
-                                             "op_type": r.get("op_type"),
-                                             "children": _inside_call(iid, r["occurrence"], qparts, inside, n,
+                                             "op_type": r.op_type,
+                                             "children": _inside_call(iid, r.occurrence, qparts, inside, n,
                                                                       (matched or {}).get(iid), part_of_calls)})
             root["children"].append(node)
         elif b.kind == "cpu_ops":
@@ -165,11 +166,11 @@ def _inside_call(iid: int, occurrence: int, qparts: dict, inside: dict, n: int,
     out = []
     event_node = matched.event_node if matched is not None else {}
     for k, r in enumerate(inside.get((iid, occurrence), [])):
-        if r["unit"] == "ns" and r["total"]:
-            item = {"name": r["name"], "ms": _ns_to_ms(r["total"]) / n, "kind": r["role"]}
+        if r.unit == "ns" and r.total:
+            item = {"name": r.name, "ms": _ns_to_ms(r.total) / n, "kind": r.role}
             node = event_node.get((occurrence, k))
             if node is not None:
-                item.update(name=node, node=node, event=r["name"], how=MATCHED_HOW)
+                item.update(name=node, node=node, event=r.name, how=MATCHED_HOW)
             out.append(item)
     return out
 
@@ -198,22 +199,23 @@ def _qnn_ops_box(part: Partition, factor: float) -> list[dict]:
     return inner
 
 
-def _cpu_node(b, ops: list[dict], inside: dict, n: int) -> dict:
+def _cpu_node(b, ops: list[OpRow], inside: dict, n: int) -> dict:
     node = {"name": "CPU kernels (fallback)", "ms": b.mean_ms, "kind": "cpu", "children": []}
     for r in ops:
-        if r["level"] == 0 and r["role"] in ("operator_call", "kernel") and r["unit"] == "ns":
-            iid = r["instruction_id"]
+        if r.level == 0 and r.role in ("operator_call", "kernel") and r.unit == "ns":
+            iid = r.instruction_id
             node["children"].append({
-                "name": f"{r.get('op_type') or r['name']} (#{iid})", "ms": r["total_ms"] / n,
-                "kind": "operator_call", "source": r.get("source"),
-                "children": [{"name": k["name"], "ms": _ns_to_ms(k["total"]) / n, "kind": "kernel"}
-                             for k in inside.get((iid, r["occurrence"]), []) if k["unit"] == "ns"]})
+                "name": f"{r.op_type or r.name} (#{iid})", "ms": r.total_ms / n,
+                "kind": "operator_call", "source": r.source,
+                "children": [{"name": k.name, "ms": _ns_to_ms(k.total) / n, "kind": "kernel"}
+                             for k in inside.get((iid, r.occurrence), []) if k.unit == "ns"]})
     return node
 
 
 def category_of(placement: str | None) -> str:
-    if placement == "QnnBackend":
-        return "NPU (QNN)"
+    backend = backend_of(placement)
+    if backend is not None and backend.npu:
+        return f"NPU ({backend.name})"
     if placement == "cpu":
         return "CPU"
     if placement is None:
@@ -221,7 +223,7 @@ def category_of(placement: str | None) -> str:
     return f"other delegate ({placement})"
 
 
-def placement_by_op_type(summary, ops: list[dict], qnn: QnnReport | None, n_runs: int) -> list[dict]:
+def placement_by_op_type(summary, ops: list[OpRow], qnn: QnnReport | None, n_runs: int) -> list[dict]:
     """Mean ms per run per (category, op type): CPU kernels by edge op type, QNN ops by op type
     (estimated: their share of the measured accelerator time, ``analysis.qnn.container``; ``estimate``
     says so), other delegates by the op names they log (XNNPACK ``#N`` suffix dropped), partitions
@@ -241,29 +243,29 @@ def placement_by_op_type(summary, ops: list[dict], qnn: QnnReport | None, n_runs
     qparts = _qnn_partitions(qnn)
     inside = inner_rows_by_call(ops)
     for r in ops:
-        if r["level"] != 0 or r["unit"] != "ns":
+        if r.level != 0 or r.unit != "ns":
             continue
-        iid, pl = r["instruction_id"], r["placement"]
+        iid, pl = r.instruction_id, r.placement
         cat = category_of(pl)
-        if r["role"] != "delegate_call":
-            add(cat, pl, r.get("op_type") or r["name"], r["total_ms"] / n)
+        if r.role != "delegate_call":
+            add(cat, pl, r.op_type or r.name, r.total_ms / n)
             continue
         part = qparts.get(iid)
         qops = [o for o in (part.ops if part is not None else ()) if isinstance(o.us_in_container, (int, float))]
         if qops:
             # The partition's per-op estimates (shares of its measured container) describe the
             # instruction: counted once, with its first call (as in the hierarchy), not once per call.
-            if r["occurrence"] == 0:
+            if r.occurrence == 0:
                 for o in qops:
                     add(cat, pl, str(o.op_type or o.qnn_name or "?"), _us_to_ms(o.us_in_container),
                         part.op_times.estimate or True)
             continue
-        inner = [x for x in inside.get((iid, r["occurrence"]), []) if x["unit"] == "ns"]
+        inner = [x for x in inside.get((iid, r.occurrence), []) if x.unit == "ns"]
         if inner:
             for x in inner:
-                add(cat, pl, _XNN_REPEAT.sub("", x["name"]).rstrip() or "?", _ns_to_ms(x["total"]) / n)
+                add(cat, pl, _XNN_REPEAT.sub("", x.name).rstrip() or "?", _ns_to_ms(x.total) / n)
         else:
-            add(cat, pl, f"whole partition (DELEGATE_CALL #{iid}, no per-op times)", r["total_ms"] / n)
+            add(cat, pl, f"whole partition (DELEGATE_CALL #{iid}, no per-op times)", r.total_ms / n)
     # Framework overhead is not an op type: the Method::execute split (summary breakdown) shows it;
     # ranked here it sat among the NPU ops (issue 15: "framework overhead 6.2 µs" second).
     return sorted(agg.values(), key=lambda a: -a["ms"])
@@ -312,7 +314,7 @@ def checks(summary, profile: P.Profile, qnn: QnnReport | None, tree: dict | None
     if neg:
         out.append(f"In {neg} run(s) the delegate calls and CPU kernels add up to more than Method::execute "
                    "(overhead below zero): events overlap or the clock is not monotonic.")
-    has_qnn_rows = any(d.backend == "QnnBackend" for d in summary.delegate_calls)
+    has_qnn_rows = any(is_qnn(d.backend) for d in summary.delegate_calls)
     if has_qnn_rows and not (qnn and qnn.partitions):
         out.append("QNN rows are in their own units (cycles, µs, counts); the QNN analysis was not available, "
                    "so no per-op times are estimated from cycles.")

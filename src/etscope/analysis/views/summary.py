@@ -2,6 +2,8 @@
 (``analysis.views.summary_result``)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import fields
 
 import numpy as np
@@ -15,6 +17,10 @@ from etscope.analysis.qnn.result import QnnReport
 from etscope.analysis.views.summary_result import (DelegateCall, EtdumpFacts, FilesSummary, LoadEvent, Memory,
                                                    OpTypeTime, PhasedSummary, PhaseFacts, PhaseLatency, PhaseSummary,
                                                    QnnBrief, QnnCompile, Summary)
+
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
 
 SCHEMA = "etscope.summary/1"
 
@@ -32,7 +38,7 @@ def summarize(profile: P.Profile, top: int = 10, runtrace=None) -> Summary:
     return summary_of(profile, ops_analysis.op_table(profile), report, soc, top)
 
 
-def summary_of(profile: P.Profile, ops: list[dict], qnn_report: QnnReport | None, soc: dict | None,
+def summary_of(profile: P.Profile, ops: list[OpRow], qnn_report: QnnReport | None, soc: QnnCompile | None,
                top: int = 10, steady: np.ndarray | None = None) -> Summary:
     """The summary from analyses already made: the op table, the QNN report (None when the program
     has no QNN partition) and the QNN compile spec of the .pte (``soc_from_pte``). Its statistics
@@ -58,7 +64,7 @@ def summary_of(profile: P.Profile, ops: list[dict], qnn_report: QnnReport | None
     )
 
 
-def files_alone_summary(qnn: QnnReport | None, inputs: dict[str, str], soc: dict | None) -> FilesSummary:
+def files_alone_summary(qnn: QnnReport | None, inputs: dict[str, str], soc: QnnCompile | None) -> FilesSummary:
     """The summary of QNN files alone (schema etscope.summary/1): no runs, no ETDump facts;
     ``qnn_only`` says which files were given and what they cannot show."""
     return FilesSummary(schema=SCHEMA, inputs=dict(inputs), method=None, etdump=None,
@@ -76,9 +82,9 @@ def phased_summary(whole: Summary, phases) -> PhasedSummary:
                      summary=s) for row, s in phases))
 
 
-def qnn_compile(soc: dict | None) -> QnnCompile | None:
-    """The QNN compile spec read from the .pte (``soc_from_pte``), typed."""
-    return None if soc is None else QnnCompile(**soc)
+def qnn_compile(soc: QnnCompile | None) -> QnnCompile | None:
+    """The QNN compile spec read from the .pte (``soc_from_pte``: already typed)."""
+    return soc
 
 
 def phase_facts(profile: P.Profile) -> PhaseFacts | None:
@@ -110,23 +116,23 @@ def _file_facts(profile: P.Profile) -> EtdumpFacts:
                        events_of_method=data.event_count + removed if split else None)
 
 
-def delegate_calls(profile: P.Profile, table: list[dict]) -> tuple[DelegateCall, ...]:
+def delegate_calls(profile: P.Profile, table: list[OpRow]) -> tuple[DelegateCall, ...]:
     """Each delegate instruction with its wall time and what is logged inside it (``table``: the
     op table)."""
     rows = []
-    inner_of: dict[int, list[dict]] = {}     # grouped once: a scan of the table per call was calls x rows
+    inner_of: dict[int, list[OpRow]] = {}     # grouped once: a scan of the table per call was calls x rows
     for x in table:
-        if x["level"] == 1:
-            inner_of.setdefault(x["instruction_id"], []).append(x)
+        if x.level == 1:
+            inner_of.setdefault(x.instruction_id, []).append(x)
     for r in table:
-        if r["role"] != "delegate_call":
+        if r.role != "delegate_call":
             continue
-        inner = inner_of.get(r["instruction_id"], [])
-        ins = profile.instructions.get(r["instruction_id"])
-        rows.append(DelegateCall(instruction_id=r["instruction_id"], backend=r["placement"],
+        inner = inner_of.get(r.instruction_id, [])
+        ins = profile.instructions.get(r.instruction_id)
+        rows.append(DelegateCall(instruction_id=r.instruction_id, backend=r.placement,
                                  backend_from=ins.backend_from if ins else None,
-                                 p50_ms=r["p50_ms"], mean_ms=r["mean_ms"], share=r["share"],
-                                 inner_events=len(inner), inner_units=tuple(sorted({x["unit"] for x in inner})),
+                                 p50_ms=r.p50_ms, mean_ms=r.mean_ms, share=r.share,
+                                 inner_events=len(inner), inner_units=tuple(sorted({x.unit for x in inner})),
                                  op_types=tuple(ins.op_types) if ins else ()))
     return tuple(rows)
 
@@ -134,9 +140,9 @@ def delegate_calls(profile: P.Profile, table: list[dict]) -> tuple[DelegateCall,
 def load_events(profile: P.Profile, steady: np.ndarray | None = None) -> tuple[LoadEvent, ...]:
     """Events outside the Execute runs (Program::load_method, Method::init); from the event table
     of the summary's runs (``steady``: the op table's), the one already made."""
-    return tuple(LoadEvent(name=s["name"], ms=s["total_ms"], count=s["runs"])
+    return tuple(LoadEvent(name=s.name, ms=s.total_ms, count=s.runs)
                  for s in ops_analysis.event_stats(profile, steady=steady)
-                 if s["block"] == "Default" and s["unit"] == "ns")
+                 if s.block == "Default" and s.unit == "ns")
 
 
 def memory(profile: P.Profile) -> Memory:

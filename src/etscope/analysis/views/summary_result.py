@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from etscope.analysis.ops.placement import ExecutePart, FallbackOp, RunLatency
 from etscope.analysis.qnn.files_alone import QnnOnly
+from etscope.formats.qnn_compile_spec import QnnSoc
 
 OMIT_NONE = {"omit_none": True}
 
@@ -80,13 +81,8 @@ class Memory:
     delegate_blob_bytes: dict | None = None
 
 
-@dataclass(frozen=True)
-class QnnCompile:
-    """The QNN compile spec of the .pte (``formats.qnn_compile_spec.soc_from_pte``)."""
-    soc_model: object = None
-    htp_arch: object = None
-    vtcm_bytes: int | None = None
-    profile_level: object = None
+# The QNN compile spec of the .pte: what ``formats.qnn_compile_spec.soc_from_pte`` reads, as it reads it.
+QnnCompile = QnnSoc
 
 
 @dataclass(frozen=True)
@@ -180,13 +176,27 @@ class PhaseLatency:
 
 
 @dataclass(frozen=True)
-class PhaseSummary:
-    """One phase of the runs (``analysis.llm.run_phases.PhaseRow``) with its own summary."""
+class PhaseHead:
+    """One phase of the runs beside the others, as the phases table shows it
+    (``analysis.llm.run_phases.PhaseRow``): its runs, warm-up runs and Method::execute latency. A
+    command's phase entry adds that phase's own view (``PhaseSummary``, ``qnn_view.QnnPhaseView``)."""
     name: str
     method: str | None
     runs: tuple[int, ...]
     warmup_runs: tuple[int, ...]
     latency_ms: PhaseLatency
+
+    @classmethod
+    def of(cls, row, **view):
+        """The entry of ``row`` (a ``PhaseRow``) with ``view``, the phase's own view by field name."""
+        return cls(name=row.name, method=row.method, runs=tuple(row.runs), warmup_runs=tuple(row.warmup_runs),
+                   latency_ms=PhaseLatency(p50=row.p50_ms, mean=row.mean_ms, min=row.min_ms, max=row.max_ms),
+                   **view)
+
+
+@dataclass(frozen=True)
+class PhaseSummary(PhaseHead):
+    """One phase of the runs with its own summary."""
     summary: Summary
 
 

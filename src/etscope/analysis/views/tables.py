@@ -10,6 +10,8 @@ told apart by its ``phase`` column; one phase (or ``--phase all``, pooled on pur
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyarrow as pa
 
@@ -19,6 +21,10 @@ from etscope.analysis.qnn.result import QnnReport
 from etscope.analysis.qnn.lookup import clock_mhz, qnn_name_keys, qnn_op_lookup, qnn_partitions
 from etscope.analysis.llm.run_phases import ALL, RunPhases, one_phase
 from etscope.analysis.views.timeline import first_timed_ns, since_origin, timed_mask
+
+
+if TYPE_CHECKING:
+    from etscope.analysis.ops.per_op import OpRow
 
 KIND_NAMES = ("profile", "allocation", "debug")
 
@@ -228,7 +234,7 @@ def events_table(profile: P.Profile, qnn: QnnReport | None = None, phases: RunPh
     return pa.table(cols)
 
 
-def ops_table(profile: P.Profile, ops: list[dict] | None = None) -> pa.Table:
+def ops_table(profile: P.Profile, ops: list[OpRow] | None = None) -> pa.Table:
     """The per-op table of ``analysis.ops.per_op.op_table`` (see COLUMNS["ops"])."""
     if ops is None:
         ops = _op_table(profile)
@@ -239,7 +245,7 @@ def ops_table(profile: P.Profile, ops: list[dict] | None = None) -> pa.Table:
         ("p50", pa.float64()), ("mean", pa.float64()), ("total", pa.float64()), ("min", pa.float64()),
         ("max", pa.float64()), ("p50_ms", pa.float64()), ("mean_ms", pa.float64()),
         ("total_ms", pa.float64()), ("share", pa.float64()), ("source", pa.string())])
-    data = {f.name: [_nan_none(r.get(f.name)) for r in ops] for f in schema}
+    data = {f.name: [_nan_none(getattr(r, f.name)) for r in ops] for f in schema}
     return pa.table(data, schema=schema)
 
 
@@ -290,7 +296,7 @@ def _phase_columns(phases: RunPhases, execute: np.ndarray) -> dict[str, pa.Array
             "method": _dict_column(method_code[np.where(code >= 0, code, len(phases.methods))], methods)}
 
 
-def phase_ops_table(blocks: list[tuple[str, str | None, list[dict]]]) -> pa.Table:
+def phase_ops_table(blocks: list[tuple[str, str | None, list[OpRow]]]) -> pa.Table:
     """The ops table of several phases: per (phase, method, its op table), its rows with ``phase``
     and ``method`` columns, one block after the other (never pooled)."""
     parts = []
@@ -301,7 +307,7 @@ def phase_ops_table(blocks: list[tuple[str, str | None, list[dict]]]) -> pa.Tabl
     return pa.concat_tables(parts)
 
 
-def tables(profile: P.Profile, ops: list[dict] | None = None, qnn: QnnReport | None = None,
+def tables(profile: P.Profile, ops: list[OpRow] | None = None, qnn: QnnReport | None = None,
            phases: RunPhases | None = None, by_phase: list | tuple = ()) -> dict[str, pa.Table]:
     """events, ops and runs of the profile. ``phases``: the phase of each run (``Results.phases``;
     default one phase); ``by_phase``: [(name, its Results)] when the runs are several phases
@@ -322,7 +328,7 @@ def whole_phase(phases: RunPhases) -> str:
     return str(phases.names[0]) if len(phases.names) == 1 else ALL
 
 
-def _op_table(profile: P.Profile) -> list[dict]:
+def _op_table(profile: P.Profile) -> list[OpRow]:
     from etscope.analysis.ops.per_op import op_table
 
     return op_table(profile)

@@ -36,9 +36,10 @@ from etscope.analysis import glossary
 from etscope.analysis.diff.view import DiffView, RunSeries
 from etscope.analysis.ops.modules import ModuleTimes
 from etscope.analysis.ops.nodes import NodeTable
+from etscope.analysis.ops.per_op import OpRow
 from etscope.analysis.numerics.view import NumericsView
 from etscope.analysis.views.report import ReportView
-from etscope.render.files import write_text
+from etscope.render.files import Written, write_text
 from etscope.render.guide import reading_guide
 from etscope.render.json import PLAIN_NUMBERS, as_fields, non_finite_as_null, to_jsonable
 from etscope.render.html.numerics import numerics_data
@@ -129,13 +130,12 @@ def runs_data(runs: dict) -> dict:
     return {"columns": cols, "phase": runs["phase"], **({"total_runs": n} if n > MAX_LIST else {})}
 
 
-def ops_data(ops: list[dict]) -> dict:
-    cols = ["instruction_id", "level", "role", "name", "occurrence", "op_type", "placement", "runs",
-            "calls_per_run", "unit", "p50", "mean", "total", "min", "max", "p50_ms", "mean_ms",
-            "total_ms", "share", "source"]
+def ops_data(ops: list[OpRow]) -> dict:
+    cols = [f.name for f in dataclasses.fields(OpRow)]
     rows = []
     for r in ops[:MAX_TABLE_ROWS]:
-        rows.append([_r(r.get(c)) if isinstance(r.get(c), float) else r.get(c) for c in cols])
+        values = (getattr(r, c) for c in cols)
+        rows.append([_r(v) if isinstance(v, float) else v for v in values])
     return {"columns": cols, "rows": rows, "total_rows": len(ops)}
 
 
@@ -374,20 +374,20 @@ def render_diff_page(data: dict) -> str:
 
 def write_report(path: str, view: ReportView, title: str | None = None, compare: DiffView | None = None,
                  numerics: NumericsView | None = None, phases: Sequence[PhasePage] = (),
-                 phases_how: str = "") -> dict:
-    """Build and write the report atomically; return {"path", "bytes"}."""
+                 phases_how: str = "") -> Written:
+    """Build and write the report atomically; return where and how many bytes."""
     return write_report_data(path, report_data(view, title=title, compare=compare, numerics=numerics,
                                                phases=phases, phases_how=phases_how))
 
 
-def write_report_data(path: str, data: dict) -> dict:
-    """Write the page of ``report_data``'s result atomically; return {"path", "bytes"}. The data is
+def write_report_data(path: str, data: dict) -> Written:
+    """Write the page of ``report_data``'s result atomically; return where and how many bytes. The data is
     plain (no arrays, no profile): a caller that drops its profile and analyses first renders the
     page without holding them (on 10M events, half a gigabyte)."""
-    return {"path": path, "bytes": write_text(path, render_report(data))}
+    return Written(path, write_text(path, render_report(data)))
 
 
-def write_diff_page(path: str, view: DiffView, title: str | None = None) -> dict:
-    """Build and write the diff page atomically; return {"path", "bytes"}."""
+def write_diff_page(path: str, view: DiffView, title: str | None = None) -> Written:
+    """Build and write the diff page atomically; return where and how many bytes."""
     html = render_diff_page(diff_page_data(view, title=title))
-    return {"path": path, "bytes": write_text(path, html)}
+    return Written(path, write_text(path, html))
