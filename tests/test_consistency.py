@@ -154,8 +154,11 @@ def _all_commands(etdump: Path, tmp: Path) -> dict:
     facts = ("select (select count(*) from events) events, (select count(*) from runs) runs, "
              "(select quantile_cont(latency_ms, 0.5) from runs) p50_ms, (select avg(latency_ms) from runs) mean_ms, "
              "(select count(*) from ops) op_rows")
+    # Per op over the steady runs, as the op table counts them: each phase's warm-up runs (llm's) left out.
+    warm = out["llm"]["warmup_runs"]
+    steady = f"and execute not in ({', '.join(str(r) for r in warm)}) " if warm else ""
     per_op = ("select instruction_id, role, unit, count(*) n, sum(value) total from events where execute is not null "
-              "and kind = 'profile' and chain_index >= 0 and instruction_id is not null and role in "
+              f"{steady}and kind = 'profile' and chain_index >= 0 and instruction_id is not null and role in "
               "('delegate_call', 'operator_call', 'kernel', 'delegate_internal') group by 1, 2, 3")
     query = f"select f.*, g.* from ({facts}) f left join ({per_op}) g on true order by 6, 7, 8"
     rows = json.loads(_run(["sql", *inp, query, "--format", "json", "--limit", "0"]))
@@ -205,11 +208,18 @@ def test_commands_agree(etdump, outputs):
     assert t["ops"] == [dict(r, phase=name, method=m) for name, m, rows in blocks for r in rows]
 
     # ---- whole-run latency: summary, export runs, sql, llm, trace, report, diff ---------------
-    ls = s["runs"]["latency_ms"]
-    assert ls["p50"] == pytest.approx(_p50(lat), **REL) == pytest.approx(o["sql"]["p50_ms"], **REL)
-    assert ls["mean"] == pytest.approx(float(np.mean(lat)), **REL) == pytest.approx(o["sql"]["mean_ms"], **REL)
-    assert (ls["min"], ls["max"]) == (min(lat), max(lat))
+    # Every statistic over runs is over the steady runs: each phase's runs without its leading
+    # warm-up runs, as `llm` finds them; the per-run tables (export, sql, trace) keep every run.
     llm = o["llm"]
+    warm = set(llm["warmup_runs"])
+    kept = [i for i in range(n_runs) if i not in warm]
+    slat = [lat[i] for i in kept]
+    ls = s["runs"]["latency_ms"]
+    assert ls["p50"] == pytest.approx(_p50(slat), **REL)
+    assert ls["mean"] == pytest.approx(float(np.mean(slat)), **REL)
+    assert (ls["min"], ls["max"]) == (min(slat), max(slat))
+    assert (o["sql"]["p50_ms"], o["sql"]["mean_ms"]) == pytest.approx((_p50(lat), float(np.mean(lat))), **REL)
+    assert s["runs"].get("warmup", {"runs": []})["runs"] == sorted(warm)
     assert llm["runs"] == n_runs
     assert llm["series"]["latency_ms"] == pytest.approx(lat, **REL)
     assert sorted(r for ph in llm["phases"] for r in ph["runs"]) == list(range(n_runs))
@@ -258,9 +268,11 @@ def test_commands_agree(etdump, outputs):
     for b in s["breakdown"]:
         col = {"delegate": f"delegate_{b.get('backend')}", "cpu_ops": "cpu_ops",
                "framework_overhead": "framework_overhead"}[b["kind"]]
-        assert b["mean_ms"] == pytest.approx(float(np.mean([r[f"{col}_ms"] for r in runs])), **REL), col
+        steady_rows = [runs[i] for i in kept]
+        assert b["mean_ms"] == pytest.approx(float(np.mean([r[f"{col}_ms"] for r in steady_rows])), **REL), col
         if "calls_per_run" in b and b["kind"] != "framework_overhead":
-            assert b["calls_per_run"] == pytest.approx(float(np.mean([r[f"{col}_calls"] for r in runs])), **REL)
+            assert b["calls_per_run"] == pytest.approx(float(np.mean([r[f"{col}_calls"] for r in steady_rows])),
+                                                       **REL)
     assert sum(b["mean_ms"] for b in s["breakdown"]) == pytest.approx(ls["mean"], rel=1e-9)
     _same(rep["hierarchy"]["ms"], ls["mean"], ROUNDED)
     for b in o["diff"]["breakdown"]:
@@ -306,7 +318,8 @@ def test_commands_agree(etdump, outputs):
         if not merged:
             assert sorted(x["base_p50"] for x in diff_ops) == pytest.approx(
                 _steady_op_p50s(o["tables"]["events"], range(dropped, n_runs)), **REL)
-        if dropped == 0 and not merged:
+        if not merged:         # the op table is over the steady runs diff compares
+            assert dropped == len(warm)
             assert sorted(x["base_p50"] for x in diff_ops) == pytest.approx(sorted(r["p50"] for r in compared), **REL)
     for cmp, steady_runs in _diff_comparisons(o["diff"], llm, n_runs) if o["diff"].get("phases") else ():
         # Each phase's ops over that phase's steady runs only (a phase's look-alike ops are its own).
@@ -319,13 +332,14 @@ def test_commands_agree(etdump, outputs):
     trace = o["trace"]["traceEvents"]
     for cat in ("delegate_call", "operator_call"):
         rows = [r for r in ops["ops"] if r["role"] == cat]
-        main = [e for e in trace if e.get("cat") == cat and e["tid"] == 1]
+        # the trace shows every run; the op table counts the steady ones
+        main = [e for e in trace if e.get("cat") == cat and e["tid"] == 1 and e["args"]["run"] not in warm]
         assert len(main) == sum(r["runs"] for r in rows), cat
         assert sum(e["dur"] for e in main) == pytest.approx(sum(r["total"] for r in rows) / 1e3,
                                                             abs=1e-3 * len(main) + 1e-9), cat
         if cat == "delegate_call":
-            assert sorted(e["dur"] for e in trace if e.get("cat") == cat and e["tid"] != 1) == \
-                sorted(e["dur"] for e in main)
+            assert sorted(e["dur"] for e in trace if e.get("cat") == cat and e["tid"] != 1
+                          and e["args"]["run"] not in warm) == sorted(e["dur"] for e in main)
 
     if o["qnn"] is not None:
         _qnn_agrees(o, n_runs)

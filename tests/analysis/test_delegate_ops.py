@@ -1,12 +1,14 @@
 """XNNPACK per-op events matched to the partition's graph nodes by kind and order (analysis.ops.delegate_ops)."""
 import csv
 
+import numpy as np
 import pytest
 
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_call, match_delegate_ops
 from etscope.analysis.ops.nodes import graph_for_views, node_table
 from etscope.analysis.ops.kinds import kind_of_delegate_event, kind_of_op_type
 from etscope.analysis.ops.per_op import op_table
+from etscope.analysis.stats import runs_counted
 from etscope.formats.etrecord import GraphNode
 from etscope.profile import load
 
@@ -25,8 +27,9 @@ def _load(real, name):
 
 
 def test_cnn_conv_pool_linear_nodes_get_the_inspector_times_of_their_xnnpack_events(real):
-    p, ops = _load(real, "cnn")
-    nodes = {n.name: n for n in node_table(p, ops).nodes}
+    p, _ = _load(real, "cnn")
+    every = np.ones(p.n_runs, dtype=bool)        # the Inspector's means are over every run
+    nodes = {n.name: n for n in node_table(p, op_table(p, every), None, every).nodes}
     # Oracle: the Inspector's mean of each XNNPACK event (ms), from its table of the same file.
     avg = {r["event_name"]: float(r["avg (ms)"]) * 1e3
            for r in csv.DictReader(open(real / "cnn.inspector.tsv"), delimiter="\t")}
@@ -127,9 +130,9 @@ def test_icicle_node_labels_are_the_matches_and_keep_every_event(real, name, at_
     p = load(real / f"{name}.etdump", real / f"{name}.etrecord", real / f"{name}.pte")
     r = Results(p)
     g = graph_for_views(p)
-    parts = match_delegate_ops(p, r.ops, g)
+    parts = match_delegate_ops(p, r.ops, g, r.steady)
     labelled = _icicle_events(r.view.hierarchy)
-    plain = _icicle_events(hierarchy(r.summary, r.ops, r.qnn, p.n_runs))
+    plain = _icicle_events(hierarchy(r.summary, r.ops, r.qnn, runs_counted(p, r.steady)))
     assert [(c.ms, c.event or c.name) for _, c in labelled] == [(c.ms, c.name) for _, c in plain]
     named = [(call, c) for call, c in labelled if c.event is not None]
     assert len(named) >= at_least        # (events of 0 ns have no box)

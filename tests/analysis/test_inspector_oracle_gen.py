@@ -9,6 +9,7 @@ import gzip
 import json
 from collections import defaultdict
 
+import numpy as np
 import pytest
 
 from etscope.analysis.ops import per_op as ops
@@ -26,7 +27,9 @@ def _inspector(real, name):
 def test_matches_inspector(real, name):
     profile = load(real / f"{name}.etdump")
     ours = defaultdict(list)
-    for s in ops.event_stats(profile, execute_only=True):
+    # The Inspector counts every run: the statistics code is checked over the same runs (the views
+    # leave warm-up runs out, stats.steady_runs).
+    for s in ops.event_stats(profile, execute_only=True, steady=np.ones(profile.n_runs, dtype=bool)):
         ours[(s.name, s.instruction_id)].append(s)
     checked = 0
     for block in _inspector(real, name)["event_blocks"]:
@@ -51,7 +54,8 @@ def test_matches_inspector(real, name):
 def test_repeated_events_in_one_run_are_all_kept(real):
     """gen_loop: the Inspector reports cumsum once per run (the last loop pass); etscope has all 4."""
     profile = load(real / "gen_loop.etdump")
-    rows = [s for s in ops.event_stats(profile, execute_only=True) if s.name == "native_call_cumsum.out"]
+    rows = [s for s in ops.event_stats(profile, execute_only=True, steady=np.ones(profile.n_runs, dtype=bool))
+            if s.name == "native_call_cumsum.out"]
     assert sorted(r.occurrence for r in rows) == [0, 1, 2, 3]
     assert all(r.runs == 5 for r in rows)
     insp = [e for b in _inspector(real, "gen_loop")["event_blocks"] if b["name"] == "Execute"

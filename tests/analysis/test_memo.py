@@ -12,6 +12,7 @@ import pytest
 from etscope.analysis.ops import per_op as ops
 from etscope.analysis.ops import placement
 from etscope.analysis.memo import per_profile
+from etscope.analysis.stats import steady_runs
 from etscope.profile import load
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
@@ -36,8 +37,9 @@ def test_computed_once_per_profile_and_again_when_events_change():
 def test_event_stats_and_samples_share_one_computation(monkeypatch, fast):
     seen = []
     template, general = ops.template_event_table, ops.general_event_table
-    monkeypatch.setattr(ops, "template_event_table", lambda p: seen.append("template") or (template(p) if fast else None))
-    monkeypatch.setattr(ops, "general_event_table", lambda p: seen.append("general") or general(p))
+    monkeypatch.setattr(ops, "template_event_table",
+                        lambda p, *a: seen.append("template") or (template(p, *a) if fast else None))
+    monkeypatch.setattr(ops, "general_event_table", lambda p, *a: seen.append("general") or general(p, *a))
     p = load(REAL / "gen_llama.etdump")
     rows = ops.event_stats(p, execute_only=True)
     assert ops.event_stats(p) is ops.event_stats(p)
@@ -46,9 +48,10 @@ def test_event_stats_and_samples_share_one_computation(monkeypatch, fast):
     ops.op_table(p)
     assert len(seen) == (1 if fast else 2)                 # samples and op_table recompute nothing
     assert values.shape == (len(rows), p.n_runs)
-    # Each row's statistics are those of its samples.
+    # Each row's statistics are those of its samples in the steady runs (samples keep every run).
+    steady = steady_runs(p)
     for i in (0, len(rows) // 2, len(rows) - 1):
-        v = values[i][~np.isnan(values[i])]
+        v = values[i][steady][~np.isnan(values[i][steady])]
         assert v.size == rows[i].runs and np.median(v) == pytest.approx(rows[i].p50)
 
 

@@ -20,12 +20,17 @@ def test_breakdown_adds_up_to_latency(real, name):
 
 def test_cnn_breakdown_is_the_measured_events(real):
     p = load(real / "cnn.etdump")
-    rows = {r.kind: r for r in placement.breakdown(p)}
+    every = np.ones(p.n_runs, dtype=bool)        # the Inspector's averages are over every run
+    rows = {r.kind: r for r in placement.breakdown(p, every)}
     # From the Inspector's table on this file: DELEGATE_CALL avg 0.0416194 ms, Method::execute avg 0.0461109 ms.
     assert rows["delegate"].backend == "XnnpackBackend"
     assert rows["delegate"].mean_ms == pytest.approx(0.0416194, rel=1e-6)
     assert rows["delegate"].calls_per_run == 1
-    assert placement.latency_summary(p).latency_ms.mean == pytest.approx(0.0461109, rel=1e-6)
+    assert placement.latency_summary(p, every).latency_ms.mean == pytest.approx(0.0461109, rel=1e-6)
+    # The views' default: run 0 (0.145 ms, 4.6x the later runs' median) is warm-up, left out, as llm does.
+    lat = placement.latency_summary(p)
+    assert lat.warmup.runs == (0,) and lat.latency_ms.p50 == pytest.approx(0.031547, rel=1e-9)
+    assert placement.breakdown(p)[0].mean_ms == pytest.approx(0.0338264444, rel=1e-6)
 
 
 def test_fallback_ops_one_entry_per_cpu_instruction(real):
@@ -42,7 +47,7 @@ def test_fallback_ops_one_entry_per_cpu_instruction(real):
 
 def test_same_name_events_in_one_run_are_all_kept(real):
     p = load(real / "llama_nodebug.etdump")
-    stats = [s for s in event_stats(p) if s.name == "native_call_index_put.out"]
+    stats = [s for s in event_stats(p, steady=np.ones(p.n_runs, dtype=bool)) if s.name == "native_call_index_put.out"]
     assert len(stats) == 4
     assert {s.instruction_id for s in stats} == {54, 65, 102, 113}
     assert all(s.runs == 24 for s in stats)

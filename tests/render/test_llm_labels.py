@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SRC = Path(etscope.__file__).resolve().parent      # the package under test
 REAL = ROOT / "tests" / "fixtures" / "real"
 HYBRID = ROOT / "tests" / "fixtures" / "qnn_hybrid"
-WORDS = (glossary.P50_STEADY.label, glossary.MEAN_PER_RUN.label, glossary.SHARE_OF_MEAN.label,
+WORDS = (glossary.P50.label, glossary.MEAN_PER_RUN.label, glossary.SHARE_OF_MEAN.label,
          glossary.ACCELERATOR.label, glossary.DELEGATE_CALL.label)
 
 
@@ -34,7 +34,7 @@ def _text(r) -> str:
 
 def test_llm_text_headers_are_the_glossary_labels():
     text = _text(llm_report(load(REAL / "gen_llama.etdump")))
-    for label in (glossary.P50_STEADY.label, glossary.MEAN_PER_RUN.label, glossary.SHARE_OF_MEAN.label):
+    for label in (glossary.P50.label, glossary.MEAN_PER_RUN.label, glossary.SHARE_OF_MEAN.label):
         assert label in text
 
 
@@ -52,12 +52,14 @@ def test_llm_renderers_keep_no_copy_of_the_labels():
     for path in ("render/llm_text.py", "render/phases_text.py", "analysis/llm/partitions.py"):
         src = (SRC / path).read_text()
         literals = re.findall(r'"([^"\n]*)"', src) + re.findall(r"'([^'\n]*)'", src)
-        for word in (glossary.P50_STEADY.label, glossary.MEAN_PER_RUN.label, glossary.SHARE_OF_MEAN.label):
+        for word in (glossary.MEAN_PER_RUN.label, glossary.SHARE_OF_MEAN.label):
             assert not [x for x in literals if word in x], (path, word)
+        # "p50" is also a plain word in sentences ("p50 per position"): no literal is the label itself
+        assert glossary.P50.label not in literals, path
     js = (SRC / "render/html/assets/report.js").read_text()
     llm_js = js[js.index("function renderLlm()"):]
     llm_js = llm_js[:llm_js.index("\n  function ", 1)]
-    assert "WORDS.p50_steady" in llm_js and "WORDS.mean_per_run" in llm_js
+    assert "WORDS.p50" in llm_js and "WORDS.mean_per_run" in llm_js
     assert not re.search(r"'[^']*(latency p50|mean per run|\(mean\))[^']*'", llm_js)
 
 
@@ -71,8 +73,8 @@ def test_report_page_carries_the_glossary_words(tmp_path):
     html = (tmp_path / "r.html").read_text()
     blob = re.search(r'<script type="application/json" id="etscope-words">(.*?)</script>', html, re.S).group(1)
     words = json.loads(blob)
-    assert words["p50_steady"] == glossary.P50_STEADY.label and words["accelerator"] == glossary.ACCELERATOR.label
+    assert words["p50"] == glossary.P50.label and words["accelerator"] == glossary.ACCELERATOR.label
     assert words["delegate_call"] == glossary.DELEGATE_CALL.label and words["mean_per_run"] == glossary.MEAN_PER_RUN.label
-    # the phases side by side (every run of each phase): p50 and mean per run, as the text view says them
+    # the phases side by side (the steady runs of each phase): p50 and mean per run, as the text view says them
     head = re.search(r'<table class="data phase-table".*?</tr>', html, re.S).group(0)
     assert f"<th>{glossary.P50.label}</th><th>{glossary.MEAN_PER_RUN.label}</th>" in head

@@ -85,8 +85,12 @@ def test_one_view_per_phase_with_the_runs_and_figures_of_llm_and_summary(tmp_pat
         assert view["hierarchy"]["ms"] == pytest.approx(s["runs"]["latency_ms"]["mean"], rel=1e-5)
         lat = view["runs"]["columns"]["latency_ms"]
         assert len(lat) == n_file and [i for i, v in enumerate(lat) if v is not None] == lp["runs"]
-        assert all(r[7] == len(lp["runs"]) for r in view["ops"]["rows"] if r[1] == 0)   # runs column
-        assert view["guide"][0].startswith(f"Method::execute") and f"{s['runs']['count']} run(s)" in view["guide"][0]
+        # the runs column: the phase's steady runs (its warm-up runs left out, as llm leaves them)
+        assert all(r[7] == lp["steady_runs"] for r in view["ops"]["rows"] if r[1] == 0)
+        assert row["latency_ms"]["p50"] == lp["latency_ms"]["p50"]      # one p50 per phase: llm's
+        warm = s["runs"].get("warmup", {}).get("count", 0)
+        said = f"{s['runs']['count'] - warm} steady run(s)" if warm else f"{s['runs']['count']} run(s)"
+        assert view["guide"][0].startswith("Method::execute") and said in view["guide"][0]
     # The page names the phases and how they were told apart; the pooled top level is not drawn.
     assert 'id="phase-bar"' in html and 'id="phases"' in html
     assert data["phases"]["how"] and data["phases"]["how"] in html.replace("&#39;", "'")

@@ -3,7 +3,7 @@ words etscope uses, each defined once here and read by every analysis and view (
 
 A view that shows a level takes its label and meaning from :data:`NESTING`; a column that shows a
 statistic takes its label from :data:`STATISTICS` (a share column is over the same runs as the
-figure beside it; which runs a p50 is over is said by its statistic). `etscope qnn` and
+figure beside it; every statistic over runs is over the steady runs, warm-up runs left out). `etscope qnn` and
 `etscope llm` both call :data:`ACCELERATOR` "the accelerator": one level, by construction.
 The README's glossary is rendered from this module (``render.glossary_text``) and a test keeps the
 two equal.
@@ -74,15 +74,14 @@ class Statistic:
     meaning: str
 
 
-P50 = Statistic("p50", "p50", "every run of the phase shown (summary, ops, qnn, report, trace)",
-                "the median over the runs; a cold first run moves it little, and the run count is said")
-P50_STEADY = Statistic("p50_steady", "p50 (steady)", "steady runs: warm-up runs left out (llm, diff, trend)",
-                       "the median a comparison or a rate rests on, where a cold run must not count")
-MEAN_PER_RUN = Statistic("mean_per_run", "mean per run", "every run, warm-up included",
+P50 = Statistic("p50", "p50", "steady runs: each phase's runs without its warm-up runs (every view: summary, "
+                "ops, qnn, report, llm, diff, trend; a QNN profile file without an ETDump: each of its executes)",
+                "the median over the steady runs; the views say how many warm-up runs were left out")
+MEAN_PER_RUN = Statistic("mean_per_run", "mean per run", "the same steady runs as the p50",
                          "total over the runs ÷ the number of runs: what a split of time adds up with")
-SHARE_OF_MEAN = Statistic("share_of_mean", "share of mean", "every run, as the mean beside it",
+SHARE_OF_MEAN = Statistic("share_of_mean", "share of mean", "the same steady runs as the p50 and the mean beside it",
                           "a part's mean per run ÷ the whole's mean per run (can differ from the p50s' ratio)")
-STATISTICS = (P50, P50_STEADY, MEAN_PER_RUN, SHARE_OF_MEAN)
+STATISTICS = (P50, MEAN_PER_RUN, SHARE_OF_MEAN)
 
 
 @dataclass(frozen=True)
@@ -93,9 +92,10 @@ class Term:
 
 TERMS = (
     Term("run", "one execute() of a method: one Execute RunData of the ETDump"),
-    Term("steady run", "a run that is not warm-up: warm-up runs are leading runs each more than 2× the "
-                       "median of the runs after it, at most 10% of the runs (at least one), judged "
-                       "only in series of 4 runs or more (analysis/stats.py)"),
+    Term("steady run", "a run that is not warm-up: warm-up runs are a phase's leading runs each more than 2× "
+                       "the median of its runs after it, at most 10% of the runs (at least one), judged "
+                       "only in series of 4 runs or more (analysis/stats.py: steady_runs, the one rule of "
+                       "every view)"),
     Term("phase", "the runs of one kind of an LLM: prefill (the prompt) or decode (one token per run); "
                   "a model that is not an LLM has one phase"),
     Term("placement", "where an instruction ran: a delegate backend (QnnBackend, XnnpackBackend, ...) or "

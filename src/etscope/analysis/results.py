@@ -166,8 +166,28 @@ class Results:
         return soc_from_pte(self.program)
 
     @cached_property
+    def steady(self) -> np.ndarray | None:
+        """The runs every statistic over runs of these results is over (bool per run): each phase's
+        runs without its warm-up runs, as ``etscope llm`` judges them (``RunPhases.warmup``) when
+        the runs are several phases pooled; None otherwise: one phase, whose steady runs are
+        ``stats.steady_runs`` of the profile (the same rule)."""
+        if self.profile is None or not self.phases.split:
+            return None
+        return ~self.phases.warmup
+
+    @cached_property
+    def warmup(self):
+        """The warm-up runs left out of these results' statistics (``placement.WarmupLeftOut``, as
+        ``summary.runs.warmup`` says them; None when none was), without making the summary."""
+        if self.profile is None:
+            return None
+        from etscope.analysis.ops.placement import latency_summary
+
+        return latency_summary(self.profile, self.steady).warmup
+
+    @cached_property
     def ops(self) -> list[OpRow]:
-        return ops_analysis.op_table(self.profile) if self.profile is not None else []
+        return ops_analysis.op_table(self.profile, self.steady) if self.profile is not None else []
 
     @cached_property
     def qnn(self):
@@ -186,7 +206,8 @@ class Results:
             if self.shards is not None:
                 return self._sharded_qnn(soc)
             return qnn_analysis.qnn_report(p, qhas=self.qhas, optrace=self.optrace, qnn_profile=self.qnn_profile,
-                                           soc=soc, runtrace=self.runtrace, dram_gbps=self.dram_gbps)
+                                           soc=soc, runtrace=self.runtrace, dram_gbps=self.dram_gbps,
+                                           steady=self.steady)
         except FormatError:
             raise
         except Exception as e:  # noqa: BLE001 - the other sections still render; say what failed
@@ -199,7 +220,8 @@ class Results:
         return qnn_analysis.qnn_report(self.profile, qhas=self.loose_qhas, optrace=self.loose_optrace,
                                        qnn_profile=self.qnn_profile, soc=soc, runtrace=self.runtrace,
                                        qhas_ops_by_key=self.qhas_ops_by_key, htp_sources=self._htp_sources(),
-                                       dram_gbps=self.dram_gbps, shards=shard_view(self.shards, soc))
+                                       dram_gbps=self.dram_gbps, shards=shard_view(self.shards, soc),
+                                       steady=self.steady)
 
     def _htp_sources(self) -> list[tuple]:
         """(partition key or None, qhas, optrace) per partition of the shard files: each partition's
@@ -258,10 +280,10 @@ class Results:
         if self.qhas is None and self.optrace is None and self.qnn is not None:
             brief = self.qnn
         elif qnn_analysis.qnn_instructions(self.profile):
-            brief = qnn_analysis.qnn_report(self.profile, runtrace=self.runtrace)
+            brief = qnn_analysis.qnn_report(self.profile, runtrace=self.runtrace, steady=self.steady)
         else:
             brief = None
-        return summary_analysis.summary_of(self.profile, self.ops, brief, self.soc)
+        return summary_analysis.summary_of(self.profile, self.ops, brief, self.soc, steady=self.steady)
 
     @cached_property
     def llm(self):
@@ -304,7 +326,7 @@ class Results:
         """Inclusive time per source module (``analysis.ops.modules``), None without an ETRecord graph."""
         if self.profile is None:
             return None
-        return module_times(self.profile, self.ops, self.qnn)
+        return module_times(self.profile, self.ops, self.qnn, self.steady)
 
     @cached_property
     def tables(self):
@@ -350,7 +372,7 @@ class Results:
 
         if self.profile is None:
             return None
-        return node_table(self.profile, self.ops, self.qnn)
+        return node_table(self.profile, self.ops, self.qnn, self.steady)
 
     @cached_property
     def qnn_files(self):
@@ -393,4 +415,4 @@ class Results:
                               checks=["QNN files only: " + m for m in self.summary.qnn_only.missing],
                               notes=self.notes, findings=list(self.findings))
         return report_view(self.profile, self.summary, self.ops, self.qnn, self.llm, self.notes, self.modules,
-                           ranked=self.findings)
+                           ranked=self.findings, steady=self.steady)

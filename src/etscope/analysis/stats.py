@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from etscope import profile as P
 from etscope import units
+from etscope.analysis.memo import per_profile
 from etscope.arrays import median, partition_columns
 
 
@@ -225,6 +227,43 @@ def leading_warmup(latency: np.ndarray) -> int:
             break
         n += 1
     return n
+
+
+def steady_mask(latency: np.ndarray, phase_of_run: np.ndarray | None = None) -> np.ndarray:
+    """Per run: True for a steady run, False for a leading warm-up run of its phase
+    (:func:`leading_warmup` over each phase's runs in the order they ran; ``phase_of_run``: a phase
+    code per run, None: one phase). What `etscope llm` leaves out of a phase's statistics."""
+    lat = np.asarray(latency, dtype=np.float64)
+    steady = np.ones(lat.shape[0], dtype=bool)
+    if phase_of_run is None:
+        steady[:leading_warmup(lat)] = False
+        return steady
+    phase_of_run = np.asarray(phase_of_run)
+    for code in np.unique(phase_of_run):
+        runs = np.flatnonzero(phase_of_run == code)
+        steady[runs[:leading_warmup(lat[runs])]] = False
+    return steady
+
+
+@per_profile
+def steady_runs(profile: P.Profile) -> np.ndarray:
+    """The runs the single-file views' statistics over runs are over (p50, mean per run, share of
+    mean, the per-op table): the profile's Execute runs without the leading warm-up runs
+    (:func:`steady_mask` of Method::execute; the profile is one phase, or one phase's runs). A
+    view of several phases pooled passes each phase's own (``RunPhases.warmup``) instead."""
+    steady = steady_mask(units.ns_to_ms(np.asarray(profile.runs["latency_ns"], dtype=np.float64)))
+    steady.flags.writeable = False          # shared by every analysis of the profile
+    return steady
+
+
+def steady_or_default(profile: P.Profile, steady: np.ndarray | None) -> np.ndarray:
+    """``steady`` (bool per run) when given, else :func:`steady_runs` of the profile."""
+    return steady_runs(profile) if steady is None else np.asarray(steady, dtype=bool)
+
+
+def runs_counted(profile: P.Profile, steady: np.ndarray | None = None) -> int:
+    """How many runs a mean per run divides by: the steady ones (at least 1)."""
+    return max(int(np.count_nonzero(steady_or_default(profile, steady))), 1)
 
 
 def _betacf(a: float, b: float, x: float) -> float:

@@ -71,16 +71,18 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
         from etscope.render.json import as_fields
 
         # The summary's keys (its schema replaced in place), then the op table.
-        phased = dict(phases_pooled="ops pools every run of every phase; phases[] gives each phase's own",
+        phased = dict(phases_pooled="ops pools the steady runs of every phase; phases[] gives each phase's own",
                       phases=[dict(row.to_dict(), ops=pr.ops) for row, (_, pr) in zip(r.phase_rows, parts)])
         emit_json(dict(as_fields(r.summary), schema="etscope.ops/1", ops=r.ops, **(phased if parts else {})))
         return
     from etscope.analysis.ops.ordering import ops_sort_used, order_ops
     from etscope.render.text import render_ops
+    from etscope.render.warmup_text import render_warmup
 
     if not parts:
         sort, title = ops_sort_used(r.ops, sort)
         render_ops(order_ops(r.ops, sort), limit=limit, order=title, sort=sort)
+        render_warmup(r.warmup)
         return
     from etscope.render.phases_text import render_phase_heading, render_phase_table
 
@@ -89,6 +91,7 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
         render_phase_heading(row)
         used, title = ops_sort_used(pr.ops, sort)
         render_ops(order_ops(pr.ops, used), limit=limit, order=title, sort=used)
+        render_warmup(pr.warmup)
 
 
 @click.command()

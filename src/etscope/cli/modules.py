@@ -16,7 +16,7 @@ def emit_modules(results, as_json: bool, limit: int, parts=()) -> None:
                    "comes from its nn_module_stack", err=True)
         raise SystemExit(EXIT_BAD_INPUT)
     if as_json:
-        phased = dict(phases_pooled="the module times pool every run of every phase; phases[] gives each phase's own",
+        phased = dict(phases_pooled="the module times pool the steady runs of every phase; phases[] gives each phase's own",
                       phases=[dict(row.to_dict(), modules=pr.modules)
                               for row, (_, pr) in zip(results.phase_rows, parts)])
         emit_json({"schema": "etscope.modules/1", "inputs": results.summary.inputs,

@@ -2,6 +2,7 @@
 the text and HTML views)."""
 from __future__ import annotations
 
+from etscope.render.warmup_text import warmup_sentence
 from etscope.units import fmt_ms, us_to_ms
 
 
@@ -18,9 +19,12 @@ def reading_guide(s, qnn=None) -> list[str]:  # noqa: C901 - one sentence per fa
     method = f" ({s.method})" if s.method else ""
     ph = s.phase
     of = f" of the {ph.name} phase ({ph.of_runs - len(ph.runs)} other run(s) left out)" if ph else ""
+    warm = warmup_sentence(runs.warmup)
+    steady = f"{runs.count - runs.warmup.count} steady run(s)" if warm else f"{runs.count} run(s)"
     lines.append(
-        f"Method::execute{method}: {fmt_ms(lat.p50)} p50 over {runs.count} run(s){of} "
-        f"(mean {fmt_ms(lat.mean)}, min {fmt_ms(lat.min)}, max {fmt_ms(lat.max)}).")
+        f"Method::execute{method}: {fmt_ms(lat.p50)} p50 over {steady}{of} "
+        f"(mean {fmt_ms(lat.mean)}, min {fmt_ms(lat.min)}, max {fmt_ms(lat.max)})"
+        + (f"; {warm}." if warm else "."))
     parts = []
     for b in s.breakdown:
         if b.kind == "delegate":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from etscope.analysis.glossary import ACCELERATOR, DELEGATE_CALL, MEAN_PER_RUN, P50_STEADY, SHARE_OF_MEAN
+from etscope.analysis.glossary import ACCELERATOR, DELEGATE_CALL, MEAN_PER_RUN, P50, SHARE_OF_MEAN
 from etscope.analysis.llm import label_text
 from etscope.render.text import Table, breakdown_table, console_or_default, safe_text
 from etscope.render.text import shown
@@ -76,7 +76,7 @@ def render_llm(r, console: Console | None = None) -> None:
     c.print()
 
     t = Table(title="Phases (steady-state runs; warm-up left out)")
-    for col in ("phase", "runs", "warm-up", "tokens/run", P50_STEADY.label, "p90", "p99", "max", "per token",
+    for col in ("phase", "runs", "warm-up", "tokens/run", P50.label, "p90", "p99", "max", "per token",
                 "runs/s"):
         t.add_column(col, justify="left" if col == "phase" else "right",
                      detail={"warm-up": 3, "p99": 2, "max": 1}.get(col, 0))
@@ -90,7 +90,7 @@ def render_llm(r, console: Console | None = None) -> None:
                   f"{ph.runs_per_s:,.1f}" if ph.runs_per_s else "—")
     c.print(t)
     if llm.ttft_ms is not None:
-        c.print(safe_text(f"Time to first token, prefill {P50_STEADY.label}: {fmt_ms(llm.ttft_ms)}"))
+        c.print(safe_text(f"Time to first token, prefill {P50.label}: {fmt_ms(llm.ttft_ms)}"))
     if llm.decode_tokens_per_s is not None:
         c.print(safe_text(f"Decode tokens/s: {llm.decode_tokens_per_s:,.1f}"))
     elif llm.decode_runs_per_s is not None:
@@ -103,7 +103,7 @@ def render_llm(r, console: Console | None = None) -> None:
         if ph.qnn is not None:
             c.print(_partitions_table(ph))
         t = Table(title=f"{shown(ph.name)}: top instructions")
-        for col in ("instr", "op", "placement", MEAN_PER_RUN.label, P50_STEADY.label, SHARE_OF_MEAN.label, "source"):
+        for col in ("instr", "op", "placement", MEAN_PER_RUN.label, P50.label, SHARE_OF_MEAN.label, "source"):
             t.add_column(col, justify="left" if col in ("op", "placement", "source") else "right",
                          detail=col == "source")
         for o in ph.top_ops:

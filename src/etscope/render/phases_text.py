@@ -23,7 +23,7 @@ def render_phase_table(rows, how: str, command: str, console=None) -> None:
     c.print(safe_text(f"These runs are {len(rows)} phases ({', '.join(r.name for r in rows)}), told apart by "
                       f"{how}; each is shown on its own below, never pooled. One phase: etscope {command} "
                       f"--phase {rows[0].name} (or --phase all for every run together)."))
-    t = Table(title="Phases (Method::execute over every run of the phase)")
+    t = Table(title="Phases (Method::execute over the steady runs of each phase, warm-up runs left out)")
     for col in ("phase", "method", "runs", "warm-up", P50.label, MEAN_PER_RUN.label, "min", "max"):
         t.add_column(col, justify="left" if col in ("phase", "method") else "right")
     for r in rows:

@@ -10,6 +10,7 @@ from etscope.analysis.qnn.partition_result import Partition
 from etscope.analysis.qnn.result import QnnReport, QnnView
 from etscope.render.findings_text import render_findings
 from etscope.analysis.glossary import P50
+from etscope.render.warmup_text import warmup_count_sentence
 from etscope.render.nesting_text import OVER_RUNS, nesting_table
 from etscope.render.text import Table, console_or_default, safe_text, shown
 from etscope.units import fmt_ms, fmt_bytes
@@ -66,6 +67,8 @@ def _render_partition(c, p: Partition, top: int, sort: str) -> None:
     c.print(Text(shown(title), style="bold"))
     c.print(safe_text(f"{p.runs} execute(s) from {p.source}" + (
         "; QNN events accumulate across executes and were de-duplicated" if p.accumulating else "")))
+    if warmup_count_sentence(p.warmup_runs_left_out):
+        c.print(safe_text(warmup_count_sentence(p.warmup_runs_left_out)))
     if p.headline:
         c.print(Text(shown(p.headline), style="bold cyan"))
     table, after = nesting_table(p.nesting)
@@ -102,7 +105,7 @@ def _render_partition(c, p: Partition, top: int, sort: str) -> None:
         have_qhas = any(o.hmx is not None or o.hvx is not None for o in ops)
         have_graph = any(o.node for o in ops)
         t = Table(title=f"Per-op HTP cycles, {OVER_RUNS} ({len(ops)} ops, {QNN_SORT_TITLE[sort]}; µs are "
-                        "estimates; share = the op's cycles summed over all runs ÷ the accelerator's)")
+                        "estimates; share = the op's cycles summed over the runs ÷ the accelerator's)")
         stats = [f"cycles {P50.label}"] + (["cycles mean"] if sort == "mean" else []) + ["est. µs", "share"]
         cols = ["QNN op"] + (["graph node", "op type"] if have_graph else []) + stats
         if have_qhas:

@@ -41,7 +41,7 @@ def breakdown_table(breakdown, title: str) -> Table:
     """Method::execute split into delegate calls per backend, CPU kernels and overhead (parts with
     ``kind``, ``backend``, ``calls_per_run``, ``mean_ms``, ``p50_ms``, ``share``)."""
     t = Table(title=title)
-    # The share is of the mean (every run, a cold one included), so it can disagree with the p50.
+    # The share is of the mean (over the same steady runs as the p50), so it can disagree with the p50s' ratio.
     for col in ("part", "calls/run", "mean", P50.label, SHARE_OF_MEAN.label):
         t.add_column(col, justify="right" if col != "part" else "left")
     for b in breakdown:

@@ -11,7 +11,7 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.ops import per_op as ops_analysis
-from etscope.analysis.stats import leading_warmup
+from etscope.analysis.stats import steady_runs
 from etscope.formats.qnn_names import parse_qnn_event_name
 
 
@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 
 
 def steady_latency_ms(profile: P.Profile) -> tuple[np.ndarray, int]:
-    """Per-run Method::execute in ms without the leading warm-up runs, and how many were dropped."""
+    """Per-run Method::execute in ms without the leading warm-up runs (``stats.steady_runs``, the
+    runs the single-file views' statistics are over), and how many were dropped."""
     lat = units.ns_to_ms(profile.runs["latency_ns"])
-    n = leading_warmup(lat)
+    n = int(np.count_nonzero(~steady_runs(profile)))
     return lat[n:], n
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from etscope import profile as P
+from etscope.analysis.stats import steady_runs
 
 ALL = "all"          # --phase all: every run together (pooled on purpose)
 
@@ -47,10 +48,11 @@ class RunPhases:
 
 
 def one_phase(profile: P.Profile) -> RunPhases:
-    """Every run in one phase (not an LLM, or its phases could not be told apart)."""
+    """Every run in one phase (not an LLM, or its phases could not be told apart); its warm-up runs
+    are the leading ones ``stats.steady_runs`` leaves out, as ``etscope llm`` judges one phase."""
     n = profile.n_runs
     return RunPhases(names=(ALL,), methods=(profile.method,), of_run=np.zeros(n, dtype=np.int64),
-                     warmup=np.zeros(n, dtype=bool), how="one phase")
+                     warmup=~steady_runs(profile), how="one phase")
 
 
 def run_phases(profile: P.Profile, report) -> RunPhases:
@@ -103,7 +105,7 @@ def choose(phases: RunPhases, phase: str | None = None, method: str | None = Non
 @dataclass(frozen=True)
 class PhaseRow:
     """One phase side by side with the others: its runs (indices among the Execute runs) and their latency
-    (Method::execute, every run of the phase, as that phase's summary gives it)."""
+    (Method::execute over its steady runs, as that phase's summary gives it)."""
 
     name: str
     method: str | None

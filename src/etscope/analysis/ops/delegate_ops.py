@@ -26,10 +26,13 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from etscope import profile as P
 from etscope.formats.backends import events_name_nodes
 from etscope.analysis.ops.kinds import kind_of_delegate_event, kind_of_op_type
 from etscope.analysis.ops.per_op import OpRow, inner_rows_by_call
+from etscope.analysis.stats import runs_counted
 
 MATCHED_HOW = "matched by kind and order"
 SKIP_TARGETS = ("operator.getitem", "executorch_call_delegate")
@@ -138,12 +141,14 @@ def match_call(nodes: list, events: list[tuple[str, float]], backend: str | None
     return pairs, why
 
 
-def match_delegate_ops(profile: P.Profile, ops: list[OpRow], graph) -> dict[int, PartitionOps]:
+def match_delegate_ops(profile: P.Profile, ops: list[OpRow], graph,
+                       steady: np.ndarray | None = None) -> dict[int, PartitionOps]:
     """Per delegate instruction with per-op time events (not QNN): its events matched to its graph
-    nodes. Empty without a graph."""
+    nodes. Empty without a graph. ``steady``: the runs the op table is over (default
+    ``stats.steady_runs``)."""
     if graph is None:
         return {}
-    n_runs = max(profile.n_runs, 1)
+    n_runs = runs_counted(profile, steady)
     inside = inner_rows_by_call(ops)
     pos = {n.name: i for i, n in enumerate(graph.nodes)}
     nodes_of: dict[int, list] = {}

@@ -28,6 +28,7 @@ from etscope import profile as P
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_delegate_ops
 from etscope.analysis.ops.nodes import graph_for_views, qnn_ops_by_node
 from etscope.analysis.ops.placement import instruction_times, per_run_parts
+from etscope.analysis.stats import runs_counted, steady_or_default
 from etscope.arrays import unique_inverse
 
 
@@ -121,21 +122,22 @@ class ModuleTimes:
     estimates: tuple[QnnEstimate, ...] = field(default=(), metadata={"omit_empty": True})
 
 
-def module_times(profile: P.Profile, ops: list[OpRow], qnn=None) -> ModuleTimes | None:
+def module_times(profile: P.Profile, ops: list[OpRow], qnn=None, steady: np.ndarray | None = None) -> ModuleTimes | None:
     """The module tree with inclusive time per module (mean per run, µs), or None without an
-    ETRecord graph."""
+    ETRecord graph; over the steady runs (``steady``: the op table's; default ``stats.steady_runs``)."""
     g = graph_for_views(profile)
     if g is None:
         return None
     module_of = {n.name: n.module_path or "" for n in g.nodes}
-    mods = _module_tree(g, module_of, _time_pieces(profile, ops, qnn, g, module_of))
+    steady = steady_or_default(profile, steady)
+    mods = _module_tree(g, module_of, _time_pieces(profile, ops, qnn, g, module_of, steady))
     parts = per_run_parts(profile)
-    latency = parts["latency"]
+    latency = parts["latency"][steady]
     estimates = qnn_estimates(qnn)
     return ModuleTimes(
         graph=g.name,
         method_execute_us=float(np.nanmean(latency)) / 1e3 if latency.size else None,
-        framework_overhead_us=float(np.nanmean(parts["framework_overhead"])) / 1e3 if latency.size else None,
+        framework_overhead_us=float(np.nanmean(parts["framework_overhead"][steady])) / 1e3 if latency.size else None,
         attributed_us=mods[""].total_us,
         # what the QNN ops' times are, only where there are some
         how={**HOW_TEXT, ESTIMATED: ESTIMATED_QNN} if estimates else dict(HOW_TEXT),
@@ -155,20 +157,21 @@ def qnn_estimates(qnn) -> tuple[QnnEstimate, ...]:
     return tuple(out)
 
 
-def _time_pieces(profile: P.Profile, ops: list[OpRow], qnn, g, module_of: dict[str, str]
+def _time_pieces(profile: P.Profile, ops: list[OpRow], qnn, g, module_of: dict[str, str], steady: np.ndarray
                  ) -> list[tuple[str, float, str, str]]:
     """Each instruction's mean time per run (µs) cut into (module, µs, placement, how) pieces:
     a CPU kernel on its node(s), a delegate call on its matched / estimated nodes, the rest of the
     call at the deepest module holding the partition's nodes."""
-    n_runs = max(profile.n_runs, 1)
+    n_runs = runs_counted(profile, steady)
     it = instruction_times(profile)
     ins_us: dict[int, float] = {}
     if len(it["instruction_id"]):
         ids, inv = unique_inverse(it["instruction_id"])
-        sums = np.bincount(inv.reshape(-1), weights=it["ns"])
+        weights = it["ns"] if steady.all() else np.where(steady[it["execute"]], it["ns"], 0.0)
+        sums = np.bincount(inv.reshape(-1), weights=weights)
         ins_us = {int(i): float(s) / 1e3 / n_runs for i, s in zip(ids, sums)}
     pieces: list[tuple[str, float, str, str]] = []
-    matched = match_delegate_ops(profile, ops, g)
+    matched = match_delegate_ops(profile, ops, g, steady)
     qnn_nodes = qnn_ops_by_node(qnn)
     for iid in sorted(ins_us):
         t = ins_us[iid]

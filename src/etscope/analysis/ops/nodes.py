@@ -21,8 +21,11 @@ from typing import TYPE_CHECKING
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from etscope import profile as P
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, match_delegate_ops
+from etscope.analysis.stats import runs_counted
 from etscope.formats.backends import QNN_BACKEND_ID
 
 
@@ -99,10 +102,10 @@ def module_instances(node) -> list[tuple[str, str]]:
     return out
 
 
-def instruction_us(profile: P.Profile, ops: list[OpRow]) -> dict[int, float]:
+def instruction_us(profile: P.Profile, ops: list[OpRow], steady: np.ndarray | None = None) -> dict[int, float]:
     """Time of each instruction (mean per run, µs; all its calls in a run) from the op table's
-    level-0 time rows."""
-    n_runs = max(profile.n_runs, 1)
+    level-0 time rows (``steady``: the runs the table is over; default ``stats.steady_runs``)."""
+    n_runs = runs_counted(profile, steady)
     out: dict[int, float] = {}
     for r in ops:
         if r.level == 0 and r.unit == "ns" and r.instruction_id is not None:
@@ -142,12 +145,12 @@ class NodeTable:
     module_types: dict[str, str]      # module instance -> type
 
 
-def node_table(profile: P.Profile, ops: list[OpRow], qnn=None) -> NodeTable | None:
+def node_table(profile: P.Profile, ops: list[OpRow], qnn=None, steady: np.ndarray | None = None) -> NodeTable | None:
     """Nodes of the graph with placement and time, or None without an ETRecord graph."""
     g = graph_for_views(profile)
     if g is None:
         return None
-    instr_us = instruction_us(profile, ops)
+    instr_us = instruction_us(profile, ops, steady)
     placement: dict[str, str] = {}
     instr_of: dict[str, int] = {}
     time_us: dict[str, float] = {}
@@ -162,7 +165,7 @@ def node_table(profile: P.Profile, ops: list[OpRow], qnn=None) -> NodeTable | No
             for name in ins.nodes:
                 time_us[name] = time_us.get(name, 0.0) + share
                 how[name] = MEASURED
-    matched = match_delegate_ops(profile, ops, g)
+    matched = match_delegate_ops(profile, ops, g, steady)
     untimed: dict[str, str] = {}
     for part in matched.values():
         for name, us in part.node_us.items():

@@ -14,7 +14,7 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.memo import per_profile
-from etscope.analysis.stats import column_stats, grouped
+from etscope.analysis.stats import column_stats, grouped, steady_runs
 from etscope.formats import etdump as etdump_format
 from etscope.profile.repeats import identical_runs
 
@@ -170,43 +170,73 @@ class EventTable:
         return out
 
 
-def event_stats(profile: P.Profile, execute_only: bool = False) -> list[EventStats]:
-    """Statistics of every profile event signature over the runs holding it.
+def event_stats(profile: P.Profile, execute_only: bool = False,
+                steady: np.ndarray | None = None) -> list[EventStats]:
+    """Statistics of every profile event signature over the steady runs holding it (see
+    ``event_table``).
 
     Values are in their true unit; time values (ns) are also given in ms. Rows come in order of
     first appearance. Computed once per profile (``event_table`` is memoised).
     """
-    rows = event_table(profile).rows
+    rows = event_table(profile, steady).rows
     return [r for r in rows if r.block == "Execute"] if execute_only else rows
 
 
+def event_table(profile: P.Profile, steady: np.ndarray | None = None) -> EventTable:
+    """The event table of the profile: one row per event signature of every run; its statistics
+    over the steady runs (``steady``: bool per run; default ``stats.steady_runs``): the warm-up
+    runs are left out, as ``etscope llm`` and ``etscope diff`` leave them out. Computed once per
+    profile and set of runs."""
+    steady = steady_runs(profile) if steady is None else np.asarray(steady, dtype=bool)
+    tables = _tables_by_runs(profile)
+    key = np.packbits(steady).tobytes() + steady.size.to_bytes(8, "little")
+    if key not in tables:
+        tables[key] = _event_table_over(profile, steady)
+    return tables[key]
+
+
 @per_profile
-def event_table(profile: P.Profile) -> EventTable:
-    """The event table of the profile: the fast path when every Execute run logged the same event
-    sequence, else the general path (both give the same rows)."""
-    fast = template_event_table(profile)
-    return fast if fast is not None else general_event_table(profile)
+def _tables_by_runs(profile: P.Profile) -> dict[bytes, EventTable]:
+    """The profile's event tables, by the runs their statistics are over (a view of several
+    phases pooled counts each phase's steady runs; each phase's own profile, its own)."""
+    return {}
 
 
-def general_event_table(profile: P.Profile) -> EventTable:
-    """``event_table`` by sorting the signature keys of every profile event (any profile)."""
+def _event_table_over(profile: P.Profile, steady: np.ndarray) -> EventTable:
+    """The fast path when every Execute run logged the same event sequence, else the general path
+    (both give the same rows)."""
+    fast = template_event_table(profile, steady)
+    return fast if fast is not None else general_event_table(profile, steady)
+
+
+def general_event_table(profile: P.Profile, steady: np.ndarray | None = None) -> EventTable:
+    """``event_table`` by sorting the signature keys of every profile event (any profile);
+    statistics over the ``steady`` runs (default ``stats.steady_runs``)."""
+    steady = steady_runs(profile) if steady is None else steady
     ev = profile.events
     sel = ev["kind"] == etdump_format.PROFILE
     idx = np.nonzero(sel)[0]
     if idx.size == 0:   # no profiling event at all: samples() finds no groups
         groups = (ev["execute"][idx], ev["value"][idx], np.zeros(0, np.int64), 0)
         return EventTable([], lambda: groups)
-    uniq, first, inv, st = _signature_stats(profile, idx)
+    uniq, first, inv, st = _signature_stats(profile, idx, steady)
     groups = (ev["execute"][idx], ev["value"][idx], inv, uniq.shape[1])
     rows = []
+    n_exec = _runs_counted(profile, steady)
     for j in np.argsort(first, kind="stable"):
-        rows.append(_stats_row(profile, uniq[:, j], st, j, int(j)))
+        rows.append(_stats_row(profile, uniq[:, j], st, j, int(j), n_exec))
     return EventTable(rows, lambda: groups)
 
 
-def _signature_stats(profile: P.Profile, idx: np.ndarray):
+def _runs_counted(profile: P.Profile, steady: np.ndarray | None) -> int:
+    """The runs the statistics are over (every run when ``steady`` is None)."""
+    return profile.n_runs if steady is None else int(np.count_nonzero(steady))
+
+
+def _signature_stats(profile: P.Profile, idx: np.ndarray, steady: np.ndarray | None = None):
     """Signatures (block, role, name, instruction, occurrence, unit) of the events ``idx`` and
-    statistics of their values: (signatures, first index into idx, inverse, stats)."""
+    statistics of their values, those of Execute runs over the ``steady`` runs only (None: every
+    run): (signatures, first index into idx, inverse, stats)."""
     ev = profile.events
     name = effective_names(profile, idx).astype(np.int64)
     run = P.event_runs(profile, idx).astype(np.int64)
@@ -218,7 +248,14 @@ def _signature_stats(profile: P.Profile, idx: np.ndarray):
     block = (ev["execute"][idx] >= 0).astype(np.int64)
     keys = np.stack([block, role, name, instr_key, occ, ev["unit"][idx].astype(np.int64)])
     uniq, first, inv = unique_columns(keys)
-    st = grouped(inv, ev["value"][idx], uniq.shape[1])
+    if steady is None or steady.all():
+        st = grouped(inv, ev["value"][idx], uniq.shape[1])
+    else:
+        execute = ev["execute"][idx]
+        keep = np.ones(idx.size, dtype=bool)
+        inside = execute >= 0
+        keep[inside] = steady[execute[inside]]
+        st = grouped(inv[keep], ev["value"][idx[keep]], uniq.shape[1])
     return uniq, first, inv, st
 
 
@@ -226,9 +263,9 @@ ROW_QUANTILES = (10, 50, 90)     # the percentiles an event row shows (with min,
 _ROW_STATS = (*(f"p{q}" for q in ROW_QUANTILES), "mean", "min", "max", "total")
 
 
-def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> EventStats:
+def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int, n_exec: int) -> EventStats:
     b, rl, nm, ins, oc, un = (int(x) for x in key)
-    n_exec = max(profile.n_runs, 1)
+    n_exec = max(n_exec, 1)
     return EventStats(
         block="Execute" if b else "Default", role=P.ROLE_NAMES[rl], name=profile.name_of(nm),
         instruction_id=ins if ins >= 0 else None, occurrence=oc, unit=units.NAMES[un],
@@ -236,16 +273,18 @@ def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int) -> EventSt
         **{k: float(st[k][j]) for k in _ROW_STATS})
 
 
-def template_event_table(profile: P.Profile) -> EventTable | None:
+def template_event_table(profile: P.Profile, steady: np.ndarray | None = None) -> EventTable | None:
     """Fast path of ``event_table`` when every Execute run logged the same event sequence (a
     static graph: the common case). Each position of the first run is then one signature and its
     values over the runs are one column of a (runs x events) matrix: no sorting of signature
     keys, memory of one value per event. Same rows as the general path; None when it does not apply.
+    Statistics over the ``steady`` runs (default ``stats.steady_runs``).
     """
     ev = profile.events
     n_runs = profile.n_runs
     if n_runs < 2:
         return None
+    steady = steady_runs(profile) if steady is None else steady
     counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
     k = int(counts[0])
     if k == 0 or (counts != k).any():
@@ -294,8 +333,11 @@ def template_event_table(profile: P.Profile) -> EventTable | None:
     occ_t = occurrences(np.zeros(kp, dtype=np.int64), instr_key_t, name_t)
     unit_t = ev["unit"][t].astype(np.int64)
     keys = np.stack([np.ones(kp, dtype=np.int64), role_t, name_t, instr_key_t, occ_t, unit_t])
-    st = column_stats(values, overwrite=not shared, quantiles=ROW_QUANTILES)
-    del values
+    counted = _steady_rows(values, steady)
+    # The profile's own values (shared) are never reordered; a copy of ours may be.
+    st = column_stats(counted, overwrite=not (shared and np.may_share_memory(counted, values)),
+                      quantiles=ROW_QUANTILES)
+    del values, counted
     # Events outside the Execute runs (Program::load_method, Method::init): the general path.
     other = np.nonzero((ev["kind"] == etdump_format.PROFILE) & (ev["execute"] < 0))[0]
     entries = [(int(t[j]), keys[:, j], st, j, j) for j in range(kp)]
@@ -319,7 +361,19 @@ def template_event_table(profile: P.Profile) -> EventTable | None:
         return ev["execute"][idx], ev["value"][idx], inv, n_groups
 
     entries.sort(key=lambda e: e[0])
-    return EventTable([_stats_row(profile, key, s, j, g) for _, key, s, j, g in entries], groups)
+    n_exec = _runs_counted(profile, steady)
+    return EventTable([_stats_row(profile, key, s, j, g, n_exec) for _, key, s, j, g in entries], groups)
+
+
+def _steady_rows(values: np.ndarray, steady: np.ndarray | None) -> np.ndarray:
+    """The rows of the (runs x events) ``values`` of the steady runs: ``values`` itself when every
+    run is, a view when the warm-up runs lead (one phase), else a copy."""
+    if steady is None or steady.all():
+        return values
+    first = int(np.argmax(steady))
+    if steady[first:].all():
+        return values[first:]
+    return values[steady]
 
 
 def samples(profile: P.Profile, rows: list[EventStats]) -> np.ndarray:
@@ -327,13 +381,16 @@ def samples(profile: P.Profile, rows: list[EventStats]) -> np.ndarray:
     return event_table(profile).samples(rows, profile.n_runs)
 
 
-def op_table(profile: P.Profile) -> list[OpRow]:
+def op_table(profile: P.Profile, steady: np.ndarray | None = None) -> list[OpRow]:
     """The per-op table: each instruction (delegate call or CPU kernel), then what it contains.
 
-    ``share`` is the op's total time over the sum of Method::execute (time units only).
+    Statistics over the steady runs (``steady``: bool per run; default ``stats.steady_runs``);
+    ``share`` is the op's total time over the sum of Method::execute in the same runs (time
+    units only).
     """
-    stats = event_stats(profile, execute_only=True)
-    total_ns = float(np.nansum(profile.runs["latency_ns"]))
+    stats = event_stats(profile, execute_only=True, steady=steady)
+    counted = steady_runs(profile) if steady is None else np.asarray(steady, dtype=bool)
+    total_ns = float(np.nansum(profile.runs["latency_ns"][counted]))
     by_instr: dict[int, list[EventStats]] = {}
     for s in stats:
         if s.instruction_id is not None and s.role in (

@@ -17,7 +17,7 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.memo import per_profile
-from etscope.analysis.stats import column_stats, describe, grouped
+from etscope.analysis.stats import column_stats, describe, grouped, steady_or_default
 from etscope.arrays import isin, median, unique, unique_inverse
 from etscope.profile.repeats import identical_runs
 
@@ -219,11 +219,12 @@ class LocalPart:
 ExecutePart = DelegatePart | LocalPart
 
 
-def breakdown(profile: P.Profile) -> tuple[ExecutePart, ...]:
-    """Mean per run of each part of Method::execute, in ms, with its share of the mean latency."""
+def breakdown(profile: P.Profile, steady: np.ndarray | None = None) -> tuple[ExecutePart, ...]:
+    """Mean per run of each part of Method::execute, in ms, with its share of the mean latency, over
+    the steady runs (``steady``: bool per run; default ``stats.steady_runs``)."""
     parts = per_run_parts(profile)
     lat = parts["latency"]
-    ok = ~np.isnan(lat)
+    ok = ~np.isnan(lat) & steady_or_default(profile, steady)
     mean_lat = float(lat[ok].mean()) if ok.any() else float("nan")
     rows: list[ExecutePart] = []
     for b in profile.backends():
@@ -259,20 +260,50 @@ class LatencyMs:
 
 
 @dataclass(frozen=True)
+class WarmupLeftOut:
+    """The leading warm-up runs left out of every statistic over runs (``stats.steady_runs``, the
+    rule of `etscope llm` and `etscope diff`): which runs, each one's latency and how many times
+    the steady runs' p50 it is. The per-run series still show them."""
+    count: int
+    runs: tuple[int, ...]
+    latency_ms: tuple[float, ...]
+    times_steady_p50: tuple[float | None, ...]
+
+
+@dataclass(frozen=True)
 class RunLatency:
-    """How many Execute runs, and their latency (None when no run has timing)."""
+    """How many Execute runs, and their latency over the steady runs (None when no run has timing);
+    ``warmup``: the warm-up runs left out (absent when none was)."""
     count: int
     latency_ms: LatencyMs | None
+    warmup: WarmupLeftOut | None = field(default=None, metadata={"omit_none": True})
 
 
-def latency_summary(profile: P.Profile) -> RunLatency:
-    lat = profile.runs["latency_ns"]
-    lat = lat[~np.isnan(lat)]
+def latency_summary(profile: P.Profile, steady: np.ndarray | None = None) -> RunLatency:
+    """Method::execute over the steady runs (``steady``: bool per run; default ``stats.steady_runs``)."""
+    lat_all = profile.runs["latency_ns"]
+    steady = steady_or_default(profile, steady)
+    lat = lat_all[~np.isnan(lat_all) & steady]
     if lat.size == 0:
         return RunLatency(profile.n_runs, None)
     s = describe(units.ns_to_ms(lat))
     return RunLatency(profile.n_runs, LatencyMs(**{k: s[k] for k in ("p10", "p50", "p90", "p99", "mean", "min",
-                                                                    "max", "total")}))
+                                                                    "max", "total")}),
+                      warmup=warmup_left_out(lat_all, steady, s["p50"], profile.phase))
+
+
+def warmup_left_out(latency_ns: np.ndarray, steady: np.ndarray, steady_p50_ms: float,
+                    phase: P.PhaseSelection | None = None) -> WarmupLeftOut | None:
+    """The runs ``steady`` leaves out, each with its latency and its ratio to the steady p50 (None
+    when none is left out); ``runs`` are the file's run numbers (``phase``: the runs these are), as
+    `etscope llm` numbers them."""
+    runs = np.flatnonzero(~steady)
+    if runs.size == 0:
+        return None
+    ms = [units.ns_to_ms(float(latency_ns[r])) for r in runs]
+    numbers = [int(phase.runs[r]) if phase is not None and r < len(phase.runs) else int(r) for r in runs]
+    return WarmupLeftOut(count=int(runs.size), runs=tuple(numbers), latency_ms=tuple(ms),
+                         times_steady_p50=tuple(m / steady_p50_ms if steady_p50_ms else None for m in ms))
 
 
 @dataclass(frozen=True)
@@ -294,13 +325,15 @@ class FallbackOp:
     nodes: tuple = ()
 
 
-def fallback_ops(profile: P.Profile) -> tuple[FallbackOp, ...]:
-    """One entry per CPU-kernel instruction, in instruction order."""
-    found = _cpu_stats_by_instruction(profile)
+def fallback_ops(profile: P.Profile, steady: np.ndarray | None = None) -> tuple[FallbackOp, ...]:
+    """One entry per CPU-kernel instruction, in instruction order; its statistics (and calls per
+    run) over the steady runs (``steady``: bool per run; default ``stats.steady_runs``)."""
+    steady = steady_or_default(profile, steady)
+    found = _cpu_stats_by_instruction(profile, steady)
     if found is None:
         return ()
     uniq, calls, st = found
-    total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"])))
+    total_latency_ms = units.ns_to_ms(float(np.nansum(profile.runs["latency_ns"][steady])))
     rows = []
     for j, i in enumerate(uniq):
         ins = profile.instructions.get(int(i))
@@ -311,7 +344,7 @@ def fallback_ops(profile: P.Profile) -> tuple[FallbackOp, ...]:
             kernel=ins.kernel if ins else None,
             operator=ins.operator if ins else None,
             runs=int(st["count"][j]),
-            calls_per_run=float(calls[j] / max(profile.n_runs, 1)),
+            calls_per_run=float(calls[j] / max(int(steady.sum()), 1)),
             mean_ms=float(st["mean"][j]), p50_ms=float(st["p50"][j]),
             total_ms=float(st["total"][j]),
             share=float(st["total"][j] / total_latency_ms) if total_latency_ms else 0.0,
@@ -325,34 +358,41 @@ def fallback_ops(profile: P.Profile) -> tuple[FallbackOp, ...]:
 DENSE_TABLE_FACTOR, DENSE_TABLE_MIN_CELLS = 4, 1 << 20
 
 
-def _cpu_stats_by_instruction(profile: P.Profile):
-    """The CPU instructions (ids, calls) and the statistics in ms (``stats.grouped``) of their
-    totals per run, over the runs they ran in. None without CPU calls."""
+def _cpu_stats_by_instruction(profile: P.Profile, steady: np.ndarray):
+    """The CPU instructions (ids, calls in the ``steady`` runs) and the statistics in ms
+    (``stats.grouped``) of their totals per run, over the steady runs they ran in. None without CPU
+    calls."""
     template = _run_template(profile)
+    n_steady = int(steady.sum())
     if template is not None:
         if template.is_call.all():                      # no CPU call in any run
             return None
         found = identical_instruction_table(profile, cpu_only=True)
         if found is not None:
             uniq, calls, table = found
+            if n_steady < profile.n_runs:
+                table, calls = table[steady], calls // max(profile.n_runs, 1) * n_steady
             return uniq, calls, column_stats(table, transform=units.ns_to_ms, overwrite=True, quantiles=(50,),
                                              extremes=False)       # what fallback_ops shows
-    found = _cpu_totals_by_instruction_and_run(profile)
+    found = _cpu_totals_by_instruction_and_run(profile, None if n_steady == profile.n_runs else steady)
     if found is None:
         return None
     uniq, calls, group, per_run = found
     return uniq, calls, grouped(group, per_run, len(uniq), transform=units.ns_to_ms, overwrite=True)
 
 
-def _cpu_totals_by_instruction_and_run(profile: P.Profile):
+def _cpu_totals_by_instruction_and_run(profile: P.Profile, steady: np.ndarray | None = None):
     """The CPU instructions (ids, calls), and their totals per (instruction, run) over the pairs
     that occur, ordered by instruction then run: (instruction code, ns); None without CPU calls.
+    ``steady`` (bool per run, None: every run): only those runs' calls.
 
     Each temporary has one value per call (~30 MB on 10M events) and goes once used; a dense
     (runs x instructions) table replaces the sort of the keys when it is not much larger."""
     ev = profile.events
     n = profile.n_runs
     rows = cpu_rows(profile)
+    if steady is not None:
+        rows = rows[steady[ev["execute"][rows]]]
     if rows.size == 0:
         return None
     uniq, key = unique_inverse(ev["instruction_id"][rows])

@@ -2,6 +2,8 @@
 rows joined to the ETRecord graph and to QHAS/optrace, cold runs, and the clock."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from etscope.arrays import nanmedian
@@ -53,10 +55,19 @@ def cold_runs(s: QnnSeries) -> list[int]:
 
 
 def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measured: dict | None = None,
-                   method_us: np.ndarray | None = None, backend: str | None = None) -> Partition:
-    """One partition analysed. ``method_us``: Method::execute per run (µs), aligned on ``s.runs``
+                   method_us: np.ndarray | None = None, backend: str | None = None,
+                   steady: np.ndarray | None = None) -> Partition:
+    """One partition analysed. ``method_us``: Method::execute per Execute run (µs), read at ``s.runs``
     (ETDump only), the outermost band of the nesting; ``backend``: the backend the ETDump's
-    instruction names (None without an ETDump: the key is left out)."""
+    instruction names (None without an ETDump: the key is left out). ``steady`` (bool, aligned on
+    ``s.runs``; None: every run): the runs its statistics are over (the ETDump's runs without their
+    warm-up, ``stats.steady_runs``); the run count, per-run series, cold runs and checks keep every run."""
+    if steady is not None and 0 < np.count_nonzero(steady) < len(s.runs):
+        whole = analyse_series(s, graph, qhas_ops, measured, method_us, backend)
+        part = analyse_series(_columns(s, steady), graph, qhas_ops, measured, method_us, backend)
+        return dataclasses.replace(part, runs=whole.runs, per_run=whole.per_run, cold_runs=whole.cold_runs,
+                                   checks=whole.checks, notes=whole.notes,
+                                   warmup_runs_left_out=int(len(s.runs) - np.count_nonzero(steady)))
     clock = clock_estimate(s)
     fields, clock_used = clock_fields(s, clock, measured)
     n = len(s.runs)
@@ -120,6 +131,16 @@ def analyse_series(s: QnnSeries, graph=None, qhas_ops: dict | None = None, measu
         nesting=nest,
         headline=nest.headline,
         backend=backend)
+
+
+def _columns(s: QnnSeries, keep: np.ndarray) -> QnnSeries:
+    """The series of the runs ``keep`` (bool, aligned on ``s.runs``) only."""
+    return dataclasses.replace(
+        s, runs=s.runs[keep], roots={k: np.asarray(v)[keep] for k, v in s.roots.items()},
+        node_values=s.node_values[:, keep],
+        delegate_call_ns=None if s.delegate_call_ns is None else np.asarray(s.delegate_call_ns)[keep],
+        copies_per_run=None if s.copies_per_run is None else np.asarray(s.copies_per_run)[keep],
+        notes=list(s.notes))
 
 
 def _at_clock(o: dict, used_p50: float | None) -> float | None:

@@ -142,7 +142,7 @@ class OpRow:
 
 @dataclass(frozen=True)
 class Partition:
-    """One QNN partition analysed (p50 over its runs unless a field says otherwise)."""
+    """One QNN partition analysed (p50 over its steady runs unless a field says otherwise)."""
     key: str
     instruction_id: int | None
     source: str                     # "etdump" | the QNN profile file's kind
@@ -186,3 +186,6 @@ class Partition:
     nesting: Nesting
     headline: str
     backend: str | None = field(default=None, metadata=OPTIONAL)   # with an ETDump: its instruction's
+    # Leading warm-up runs of the ETDump left out of every statistic over runs (p50s, means, per-op
+    # rows; ``stats.steady_runs``); ``runs``, ``per_run``, ``cold_runs`` and ``checks`` keep every run.
+    warmup_runs_left_out: int | None = field(default=None, metadata=OPTIONAL)

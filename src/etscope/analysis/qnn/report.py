@@ -15,6 +15,7 @@ from etscope.analysis.qnn.partition import analyse_series
 from etscope.analysis.qnn.profile_series import series_from_qnn_profile
 from etscope.analysis.qnn.partition_result import Partition
 from etscope.analysis.qnn.result import HtpView, PerCall, QnnReport, RuntraceClock
+from etscope.analysis.stats import steady_or_default
 from etscope.formats.backends import QNN_BACKEND_ID
 from etscope.formats.qnn_compile_spec import QnnSoc
 
@@ -22,7 +23,7 @@ from etscope.formats.qnn_compile_spec import QnnSoc
 def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_profile=None,
                soc: QnnSoc | None = None, runtrace=None, qhas_ops_by_key: dict[str, dict] | None = None,
                htp_sources: list[tuple] | None = None, dram_gbps: float | None = None,
-               shards=None) -> QnnReport:
+               shards=None, steady: np.ndarray | None = None) -> QnnReport:
     """Everything QNN, as a typed result (``analysis.qnn.result.QnnReport``: the ``qnn`` object of
     ``etscope qnn --json``, which ``analysis.views.qnn_view`` completes).
     ``qhas_ops_by_key``: per partition key, the QHAS/optrace op table of that partition's own files
@@ -30,7 +31,9 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
     ``htp_sources``: ``(partition key or None, qhas, optrace)`` per file pair of those shards, for the
     HTP-op breakdown (default: ``qhas``/``optrace`` joined by op names). ``dram_gbps``: the DRAM
     bandwidth to compare with (``--dram-gbps``; default: the SoC's sourced figure, if any). ``shards``:
-    the several QNN files' view (``analysis.qnn.partition_files.shard_view``), when given."""
+    the several QNN files' view (``analysis.qnn.partition_files.shard_view``), when given.
+    ``steady`` (bool per Execute run of ``profile``; default ``stats.steady_runs``): the runs the
+    ETDump partitions' statistics are over (a QNN profile file's executes are each counted)."""
     graph = None
     if profile is not None and profile.etrecord is not None:
         graph = lowering_graph(profile)
@@ -44,8 +47,11 @@ def qnn_report(profile: P.Profile | None = None, qhas=None, optrace=None, qnn_pr
     measured = measured_clock(runtrace)
     method_us = method_execute_us(profile) if profile is not None else None
     backends = _backends(profile, series)
+    steady = steady_or_default(profile, steady) if profile is not None else None
     partitions = [analyse_series(s, graph, qhas_ops if qhas_ops_by_key is None else qhas_ops_by_key.get(s.key),
-                                 measured, method_us if s.source == "etdump" else None, backend=b)
+                                 measured, method_us if s.source == "etdump" else None, backend=b,
+                                 steady=steady[np.asarray(s.runs, dtype=np.int64)] if s.source == "etdump"
+                                 and steady is not None else None)
                   for s, b in zip(series, backends)]
     warnings = _warnings(partitions, profile, series, qnn_profile, runtrace, measured) + _shard_warnings(shards)
     vtcm = soc.vtcm_bytes if soc is not None else None

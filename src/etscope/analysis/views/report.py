@@ -29,6 +29,7 @@ from etscope.analysis.ops.modules import module_times
 from etscope.analysis.ops.nodes import graph_for_views, node_table
 from etscope.analysis.ops.per_op import OpRow, inner_rows_by_call
 from etscope.analysis.ops.placement import per_run_parts
+from etscope.analysis.stats import runs_counted
 from etscope.analysis.views.report_parts import (AnyBox, Box, CallBox, CpuOpBox, DelegateBox, EventBox, OpTypeTime,
                                                  QnnOpBox, RunColumns, fitted)
 from etscope.analysis.views.timeline import first_timed_ns, since_origin
@@ -57,18 +58,21 @@ class ReportView:
 
 def report_view(profile: P.Profile, summary, ops: list[OpRow], qnn: QnnReport | None, llm,
                 notes: list[str] | None = None, modules: dict | None = None,
-                ranked: list[Finding] | None = None) -> ReportView:
+                ranked: list[Finding] | None = None, steady: np.ndarray | None = None) -> ReportView:
     """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
     module times and the findings, computed here when not given: ``ranked`` is the command's one
-    list, ``analysis.results.Results.findings``)."""
-    matched = match_delegate_ops(profile, ops, graph_for_views(profile))
-    tree = hierarchy(summary, ops, qnn, profile.n_runs, matched)
+    list, ``analysis.results.Results.findings``). ``steady``: the runs the summary and op table are
+    over (default ``stats.steady_runs``): means per run divide by their count; the per-run columns
+    keep every run."""
+    matched = match_delegate_ops(profile, ops, graph_for_views(profile), steady)
+    n_steady = runs_counted(profile, steady)
+    tree = hierarchy(summary, ops, qnn, n_steady, matched)
     return ReportView(profile=profile, summary=summary, ops=ops, qnn=qnn, llm=llm, hierarchy=tree,
-                      placement=placement_by_op_type(summary, ops, qnn, profile.n_runs),
-                      runs=run_columns(profile, llm), nodes=node_table(profile, ops, qnn),
+                      placement=placement_by_op_type(summary, ops, qnn, n_steady),
+                      runs=run_columns(profile, llm), nodes=node_table(profile, ops, qnn, steady),
                       checks=checks(summary, profile, qnn, tree), notes=list(notes or []),
                       findings=list(ranked) if ranked is not None else findings(summary, qnn),
-                      modules=modules if modules is not None else module_times(profile, ops, qnn))
+                      modules=modules if modules is not None else module_times(profile, ops, qnn, steady))
 
 
 def _ns_to_ms(x) -> float:

@@ -41,7 +41,9 @@ _ONE = {
     "phase": (OPT, {"name": "str", "method": (OPT, "str"), "runs": ("list", "int"), "of_runs": "int",
                     "how": (OPT, "str")}),
     "etdump": (OPT, {"events": (OPT, "int"), "run_data": (OPT, "int"), "bytes": (OPT, "int")}),
-    "runs": {"count": "int", "latency_ms": (OPT, _LATENCY)},
+    "runs": {"count": "int", "latency_ms": (OPT, _LATENCY),
+             "warmup": (OPT, {"count": "int", "runs": ("list", "int"), "latency_ms": ("list", "num"),
+                              "times_steady_p50": ("list", _NUM_OPT)})},
     "breakdown": ("list", {"kind": ("enum", "delegate", "cpu_ops", "framework_overhead"), "backend": (OPT, "str"),
                            "calls_per_run": _NUM_OPT, "mean_ms": "num", "p50_ms": "num", "share": "num"}),
     "fallback_ops": ("list", {"instruction_id": "int", "op_type": (OPT, "str"), "kernel": (OPT, "str"),
@@ -237,7 +239,7 @@ def stored_result(s: dict):
     its QNN rows ``QnnBrief``, their nesting an ``analysis.qnn.nesting.Nesting``): the renderers
     read those, whether the summary was just analysed or stored by ``collect``. A key a document
     may lack (stored by an older etscope) is None or empty."""
-    from etscope.analysis.ops.placement import DelegatePart, FallbackOp, LatencyMs, LocalPart, RunLatency
+    from etscope.analysis.ops.placement import DelegatePart, FallbackOp, LatencyMs, LocalPart, RunLatency, WarmupLeftOut
     from etscope.analysis.views import summary_result as R
 
     runs, lat = s["runs"], s["runs"].get("latency_ms")
@@ -246,7 +248,8 @@ def stored_result(s: dict):
         schema=s["schema"], inputs=dict(s["inputs"]), method=s.get("method"),
         phase=_typed(R.PhaseFacts, s["phase"], runs=tuple(s["phase"]["runs"])) if s.get("phase") else None,
         etdump=_typed(R.EtdumpFacts, s["etdump"]) if s.get("etdump") else None,
-        runs=RunLatency(runs["count"], _typed(LatencyMs, lat) if lat else None),
+        runs=RunLatency(runs["count"], _typed(LatencyMs, lat) if lat else None,
+                        _warmup(WarmupLeftOut, runs["warmup"]) if runs.get("warmup") else None),
         breakdown=tuple(_typed(DelegatePart, b) if b["kind"] == "delegate" else _typed(LocalPart, b)
                         for b in s["breakdown"]),
         fallback_ops=tuple(_typed(FallbackOp, f, nodes=tuple(f.get("nodes") or ())) for f in s["fallback_ops"]),
@@ -259,6 +262,12 @@ def stored_result(s: dict):
         qnn=tuple(_brief(q) for q in s["qnn"]) if s.get("qnn") is not None else None,
         qnn_compile=_typed(R.QnnCompile, s["qnn_compile"]) if s.get("qnn_compile") else None,
         warnings=tuple(s["warnings"]))
+
+
+def _warmup(cls, w: dict):
+    """The warm-up runs a stored summary left out (``placement.WarmupLeftOut``), its lists as tuples."""
+    return cls(count=w["count"], runs=tuple(w["runs"]), latency_ms=tuple(w["latency_ms"]),
+               times_steady_p50=tuple(w["times_steady_p50"]))
 
 
 def _typed(cls, d: dict, **given):

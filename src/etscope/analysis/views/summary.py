@@ -39,22 +39,24 @@ def summarize(profile: P.Profile, top: int = 10, runtrace=None) -> Summary:
 
 
 def summary_of(profile: P.Profile, ops: list[OpRow], qnn_report: QnnReport | None, soc: QnnCompile | None,
-               top: int = 10) -> Summary:
+               top: int = 10, steady: np.ndarray | None = None) -> Summary:
     """The summary from analyses already made: the op table, the QNN report (None when the program
-    has no QNN partition) and the QNN compile spec of the .pte (``soc_from_pte``)."""
-    fallback = placement.fallback_ops(profile)
+    has no QNN partition) and the QNN compile spec of the .pte (``soc_from_pte``). Its statistics
+    over runs are over the steady runs (``steady``: bool per run, the op table's; default
+    ``stats.steady_runs``)."""
+    fallback = placement.fallback_ops(profile, steady)
     return Summary(
         schema=SCHEMA,
         inputs=dict(profile.sources),
         method=profile.method,
         phase=phase_facts(profile),
         etdump=_file_facts(profile),
-        runs=placement.latency_summary(profile),
-        breakdown=placement.breakdown(profile),
+        runs=placement.latency_summary(profile, steady),
+        breakdown=placement.breakdown(profile, steady),
         fallback_ops=fallback,
         top_fallback_op_types=_top_op_types(profile, fallback, top),
         delegate_calls=delegate_calls(profile, ops),
-        load=load_events(profile),
+        load=load_events(profile, steady),
         memory=memory(profile),
         qnn=qnn_brief(qnn_report),
         qnn_compile=qnn_compile(soc) if profile.pte is not None else None,
@@ -135,9 +137,11 @@ def delegate_calls(profile: P.Profile, table: list[OpRow]) -> tuple[DelegateCall
     return tuple(rows)
 
 
-def load_events(profile: P.Profile) -> tuple[LoadEvent, ...]:
-    """Events outside the Execute runs (Program::load_method, Method::init)."""
-    return tuple(LoadEvent(name=s.name, ms=s.total_ms, count=s.runs) for s in ops_analysis.event_stats(profile)
+def load_events(profile: P.Profile, steady: np.ndarray | None = None) -> tuple[LoadEvent, ...]:
+    """Events outside the Execute runs (Program::load_method, Method::init); from the event table
+    of the summary's runs (``steady``: the op table's), the one already made."""
+    return tuple(LoadEvent(name=s.name, ms=s.total_ms, count=s.runs)
+                 for s in ops_analysis.event_stats(profile, steady=steady)
                  if s.block == "Default" and s.unit == "ns")
 
 

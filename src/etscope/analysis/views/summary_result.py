@@ -205,5 +205,5 @@ class PhasedSummary:
     """The summary of runs that are several phases: the whole runs' (its keys at the top level,
     pooling every phase), said so in ``phases_pooled``, then each phase's."""
     whole: Summary = field(metadata={"inline": Summary})
-    phases_pooled: str = "the top-level figures pool every run of every phase; phases[] gives each phase's own"
+    phases_pooled: str = "the top-level figures pool the steady runs of every phase; phases[] gives each phase's own"
     phases: tuple[PhaseSummary, ...] = ()

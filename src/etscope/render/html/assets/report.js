@@ -8,7 +8,9 @@
     var box = document.getElementById('guide-cards');
     var s = DATA.summary || {}, runs = s.runs || {}, lat = runs.latency_ms;
     if (lat) {
-      box.appendChild(stat('Method::execute p50', fmtMs(lat.p50), 'over ' + runs.count + ' run(s); p90 ' + fmtMs(lat.p90)));
+      // runs.warmup: the warm-up runs left out of every statistic (the guide says which)
+      box.appendChild(stat('Method::execute p50', fmtMs(lat.p50), 'over ' + runs.count + ' run(s)' +
+        (runs.warmup ? ' less ' + runs.warmup.count + ' warm-up' : '') + '; p90 ' + fmtMs(lat.p90)));
       box.appendChild(stat('mean', fmtMs(lat.mean), 'min ' + fmtMs(lat.min) + ', max ' + fmtMs(lat.max)));
     }
     (s.breakdown || []).forEach(function (b) {
@@ -437,9 +439,9 @@
     var nRuns = Array.isArray(L.runs) ? L.runs.length : L.runs;
     var warm = Array.isArray(L.warmup_runs) ? L.warmup_runs.length : L.warmup_runs;
     if (isNum(nRuns)) cards.appendChild(stat('runs', fmtInt(nRuns), isNum(warm) ? warm + ' warm-up run(s) left out of the statistics' : ''));
-    if (isNum(L.ttft_ms)) cards.appendChild(stat('time to first token', fmtMs(L.ttft_ms), 'prefill latency, ' + WORDS.p50_steady + (isNum(L.ttft_first_ms) ? '; first prefill ' + fmtMs(L.ttft_first_ms) : '')));
-    if (isNum(L.decode_tokens_per_s)) cards.appendChild(stat('decode throughput', fmtNum(L.decode_tokens_per_s) + ' tokens/s', '1000 ÷ ms per token (' + WORDS.p50_steady + ')'));
-    else if (isNum(L.decode_runs_per_s)) cards.appendChild(stat('decode rate', fmtNum(L.decode_runs_per_s) + ' runs/s', '1000 ÷ ms per run (' + WORDS.p50_steady + '); tokens per run unknown' + (L.tokens_unknown && L.tokens_unknown.how ? ' (' + L.tokens_unknown.how + ')' : '')));
+    if (isNum(L.ttft_ms)) cards.appendChild(stat('time to first token', fmtMs(L.ttft_ms), 'prefill latency, ' + WORDS.p50 + (isNum(L.ttft_first_ms) ? '; first prefill ' + fmtMs(L.ttft_first_ms) : '')));
+    if (isNum(L.decode_tokens_per_s)) cards.appendChild(stat('decode throughput', fmtNum(L.decode_tokens_per_s) + ' tokens/s', '1000 ÷ ms per token (' + WORDS.p50 + ')'));
+    else if (isNum(L.decode_runs_per_s)) cards.appendChild(stat('decode rate', fmtNum(L.decode_runs_per_s) + ' runs/s', '1000 ÷ ms per run (' + WORDS.p50 + '); tokens per run unknown' + (L.tokens_unknown && L.tokens_unknown.how ? ' (' + L.tokens_unknown.how + ')' : '')));
     box.appendChild(cards);
     var wall = L.memory_wall;     // analysis/qnn/limits.py: weights per token × tokens/s vs DRAM bandwidth
     if (wall) {
@@ -457,7 +459,7 @@
     if (phases.length) {
       box.appendChild(el('h3', { text: 'Phases (steady-state runs)' }));
       var t = el('table', { 'class': 'data' });
-      t.appendChild(el('tr', null, ['phase', 'runs', 'tokens/run', 'latency ' + WORDS.p50_steady, 'p90', 'ms per token',
+      t.appendChild(el('tr', null, ['phase', 'runs', 'tokens/run', 'latency ' + WORDS.p50, 'p90', 'ms per token',
         'split of Method::execute (' + WORDS.mean_per_run + ', ' + WORDS.share_of_mean + ')'].map(function (h) { return el('th', { text: h }); })));
       phases.forEach(function (p) {
         var runs = Array.isArray(p.runs) ? p.runs.length : p.runs;
