@@ -1,8 +1,7 @@
-"""Views read typed results, not dicts (issue 33 item 1): string-keyed access (``x["key"]``,
-``x.get("key")``) in the layers that consume analysis (render, cli, api, inputs, frames, fleet) is counted
-per file and may only go down. A file listed at 0 has been converted; a new file starts at 0.
-Lower a budget in ``typed_access_budget.json`` when a conversion lands (the test says so when a file
-is under its budget); raising one needs a reason in the commit.
+"""Views read typed results, not dicts (issue 33 item 1): no string-keyed access (``x["key"]``,
+``x.get("key")``) in the layers that consume analysis (render, cli, api, inputs, frames, fleet).
+It was a ratchet from 1,288 such accesses down to none; now any is a failure, and the message
+names the file and line.
 
 What it counts is syntax, not types: a subscript by a string constant, or ``.get`` with a string
 constant first. Dicts that a renderer builds for its own output count too; rewrite them as typed
@@ -13,13 +12,11 @@ rows, or keep them within the budget. Not counted, because they are not analysed
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "src" / "etscope"
 CONSUMERS = ("render", "cli", "fleet", "api.py", "inputs.py", "frames.py")
-BUDGET_FILE = Path(__file__).with_name("typed_access_budget.json")
 # "file:function" -> why its string keys are not access to an analysed result.
 RAW_READERS: dict[str, str] = {
     "fleet/layout.py:parse_entry": "a manifest entry's raw JSON, checked and parsed once into a ManifestEntry",
@@ -49,22 +46,26 @@ def _is_string_keyed(node: ast.AST) -> bool:
     return hit and not _receiver_is_environment(node)
 
 
-def string_keyed_accesses(source: str, file: str = "") -> int:
+def string_keyed_lines(source: str, file: str = "") -> list[int]:
     tree = ast.parse(source)
     skipped: set[int] = set()
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and f"{file}:{fn.name}" in RAW_READERS:
             skipped.update(id(n) for n in ast.walk(fn))
-    return sum(1 for node in ast.walk(tree) if id(node) not in skipped and _is_string_keyed(node))
+    return sorted(node.lineno for node in ast.walk(tree) if id(node) not in skipped and _is_string_keyed(node))
 
 
-def counts() -> dict[str, int]:
-    out = {}
+def string_keyed_accesses(source: str, file: str = "") -> int:
+    return len(string_keyed_lines(source, file))
+
+
+def offenders() -> list[str]:
+    out = []
     for c in CONSUMERS:
         p = PKG / c
         for f in ([p] if p.suffix == ".py" else sorted(p.rglob("*.py"))):
             rel = f.relative_to(PKG).as_posix()
-            out[rel] = string_keyed_accesses(f.read_text(), rel)
+            out += [f"{rel}:{line}" for line in string_keyed_lines(f.read_text(), rel)]
     return out
 
 
@@ -89,16 +90,7 @@ def test_raw_readers_name_functions_that_exist():
         assert any(isinstance(n, ast.FunctionDef) and n.name == fn for n in ast.walk(tree)), key
 
 
-def test_string_keyed_access_only_goes_down():
-    budget = json.loads(BUDGET_FILE.read_text())
-    now = counts()
-    over = {f: (n, budget.get(f, 0)) for f, n in now.items() if n > budget.get(f, 0)}
-    assert not over, f"string-keyed access above budget (now, budget): {over}"
-
-
-def test_budget_lists_no_file_that_is_gone():
-    assert set(json.loads(BUDGET_FILE.read_text())) <= set(counts())
-
-
-if __name__ == "__main__":       # python tests/test_typed_access.py: write the current counts
-    BUDGET_FILE.write_text(json.dumps(dict(sorted(counts().items())), indent=0) + "\n")
+def test_no_string_keyed_access_to_results_in_consumers():
+    found = offenders()
+    assert not found, ("string-keyed access in a consumer of analysis (read a typed result's "
+                       f"attributes, or list a raw-JSON parser in RAW_READERS with its reason): {found}")

@@ -96,6 +96,7 @@ def test_page_links_each_build_to_its_stored_summary(real_ds, tmp_path):
     assert r.returncode == 0 and not said(r), r.stderr
     stored = json.loads(cli("trend", "--dataset", ds, "--summary", "l1", "--json").stdout)["files"][0]["summary"]
     by_phase = {p["name"]: p["summary"] for p in stored["phases"]}
+    from etscope.render.trend_summary_card import runs_phrase
     from etscope.units import fmt_ms
 
     for s in page_blob(tmp_path / "t.html")["series"]:
@@ -106,7 +107,9 @@ def test_page_links_each_build_to_its_stored_summary(real_ds, tmp_path):
         if s["model"] == "llama":
             lat = by_phase[s["phase"]]["runs"]["latency_ms"]
             assert card["phase"] == f"{s['phase']} phase"
-            assert f"{fmt_ms(lat['p50'])} p50 over {by_phase[s['phase']]['runs']['count']:,} run(s)" in card["headline"]
+            runs = by_phase[s["phase"]]["runs"]
+            over = runs_phrase(runs["count"], (runs.get("warmup") or {}).get("count", 0))
+            assert f"{fmt_ms(lat['p50'])} p50 over {over}" in card["headline"]
 
 
 def strip_summaries(ds: Path) -> None:

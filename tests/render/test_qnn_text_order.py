@@ -19,7 +19,7 @@ def test_rows_follow_the_shown_p50(name):
     buf = io.StringIO()
     render_qnn(q, console=Console(file=buf, width=400, color_system=None), top=1000)
     text = buf.getvalue()
-    assert "p50 over runs" in text and "highest p50 first" in text
+    assert "p50 over the steady runs" in text and "highest p50 first" in text
     # Each partition's table in order of the p50 it shows.
     tables = text.split("Per-op HTP cycles")[1:]
     assert len(tables) == len(q.partitions)

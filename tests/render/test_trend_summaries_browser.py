@@ -51,6 +51,7 @@ def live_summary(ds, build: str) -> dict:
 
 
 def test_build_links_open_their_stored_summary(browser, page_file, artifact_dir):
+    from etscope.render.trend_summary_card import runs_phrase
     from etscope.units import fmt_ms
 
     out, t, ds = page_file
@@ -77,7 +78,8 @@ def test_build_links_open_their_stored_summary(browser, page_file, artifact_dir)
             want = live_summary(ds, build)
             lat = want["runs"]["latency_ms"]
             head = shown.locator(".summary-headline").inner_text()
-            assert head == (f"Method::execute: {fmt_ms(lat['p50'])} p50 over {want['runs']['count']:,} run(s) "
+            over = runs_phrase(want["runs"]["count"], (want["runs"].get("warmup") or {}).get("count", 0))
+            assert head == (f"Method::execute: {fmt_ms(lat['p50'])} p50 over {over} "
                             f"(mean {fmt_ms(lat['mean'])}, min {fmt_ms(lat['min'])}, max {fmt_ms(lat['max'])})")
             assert build in shown.locator("h4").inner_text()
             parts = shown.locator("table.summary-parts tbody tr").all_inner_texts()

@@ -10,7 +10,7 @@ from etscope.analysis.qnn.nesting import Nesting
 from etscope.units import fmt_us
 
 BAR = 24
-OVER_RUNS = f"{P50.label} over runs"      # the statistic of every QNN level (analysis.glossary)
+OVER_RUNS = f"{P50.label} over the steady runs"     # the statistic of every QNN level (analysis.glossary)
 
 
 def bar_fraction(us: float, bands, scale: str) -> float:

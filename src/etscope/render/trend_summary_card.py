@@ -45,8 +45,13 @@ def headline(d: SummaryDigest) -> str:
     method = f" ({d.method})" if d.method else ""
     if d.p50_ms is None:
         return f"Method::execute{method}: no timed run ({d.runs:,} run(s))"
-    return (f"Method::execute{method}: {_ms(d.p50_ms)} p50 over {d.runs:,} run(s) (mean {_ms(d.mean_ms)}, "
-            f"min {_ms(d.min_ms)}, max {_ms(d.max_ms)})")
+    return (f"Method::execute{method}: {_ms(d.p50_ms)} p50 over {runs_phrase(d.runs, d.warmup_runs)} "
+            f"(mean {_ms(d.mean_ms)}, min {_ms(d.min_ms)}, max {_ms(d.max_ms)})")
+
+
+def runs_phrase(runs: int, warmup: int) -> str:
+    """ "10 run(s)", or "9 steady run(s) of 10" when warm-up runs were left out of the statistics."""
+    return f"{runs - warmup:,} steady run(s) of {runs:,}" if warmup else f"{runs:,} run(s)"
 
 
 def summary_card(bs: BuildSummary, build: str, anchor_id: str, command: str) -> dict:

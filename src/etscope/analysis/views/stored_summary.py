@@ -170,7 +170,8 @@ class SummaryDigest:
     method: str | None
     phase: str | None                # the phase whose summary this is (an LLM's prefill / decode)
     runs: int
-    p50_ms: float | None             # Method::execute over the runs (None: no timed run)
+    warmup_runs: int                 # of ``runs``, left out of the statistics (warm-up)
+    p50_ms: float | None             # Method::execute over the steady runs (None: no timed run)
     mean_ms: float | None
     min_ms: float | None
     max_ms: float | None
@@ -226,7 +227,7 @@ def digest(doc: dict, phase: str | None = None) -> SummaryDigest:
     ph = s.get("phase")
     return SummaryDigest(
         method=s.get("method"), phase=(ph or {}).get("name") or (phase if s is not doc else None),
-        runs=s["runs"]["count"], p50_ms=lat.get("p50"), mean_ms=lat.get("mean"), min_ms=lat.get("min"),
+        runs=s["runs"]["count"], warmup_runs=(s["runs"].get("warmup") or {}).get("count", 0), p50_ms=lat.get("p50"), mean_ms=lat.get("mean"), min_ms=lat.get("min"),
         max_ms=lat.get("max"), parts=parts, top_ops=tuple(ops[:TOP_OPS]), ops_total=len(ops),
         qnn_headlines=tuple(_clip(q["headline"]) for q in (s.get("qnn") or []) if q.get("headline"))[:TOP_OPS],
         soc=None if qc.get("soc_model") is None else _clip(qc["soc_model"]),

@@ -333,7 +333,7 @@ def _template(name: str):
             env = jinja2.Environment(
                 loader=jinja2.FunctionLoader(lambda asset: _asset(asset)),
                 autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-            env.filters["ms"] = fmt_ms
+            env.filters.update(ms=fmt_ms)
             template = _templates[name] = env.get_template(name)
         return template
 
