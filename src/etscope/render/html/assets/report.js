@@ -9,8 +9,8 @@
     var s = DATA.summary || {}, runs = s.runs || {}, lat = runs.latency_ms;
     if (lat) {
       // runs.warmup: the warm-up runs left out of every statistic (the guide says which)
-      box.appendChild(stat('Method::execute p50', fmtMs(lat.p50), 'over ' + runs.count + ' run(s)' +
-        (runs.warmup ? ' less ' + runs.warmup.count + ' warm-up' : '') + '; p90 ' + fmtMs(lat.p90)));
+      var over = runs.warmup ? (runs.count - runs.warmup.count) + ' steady run(s) of ' + runs.count : runs.count + ' run(s)';
+      box.appendChild(stat('Method::execute p50', fmtMs(lat.p50), 'over ' + over + '; p90 ' + fmtMs(lat.p90)));
       box.appendChild(stat('mean', fmtMs(lat.mean), 'min ' + fmtMs(lat.min) + ', max ' + fmtMs(lat.max)));
     }
     (s.breakdown || []).forEach(function (b) {
