@@ -77,7 +77,7 @@ def ops(etdump, etrecord, pte, method, phase, as_json, limit, sort, by):
         return
     from etscope.analysis.ops.ordering import ops_sort_used, order_ops
     from etscope.render.text import render_ops
-    from etscope.render.warmup_text import render_warmup
+    from etscope.render.text import render_warmup
 
     if not parts:
         sort, title = ops_sort_used(r.ops, sort)

@@ -11,6 +11,7 @@ from etscope.render.guide import reading_guide
 from etscope.render.nesting_text import nesting_table
 from etscope.display import without_controls
 from etscope.render.screen import Screen, Table, screen
+from etscope.render.warmup_text import warmup_sentence
 from etscope.units import fmt_ms
 
 
@@ -166,3 +167,10 @@ def _fallbacks_below(rows: list[OpRow], limit: int | None) -> list[OpRow]:
         if keep:
             out.append(r)
     return out
+
+
+def render_warmup(w, console=None) -> None:
+    """Print :func:`warmup_sentence` of ``w`` (nothing when no run was left out)."""
+    line = warmup_sentence(w)
+    if line:
+        console_or_default(console).print(safe_text(line[0].upper() + line[1:] + "."))

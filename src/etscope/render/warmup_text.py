@@ -23,11 +23,3 @@ def warmup_count_sentence(count: int | None) -> str | None:
     return (f"{count} warm-up run{'s' if count != 1 else ''} of the ETDump left out of the statistics "
             "(the per-run series keep them)")
 
-
-def render_warmup(w, console=None) -> None:
-    """Print :func:`warmup_sentence` of ``w`` (nothing when no run was left out)."""
-    from etscope.render.text import console_or_default, safe_text    # text imports the guide, which imports this
-
-    line = warmup_sentence(w)
-    if line:
-        console_or_default(console).print(safe_text(line[0].upper() + line[1:] + "."))
