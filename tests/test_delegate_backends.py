@@ -41,9 +41,16 @@ def test_backend_ids_are_compared_only_through_the_registry():
     """No module compares a backend with a written-out id: a new delegate would be missed there."""
     ids = "|".join(re.escape(b.backend_id) for b in B.BACKENDS)
     compare = re.compile(rf"""[=!]=\s*["']({ids})["']|["']({ids})["']\s*[=!]=|\bin\s*\(\s*["']({ids})["']""")
-    found = [f"{p.relative_to(SRC)}:{n}" for p in SRC.rglob("*.py")
+    found = [f"{p.relative_to(SRC)}:{n}" for p in [*SRC.rglob("*.py"), *SRC.rglob("*.js")]
              for n, line in enumerate(p.read_text().splitlines(), 1) if compare.search(line)]
     assert found == []
+
+
+def test_the_pages_know_the_npu_backends_from_the_registry():
+    """The pages colour and label a placement "NPU (...)" from the registry's list they carry."""
+    from etscope.render.html import glossary_words
+
+    assert glossary_words()["npu_backends"] == [b.backend_id for b in B.BACKENDS if b.npu]
 
 
 def test_the_backend_guess_from_event_names_is_the_registry_order():

@@ -46,6 +46,7 @@ from etscope.render.json import PLAIN_NUMBERS, as_fields, non_finite_as_null, to
 from etscope.render.html.numerics import numerics_data
 from etscope.render.html.phases import PhasePage, phases_data
 from etscope.display import without_controls
+from etscope.formats.backends import BACKENDS
 from etscope.units import fmt_ms, fmt_us
 from etscope.version import __version__
 
@@ -351,10 +352,14 @@ def prepare_in_background(name: str = "report.html.j2") -> None:
     threading.Thread(target=prepare, name="etscope-template", daemon=True).start()
 
 
-def glossary_words() -> dict[str, str]:
+def glossary_words() -> dict[str, str | list[str]]:
     """What the page calls each level and statistic (``analysis.glossary``: one definition, the
-    text views' too), by key."""
-    return {x.key: x.label for x in (*glossary.NESTING, glossary.ACCELERATOR_CYCLES, *glossary.STATISTICS)}
+    text views' too), by key; and ``npu_backends``, the delegate backends the registry calls NPUs
+    (``formats.backends``: the pages colour and label them "NPU (...)")."""
+    words: dict[str, str | list[str]] = {
+        x.key: x.label for x in (*glossary.NESTING, glossary.ACCELERATOR_CYCLES, *glossary.STATISTICS)}
+    words["npu_backends"] = [b.backend_id for b in BACKENDS if b.npu]
+    return words
 
 
 def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:

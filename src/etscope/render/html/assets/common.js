@@ -119,22 +119,25 @@
     return fmtNum(v) + ' (unit unknown)';
   }
   function trunc(s, n) { s = String(s === null || s === undefined ? '' : s); return s.length > n ? s.slice(0, n - 1) + '…' : s; }
+  // the delegate backends the registry calls NPUs (formats/backends.py, carried in the page's WORDS)
+  var NPU_BACKENDS = WORDS.npu_backends || [];
+  function isNpu(p) { return NPU_BACKENDS.indexOf(p) >= 0; }
   function placementColor(p) {
     if (p === null || p === undefined) return COLORS.none;
-    if (p === 'QnnBackend') return COLORS.npu;
+    if (isNpu(p)) return COLORS.npu;
     if (p === 'cpu') return COLORS.cpu;
     var i = otherBackends.indexOf(p);
     if (i < 0) { otherBackends.push(p); i = otherBackends.length - 1; }
     return COLORS.other[i % COLORS.other.length];
   }
   function categoryColor(cat, placement) {
-    if (cat === 'NPU (QNN)') return COLORS.npu;
+    if (String(cat).indexOf('NPU (') === 0) return COLORS.npu;
     if (cat === 'CPU') return COLORS.cpu;
     if (cat === 'framework overhead') return COLORS.overhead;
     return placementColor(placement);
   }
   function placementLabel(p) {
-    if (p === 'QnnBackend') return 'NPU (QnnBackend)';
+    if (isNpu(p)) return 'NPU (' + p + ')';
     if (p === 'cpu') return 'CPU (fallback kernel)';
     if (p === null || p === undefined) return 'not an op (input, output, view bookkeeping)';
     return 'delegate: ' + p;

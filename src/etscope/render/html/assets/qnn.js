@@ -61,7 +61,7 @@
       lines.forEach(function (ln, k) { t.appendChild(sv('tspan', { x: W - addsW, dy: k ? 13 : 0, text: ln })); });
       g.appendChild(t);
       withTip(g, function () {
-        return [b.name, fmtUs(b.us_p50) + ' p50 over runs (' + fmtPct(b.share_of_outer) + ' of the outermost level)',
+        return [b.name, fmtUs(b.us_p50) + ' p50 over the steady runs (' + fmtPct(b.share_of_outer) + ' of the outermost level)',
                 isNum(b.adds_us_p50) ? 'adds ' + fmtUs(b.adds_us_p50) + ' over the next level inside (p50 of the per-run difference): ' + b.adds : b.adds];
       });
       svg.appendChild(g);
@@ -129,14 +129,14 @@
   function valueCards(p) {
     var cards = el('div', { 'class': 'cards' });
     Object.keys(p.counts || {}).forEach(function (k) {
-      if (isNum(p.counts[k])) cards.appendChild(stat(k, fmtInt(p.counts[k]), 'count, p50 over runs' + (COUNT_WORDS[k] ? ': ' + COUNT_WORDS[k] : '')));
+      if (isNum(p.counts[k])) cards.appendChild(stat(k, fmtInt(p.counts[k]), 'count, p50 over the steady runs' + (COUNT_WORDS[k] ? ': ' + COUNT_WORDS[k] : '')));
     });
     Object.keys(p.bytes || {}).forEach(function (k) {
-      if (isNum(p.bytes[k])) cards.appendChild(stat(k, fmtBytes(p.bytes[k]), 'bytes, p50 over runs'));
+      if (isNum(p.bytes[k])) cards.appendChild(stat(k, fmtBytes(p.bytes[k]), 'bytes, p50 over the steady runs'));
     });
     (p.other_events || []).forEach(function (o) {
       cards.appendChild(stat(o.name, isNum(o.p50) ? fmtNum(o.p50) + (o.unit && o.unit !== 'unknown' ? ' ' + o.unit : '') : '—',
-        o.unit === 'unknown' ? 'value QNN logged without a unit; kept as logged' : o.unit + ', p50 over runs'));
+        o.unit === 'unknown' ? 'value QNN logged without a unit; kept as logged' : o.unit + ', p50 over the steady runs'));
     });
     return cards.childNodes.length ? cards : null;
   }
@@ -157,7 +157,7 @@
     ops.sort(function (a, b) { return (b.cycles_p50 || 0) - (a.cycles_p50 || 0); });
     var busy = ops.filter(function (o) { return (o.cycles_p50 || 0) > 0; }), zero = ops.length - busy.length;
     var top = busy.slice(0, 25);
-    wrap.appendChild(el('div', { 'class': 'chart-title', text: 'HTP cycles per op (p50 over runs; top ' + top.length + ' of ' + busy.length + ' with cycles)' }));
+    wrap.appendChild(el('div', { 'class': 'chart-title', text: 'HTP cycles per op (p50 over the steady runs; top ' + top.length + ' of ' + busy.length + ' with cycles)' }));
     var named = ops.filter(function (o) { return o.graph_op; }).length, matched = ops.filter(function (o) { return o.node; }).length;
     wrap.appendChild(el('p', { 'class': 'hint', text: matched ? matched + ' of ' + named + ' QNN ops were found in the ETRecord graph (by node name).' :
       'No ETRecord graph joined: ops are named as QNN names them.' }));
@@ -182,7 +182,7 @@
           isNum(o.share) ? fmtPct(o.share) + ' of the partition\'s cycles' : '', 'HMX ' + flag(o.hmx) + '  HVX ' + flag(o.hvx) + '  DMA ' + flag(o.dma)]; });
         svg.appendChild(g);
       });
-      xAxis(svg, sc, 0, max, top.length * rowH + 8, 'HTP cycles per op (p50 over runs)', W - labelW - 200, fmtCompact);
+      xAxis(svg, sc, 0, max, top.length * rowH + 8, 'HTP cycles per op (p50 over the steady runs)', W - labelW - 200, fmtCompact);
       wrap.appendChild(svg);
     }
     var t = el('table', { 'class': 'data' });

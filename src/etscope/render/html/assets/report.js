@@ -55,7 +55,7 @@
     var H = top + depth * rowH + 44;
     var legendItems = [['Method::execute', COLORS.method]];
     (DATA.summary.breakdown || []).forEach(function (b) {
-      if (b.kind === 'delegate') legendItems.push([b.backend === 'QnnBackend' ? 'NPU (QnnBackend)' : 'delegate: ' + b.backend, placementColor(b.backend)]);
+      if (b.kind === 'delegate') legendItems.push([placementLabel(b.backend), placementColor(b.backend)]);
     });
     legendItems.push(['CPU kernels (fallback)', COLORS.cpu], ['framework overhead', COLORS.overhead]);
     box.appendChild(legend(legendItems));
