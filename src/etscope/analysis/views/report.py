@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,8 +26,8 @@ from etscope.analysis.findings import Finding, findings
 from etscope.analysis.qnn.partition_result import Partition
 from etscope.analysis.qnn.result import QnnReport
 from etscope.analysis.ops.delegate_ops import MATCHED_HOW, PartitionOps, match_delegate_ops
-from etscope.analysis.ops.modules import module_times
-from etscope.analysis.ops.nodes import graph_for_views, node_table
+from etscope.analysis.ops.modules import ModuleTimes, module_times
+from etscope.analysis.ops.nodes import NodeTable, graph_for_views, node_table
 from etscope.analysis.ops.per_op import OpRow, inner_rows_by_call
 from etscope.analysis.ops.placement import per_run_parts
 from etscope.analysis.stats import runs_counted
@@ -35,6 +36,10 @@ from etscope.analysis.views.report_parts import (AnyBox, Box, CallBox, CpuOpBox,
 from etscope.analysis.views.timeline import first_timed_ns, since_origin
 from etscope.formats.backends import backend_of, is_qnn
 
+if TYPE_CHECKING:
+    from etscope.analysis.llm.result import LlmReport
+    from etscope.analysis.views.summary_result import FilesSummary, Summary
+
 _XNN_REPEAT = re.compile(r"#\d+$")   # then rstrip(): "\s*#\d+$" is quadratic on runs of spaces
 
 
@@ -42,22 +47,22 @@ _XNN_REPEAT = re.compile(r"#\d+$")   # then rstrip(): "\s*#\d+$" is quadratic on
 class ReportView:
     """Everything one report needs, each analysis run once (see :func:`report_view`)."""
     profile: P.Profile
-    summary: object                  # analysis.views.summary_result.Summary (FilesSummary: QNN files alone)
+    summary: Summary | FilesSummary  # FilesSummary: QNN files alone
     ops: list[OpRow]
     qnn: QnnReport | None          # analysis.qnn.result (QNN files alone: the QnnView with their files)
-    llm: object | None            # analysis.llm.result.LlmReport (with its memory wall)
+    llm: LlmReport | None          # with its memory wall
     hierarchy: AnyBox | None
     placement: list[OpTypeTime]
     runs: RunColumns | None      # None: no ETDump (QNN files alone)
-    nodes: dict | None
+    nodes: NodeTable | None
     checks: list[str]
     notes: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    modules: dict | None = None
+    modules: ModuleTimes | None = None
 
 
 def report_view(profile: P.Profile, summary, ops: list[OpRow], qnn: QnnReport | None, llm,
-                notes: list[str] | None = None, modules: dict | None = None,
+                notes: list[str] | None = None, modules: ModuleTimes | None = None,
                 ranked: list[Finding] | None = None, steady: np.ndarray | None = None) -> ReportView:
     """The view bundle of one profile from its summary, op table, QNN and LLM results (and the
     module times and the findings, computed here when not given: ``ranked`` is the command's one
