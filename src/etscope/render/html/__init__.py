@@ -356,10 +356,8 @@ def glossary_words() -> dict[str, str | list[str]]:
     """What the page calls each level and statistic (``analysis.glossary``: one definition, the
     text views' too), by key; and ``npu_backends``, the delegate backends the registry calls NPUs
     (``formats.backends``: the pages colour and label them "NPU (...)")."""
-    words: dict[str, str | list[str]] = {
-        x.key: x.label for x in (*glossary.NESTING, glossary.ACCELERATOR_CYCLES, *glossary.STATISTICS)}
-    words["npu_backends"] = [b.backend_id for b in BACKENDS if b.npu]
-    return words
+    labels = {x.key: x.label for x in (*glossary.NESTING, glossary.ACCELERATOR_CYCLES, *glossary.STATISTICS)}
+    return {**labels, "npu_backends": [b.backend_id for b in BACKENDS if b.npu]}
 
 
 def _render(template_name: str, page_js: tuple[str, ...], data: dict) -> str:
