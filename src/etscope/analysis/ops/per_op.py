@@ -14,7 +14,7 @@ import numpy as np
 from etscope import profile as P
 from etscope import units
 from etscope.analysis.memo import per_profile
-from etscope.analysis.stats import column_stats, grouped, steady_runs
+from etscope.analysis.stats import column_stats, grouped, runs_counted, steady_or_default
 from etscope.formats import etdump as etdump_format
 from etscope.profile.repeats import identical_runs
 
@@ -83,15 +83,15 @@ class EventStats:
 
     @property
     def p50_ms(self) -> float | None:
-        return units.ns_to_ms(self.p50) if self.is_time else None
+        return self.in_ms("p50")
 
     @property
     def mean_ms(self) -> float | None:
-        return units.ns_to_ms(self.mean) if self.is_time else None
+        return self.in_ms("mean")
 
     @property
     def total_ms(self) -> float | None:
-        return units.ns_to_ms(self.total) if self.is_time else None
+        return self.in_ms("total")
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +187,7 @@ def event_table(profile: P.Profile, steady: np.ndarray | None = None) -> EventTa
     over the steady runs (``steady``: bool per run; default ``stats.steady_runs``): the warm-up
     runs are left out, as ``etscope llm`` and ``etscope diff`` leave them out. Computed once per
     profile and set of runs."""
-    steady = steady_runs(profile) if steady is None else np.asarray(steady, dtype=bool)
+    steady = steady_or_default(profile, steady)
     tables = _tables_by_runs(profile)
     key = np.packbits(steady).tobytes() + steady.size.to_bytes(8, "little")
     if key not in tables:
@@ -212,7 +212,7 @@ def _event_table_over(profile: P.Profile, steady: np.ndarray) -> EventTable:
 def general_event_table(profile: P.Profile, steady: np.ndarray | None = None) -> EventTable:
     """``event_table`` by sorting the signature keys of every profile event (any profile);
     statistics over the ``steady`` runs (default ``stats.steady_runs``)."""
-    steady = steady_runs(profile) if steady is None else steady
+    steady = steady_or_default(profile, steady)
     ev = profile.events
     sel = ev["kind"] == etdump_format.PROFILE
     idx = np.nonzero(sel)[0]
@@ -222,15 +222,10 @@ def general_event_table(profile: P.Profile, steady: np.ndarray | None = None) ->
     uniq, first, inv, st = _signature_stats(profile, idx, steady)
     groups = (ev["execute"][idx], ev["value"][idx], inv, uniq.shape[1])
     rows = []
-    n_exec = _runs_counted(profile, steady)
+    n_exec = runs_counted(profile, steady)
     for j in np.argsort(first, kind="stable"):
         rows.append(_stats_row(profile, uniq[:, j], st, j, int(j), n_exec))
     return EventTable(rows, lambda: groups)
-
-
-def _runs_counted(profile: P.Profile, steady: np.ndarray | None) -> int:
-    """The runs the statistics are over (every run when ``steady`` is None)."""
-    return profile.n_runs if steady is None else int(np.count_nonzero(steady))
 
 
 def _signature_stats(profile: P.Profile, idx: np.ndarray, steady: np.ndarray | None = None):
@@ -265,7 +260,6 @@ _ROW_STATS = (*(f"p{q}" for q in ROW_QUANTILES), "mean", "min", "max", "total")
 
 def _stats_row(profile: P.Profile, key, st: dict, j: int, group: int, n_exec: int) -> EventStats:
     b, rl, nm, ins, oc, un = (int(x) for x in key)
-    n_exec = max(n_exec, 1)
     return EventStats(
         block="Execute" if b else "Default", role=P.ROLE_NAMES[rl], name=profile.name_of(nm),
         instruction_id=ins if ins >= 0 else None, occurrence=oc, unit=units.NAMES[un],
@@ -284,7 +278,7 @@ def template_event_table(profile: P.Profile, steady: np.ndarray | None = None) -
     n_runs = profile.n_runs
     if n_runs < 2:
         return None
-    steady = steady_runs(profile) if steady is None else steady
+    steady = steady_or_default(profile, steady)
     counts = np.asarray(profile.runs["event_count"], dtype=np.int64)
     k = int(counts[0])
     if k == 0 or (counts != k).any():
@@ -361,7 +355,7 @@ def template_event_table(profile: P.Profile, steady: np.ndarray | None = None) -
         return ev["execute"][idx], ev["value"][idx], inv, n_groups
 
     entries.sort(key=lambda e: e[0])
-    n_exec = _runs_counted(profile, steady)
+    n_exec = runs_counted(profile, steady)
     return EventTable([_stats_row(profile, key, s, j, g, n_exec) for _, key, s, j, g in entries], groups)
 
 
@@ -389,7 +383,7 @@ def op_table(profile: P.Profile, steady: np.ndarray | None = None) -> list[OpRow
     units only).
     """
     stats = event_stats(profile, execute_only=True, steady=steady)
-    counted = steady_runs(profile) if steady is None else np.asarray(steady, dtype=bool)
+    counted = steady_or_default(profile, steady)
     total_ns = float(np.nansum(profile.runs["latency_ns"][counted]))
     by_instr: dict[int, list[EventStats]] = {}
     for s in stats:
