@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -24,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "etscope"
 D = ROOT / "tests" / "fixtures" / "diff"
 sys.path.insert(0, str(ROOT / "tests"))
-from test_input_kinds import _changed  # noqa: E402  (the directory comparison of a package copy)
+from test_input_kinds import _changed, package_copy  # noqa: E402  (a patched package copy, compared by directory)
 
 
 # ---- the registry as it is --------------------------------------------------------------------------
@@ -119,15 +118,9 @@ def _renamed_etrecord(src: Path, dst: Path, backend: str) -> None:
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     """A copy of the package with the new delegate: its registry entry and its naming rule."""
-    root = tmp_path_factory.mktemp("backend") / "src"
-    pkg = root / "etscope"
-    shutil.copytree(SRC, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    registry = (pkg / "formats" / "backends.py").read_text()
     anchor = '                    event_kind="etscope.analysis.ops.kinds:xnnpack_event_kind"),\n'
-    assert registry.count(anchor) == 1
-    (pkg / "formats" / "backends.py").write_text(registry.replace(anchor, anchor + ENTRY))
-    (pkg / "analysis" / "ops" / "npu_events.py").write_text(RULE)
-    return root
+    return package_copy(tmp_path_factory.mktemp("backend") / "src", {"formats/backends.py": (anchor, anchor + ENTRY)},
+                        {"analysis/ops/npu_events.py": RULE})
 
 
 @pytest.fixture(scope="module")

@@ -225,19 +225,26 @@ WANT = {"schema": "etscope.npu_counters/1", "etdump_runs": 10,
                      {"counter": "mac_ops", "runs": 2, "total": 400, "mean_per_run": 200.0}]}
 
 
+def package_copy(root: Path, edits: dict[str, tuple[str, str]], new: dict[str, str]) -> Path:
+    """A copy of the package under ``root``/etscope where each ``edits`` file has its one
+    ``anchor`` replaced (path -> (anchor, replacement)) and each ``new`` file is written; ``root``."""
+    pkg = root / "etscope"
+    shutil.copytree(SRC, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    for rel, (anchor, replacement) in edits.items():
+        text = (pkg / rel).read_text()
+        assert text.count(anchor) == 1, rel
+        (pkg / rel).write_text(text.replace(anchor, replacement))
+    for rel, text in new.items():
+        (pkg / rel).write_text(text)
+    return root
+
+
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory):
     """A copy of the package with the new kind: the registry entry, the reader and the view."""
-    root = tmp_path_factory.mktemp("kind") / "src"
-    pkg = root / "etscope"
-    shutil.copytree(SRC, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    kinds = (pkg / "formats" / "kinds.py").read_text()
     anchor = '    InputKind("parquet",'
-    assert kinds.count(anchor) == 1
-    (pkg / "formats" / "kinds.py").write_text(kinds.replace(anchor, ENTRY + anchor))
-    (pkg / "formats" / "npu_counters.py").write_text(READER)
-    (pkg / "analysis" / "views" / "npu_counters.py").write_text(VIEW)
-    return root
+    return package_copy(tmp_path_factory.mktemp("kind") / "src", {"formats/kinds.py": (anchor, ENTRY + anchor)},
+                        {"formats/npu_counters.py": READER, "analysis/views/npu_counters.py": VIEW})
 
 
 def _changed(a: Path, b: Path) -> list[str]:
