@@ -15,7 +15,7 @@ from etscope.analysis.ops.placement import FallbackOp
 from etscope.analysis.qnn import files_alone
 from etscope.analysis.qnn.result import QnnReport
 from etscope.analysis.views.summary_result import (DelegateCall, EtdumpFacts, FilesSummary, LoadEvent, Memory,
-                                                   OpTypeTime, PhasedSummary, PhaseFacts, PhaseLatency, PhaseSummary,
+                                                   OpTypeTime, PhasedSummary, PhaseFacts, PhaseSummary,
                                                    QnnBrief, QnnCompile, Summary)
 
 
@@ -59,7 +59,7 @@ def summary_of(profile: P.Profile, ops: list[OpRow], qnn_report: QnnReport | Non
         load=load_events(profile, steady),
         memory=memory(profile),
         qnn=qnn_brief(qnn_report),
-        qnn_compile=qnn_compile(soc) if profile.pte is not None else None,
+        qnn_compile=soc if profile.pte is not None else None,
         warnings=tuple(profile.warnings),
     )
 
@@ -68,7 +68,7 @@ def files_alone_summary(qnn: QnnReport | None, inputs: dict[str, str], soc: QnnC
     """The summary of QNN files alone (schema etscope.summary/1): no runs, no ETDump facts;
     ``qnn_only`` says which files were given and what they cannot show."""
     return FilesSummary(schema=SCHEMA, inputs=dict(inputs), method=None, etdump=None,
-                        runs=placement.RunLatency(0, None), qnn=qnn_brief(qnn), qnn_compile=qnn_compile(soc),
+                        runs=placement.RunLatency(0, None), qnn=qnn_brief(qnn), qnn_compile=soc,
                         warnings=tuple(qnn.warnings) if qnn is not None else (),
                         qnn_only=files_alone.qnn_only(qnn, inputs))
 
@@ -77,14 +77,7 @@ def phased_summary(whole: Summary, phases) -> PhasedSummary:
     """``whole`` (the summary of every run) with each phase's: ``phases`` as (its
     ``analysis.llm.run_phases.PhaseRow``, its summary)."""
     return PhasedSummary(whole=whole, phases=tuple(
-        PhaseSummary(name=row.name, method=row.method, runs=tuple(row.runs), warmup_runs=tuple(row.warmup_runs),
-                     latency_ms=PhaseLatency(p50=row.p50_ms, mean=row.mean_ms, min=row.min_ms, max=row.max_ms),
-                     summary=s) for row, s in phases))
-
-
-def qnn_compile(soc: QnnCompile | None) -> QnnCompile | None:
-    """The QNN compile spec read from the .pte (``soc_from_pte``: already typed)."""
-    return soc
+        PhaseSummary.of(row, summary=s) for row, s in phases))
 
 
 def phase_facts(profile: P.Profile) -> PhaseFacts | None:
