@@ -24,9 +24,9 @@ RAW_READERS: dict[str, str] = {
     "fleet/collect.py:read_meta_file": "a --meta-from or sidecar file's raw JSON into the user's metadata (their keys)",
     "fleet/collect.py:parse_build_meta": "the user's metadata (--meta, sidecar, --meta-from), parsed once into BuildMeta",
     "fleet/collect.py:program_files": "a job's companions by kind (--meta-from paths or found by suffix) into ProgramFiles",
-    "fleet/reading.py:run_columns": "a stored runs part's columns by name (pyarrow, checked by read_part) into RunColumns",
-    "fleet/reading.py:level0_op_columns": "a stored ops part's columns by name (pyarrow, checked by read_part) "
-                                          "into OpColumns",
+    "fleet/reading.py:stored_runs": "a stored runs part's columns by name (pyarrow, checked by read_part) into StoredRuns",
+    "fleet/reading.py:stored_level0_ops": "a stored ops part's columns by name (pyarrow, checked by read_part) "
+                                          "into StoredOps",
 }
 
 

@@ -263,7 +263,7 @@ def _arrays(t: pa.Table, spec: dict) -> dict[str, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class RunColumns:
+class StoredRuns:
     """What trend reads of one runs part, one element per run."""
     execute: np.ndarray          # int64: the run's execute index
     latency_ms: np.ndarray       # float64, NaN for null
@@ -271,7 +271,7 @@ class RunColumns:
 
 
 @dataclass(frozen=True)
-class OpColumns:
+class StoredOps:
     """What trend reads of level-0 ops rows, one element per row (of one part, or concatenated)."""
     level: np.ndarray            # int64
     name: np.ndarray             # object: strings and None
@@ -287,15 +287,15 @@ class OpColumns:
         return self.level.size
 
 
-def run_columns(t: pa.Table) -> RunColumns:
+def stored_runs(t: pa.Table) -> StoredRuns:
     """A runs part's columns (checked by ``read_part`` against TREND_RUNS_COLUMNS) as numpy arrays."""
     from etscope.analysis.diff.trend import phase_values
 
     cols = _arrays(t, _with_optional(t, TREND_RUNS_COLUMNS))
-    return RunColumns(cols["execute"], cols["latency_ms"], phase_values(cols, cols["execute"].size))
+    return StoredRuns(cols["execute"], cols["latency_ms"], phase_values(cols, cols["execute"].size))
 
 
-def level0_op_columns(t: pa.Table) -> OpColumns:
+def stored_level0_ops(t: pa.Table) -> StoredOps:
     """The level-0 rows of an ops part (checked by ``read_part`` against TREND_OPS_COLUMNS) as numpy arrays."""
     import pyarrow.compute as pc
 
@@ -303,15 +303,15 @@ def level0_op_columns(t: pa.Table) -> OpColumns:
 
     level0 = t.filter(pc.fill_null(pc.equal(t.column("level"), 0), False))
     cols = _arrays(level0, _with_optional(level0, TREND_OPS_COLUMNS))
-    return OpColumns(cols["level"], cols["name"], cols["instruction_id"], cols["occurrence"], cols["placement"],
+    return StoredOps(cols["level"], cols["name"], cols["instruction_id"], cols["occurrence"], cols["placement"],
                      cols["unit"], cols["p50"], phase_values(cols, cols["level"].size))
 
 
-def _trend_ops(files: list[ManifestEntry], parts: list[OpColumns]) -> dict[str, np.ndarray]:
+def _trend_ops(files: list[ManifestEntry], parts: list[StoredOps]) -> dict[str, np.ndarray]:
     """The ops rows of ``files`` (``parts``: their level-0 rows, in the same order) as the column
     dict ``analysis.diff.trend`` reads: the file's hash, order key, model, SoC and build per row
     (object arrays sharing one string per file: 8 bytes a row, whatever the length of a value),
-    then the :class:`OpColumns` concatenated."""
+    then the :class:`StoredOps` concatenated."""
     counts = np.asarray([p.size for p in parts], np.int64)
 
     def per_row(values) -> np.ndarray:
@@ -321,7 +321,7 @@ def _trend_ops(files: list[ManifestEntry], parts: list[OpColumns]) -> dict[str, 
             "model": per_row(e.partition.model or "" for e in files),
             "soc": per_row(e.partition.soc or "" for e in files),
             "build": per_row(e.partition.build or "" for e in files),
-            **{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(OpColumns)}}
+            **{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(StoredOps)}}
 
 
 def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None):
@@ -354,10 +354,10 @@ def trend_inputs(ds, model: str | None = None, soc: str | None = None, warn=None
                 if ops is None:
                     continue
             try:
-                runs_a = run_columns(runs)
+                runs_a = stored_runs(runs)
                 del runs
                 if ops is not None:
-                    ops = level0_op_columns(ops)
+                    ops = stored_level0_ops(ops)
             except PART_ERRORS as why:
                 w(f"{display(os.path.join(ds.root, runs_part.path))}: values out of range "
                   f"({type(why).__name__}: {str(why)[:200]}); file skipped")
