@@ -109,7 +109,7 @@ def test_registry_names_are_unique_and_point_the_right_way():
 
 def test_collect_reads_the_registry_companions_in_the_former_order():
     """The dataset's ``files`` columns (one per companion) keep their names and order."""
-    from etscope.fleet.collect import COMPANIONS
+    from etscope.fleet.jobs import COMPANIONS
 
     assert list(COMPANIONS.items()) == [("etrecord", ".etrecord"), ("pte", ".pte"), ("qhas", ".qhas.json"),
                                         ("optrace", ".optrace.json"), ("runtrace", ".runtrace.json")]

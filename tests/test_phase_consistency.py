@@ -244,7 +244,8 @@ def test_export_and_sql_carry_the_phases(etdump, tmp_path):
 
 @pytest.mark.parametrize("etdump", LLM_FIXTURES, ids=IDS)
 def test_collect_rows_carry_the_phases(etdump):
-    from etscope.fleet.collect import Job, file_tables
+    from etscope.fleet.collect import file_tables
+    from etscope.fleet.jobs import Job
 
     c = case(etdump)
     comps = tuple(sorted((str(k).removeprefix("--"), str(v)) for k, v in zip(c.inputs[1::2], c.inputs[2::2])))

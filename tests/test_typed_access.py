@@ -21,9 +21,9 @@ CONSUMERS = ("render", "cli", "fleet", "api.py", "inputs.py", "frames.py")
 RAW_READERS: dict[str, str] = {
     "fleet/layout.py:parse_entry": "a manifest entry's raw JSON, checked and parsed once into a ManifestEntry",
     "fleet/layout.py:marker_layout": "the dataset marker's raw JSON: the layout it names",
-    "fleet/collect.py:read_meta_file": "a --meta-from or sidecar file's raw JSON into the user's metadata (their keys)",
-    "fleet/collect.py:parse_build_meta": "the user's metadata (--meta, sidecar, --meta-from), parsed once into BuildMeta",
-    "fleet/collect.py:program_files": "a job's companions by kind (--meta-from paths or found by suffix) into ProgramFiles",
+    "fleet/jobs.py:read_meta_file": "a --meta-from or sidecar file's raw JSON into the user's metadata (their keys)",
+    "fleet/jobs.py:parse_build_meta": "the user's metadata (--meta, sidecar, --meta-from), parsed once into BuildMeta",
+    "fleet/jobs.py:program_files": "a job's companions by kind (--meta-from paths or found by suffix) into ProgramFiles",
     "fleet/reading.py:stored_runs": "a stored runs part's columns by name (pyarrow, checked by read_part) into StoredRuns",
     "fleet/reading.py:stored_level0_ops": "a stored ops part's columns by name (pyarrow, checked by read_part) "
                                           "into StoredOps",

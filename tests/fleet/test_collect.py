@@ -13,7 +13,8 @@ import pytest
 
 from etdump_series import write_series
 from etscope.fleet import dataset as D
-from etscope.fleet.collect import Counts, collect, counts, file_tables, find_etdumps, jobs_for
+from etscope.fleet.collect import Counts, collect, counts, file_tables
+from etscope.fleet.jobs import find_etdumps, jobs_for
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "tests" / "fixtures" / "real"

@@ -13,7 +13,8 @@ import shutil
 import pytest
 
 from etscope.fleet import dataset as D
-from etscope.fleet.collect import BuildMeta, Counts, Job, collect, counts, given_build, jobs_for, resolved_meta
+from etscope.fleet.collect import Counts, collect, counts, given_build
+from etscope.fleet.jobs import BuildMeta, Job, jobs_for, resolved_meta
 from etscope.fleet.layout import (EntryProblem, ManifestEntry, Partition, PartRef, entry, entry_bytes, parse_entry,
                                   part_path)
 from test_collect import REAL
