@@ -1,6 +1,6 @@
 """A typed summary (``analysis.views.summary_result.Summary``) for a test: every part empty but
 those given, as a profile with no runs would have it."""
-from etscope.analysis.ops.placement import LatencyMs, RunLatency
+from etscope.analysis.ops.latency import LatencyMs, RunLatency
 from etscope.analysis.views.summary import SCHEMA
 from etscope.analysis.views.summary_result import Memory, OpTypeTime, Summary
 

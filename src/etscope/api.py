@@ -191,7 +191,7 @@ class NotebookProfile:
 
     def __repr__(self) -> str:
         """One line: file, method, runs, instructions by placement, p50 latency."""
-        from etscope.analysis.ops.placement import latency_summary
+        from etscope.analysis.ops.latency import latency_summary
         from etscope.units import fmt_ms
 
         p = self.profile

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from etscope.analysis.ops import placement
+from etscope.analysis.ops import latency, placement
 from etscope.analysis.ops.per_op import event_stats
 from etscope.profile import load
 
@@ -9,7 +9,7 @@ from etscope.profile import load
 @pytest.mark.parametrize("name", ["cnn", "llama_nodebug", "llama"])
 def test_breakdown_adds_up_to_latency(real, name):
     p = load(real / f"{name}.etdump")
-    lat = placement.latency_summary(p).latency_ms
+    lat = latency.latency_summary(p).latency_ms
     rows = placement.breakdown(p)
     assert sum(r.mean_ms for r in rows) == pytest.approx(lat.mean, rel=0.01)
     assert sum(r.share for r in rows) == pytest.approx(1.0, rel=0.01)
@@ -26,9 +26,9 @@ def test_cnn_breakdown_is_the_measured_events(real):
     assert rows["delegate"].backend == "XnnpackBackend"
     assert rows["delegate"].mean_ms == pytest.approx(0.0416194, rel=1e-6)
     assert rows["delegate"].calls_per_run == 1
-    assert placement.latency_summary(p, every).latency_ms.mean == pytest.approx(0.0461109, rel=1e-6)
+    assert latency.latency_summary(p, every).latency_ms.mean == pytest.approx(0.0461109, rel=1e-6)
     # The views' default: run 0 (0.145 ms, 4.6x the later runs' median) is warm-up, left out, as llm does.
-    lat = placement.latency_summary(p)
+    lat = latency.latency_summary(p)
     assert lat.warmup.runs == (0,) and lat.latency_ms.p50 == pytest.approx(0.031547, rel=1e-9)
     assert placement.breakdown(p)[0].mean_ms == pytest.approx(0.0338264444, rel=1e-6)
 

@@ -177,11 +177,11 @@ class Results:
 
     @cached_property
     def warmup(self):
-        """The warm-up runs left out of these results' statistics (``placement.WarmupLeftOut``, as
+        """The warm-up runs left out of these results' statistics (``latency.WarmupLeftOut``, as
         ``summary.runs.warmup`` says them; None when none was), without making the summary."""
         if self.profile is None:
             return None
-        from etscope.analysis.ops.placement import latency_summary
+        from etscope.analysis.ops.latency import latency_summary
 
         return latency_summary(self.profile, self.steady).warmup
 

@@ -1,5 +1,5 @@
 """The one sentence a view says when warm-up runs were left out of its statistics
-(``analysis.ops.placement.WarmupLeftOut``, the runs ``analysis.stats.steady_runs`` leaves out)."""
+(``analysis.ops.latency.WarmupLeftOut``, the runs ``analysis.stats.steady_runs`` leaves out)."""
 from __future__ import annotations
 
 from etscope.units import fmt_ms

@@ -240,7 +240,8 @@ def stored_result(s: dict):
     its QNN rows ``QnnBrief``, their nesting an ``analysis.qnn.nesting.Nesting``): the renderers
     read those, whether the summary was just analysed or stored by ``collect``. A key a document
     may lack (stored by an older etscope) is None or empty."""
-    from etscope.analysis.ops.placement import DelegatePart, FallbackOp, LatencyMs, LocalPart, RunLatency, WarmupLeftOut
+    from etscope.analysis.ops.latency import LatencyMs, RunLatency, WarmupLeftOut
+    from etscope.analysis.ops.placement import DelegatePart, FallbackOp, LocalPart
     from etscope.analysis.views import summary_result as R
 
     runs, lat = s["runs"], s["runs"].get("latency_ms")
@@ -266,7 +267,7 @@ def stored_result(s: dict):
 
 
 def _warmup(cls, w: dict):
-    """The warm-up runs a stored summary left out (``placement.WarmupLeftOut``), its lists as tuples."""
+    """The warm-up runs a stored summary left out (``latency.WarmupLeftOut``), its lists as tuples."""
     return cls(count=w["count"], runs=tuple(w["runs"]), latency_ms=tuple(w["latency_ms"]),
                times_steady_p50=tuple(w["times_steady_p50"]))
 

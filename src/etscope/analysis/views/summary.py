@@ -11,6 +11,7 @@ import numpy as np
 from etscope import profile as P
 from etscope.analysis.ops import per_op as ops_analysis
 from etscope.analysis.ops import placement
+from etscope.analysis.ops.latency import RunLatency, latency_summary
 from etscope.analysis.ops.placement import FallbackOp
 from etscope.analysis.qnn import files_alone
 from etscope.analysis.qnn.result import QnnReport
@@ -51,7 +52,7 @@ def summary_of(profile: P.Profile, ops: list[OpRow], qnn_report: QnnReport | Non
         method=profile.method,
         phase=phase_facts(profile),
         etdump=_file_facts(profile),
-        runs=placement.latency_summary(profile, steady),
+        runs=latency_summary(profile, steady),
         breakdown=placement.breakdown(profile, steady),
         fallback_ops=fallback,
         top_fallback_op_types=_top_op_types(profile, fallback, top),
@@ -68,7 +69,7 @@ def files_alone_summary(qnn: QnnReport | None, inputs: dict[str, str], soc: QnnC
     """The summary of QNN files alone (schema etscope.summary/1): no runs, no ETDump facts;
     ``qnn_only`` says which files were given and what they cannot show."""
     return FilesSummary(schema=SCHEMA, inputs=dict(inputs), method=None, etdump=None,
-                        runs=placement.RunLatency(0, None), qnn=qnn_brief(qnn), qnn_compile=soc,
+                        runs=RunLatency(0, None), qnn=qnn_brief(qnn), qnn_compile=soc,
                         warnings=tuple(qnn.warnings) if qnn is not None else (),
                         qnn_only=files_alone.qnn_only(qnn, inputs))
 

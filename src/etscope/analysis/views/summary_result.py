@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from etscope.analysis.ops.placement import ExecutePart, FallbackOp, RunLatency
+from etscope.analysis.ops.latency import RunLatency
+from etscope.analysis.ops.placement import ExecutePart, FallbackOp
 from etscope.analysis.qnn.files_alone import QnnOnly
 from etscope.formats.qnn_compile_spec import QnnSoc
 
